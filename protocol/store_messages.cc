@@ -1,0 +1,361 @@
+#include "protocol/store_messages.h"
+
+#include <cstring>
+#include <type_traits>
+
+#include "absl/strings/str_cat.h"
+#include "flatbuffers/flatbuffers.h"
+#include "protocol/store_generated.h"
+
+namespace rplasma {
+namespace {
+
+namespace fb = ::rplasma::fb;
+using flatbuffers::FlatBufferBuilder;
+using flatbuffers::Offset;
+
+static_assert(sizeof(fb::ObjectIdFb) == ObjectID::kSize);
+
+fb::ObjectIdFb ToFb(const ObjectID& id) {
+  fb::ObjectIdFb out;
+  std::memcpy(&out, id.data(), ObjectID::kSize);
+  return out;
+}
+
+ObjectID FromFb(const fb::ObjectIdFb& id) {
+  ObjectID out;
+  std::memcpy(out.mutable_data(), &id, ObjectID::kSize);
+  return out;
+}
+
+Offset<flatbuffers::Vector<const fb::ObjectIdFb*>> IdVector(FlatBufferBuilder& b, const std::vector<ObjectID>& ids) {
+  std::vector<fb::ObjectIdFb> v;
+  v.reserve(ids.size());
+  for (const ObjectID& id : ids) v.push_back(ToFb(id));
+  return b.CreateVectorOfStructs(v);
+}
+
+fb::ObjectInfoFb ToFb(const ObjectInfo& o) {
+  return fb::ObjectInfoFb(ToFb(o.id), o.offset, o.data_size, o.metadata_size, o.generation, o.checksum,
+                          o.ref_count, static_cast<uint16_t>(o.error), static_cast<fb::ObjectStateFb>(o.state));
+}
+
+absl::StatusOr<ObjectInfo> FromFb(const fb::ObjectInfoFb& o) {
+  if (static_cast<uint8_t>(o.state()) > static_cast<uint8_t>(ObjectState::kSealed)) {
+    return ProtocolError("object info: unknown state");
+  }
+  ObjectInfo out;
+  out.id = FromFb(o.id());
+  out.error = ErrorCodeFromWire(o.error());
+  out.state = static_cast<ObjectState>(o.state());
+  out.offset = o.offset();
+  out.data_size = o.data_size();
+  out.metadata_size = o.metadata_size();
+  out.generation = o.generation();
+  out.checksum = o.checksum();
+  out.ref_count = o.ref_count();
+  return out;
+}
+
+// Ids of a request: required, 1..kMaxIdsPerRequest.
+absl::StatusOr<std::vector<ObjectID>> DecodeIds(const flatbuffers::Vector<const fb::ObjectIdFb*>* ids,
+                                                absl::string_view what) {
+  if (ids == nullptr || ids->size() == 0) {
+    return MakeError(ErrorCode::kInvalidArgument, absl::StrCat(what, ": no object ids"));
+  }
+  if (ids->size() > kMaxIdsPerRequest) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     absl::StrCat(what, ": ", ids->size(), " ids exceed the limit of ", kMaxIdsPerRequest));
+  }
+  std::vector<ObjectID> out;
+  out.reserve(ids->size());
+  for (const fb::ObjectIdFb* id : *ids) out.push_back(FromFb(*id));
+  return out;
+}
+
+absl::StatusOr<ObjectID> RequireId(const fb::ObjectIdFb* id, absl::string_view what) {
+  if (id == nullptr) return MakeError(ErrorCode::kInvalidArgument, absl::StrCat(what, ": missing object id"));
+  return FromFb(*id);
+}
+
+absl::StatusOr<RequestBody> DecodeBody(const fb::StoreRequest& r) {
+  // The verifier accepts a union whose type is set but whose table is absent.
+  if (r.body() == nullptr) return ProtocolError("request: missing body");
+  switch (r.body_type()) {
+    case fb::RequestBody::ConnectRequest: {
+      const auto* m = r.body_as_ConnectRequest();
+      ConnectRequest out;
+      if (m->client_name() != nullptr) {
+        if (m->client_name()->size() > kMaxClientNameBytes) {
+          return MakeError(ErrorCode::kInvalidArgument, "connect: client name too long");
+        }
+        out.client_name = m->client_name()->str();
+      }
+      return out;
+    }
+    case fb::RequestBody::CreateRequest: {
+      const auto* m = r.body_as_CreateRequest();
+      CreateRequest out;
+      ASSIGN_OR_RETURN(out.id, RequireId(m->id(), "create"));
+      out.data_size = m->data_size();
+      out.metadata_size = m->metadata_size();
+      out.evict_if_full = m->evict_if_full();
+      if (out.data_size > kMaxObjectBytes || out.metadata_size > kMaxObjectBytes ||
+          out.data_size + out.metadata_size > kMaxObjectBytes) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         absl::StrCat("create(", out.id.Hex(), "): size ", out.data_size, "+", out.metadata_size,
+                                      " exceeds the limit of ", kMaxObjectBytes));
+      }
+      return out;
+    }
+    case fb::RequestBody::SealRequest: {
+      const auto* m = r.body_as_SealRequest();
+      SealRequest out;
+      ASSIGN_OR_RETURN(out.id, RequireId(m->id(), "seal"));
+      out.checksum = m->checksum();
+      return out;
+    }
+    case fb::RequestBody::AbortRequest: {
+      AbortRequest out;
+      ASSIGN_OR_RETURN(out.id, RequireId(r.body_as_AbortRequest()->id(), "abort"));
+      return out;
+    }
+    case fb::RequestBody::GetRequest: {
+      const auto* m = r.body_as_GetRequest();
+      GetRequest out;
+      ASSIGN_OR_RETURN(out.ids, DecodeIds(m->ids(), "get"));
+      out.timeout_ms = m->timeout_ms();
+      if (out.timeout_ms < -1) return MakeError(ErrorCode::kInvalidArgument, "get: timeout must be >= -1");
+      return out;
+    }
+    case fb::RequestBody::ReleaseRequest: {
+      ReleaseRequest out;
+      ASSIGN_OR_RETURN(out.ids, DecodeIds(r.body_as_ReleaseRequest()->ids(), "release"));
+      return out;
+    }
+    case fb::RequestBody::ContainsRequest: {
+      ContainsRequest out;
+      ASSIGN_OR_RETURN(out.ids, DecodeIds(r.body_as_ContainsRequest()->ids(), "contains"));
+      return out;
+    }
+    case fb::RequestBody::DeleteRequest: {
+      DeleteRequest out;
+      ASSIGN_OR_RETURN(out.ids, DecodeIds(r.body_as_DeleteRequest()->ids(), "delete"));
+      return out;
+    }
+    case fb::RequestBody::EvictRequest:
+      return EvictRequest{r.body_as_EvictRequest()->bytes()};
+    case fb::RequestBody::ListRequest: {
+      const auto* m = r.body_as_ListRequest();
+      ListRequest out;
+      if (m->start_after() != nullptr) out.start_after = FromFb(*m->start_after());
+      out.limit = m->limit();
+      if (out.limit == 0 || out.limit > kMaxListPage) {
+        return MakeError(ErrorCode::kInvalidArgument, absl::StrCat("list: limit must be 1..", kMaxListPage));
+      }
+      return out;
+    }
+    case fb::RequestBody::StatsRequest:
+      return StatsRequest{};
+    case fb::RequestBody::SubscribeRequest:
+      return SubscribeRequest{r.body_as_SubscribeRequest()->include_existing()};
+    case fb::RequestBody::NONE:
+      break;
+  }
+  return ProtocolError(absl::StrCat("request: unknown body type ", static_cast<int>(r.body_type())));
+}
+
+template <typename T>
+std::string Finish(FlatBufferBuilder& b, Offset<T> root) {
+  b.Finish(root);
+  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+}
+
+}  // namespace
+
+std::string EncodeRequest(const Request& request) {
+  FlatBufferBuilder b(128);
+  auto [type, body] = std::visit(
+      [&b](const auto& m) -> std::pair<fb::RequestBody, Offset<void>> {
+        using T = std::decay_t<decltype(m)>;
+        if constexpr (std::is_same_v<T, ConnectRequest>) {
+          return {fb::RequestBody::ConnectRequest, fb::CreateConnectRequest(b, b.CreateString(m.client_name)).Union()};
+        } else if constexpr (std::is_same_v<T, CreateRequest>) {
+          fb::ObjectIdFb id = ToFb(m.id);
+          return {fb::RequestBody::CreateRequest,
+                  fb::CreateCreateRequest(b, &id, m.data_size, m.metadata_size, m.evict_if_full).Union()};
+        } else if constexpr (std::is_same_v<T, SealRequest>) {
+          fb::ObjectIdFb id = ToFb(m.id);
+          return {fb::RequestBody::SealRequest, fb::CreateSealRequest(b, &id, m.checksum).Union()};
+        } else if constexpr (std::is_same_v<T, AbortRequest>) {
+          fb::ObjectIdFb id = ToFb(m.id);
+          return {fb::RequestBody::AbortRequest, fb::CreateAbortRequest(b, &id).Union()};
+        } else if constexpr (std::is_same_v<T, GetRequest>) {
+          return {fb::RequestBody::GetRequest, fb::CreateGetRequest(b, IdVector(b, m.ids), m.timeout_ms).Union()};
+        } else if constexpr (std::is_same_v<T, ReleaseRequest>) {
+          return {fb::RequestBody::ReleaseRequest, fb::CreateReleaseRequest(b, IdVector(b, m.ids)).Union()};
+        } else if constexpr (std::is_same_v<T, ContainsRequest>) {
+          return {fb::RequestBody::ContainsRequest, fb::CreateContainsRequest(b, IdVector(b, m.ids)).Union()};
+        } else if constexpr (std::is_same_v<T, DeleteRequest>) {
+          return {fb::RequestBody::DeleteRequest, fb::CreateDeleteRequest(b, IdVector(b, m.ids)).Union()};
+        } else if constexpr (std::is_same_v<T, EvictRequest>) {
+          return {fb::RequestBody::EvictRequest, fb::CreateEvictRequest(b, m.bytes).Union()};
+        } else if constexpr (std::is_same_v<T, ListRequest>) {
+          fb::ObjectIdFb id;
+          if (m.start_after) id = ToFb(*m.start_after);
+          return {fb::RequestBody::ListRequest,
+                  fb::CreateListRequest(b, m.start_after ? &id : nullptr, m.limit).Union()};
+        } else if constexpr (std::is_same_v<T, StatsRequest>) {
+          return {fb::RequestBody::StatsRequest, fb::CreateStatsRequest(b).Union()};
+        } else {
+          static_assert(std::is_same_v<T, SubscribeRequest>);
+          return {fb::RequestBody::SubscribeRequest, fb::CreateSubscribeRequest(b, m.include_existing).Union()};
+        }
+      },
+      request.body);
+  return Finish(b, fb::CreateStoreRequest(b, request.request_id, type, body));
+}
+
+absl::StatusOr<Request> DecodeRequest(absl::string_view payload) {
+  flatbuffers::Verifier verifier(reinterpret_cast<const uint8_t*>(payload.data()), payload.size());
+  if (!verifier.VerifyBuffer<fb::StoreRequest>(nullptr)) {
+    return ProtocolError("request: flatbuffer verification failed");
+  }
+  const auto* r = flatbuffers::GetRoot<fb::StoreRequest>(payload.data());
+  Request out;
+  out.request_id = r->request_id();
+  ASSIGN_OR_RETURN(out.body, DecodeBody(*r));
+  return out;
+}
+
+std::string EncodeReply(const Reply& reply) {
+  FlatBufferBuilder b(128);
+  auto [type, body] = std::visit(
+      [&b](const auto& m) -> std::pair<fb::ReplyBody, Offset<void>> {
+        using T = std::decay_t<decltype(m)>;
+        if constexpr (std::is_same_v<T, ConnectReply>) {
+          return {fb::ReplyBody::ConnectReply,
+                  fb::CreateConnectReply(b, m.arena_size, b.CreateString(m.store_name), m.max_ids_per_request).Union()};
+        } else if constexpr (std::is_same_v<T, CreateReply>) {
+          return {fb::ReplyBody::CreateReply, fb::CreateCreateReply(b, m.offset, m.generation).Union()};
+        } else if constexpr (std::is_same_v<T, EmptyReply>) {
+          return {fb::ReplyBody::EmptyReply, fb::CreateEmptyReply(b).Union()};
+        } else if constexpr (std::is_same_v<T, ObjectsReply>) {
+          std::vector<fb::ObjectInfoFb> v;
+          v.reserve(m.objects.size());
+          for (const ObjectInfo& o : m.objects) v.push_back(ToFb(o));
+          return {fb::ReplyBody::ObjectsReply, fb::CreateObjectsReply(b, b.CreateVectorOfStructs(v), m.more).Union()};
+        } else if constexpr (std::is_same_v<T, CodesReply>) {
+          std::vector<uint16_t> v;
+          v.reserve(m.codes.size());
+          for (ErrorCode c : m.codes) v.push_back(static_cast<uint16_t>(c));
+          return {fb::ReplyBody::CodesReply, fb::CreateCodesReply(b, b.CreateVector(v)).Union()};
+        } else if constexpr (std::is_same_v<T, EvictReply>) {
+          return {fb::ReplyBody::EvictReply, fb::CreateEvictReply(b, m.bytes_evicted, m.objects_evicted).Union()};
+        } else if constexpr (std::is_same_v<T, StatsReply>) {
+          return {fb::ReplyBody::StatsReply,
+                  fb::CreateStatsReply(b, m.capacity, m.used_bytes, m.objects_created, m.objects_sealed, m.ref_count,
+                                       m.clients, m.evictions, m.evicted_bytes, m.free_blocks, m.largest_free_block,
+                                       m.fragmentation, m.waiting_gets, m.subscribers)
+                      .Union()};
+        } else {
+          static_assert(std::is_same_v<T, ObjectEvent>);
+          fb::ObjectInfoFb info = ToFb(m.object);
+          return {fb::ReplyBody::ObjectEvent,
+                  fb::CreateObjectEvent(b, static_cast<fb::EventKindFb>(m.kind), &info).Union()};
+        }
+      },
+      reply.body);
+  auto message = reply.error_message.empty() ? Offset<flatbuffers::String>() : b.CreateString(reply.error_message);
+  return Finish(b, fb::CreateStoreReply(b, reply.request_id, static_cast<uint16_t>(reply.error), message, type, body));
+}
+
+Reply ErrorReply(uint64_t request_id, const absl::Status& status) {
+  Reply reply;
+  reply.request_id = request_id;
+  reply.error = ErrorCodeOf(status);
+  reply.error_message = std::string(status.message());
+  return reply;
+}
+
+absl::StatusOr<Reply> DecodeReply(absl::string_view payload) {
+  flatbuffers::Verifier verifier(reinterpret_cast<const uint8_t*>(payload.data()), payload.size());
+  if (!verifier.VerifyBuffer<fb::StoreReply>(nullptr)) {
+    return ProtocolError("reply: flatbuffer verification failed");
+  }
+  const auto* r = flatbuffers::GetRoot<fb::StoreReply>(payload.data());
+  Reply out;
+  out.request_id = r->request_id();
+  out.error = ErrorCodeFromWire(r->error());
+  if (r->error_message() != nullptr) out.error_message = r->error_message()->str();
+  if (r->body() == nullptr && r->body_type() != fb::ReplyBody::NONE) return ProtocolError("reply: missing body");
+  switch (r->body_type()) {
+    case fb::ReplyBody::ConnectReply: {
+      const auto* m = r->body_as_ConnectReply();
+      ConnectReply c;
+      c.arena_size = m->arena_size();
+      if (m->store_name() != nullptr) c.store_name = m->store_name()->str();
+      c.max_ids_per_request = m->max_ids_per_request();
+      out.body = std::move(c);
+      break;
+    }
+    case fb::ReplyBody::CreateReply:
+      out.body = CreateReply{r->body_as_CreateReply()->offset(), r->body_as_CreateReply()->generation()};
+      break;
+    case fb::ReplyBody::EmptyReply:
+    case fb::ReplyBody::NONE:
+      out.body = EmptyReply{};
+      break;
+    case fb::ReplyBody::ObjectsReply: {
+      const auto* m = r->body_as_ObjectsReply();
+      ObjectsReply o;
+      o.more = m->more();
+      if (m->objects() != nullptr) {
+        o.objects.reserve(m->objects()->size());
+        for (const fb::ObjectInfoFb* info : *m->objects()) {
+          ASSIGN_OR_RETURN(ObjectInfo decoded, FromFb(*info));
+          o.objects.push_back(decoded);
+        }
+      }
+      out.body = std::move(o);
+      break;
+    }
+    case fb::ReplyBody::CodesReply: {
+      const auto* m = r->body_as_CodesReply();
+      CodesReply c;
+      if (m->codes() != nullptr) {
+        for (uint16_t code : *m->codes()) c.codes.push_back(ErrorCodeFromWire(code));
+      }
+      out.body = std::move(c);
+      break;
+    }
+    case fb::ReplyBody::EvictReply:
+      out.body = EvictReply{r->body_as_EvictReply()->bytes_evicted(), r->body_as_EvictReply()->objects_evicted()};
+      break;
+    case fb::ReplyBody::StatsReply: {
+      const auto* m = r->body_as_StatsReply();
+      out.body = StatsReply{m->capacity(),      m->used_bytes(),    m->objects_created(), m->objects_sealed(),
+                            m->ref_count(),     m->clients(),       m->evictions(),       m->evicted_bytes(),
+                            m->free_blocks(),   m->largest_free_block(), m->fragmentation(), m->waiting_gets(),
+                            m->subscribers()};
+      break;
+    }
+    case fb::ReplyBody::ObjectEvent: {
+      const auto* m = r->body_as_ObjectEvent();
+      if (m->object() == nullptr) return ProtocolError("event: missing object");
+      if (static_cast<uint8_t>(m->kind()) > static_cast<uint8_t>(EventKind::kEvicted)) {
+        return ProtocolError("event: unknown kind");
+      }
+      ObjectEvent e;
+      e.kind = static_cast<EventKind>(m->kind());
+      ASSIGN_OR_RETURN(e.object, FromFb(*m->object()));
+      out.body = e;
+      break;
+    }
+    default:
+      return ProtocolError(absl::StrCat("reply: unknown body type ", static_cast<int>(r->body_type())));
+  }
+  return out;
+}
+
+}  // namespace rplasma

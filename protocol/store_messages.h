@@ -1,0 +1,134 @@
+// The store protocol as plain C++ values, with pure encode/decode functions (no I/O).
+//
+// Decode* runs the flatbuffers Verifier on every buffer (always, in every build type), then
+// semantic checks: id counts per request, sizes and their sum, timeouts, page sizes. A buffer
+// that fails either is a kProtocolError / kInvalidArgument status, never a crash.
+#ifndef RPLASMA_PROTOCOL_STORE_MESSAGES_H_
+#define RPLASMA_PROTOCOL_STORE_MESSAGES_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <variant>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "protocol/object_id.h"
+#include "protocol/status.h"
+
+namespace rplasma {
+
+// Limits every request must respect; the store rejects anything beyond them.
+inline constexpr uint32_t kMaxIdsPerRequest = 4096;
+inline constexpr uint32_t kMaxListPage = 4096;
+inline constexpr uint64_t kMaxObjectBytes = uint64_t{1} << 46;  // 64 TiB: far above any arena
+inline constexpr size_t kMaxClientNameBytes = 256;
+
+enum class ObjectState : uint8_t { kCreated = 0, kSealed = 1 };
+enum class EventKind : uint8_t { kSealed = 0, kDeleted = 1, kEvicted = 2 };
+
+struct ObjectInfo {
+  ObjectID id;
+  ErrorCode error = ErrorCode::kOk;
+  ObjectState state = ObjectState::kCreated;
+  uint64_t offset = 0;
+  uint64_t data_size = 0;
+  uint64_t metadata_size = 0;
+  uint64_t generation = 0;
+  uint64_t checksum = 0;
+  int32_t ref_count = 0;
+};
+
+// ---- Requests (client -> store) ----
+struct ConnectRequest { std::string client_name; };
+struct CreateRequest {
+  ObjectID id;
+  uint64_t data_size = 0;
+  uint64_t metadata_size = 0;
+  bool evict_if_full = true;
+};
+struct SealRequest { ObjectID id; uint64_t checksum = 0; };
+struct AbortRequest { ObjectID id; };
+struct GetRequest {
+  std::vector<ObjectID> ids;
+  int64_t timeout_ms = -1;  // -1 waits forever, 0 does not wait
+};
+struct ReleaseRequest { std::vector<ObjectID> ids; };
+struct ContainsRequest { std::vector<ObjectID> ids; };
+struct DeleteRequest { std::vector<ObjectID> ids; };
+struct EvictRequest { uint64_t bytes = 0; };
+struct ListRequest {
+  std::optional<ObjectID> start_after;  // ids strictly greater, in ObjectID order
+  uint32_t limit = 1024;                // 1 .. kMaxListPage
+};
+struct StatsRequest {};
+struct SubscribeRequest { bool include_existing = true; };
+
+using RequestBody = std::variant<ConnectRequest, CreateRequest, SealRequest, AbortRequest, GetRequest,
+                                 ReleaseRequest, ContainsRequest, DeleteRequest, EvictRequest,
+                                 ListRequest, StatsRequest, SubscribeRequest>;
+struct Request {
+  uint64_t request_id = 0;
+  RequestBody body;
+};
+
+// ---- Replies and events (store -> client) ----
+struct ConnectReply {
+  uint64_t arena_size = 0;
+  std::string store_name;
+  uint32_t max_ids_per_request = kMaxIdsPerRequest;
+};
+struct CreateReply { uint64_t offset = 0; uint64_t generation = 0; };
+struct EmptyReply {};
+// Get, List (with `more` when another page follows).
+struct ObjectsReply {
+  std::vector<ObjectInfo> objects;
+  bool more = false;
+};
+// Per-id results of Release, Contains (kOk = present and sealed), Delete.
+struct CodesReply { std::vector<ErrorCode> codes; };
+struct EvictReply { uint64_t bytes_evicted = 0; uint64_t objects_evicted = 0; };
+struct StatsReply {
+  uint64_t capacity = 0;
+  uint64_t used_bytes = 0;
+  uint64_t objects_created = 0;  // unsealed
+  uint64_t objects_sealed = 0;
+  uint64_t ref_count = 0;        // sum over objects
+  uint64_t clients = 0;
+  uint64_t evictions = 0;
+  uint64_t evicted_bytes = 0;
+  uint64_t free_blocks = 0;
+  uint64_t largest_free_block = 0;
+  double fragmentation = 0;      // 1 - largest_free_block / free bytes (0 when nothing free)
+  uint64_t waiting_gets = 0;
+  uint64_t subscribers = 0;
+};
+struct ObjectEvent {
+  EventKind kind = EventKind::kSealed;
+  ObjectInfo object;
+};
+
+using ReplyBody = std::variant<ConnectReply, CreateReply, EmptyReply, ObjectsReply, CodesReply,
+                               EvictReply, StatsReply, ObjectEvent>;
+struct Reply {
+  uint64_t request_id = 0;
+  ErrorCode error = ErrorCode::kOk;
+  std::string error_message;
+  ReplyBody body = EmptyReply{};
+
+  // The status this reply stands for (OK, or error + message).
+  absl::Status status() const { return MakeError(error, error_message); }
+};
+
+std::string EncodeRequest(const Request& request);
+absl::StatusOr<Request> DecodeRequest(absl::string_view payload);
+
+std::string EncodeReply(const Reply& reply);
+// An error reply for `request_id` carrying `status`.
+Reply ErrorReply(uint64_t request_id, const absl::Status& status);
+absl::StatusOr<Reply> DecodeReply(absl::string_view payload);
+
+}  // namespace rplasma
+
+#endif  // RPLASMA_PROTOCOL_STORE_MESSAGES_H_

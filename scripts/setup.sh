@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs every Debian package rplasma needs (idempotent), then configures and builds into
+# build/ (or $BUILD_DIR). Extra CMake arguments are passed through: scripts/setup.sh -DRPLASMA_WERROR=ON
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config git
+  libabsl-dev libflatbuffers-dev flatbuffers-compiler libgtest-dev libgmock-dev
+  libhiredis-dev redis-server libxxhash-dev libssl-dev
+  libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
+  libopenmpi-dev openmpi-bin gnuplot-nox iproute2 procps
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+BUILD_DIR=${BUILD_DIR:-build}
+cmake -S . -B "$BUILD_DIR" -G Ninja "$@" >/dev/null
+cmake --build "$BUILD_DIR"
+echo "setup: built into $BUILD_DIR/bin"

@@ -1,0 +1,117 @@
+#include "protocol/store_messages.h"
+
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "tests/support/status_matchers.h"
+
+namespace rplasma {
+namespace {
+
+using ::rplasma::testing::HasErrorCode;
+
+TEST(StoreMessagesTest, CreateRequestRoundTrips) {
+  Request r{42, CreateRequest{ObjectID::FromLabel("x"), 1000, 10, false}};
+  ASSERT_OK_AND_ASSIGN(Request back, DecodeRequest(EncodeRequest(r)));
+  EXPECT_EQ(back.request_id, 42u);
+  const auto& c = std::get<CreateRequest>(back.body);
+  EXPECT_EQ(c.id, ObjectID::FromLabel("x"));
+  EXPECT_EQ(c.data_size, 1000u);
+  EXPECT_EQ(c.metadata_size, 10u);
+  EXPECT_FALSE(c.evict_if_full);
+}
+
+TEST(StoreMessagesTest, GetRequestRoundTripsIdsInOrder) {
+  GetRequest g;
+  for (int i = 0; i < 100; ++i) g.ids.push_back(ObjectID::FromLabel(std::to_string(i)));
+  g.timeout_ms = 250;
+  ASSERT_OK_AND_ASSIGN(Request back, DecodeRequest(EncodeRequest(Request{1, g})));
+  const auto& got = std::get<GetRequest>(back.body);
+  EXPECT_EQ(got.ids, g.ids);
+  EXPECT_EQ(got.timeout_ms, 250);
+}
+
+TEST(StoreMessagesTest, TooManyIdsAreRejected) {
+  GetRequest g;
+  g.ids.assign(kMaxIdsPerRequest + 1, ObjectID());
+  EXPECT_THAT(DecodeRequest(EncodeRequest(Request{1, g})), HasErrorCode(ErrorCode::kInvalidArgument));
+}
+
+TEST(StoreMessagesTest, EmptyIdListIsRejected) {
+  EXPECT_THAT(DecodeRequest(EncodeRequest(Request{1, ReleaseRequest{}})), HasErrorCode(ErrorCode::kInvalidArgument));
+}
+
+TEST(StoreMessagesTest, OversizedCreateIsRejected) {
+  Request r{1, CreateRequest{ObjectID(), kMaxObjectBytes, 1}};
+  EXPECT_THAT(DecodeRequest(EncodeRequest(r)), HasErrorCode(ErrorCode::kInvalidArgument));
+  Request overflow{1, CreateRequest{ObjectID(), ~uint64_t{0}, 2}};
+  EXPECT_THAT(DecodeRequest(EncodeRequest(overflow)), HasErrorCode(ErrorCode::kInvalidArgument));
+}
+
+TEST(StoreMessagesTest, BadListLimitAndTimeoutAreRejected) {
+  EXPECT_THAT(DecodeRequest(EncodeRequest(Request{1, ListRequest{std::nullopt, 0}})),
+              HasErrorCode(ErrorCode::kInvalidArgument));
+  EXPECT_THAT(DecodeRequest(EncodeRequest(Request{1, GetRequest{{ObjectID()}, -5}})),
+              HasErrorCode(ErrorCode::kInvalidArgument));
+}
+
+TEST(StoreMessagesTest, RandomBytesNeverDecodeAndNeverCrash) {
+  std::mt19937 rng(7);
+  int decoded = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string junk(rng() % 256, '\0');
+    for (char& c : junk) c = static_cast<char>(rng());
+    decoded += DecodeRequest(junk).ok();
+    (void)DecodeReply(junk);
+  }
+  EXPECT_LT(decoded, 20);  // a random buffer passing the verifier and the checks is rare
+}
+
+TEST(StoreMessagesTest, TruncatedAndBitFlippedRequestsNeverCrash) {
+  GetRequest g;
+  for (int i = 0; i < 8; ++i) g.ids.push_back(ObjectID::FromLabel(std::to_string(i)));
+  std::string good = EncodeRequest(Request{9, g});
+  for (size_t n = 0; n < good.size(); ++n) {
+    EXPECT_FALSE(DecodeRequest(good.substr(0, n)).ok()) << "truncated to " << n;
+  }
+  for (size_t i = 0; i < good.size(); ++i) {
+    for (int bit = 0; bit < 8; ++bit) {
+      std::string bad = good;
+      bad[i] ^= static_cast<char>(1 << bit);
+      (void)DecodeRequest(bad);  // must not crash (ASan/UBSan builds check the reads)
+    }
+  }
+}
+
+TEST(StoreMessagesTest, RepliesRoundTrip) {
+  Reply r;
+  r.request_id = 5;
+  ObjectsReply o;
+  ObjectInfo info;
+  info.id = ObjectID::FromLabel("a");
+  info.state = ObjectState::kSealed;
+  info.offset = 64;
+  info.data_size = 100;
+  info.generation = 3;
+  info.checksum = 0xdeadbeef;
+  info.ref_count = 2;
+  o.objects.push_back(info);
+  o.more = true;
+  r.body = o;
+  ASSERT_OK_AND_ASSIGN(Reply back, DecodeReply(EncodeReply(r)));
+  const auto& got = std::get<ObjectsReply>(back.body);
+  ASSERT_EQ(got.objects.size(), 1u);
+  EXPECT_TRUE(got.more);
+  EXPECT_EQ(got.objects[0].id, info.id);
+  EXPECT_EQ(got.objects[0].checksum, 0xdeadbeefu);
+  EXPECT_EQ(got.objects[0].state, ObjectState::kSealed);
+
+  Reply err = ErrorReply(6, ObjectInUseError("delete(x): in use"));
+  ASSERT_OK_AND_ASSIGN(Reply err_back, DecodeReply(EncodeReply(err)));
+  EXPECT_THAT(err_back.status(), HasErrorCode(ErrorCode::kObjectInUse));
+  EXPECT_EQ(err_back.status().message(), "delete(x): in use");
+}
+
+}  // namespace
+}  // namespace rplasma
