@@ -1,0 +1,163 @@
+// rplasma::Client: an application's handle on the local store (and, for Fetch, the local manager).
+//
+// Connect maps the store's arena once; Create hands out a writable span inside it, Get hands out
+// read-only ObjectBuffers pointing into it (zero copy). An ObjectBuffer releases its reference when
+// destroyed, so the Client must outlive every ObjectBuffer it returned.
+//
+// Thread-safety: all methods may be called concurrently. Requests from several threads are in
+// flight at once on the one store connection: the store answers a waiting Get later, out of order,
+// and replies are matched to callers by request id, so a long Get never holds up other calls.
+//
+// Errors are absl::Status with an rplasma ErrorCode (protocol/status.h): ObjectExists,
+// ObjectNotFound, ObjectNotSealed, ObjectAlreadySealed, ObjectInUse, OutOfMemory, DeadlineExceeded,
+// NotCreator, Unavailable (store gone), ProtocolError.
+#ifndef RPLASMA_CLIENT_CLIENT_H_
+#define RPLASMA_CLIENT_CLIENT_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "protocol/object_id.h"
+#include "protocol/store_messages.h"
+
+namespace rplasma {
+
+class Client;
+class ClientConnection;  // client/client_connection.h: the socket, request ids, reply demux
+
+struct ClientOptions {
+  std::string store_socket;           // required: rplasma-store --socket
+  std::string manager_socket;         // optional: rplasma-manager --client-socket, for Fetch
+  std::string client_name = "client";  // shown in store logs
+  // Get() falls back to Fetch for ids the store does not have (needs manager_socket).
+  bool get_fetches_remote = false;
+
+  absl::Status Validate() const;
+};
+
+// A sealed object, read-only and zero-copy; holds one store reference until destroyed or Release().
+// Move-only. Default-constructed / moved-from / failed entries are !valid().
+class ObjectBuffer {
+ public:
+  ObjectBuffer() = default;
+  ObjectBuffer(ObjectBuffer&& other) noexcept;
+  ObjectBuffer& operator=(ObjectBuffer&& other) noexcept;
+  ObjectBuffer(const ObjectBuffer&) = delete;
+  ObjectBuffer& operator=(const ObjectBuffer&) = delete;
+  ~ObjectBuffer();
+
+  bool valid() const { return client_ != nullptr; }
+  // OK for a valid buffer; for a Get entry that could not be served, why (NotFound, NotSealed...).
+  const absl::Status& status() const { return status_; }
+  const ObjectID& id() const { return info_.id; }
+  absl::Span<const uint8_t> data() const { return {base_, info_.data_size}; }
+  absl::Span<const uint8_t> metadata() const { return {base_ + info_.data_size, info_.metadata_size}; }
+  const ObjectInfo& info() const { return info_; }  // offset, sizes, generation, checksum
+
+  // Drops the reference now (idempotent). Errors only if the store is gone.
+  absl::Status Release();
+
+ private:
+  friend class Client;
+  ObjectBuffer(Client* client, const uint8_t* base, const ObjectInfo& info)
+      : client_(client), base_(base), info_(info) {}
+  ObjectBuffer(const ObjectID& id, absl::Status status) : status_(std::move(status)) { info_.id = id; }
+
+  Client* client_ = nullptr;
+  const uint8_t* base_ = nullptr;
+  ObjectInfo info_;
+  absl::Status status_;
+};
+
+// A created, not yet sealed object: write `data` (and `metadata`, already filled in), then Seal.
+struct CreatedObject {
+  ObjectID id;
+  absl::Span<uint8_t> data;
+  absl::Span<uint8_t> metadata;
+  uint64_t offset = 0;      // in the arena
+  uint64_t generation = 0;
+};
+
+class Subscription;
+
+class Client {
+ public:
+  static absl::StatusOr<std::unique_ptr<Client>> Connect(const ClientOptions& options);
+  ~Client();  // unmaps the arena; the store drops this client's refs and aborts its unsealed objects
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // Creates `id` with room for data_size bytes of data and a copy of `metadata`. The caller holds a
+  // reference until it seals (and releases) or aborts. With evict_if_full the store evicts
+  // unreferenced sealed objects (LRU) to make room; else OutOfMemory.
+  absl::StatusOr<CreatedObject> Create(const ObjectID& id, uint64_t data_size,
+                                       absl::Span<const uint8_t> metadata = {}, bool evict_if_full = true);
+  // Makes `id` immutable and visible. Computes the checksum (XXH3-64 of data then metadata).
+  // The creator keeps its reference: Release it when done writing.
+  absl::Status Seal(const ObjectID& id);
+  // Discards an unsealed object this client created.
+  absl::Status Abort(const ObjectID& id);
+  // Create + copy + Seal + Release.
+  absl::Status Put(const ObjectID& id, absl::Span<const uint8_t> data, absl::Span<const uint8_t> metadata = {});
+
+  // One ObjectBuffer per id, in order. Waits up to `timeout` for ids not yet sealed; entries still
+  // missing then are !valid() with status ObjectNotFound / ObjectNotSealed. Duplicate ids are allowed
+  // (each entry holds its own reference). Batches above the store's limit are split.
+  absl::StatusOr<std::vector<ObjectBuffer>> Get(absl::Span<const ObjectID> ids,
+                                                absl::Duration timeout = absl::ZeroDuration());
+  // One id: the buffer, or the entry's error (DeadlineExceeded if it never became sealed in time).
+  absl::StatusOr<ObjectBuffer> GetOne(const ObjectID& id, absl::Duration timeout = absl::ZeroDuration());
+  // Drops one reference taken by Create or Get (ObjectBuffer does this itself).
+  absl::Status Release(const ObjectID& id);
+
+  // True if `id` is present and sealed in the local store.
+  absl::StatusOr<bool> Contains(const ObjectID& id);
+  // Deletes each id; an object still referenced is deleted when its last reference goes.
+  absl::Status Delete(absl::Span<const ObjectID> ids);
+  // Evicts at least `bytes` of unreferenced sealed objects (LRU order), if there are that many.
+  absl::StatusOr<EvictReply> Evict(uint64_t bytes);
+  // Every object in the store (paged internally).
+  absl::StatusOr<std::vector<ObjectInfo>> List();
+  absl::StatusOr<StatsReply> Stats();
+  // A separate connection that streams seal/delete/evict events (existing sealed objects first).
+  absl::StatusOr<std::unique_ptr<Subscription>> Subscribe(bool include_existing = true);
+
+  // Asks the local manager to bring `ids` from other nodes into this store (no-op for ids already
+  // here). Needs options.manager_socket. Per-id failures are reported in the returned status.
+  absl::Status Fetch(absl::Span<const ObjectID> ids, absl::Duration timeout);
+
+  // The arena as this process maps it (the manager registers it for RDMA).
+  uint8_t* arena_base() const { return arena_base_; }
+  uint64_t arena_size() const { return arena_size_; }
+  const std::string& store_name() const { return store_name_; }
+
+ private:
+  Client(ClientOptions options, std::unique_ptr<ClientConnection> connection, uint8_t* arena_base,
+         uint64_t arena_size, std::string store_name);
+
+  ClientOptions options_;
+  std::unique_ptr<ClientConnection> connection_;
+  uint8_t* arena_base_;
+  uint64_t arena_size_;
+  std::string store_name_;
+};
+
+// A stream of store events on its own connection. Not thread-safe; one reader.
+class Subscription {
+ public:
+  virtual ~Subscription() = default;
+  // The next event; DeadlineExceeded if none arrives within `timeout`; Unavailable if the store went away.
+  virtual absl::StatusOr<ObjectEvent> Next(absl::Duration timeout) = 0;
+  // Readable when an event (or EOF) is pending, for poll/epoll users.
+  virtual int fd() const = 0;
+};
+
+}  // namespace rplasma
+
+#endif  // RPLASMA_CLIENT_CLIENT_H_

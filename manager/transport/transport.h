@@ -1,0 +1,126 @@
+// The seam between the manager and the wire. Two implementations: tcp/ (any Ethernet) and verbs/
+// (rdma_cm + RC QPs). The manager's peer protocol (manager/peer/) speaks only through this.
+//
+// Layering (per transport): Transport (one per manager: listener, registered arena, connection
+// cache policy) -> Channel (one per remote peer manager: authenticated, reused, thread-safe).
+//
+// Two ways to move bytes, matching the design's two protocols:
+//   Call  — two-sided: one request message, one reply message (SEND/RECV on verbs; framed
+//           messages on TCP). Used for Get (bytes inline in the reply), Pin, Unpin, and control.
+//           Any message size up to kMaxCallBytes works: transports split internally to respect
+//           device limits, whatever the batch.
+//   Read  — one-sided: copy a remote region that the peer disclosed (address + rkey from its Pin
+//           reply) straight into local memory inside the registered arena. RDMA READ on verbs
+//           (owner CPU idle); on TCP the owner's transport streams the region and the reader
+//           recv()s directly into the destination (no intermediate buffer).
+//
+// Authentication: Connect/accept run the shared-secret HMAC challenge–response
+// (manager/auth/) before any request is answered, any QP is created or any rkey disclosed.
+#ifndef RPLASMA_MANAGER_TRANSPORT_TRANSPORT_H_
+#define RPLASMA_MANAGER_TRANSPORT_TRANSPORT_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace rplasma::transport {
+
+// Largest request or reply a Call may carry (the small-object threshold can never exceed this).
+inline constexpr size_t kMaxCallBytes = 64u << 20;
+
+// Where a pinned object lives in its owner's registered arena.
+struct RemoteRegion {
+  uint64_t addr = 0;    // owner's virtual address (verbs) or arena offset (tcp); opaque to the reader
+  uint64_t length = 0;
+  uint32_t rkey = 0;    // verbs: the owner's MR rkey; tcp: 0
+};
+
+struct TransportOptions {
+  std::string secret;  // shared secret for peer authentication; empty refuses every peer
+  // verbs only (ignored by tcp):
+  std::string rdma_device;        // "" = chosen from the address by rdma_cm
+  int qp_timeout = 14;            // 4.096 us * 2^timeout per retry (14 ~ 67 ms)
+  int retry_count = 7;            // 0..7, never infinite
+  int rnr_retry = 6;              // 0..6 (7 = infinite is refused); credits make RNR rare
+  uint32_t queue_depth = 64;      // send/recv work requests per QP
+  uint32_t message_bytes = 64 * 1024;  // receive buffer size; larger Calls are split
+  uint32_t max_reads_in_flight = 16;   // clamped to the device's max_qp_rd_atom
+  uint64_t read_chunk_bytes = 1 << 20; // one RDMA READ work request
+  absl::Duration connect_timeout = absl::Seconds(5);
+
+  absl::Status Validate() const;
+};
+
+// Counters a transport exposes (the manager adds them to its stats; `eadm stat` style).
+struct TransportStats {
+  uint64_t tx_bytes = 0;
+  uint64_t rx_bytes = 0;
+  uint64_t tx_messages = 0;
+  uint64_t rx_messages = 0;
+  uint64_t reads = 0;          // Read() calls completed
+  uint64_t read_bytes = 0;
+  uint64_t connections = 0;    // currently open
+  uint64_t auth_failures = 0;
+  uint64_t errors = 0;         // failed calls/reads
+  uint64_t reconnects = 0;     // channels (QPs) rebuilt after an error
+};
+
+// Serves the requests of remote peers. Called on transport threads, possibly concurrently for
+// different connections: implementations must be thread-safe.
+class RequestHandler {
+ public:
+  virtual ~RequestHandler() = default;
+  // An authenticated peer connected; `conn_id` is unique for the transport's lifetime.
+  virtual void OnConnect(uint64_t conn_id, const std::string& peer_address) {}
+  // The reply to one Call. Must not block for long: it runs on a transport thread.
+  virtual std::string HandleCall(uint64_t conn_id, absl::string_view request) = 0;
+  // tcp only: may `conn_id` read this region (is it inside a live lease of that connection)?
+  // verbs never asks: the NIC reads on its own within the registered, read-only MR.
+  virtual bool AllowRead(uint64_t conn_id, const RemoteRegion& region) = 0;
+  // The connection is gone (closed, failed, or its peer died): drop what it held (pins).
+  virtual void OnDisconnect(uint64_t conn_id) = 0;
+};
+
+// One authenticated connection to a peer manager. Thread-safe: several Calls and Reads may be in
+// flight at once. After an error the channel may rebuild itself (healthy() tells); callers retry
+// at their level.
+class Channel {
+ public:
+  virtual ~Channel() = default;
+  virtual absl::StatusOr<std::string> Call(absl::string_view request, absl::Time deadline) = 0;
+  // Copies `region` into [dst, dst + region.length). REQUIRES: dst lies inside the arena registered
+  // with this transport. On error the destination bytes are unspecified.
+  virtual absl::Status Read(const RemoteRegion& region, uint8_t* dst, absl::Time deadline) = 0;
+  virtual bool healthy() const = 0;
+  virtual const std::string& peer_address() const = 0;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual absl::string_view name() const = 0;  // "tcp" or "verbs"
+
+  // Registers the local arena once, before Listen/Connect: the destination of Reads, and (for the
+  // serving side) the source that peers read. verbs: one MR, local write + remote read only.
+  virtual absl::Status RegisterArena(uint8_t* base, uint64_t size) = 0;
+  // The RemoteRegion a peer needs to read [base + offset, + length) of our arena.
+  virtual RemoteRegion RegionFor(uint64_t offset, uint64_t length) const = 0;
+
+  // Starts accepting peers at `address` ("host:port"; port 0 picks one). Returns the bound address.
+  virtual absl::StatusOr<std::string> Listen(const std::string& address, RequestHandler* handler) = 0;
+  // Opens (authenticates) a channel to the peer listening at `address`.
+  virtual absl::StatusOr<std::shared_ptr<Channel>> Connect(const std::string& address, absl::Time deadline) = 0;
+
+  virtual TransportStats stats() const = 0;
+  // Stops listening, closes every connection, joins threads. Idempotent; the destructor calls it.
+  virtual void Shutdown() = 0;
+};
+
+}  // namespace rplasma::transport
+
+#endif  // RPLASMA_MANAGER_TRANSPORT_TRANSPORT_H_
