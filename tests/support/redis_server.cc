@@ -1,0 +1,186 @@
+#include "tests/support/redis_server.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "protocol/status.h"
+#include "protocol/unique_fd.h"
+
+namespace rplasma::testing {
+namespace {
+
+constexpr int kStartAttempts = 5;
+
+// A loopback port that was free a moment ago: bind port 0, read the port, close. redis-server
+// cannot be told to pick its own port, so a race with another process is possible; Start() retries.
+absl::StatusOr<int> PickFreePort() {
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd) return ErrnoError("socket", "AF_INET", errno);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    return ErrnoError("bind", "127.0.0.1:0", errno);
+  }
+  socklen_t len = sizeof(addr);
+  if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    return ErrnoError("getsockname", "127.0.0.1:0", errno);
+  }
+  return ntohs(addr.sin_port);
+}
+
+// Waits until `fd` is ready for `events` or `deadline` passes.
+bool PollUntil(int fd, short events, absl::Time deadline) {
+  for (;;) {
+    int ms = static_cast<int>(absl::ToInt64Milliseconds(deadline - absl::Now()));
+    if (ms < 0) return false;
+    pollfd p{fd, events, 0};
+    int rc = ::poll(&p, 1, ms);
+    if (rc > 0) return true;
+    if (rc == 0) return false;
+    if (errno != EINTR) return false;
+  }
+}
+
+std::string LogTail(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string all = ss.str();
+  constexpr size_t kMax = 2000;
+  return all.size() > kMax ? all.substr(all.size() - kMax) : all;
+}
+
+}  // namespace
+
+std::string RedisServer::FindBinary() {
+  if (const char* path = std::getenv("PATH"); path != nullptr) {
+    for (absl::string_view dir : absl::StrSplit(path, ':', absl::SkipEmpty())) {
+      std::string candidate = absl::StrCat(dir, "/redis-server");
+      if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    }
+  }
+  if (::access("/usr/bin/redis-server", X_OK) == 0) return "/usr/bin/redis-server";
+  return "";
+}
+
+RedisServer::RedisServer(RedisServerOptions options, std::string binary)
+    : options_(std::move(options)), binary_(std::move(binary)), dir_(std::make_unique<TempDir>()) {}
+
+RedisServer::~RedisServer() { Kill(); }
+
+absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::Start(const RedisServerOptions& options) {
+  std::string binary = options.binary.empty() ? FindBinary() : options.binary;
+  if (binary.empty() || ::access(binary.c_str(), X_OK) != 0) {
+    return MakeError(ErrorCode::kUnavailable,
+                     "redis-server not found (looked in PATH and /usr/bin/redis-server)");
+  }
+  std::unique_ptr<RedisServer> server(new RedisServer(options, std::move(binary)));
+  absl::Status last;
+  for (int attempt = 0; attempt < kStartAttempts; ++attempt) {
+    ASSIGN_OR_RETURN(server->port_, PickFreePort());
+    server->address_ = absl::StrCat(server->host_, ":", server->port_);
+    last = server->SpawnAndWait();
+    if (last.ok()) return server;
+    server->Kill();
+  }
+  return last;
+}
+
+absl::Status RedisServer::SpawnAndWait() {
+  std::vector<std::string> argv = {
+      binary_,        "--port",       std::to_string(port_), "--bind", host_,
+      "--save",       "",             "--appendonly",        "no",     "--dir",
+      dir_->path(),   "--daemonize",  "no",                  "--databases", "1",
+      "--protected-mode", "no",
+  };
+  argv.insert(argv.end(), options_.extra_args.begin(), options_.extra_args.end());
+  ASSIGN_OR_RETURN(Subprocess process, Subprocess::Start(argv, log_path()));
+  process_.emplace(std::move(process));
+
+  absl::Time deadline = absl::Now() + options_.start_timeout;
+  while (absl::Now() < deadline) {
+    if (!process_->running()) {
+      process_.reset();
+      return MakeError(ErrorCode::kUnavailable,
+                       absl::StrFormat("redis-server on %s exited during start-up; log:\n%s", address_,
+                                       LogTail(log_path())));
+    }
+    // The PING must reach our child, not a stranger that took the port: check it still runs.
+    if (Ping() && process_->running()) return absl::OkStatus();
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  return MakeError(ErrorCode::kUnavailable,
+                   absl::StrFormat("redis-server on %s did not answer PING within %s; log:\n%s", address_,
+                                   absl::FormatDuration(options_.start_timeout), LogTail(log_path())));
+}
+
+pid_t RedisServer::pid() const { return process_.has_value() ? process_->pid() : -1; }
+
+bool RedisServer::running() { return process_.has_value() && process_->running(); }
+
+void RedisServer::Kill() {
+  if (process_.has_value()) process_->Kill();
+  process_.reset();
+}
+
+absl::Status RedisServer::Restart() {
+  Kill();
+  absl::Status last;
+  // The old server's connections may linger in TIME_WAIT; redis binds with SO_REUSEADDR, but
+  // retry a few times in case a client races us for the port.
+  for (int attempt = 0; attempt < kStartAttempts; ++attempt) {
+    last = SpawnAndWait();
+    if (last.ok()) return last;
+    Kill();
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  return last;
+}
+
+bool RedisServer::Ping(absl::Duration timeout) const {
+  absl::Time deadline = absl::Now() + timeout;
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port_));
+  if (::inet_pton(AF_INET, host_.c_str(), &addr.sin_addr) != 1) return false;
+  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    if (errno != EINPROGRESS) return false;
+    if (!PollUntil(fd.get(), POLLOUT, deadline)) return false;
+    int err = 0;
+    socklen_t len = sizeof(err);
+    if (::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) return false;
+  }
+  constexpr absl::string_view kPing = "PING\r\n";
+  if (::send(fd.get(), kPing.data(), kPing.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(kPing.size())) {
+    return false;
+  }
+  std::string reply;
+  while (reply.find("\r\n") == std::string::npos && reply.size() < 64) {
+    if (!PollUntil(fd.get(), POLLIN, deadline)) return false;
+    char buf[64];
+    ssize_t n = ::recv(fd.get(), buf, sizeof(buf), 0);
+    if (n <= 0) return false;
+    reply.append(buf, static_cast<size_t>(n));
+  }
+  return absl::StartsWith(reply, "+PONG\r\n");
+}
+
+}  // namespace rplasma::testing
