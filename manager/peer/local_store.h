@@ -1,0 +1,64 @@
+// LocalStore: what the manager needs from its node's rplasma-store, as an interface so that the
+// peer service and the fetch engine can be unit-tested over an in-memory fake.
+// Production implementation: manager/core/client_local_store.h (over rplasma::Client).
+//
+// All byte pointers point into the store's arena as this process maps it (the arena the transport
+// registered), so a Read can land directly in a created object.
+//
+// Thread-safety: implementations are thread-safe.
+#ifndef RPLASMA_MANAGER_PEER_LOCAL_STORE_H_
+#define RPLASMA_MANAGER_PEER_LOCAL_STORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "protocol/object_id.h"
+#include "protocol/store_messages.h"
+
+namespace rplasma::peer {
+
+// A sealed object held by one store reference; the reference is dropped on destruction.
+class PinnedObject {
+ public:
+  virtual ~PinnedObject() = default;
+  virtual const ObjectInfo& info() const = 0;   // offset, sizes, generation, checksum
+  virtual const uint8_t* base() const = 0;      // data, then metadata right after it
+};
+
+// A created, unsealed object of this process: write [base, base + data_size + metadata_size).
+struct CreatedSlot {
+  uint8_t* base = nullptr;
+  uint64_t offset = 0;  // in the arena
+  uint64_t data_size = 0;
+  uint64_t metadata_size = 0;
+  uint64_t generation = 0;
+};
+
+class LocalStore {
+ public:
+  virtual ~LocalStore() = default;
+
+  // A reference on sealed `id`, without waiting (ObjectNotFound / ObjectNotSealed otherwise).
+  virtual absl::StatusOr<std::unique_ptr<PinnedObject>> Pin(const ObjectID& id) = 0;
+  // Creates `id` (evicting unreferenced objects if the arena is full) with metadata_size bytes of
+  // metadata space, zero-filled; the caller then writes data and metadata in place.
+  virtual absl::StatusOr<CreatedSlot> Create(const ObjectID& id, uint64_t data_size, uint64_t metadata_size) = 0;
+  // Seal + release the creator's reference.
+  virtual absl::Status SealAndRelease(const ObjectID& id) = 0;
+  // Discards an object this process created and has not sealed.
+  virtual absl::Status Abort(const ObjectID& id) = 0;
+  virtual absl::StatusOr<bool> Contains(const ObjectID& id) = 0;
+  // Every sealed object (for republishing).
+  virtual absl::StatusOr<std::vector<ObjectInfo>> ListSealed() = 0;
+
+  virtual uint8_t* arena_base() const = 0;
+  virtual uint64_t arena_size() const = 0;
+};
+
+}  // namespace rplasma::peer
+
+#endif  // RPLASMA_MANAGER_PEER_LOCAL_STORE_H_

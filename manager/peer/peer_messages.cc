@@ -1,0 +1,248 @@
+#include "manager/peer/peer_messages.h"
+
+#include <cstring>
+#include <type_traits>
+
+#include "absl/strings/str_cat.h"
+#include "flatbuffers/flatbuffers.h"
+#include "protocol/peer_generated.h"
+
+namespace rplasma::peer {
+namespace {
+
+namespace fb = ::rplasma::peerfb;
+using flatbuffers::FlatBufferBuilder;
+
+static_assert(sizeof(fb::PeerObjectId) == ObjectID::kSize);
+
+fb::PeerObjectId ToFb(const ObjectID& id) {
+  fb::PeerObjectId out;
+  std::memcpy(&out, id.data(), ObjectID::kSize);
+  return out;
+}
+
+ObjectID FromFb(const fb::PeerObjectId& id) {
+  ObjectID out;
+  std::memcpy(out.mutable_data(), &id, ObjectID::kSize);
+  return out;
+}
+
+size_t Padded(size_t n) { return (n + 7) & ~size_t{7}; }
+
+// Envelope + flatbuffer + room for `payload_bytes`; returns the buffer and where the payload goes.
+std::string Envelope(FlatBufferBuilder& b, size_t payload_bytes, size_t* payload_offset) {
+  const size_t fb_len = b.GetSize();
+  std::string out(kEnvelopeHeaderBytes + Padded(fb_len) + payload_bytes, '\0');
+  const uint32_t header[2] = {kPeerMagic, static_cast<uint32_t>(fb_len)};
+  std::memcpy(out.data(), header, sizeof(header));
+  std::memcpy(out.data() + kEnvelopeHeaderBytes, b.GetBufferPointer(), fb_len);
+  if (payload_offset != nullptr) *payload_offset = kEnvelopeHeaderBytes + Padded(fb_len);
+  return out;
+}
+
+// The parts of an envelope. `fb` is 8-byte aligned (copied into `aligned` when the caller's buffer
+// was not), so the generated accessors never read misaligned scalars.
+struct Parsed {
+  absl::string_view fb;
+  absl::string_view payload;
+  std::string aligned;
+};
+
+absl::Status ParseEnvelope(absl::string_view wire, Parsed& out) {
+  if (wire.size() < kEnvelopeHeaderBytes) return ProtocolError("peer message: shorter than its header");
+  uint32_t header[2];
+  std::memcpy(header, wire.data(), sizeof(header));
+  if (header[0] != kPeerMagic) return ProtocolError("peer message: bad magic");
+  const uint64_t fb_len = header[1];
+  if (fb_len == 0 || fb_len > wire.size() - kEnvelopeHeaderBytes) {
+    return ProtocolError("peer message: flatbuffer length out of range");
+  }
+  const uint64_t padded = std::min<uint64_t>(Padded(fb_len), wire.size() - kEnvelopeHeaderBytes);
+  out.fb = wire.substr(kEnvelopeHeaderBytes, fb_len);
+  out.payload = wire.substr(kEnvelopeHeaderBytes + padded);
+  if (reinterpret_cast<uintptr_t>(out.fb.data()) % 8 != 0) {
+    out.aligned.assign(out.fb.data(), out.fb.size());
+    out.fb = out.aligned;  // std::string storage from operator new is suitably aligned
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckProbeBytes(uint64_t bytes) {
+  if (bytes == 0 || bytes > kMaxProbeBytes) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     absl::StrCat("probe: ", bytes, " bytes outside 1..", kMaxProbeBytes));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ObjectDescription> FromFb(const fb::ObjectDescription* o) {
+  if (o == nullptr) return ProtocolError("peer reply: missing object description");
+  ObjectDescription out{o->data_size(), o->metadata_size(), o->generation(), o->checksum()};
+  if (out.data_size > kMaxPeerObjectBytes || out.metadata_size > kMaxPeerObjectBytes ||
+      out.total_size() > kMaxPeerObjectBytes) {
+    return ProtocolError(absl::StrCat("peer reply: object size ", out.data_size, "+", out.metadata_size,
+                                      " out of range"));
+  }
+  return out;
+}
+
+flatbuffers::Offset<fb::ObjectDescription> ToFb(FlatBufferBuilder& b, const ObjectDescription& o) {
+  return fb::CreateObjectDescription(b, o.data_size, o.metadata_size, o.generation, o.checksum);
+}
+
+template <typename T>
+std::string FinishRequest(FlatBufferBuilder& b, fb::PeerRequestBody type, flatbuffers::Offset<T> body) {
+  b.Finish(fb::CreatePeerRequest(b, type, body.Union()));
+  return Envelope(b, 0, nullptr);
+}
+
+}  // namespace
+
+std::string EncodeRequest(const PeerRequest& request) {
+  FlatBufferBuilder b(128);
+  return std::visit(
+      [&](const auto& r) -> std::string {
+        using T = std::decay_t<decltype(r)>;
+        if constexpr (std::is_same_v<T, GetRequest>) {
+          const fb::PeerObjectId id = ToFb(r.id);
+          return FinishRequest(b, fb::PeerRequestBody::GetRequest, fb::CreateGetRequest(b, &id));
+        } else if constexpr (std::is_same_v<T, PinRequest>) {
+          const fb::PeerObjectId id = ToFb(r.id);
+          return FinishRequest(b, fb::PeerRequestBody::PinRequest, fb::CreatePinRequest(b, &id));
+        } else if constexpr (std::is_same_v<T, UnpinRequest>) {
+          return FinishRequest(b, fb::PeerRequestBody::UnpinRequest, fb::CreateUnpinRequest(b, r.lease_id));
+        } else if constexpr (std::is_same_v<T, ProbeGetRequest>) {
+          return FinishRequest(b, fb::PeerRequestBody::ProbeGetRequest, fb::CreateProbeGetRequest(b, r.bytes));
+        } else {
+          return FinishRequest(b, fb::PeerRequestBody::ProbePinRequest, fb::CreateProbePinRequest(b, r.bytes));
+        }
+      },
+      request);
+}
+
+absl::StatusOr<PeerRequest> DecodeRequest(absl::string_view wire) {
+  Parsed parsed;
+  RETURN_IF_ERROR(ParseEnvelope(wire, parsed));
+  if (!parsed.payload.empty()) return ProtocolError("peer request: unexpected payload");
+  flatbuffers::Verifier verifier(reinterpret_cast<const uint8_t*>(parsed.fb.data()), parsed.fb.size());
+  if (!fb::VerifyPeerRequestBuffer(verifier)) return ProtocolError("peer request: flatbuffer verification failed");
+  const fb::PeerRequest* root = fb::GetPeerRequest(parsed.fb.data());
+  // The verifier accepts a union type whose value is absent: every body pointer may be null.
+  if (root->body() == nullptr) return ProtocolError("peer request: missing body");
+  switch (root->body_type()) {
+    case fb::PeerRequestBody::GetRequest: {
+      const fb::PeerObjectId* id = root->body_as_GetRequest()->id();
+      if (id == nullptr) return MakeError(ErrorCode::kInvalidArgument, "get: missing object id");
+      return GetRequest{FromFb(*id)};
+    }
+    case fb::PeerRequestBody::PinRequest: {
+      const fb::PeerObjectId* id = root->body_as_PinRequest()->id();
+      if (id == nullptr) return MakeError(ErrorCode::kInvalidArgument, "pin: missing object id");
+      return PinRequest{FromFb(*id)};
+    }
+    case fb::PeerRequestBody::UnpinRequest:
+      return UnpinRequest{root->body_as_UnpinRequest()->lease_id()};
+    case fb::PeerRequestBody::ProbeGetRequest: {
+      const uint64_t bytes = root->body_as_ProbeGetRequest()->bytes();
+      RETURN_IF_ERROR(CheckProbeBytes(bytes));
+      return ProbeGetRequest{bytes};
+    }
+    case fb::PeerRequestBody::ProbePinRequest: {
+      const uint64_t bytes = root->body_as_ProbePinRequest()->bytes();
+      RETURN_IF_ERROR(CheckProbeBytes(bytes));
+      return ProbePinRequest{bytes};
+    }
+    default:
+      return ProtocolError("peer request: unknown or missing body");
+  }
+}
+
+std::string EncodeGetReply(const ObjectDescription& object, absl::Span<const uint8_t> data,
+                           absl::Span<const uint8_t> metadata) {
+  FlatBufferBuilder b(128);
+  auto body = fb::CreateGetReply(b, ToFb(b, object));
+  b.Finish(fb::CreatePeerReply(b, 0, 0, fb::PeerReplyBody::GetReply, body.Union()));
+  size_t at = 0;
+  std::string out = Envelope(b, data.size() + metadata.size(), &at);
+  if (!data.empty()) std::memcpy(out.data() + at, data.data(), data.size());
+  if (!metadata.empty()) std::memcpy(out.data() + at + data.size(), metadata.data(), metadata.size());
+  return out;
+}
+
+std::string EncodePinReply(const PinReply& reply) {
+  FlatBufferBuilder b(128);
+  auto body = fb::CreatePinReply(b, ToFb(b, reply.object), reply.region.addr, reply.region.length,
+                                 reply.region.rkey, reply.lease_id, reply.lease_ttl_ms);
+  b.Finish(fb::CreatePeerReply(b, 0, 0, fb::PeerReplyBody::PinReply, body.Union()));
+  return Envelope(b, 0, nullptr);
+}
+
+std::string EncodeUnpinReply() {
+  FlatBufferBuilder b(64);
+  auto body = fb::CreateUnpinReply(b);
+  b.Finish(fb::CreatePeerReply(b, 0, 0, fb::PeerReplyBody::UnpinReply, body.Union()));
+  return Envelope(b, 0, nullptr);
+}
+
+std::string EncodeErrorReply(const absl::Status& status) {
+  FlatBufferBuilder b(128);
+  ErrorCode code = ErrorCodeOf(status);
+  if (code == ErrorCode::kOk) code = ErrorCode::kInternal;  // an error reply is never OK
+  auto message = b.CreateString(std::string(status.message()));
+  b.Finish(fb::CreatePeerReply(b, static_cast<uint16_t>(code), message));
+  return Envelope(b, 0, nullptr);
+}
+
+absl::StatusOr<PeerReplyView> DecodeReply(absl::string_view wire) {
+  Parsed parsed;
+  RETURN_IF_ERROR(ParseEnvelope(wire, parsed));
+  flatbuffers::Verifier verifier(reinterpret_cast<const uint8_t*>(parsed.fb.data()), parsed.fb.size());
+  if (!verifier.VerifyBuffer<fb::PeerReply>(nullptr)) {
+    return ProtocolError("peer reply: flatbuffer verification failed");
+  }
+  const fb::PeerReply* root = flatbuffers::GetRoot<fb::PeerReply>(parsed.fb.data());
+  if (root->error() != 0) {
+    ErrorCode code = ErrorCodeFromWire(root->error());
+    const std::string message = root->error_message() ? root->error_message()->str() : "";
+    return MakeError(code, absl::StrCat("peer: ", message));
+  }
+  if (root->body() == nullptr) return ProtocolError("peer reply: missing body");
+  const bool payload_allowed = root->body_type() == fb::PeerReplyBody::GetReply;
+  if (!payload_allowed && !parsed.payload.empty()) return ProtocolError("peer reply: unexpected payload");
+  switch (root->body_type()) {
+    case fb::PeerReplyBody::GetReply: {
+      ASSIGN_OR_RETURN(ObjectDescription object, FromFb(root->body_as_GetReply()->object()));
+      if (parsed.payload.size() != object.total_size()) {
+        return ProtocolError(absl::StrCat("peer get reply: ", parsed.payload.size(), " payload bytes for an object of ",
+                                          object.total_size()));
+      }
+      return GetReplyView{object, parsed.payload};
+    }
+    case fb::PeerReplyBody::PinReply: {
+      const fb::PinReply* r = root->body_as_PinReply();
+      ASSIGN_OR_RETURN(ObjectDescription object, FromFb(r->object()));
+      if (r->length() != object.total_size()) {
+        return ProtocolError(absl::StrCat("peer pin reply: region of ", r->length(), " bytes for an object of ",
+                                          object.total_size()));
+      }
+      if (r->lease_id() == 0) return ProtocolError("peer pin reply: lease id 0");
+      PinReply out;
+      out.object = object;
+      out.region = transport::RemoteRegion{r->addr(), r->length(), r->rkey()};
+      out.lease_id = r->lease_id();
+      out.lease_ttl_ms = r->lease_ttl_ms();
+      return out;
+    }
+    case fb::PeerReplyBody::UnpinReply:
+      return UnpinReply{};
+    default:
+      return ProtocolError("peer reply: unknown or missing body");
+  }
+}
+
+absl::string_view RequestName(const PeerRequest& request) {
+  static constexpr absl::string_view kNames[] = {"get", "pin", "unpin", "probe-get", "probe-pin"};
+  return kNames[request.index()];
+}
+
+}  // namespace rplasma::peer

@@ -1,0 +1,95 @@
+// The peer protocol (manager <-> manager) as plain C++ values, with pure encode/decode functions.
+//
+// Wire form of every Call request and reply (an "envelope", so that a Get reply can carry object
+// bytes without copying them into a flatbuffer first):
+//
+//   offset 0  uint32 magic     kPeerMagic, little-endian
+//   offset 4  uint32 fb_length length of the flatbuffer that follows (PeerRequest / PeerReply)
+//   offset 8  fb_length bytes  the flatbuffer (manager/peer/peer.fbs), padded with zeros to 8
+//   then      payload          Get/ProbeGet replies only: data then metadata, exactly
+//                              data_size + metadata_size bytes
+//
+// Decode* checks the envelope, runs the flatbuffers Verifier (always, in every build), then
+// semantic checks (sizes, their sum, region length = object size, payload length). Anything that
+// fails is a kProtocolError / kInvalidArgument status — never a crash, whatever the bytes.
+#ifndef RPLASMA_MANAGER_PEER_PEER_MESSAGES_H_
+#define RPLASMA_MANAGER_PEER_PEER_MESSAGES_H_
+
+#include <cstdint>
+#include <string>
+#include <variant>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "manager/transport/transport.h"
+#include "protocol/object_id.h"
+#include "protocol/status.h"
+
+namespace rplasma::peer {
+
+inline constexpr uint32_t kPeerMagic = 0x31505052;  // "RPP1"
+inline constexpr size_t kEnvelopeHeaderBytes = 8;
+// Largest object size a peer may announce (the store's limit).
+inline constexpr uint64_t kMaxPeerObjectBytes = uint64_t{1} << 46;
+// Largest probe a peer may ask for (auto threshold calibration).
+inline constexpr uint64_t kMaxProbeBytes = 4u << 20;
+
+// What the owner says about one sealed object (the truth; the directory only hints).
+struct ObjectDescription {
+  uint64_t data_size = 0;
+  uint64_t metadata_size = 0;
+  uint64_t generation = 0;
+  uint64_t checksum = 0;
+
+  uint64_t total_size() const { return data_size + metadata_size; }
+};
+
+// ---- Requests ----
+struct GetRequest { ObjectID id; };
+struct PinRequest { ObjectID id; };
+struct UnpinRequest { uint64_t lease_id = 0; };
+struct ProbeGetRequest { uint64_t bytes = 0; };  // 1 .. kMaxProbeBytes
+struct ProbePinRequest { uint64_t bytes = 0; };  // 1 .. kMaxProbeBytes
+
+using PeerRequest = std::variant<GetRequest, PinRequest, UnpinRequest, ProbeGetRequest, ProbePinRequest>;
+
+// ---- Replies ----
+// Get / ProbeGet: the description plus the bytes (a view into the decoded buffer).
+struct GetReplyView {
+  ObjectDescription object;
+  absl::string_view payload;  // data then metadata; size == object.total_size()
+};
+struct PinReply {
+  ObjectDescription object;
+  transport::RemoteRegion region;  // region.length == object.total_size()
+  uint64_t lease_id = 0;
+  uint64_t lease_ttl_ms = 0;
+};
+struct UnpinReply {};
+
+using PeerReplyView = std::variant<GetReplyView, PinReply, UnpinReply>;
+
+std::string EncodeRequest(const PeerRequest& request);
+absl::StatusOr<PeerRequest> DecodeRequest(absl::string_view wire);
+
+// A Get reply carrying `data` then `metadata` (copied once, straight into the wire buffer).
+// REQUIRES: data.size() == object.data_size, metadata.size() == object.metadata_size.
+std::string EncodeGetReply(const ObjectDescription& object, absl::Span<const uint8_t> data,
+                           absl::Span<const uint8_t> metadata);
+std::string EncodePinReply(const PinReply& reply);
+std::string EncodeUnpinReply();
+// An error reply carrying `status` (its ErrorCode and message).
+std::string EncodeErrorReply(const absl::Status& status);
+
+// The reply, or the error the peer reported (its ErrorCode and message, prefixed with "peer: ").
+// The returned view points into `wire`, which must outlive it.
+absl::StatusOr<PeerReplyView> DecodeReply(absl::string_view wire);
+
+// A short name of the request kind for logs and stats ("get", "pin", ...).
+absl::string_view RequestName(const PeerRequest& request);
+
+}  // namespace rplasma::peer
+
+#endif  // RPLASMA_MANAGER_PEER_PEER_MESSAGES_H_

@@ -1,0 +1,189 @@
+#include "manager/peer/peer_service.h"
+
+#include <algorithm>
+#include <variant>
+
+#include "absl/strings/str_cat.h"
+#include "protocol/logging.h"
+#include "protocol/status.h"
+
+namespace rplasma::peer {
+
+absl::Status PeerServiceOptions::Validate() const {
+  RETURN_IF_ERROR(leases.Validate());
+  if (max_get_bytes == 0 || max_get_bytes > transport::kMaxCallBytes) {
+    return MakeError(ErrorCode::kInvalidArgument, "max_get_bytes must be 1..kMaxCallBytes");
+  }
+  if (reap_interval <= absl::ZeroDuration()) {
+    return MakeError(ErrorCode::kInvalidArgument, "reap_interval must be positive");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<PeerService>> PeerService::Create(const PeerServiceOptions& options,
+                                                                  LocalStore* store, RegionFor region_for) {
+  RETURN_IF_ERROR(options.Validate());
+  if (store == nullptr || !region_for) return MakeError(ErrorCode::kInvalidArgument, "peer service: no store");
+  std::unique_ptr<PeerService> service(new PeerService(options, store, std::move(region_for)));
+  service->reaper_ = std::thread([s = service.get()] { s->ReapLoop(); });
+  return service;
+}
+
+PeerService::PeerService(const PeerServiceOptions& options, LocalStore* store, RegionFor region_for)
+    : options_(options),
+      store_(store),
+      region_for_(std::move(region_for)),
+      leases_(options.leases),
+      probe_id_(ObjectID::Random()) {}
+
+PeerService::~PeerService() { Shutdown(); }
+
+void PeerService::Shutdown() {
+  {
+    absl::MutexLock lock(&reap_mu_);
+    stopping_ = true;
+  }
+  if (reaper_.joinable()) reaper_.join();
+  leases_.Expire(absl::InfiniteFuture());
+  absl::MutexLock lock(&probe_mu_);
+  if (probe_.has_value()) {
+    absl::Status s = store_->Abort(probe_id_);
+    if (!s.ok()) LOG(WARNING) << "abort of the probe object: " << s;
+    probe_.reset();
+  }
+}
+
+void PeerService::ReapLoop() {
+  const absl::Duration interval = std::min(options_.reap_interval, options_.leases.ttl / 4);
+  absl::MutexLock lock(&reap_mu_);
+  while (!stopping_) {
+    reap_mu_.AwaitWithTimeout(absl::Condition(&stopping_), interval);
+    if (stopping_) break;
+    reap_mu_.Unlock();  // releasing store references must not hold up Shutdown's flag
+    const size_t n = leases_.Expire(absl::Now());
+    if (n > 0) LOG(INFO) << "peer leases expired: " << n;
+    reap_mu_.Lock();
+  }
+}
+
+void PeerService::OnConnect(uint64_t conn_id, const std::string& peer_address) {
+  connections_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void PeerService::OnDisconnect(uint64_t conn_id) {
+  const size_t n = leases_.DropConnection(conn_id);
+  leases_dropped_.fetch_add(n, std::memory_order_relaxed);
+}
+
+bool PeerService::AllowRead(uint64_t conn_id, const transport::RemoteRegion& region) {
+  const bool allowed = leases_.AllowRead(conn_id, region, absl::Now());
+  (allowed ? reads_allowed_ : reads_refused_).fetch_add(1, std::memory_order_relaxed);
+  if (allowed) Throttle(region.length);
+  return allowed;
+}
+
+std::string PeerService::HandleCall(uint64_t conn_id, absl::string_view request) {
+  absl::StatusOr<PeerRequest> decoded = DecodeRequest(request);
+  if (!decoded.ok()) {
+    bad_requests_.fetch_add(1, std::memory_order_relaxed);
+    LOG(WARNING) << "peer connection " << conn_id << ": bad request: " << decoded.status();
+    return EncodeErrorReply(decoded.status());
+  }
+  absl::StatusOr<std::string> reply = Handle(conn_id, *decoded);
+  if (!reply.ok()) {
+    failed_requests_.fetch_add(1, std::memory_order_relaxed);
+    return EncodeErrorReply(reply.status());
+  }
+  return *std::move(reply);
+}
+
+absl::StatusOr<std::string> PeerService::Handle(uint64_t conn_id, const PeerRequest& request) {
+  if (const auto* get = std::get_if<GetRequest>(&request)) return HandleGet(get->id);
+  if (const auto* pin = std::get_if<PinRequest>(&request)) return HandlePin(conn_id, pin->id);
+  if (const auto* unpin = std::get_if<UnpinRequest>(&request)) {
+    if (!leases_.Remove(conn_id, unpin->lease_id)) {
+      return ObjectNotFoundError(absl::StrCat("unpin: no lease ", unpin->lease_id, " on this connection"));
+    }
+    unpins_.fetch_add(1, std::memory_order_relaxed);
+    return EncodeUnpinReply();
+  }
+  if (const auto* probe = std::get_if<ProbeGetRequest>(&request)) return HandleProbe(conn_id, probe->bytes, false);
+  return HandleProbe(conn_id, std::get<ProbePinRequest>(request).bytes, true);
+}
+
+absl::StatusOr<std::string> PeerService::HandleGet(const ObjectID& id) {
+  ASSIGN_OR_RETURN(std::unique_ptr<PinnedObject> pinned, store_->Pin(id));
+  const ObjectInfo& info = pinned->info();
+  const uint64_t total = info.data_size + info.metadata_size;
+  if (total > options_.max_get_bytes) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     absl::StrCat("get ", id.Hex(), ": ", total, " bytes exceed the Get limit of ",
+                                  options_.max_get_bytes, "; use Pin"));
+  }
+  Throttle(total);
+  const ObjectDescription object{info.data_size, info.metadata_size, info.generation, info.checksum};
+  std::string reply = EncodeGetReply(object, {pinned->base(), info.data_size},
+                                     {pinned->base() + info.data_size, info.metadata_size});
+  gets_.fetch_add(1, std::memory_order_relaxed);
+  get_bytes_.fetch_add(total, std::memory_order_relaxed);
+  return reply;  // `pinned` releases the store reference here
+}
+
+absl::StatusOr<std::string> PeerService::HandlePin(uint64_t conn_id, const ObjectID& id) {
+  ASSIGN_OR_RETURN(std::unique_ptr<PinnedObject> pinned, store_->Pin(id));
+  const ObjectInfo info = pinned->info();
+  PinReply reply;
+  reply.object = ObjectDescription{info.data_size, info.metadata_size, info.generation, info.checksum};
+  reply.region = region_for_(info.offset, reply.object.total_size());
+  reply.lease_ttl_ms = absl::ToInt64Milliseconds(leases_.ttl());
+  ASSIGN_OR_RETURN(reply.lease_id, leases_.Add(conn_id, reply.region, std::move(pinned), absl::Now()));
+  pins_.fetch_add(1, std::memory_order_relaxed);
+  return EncodePinReply(reply);
+}
+
+absl::StatusOr<CreatedSlot> PeerService::ProbeRegion() {
+  absl::MutexLock lock(&probe_mu_);
+  if (!probe_.has_value()) {
+    ASSIGN_OR_RETURN(CreatedSlot slot, store_->Create(probe_id_, kMaxProbeBytes, 0));
+    probe_ = slot;
+  }
+  return *probe_;
+}
+
+absl::StatusOr<std::string> PeerService::HandleProbe(uint64_t conn_id, uint64_t bytes, bool pin) {
+  ASSIGN_OR_RETURN(CreatedSlot slot, ProbeRegion());
+  probes_.fetch_add(1, std::memory_order_relaxed);
+  const ObjectDescription object{bytes, 0, 0, 0};
+  if (!pin) return EncodeGetReply(object, {slot.base, bytes}, {});
+  PinReply reply;
+  reply.object = object;
+  reply.region = region_for_(slot.offset, bytes);
+  reply.lease_ttl_ms = absl::ToInt64Milliseconds(leases_.ttl());
+  ASSIGN_OR_RETURN(reply.lease_id, leases_.Add(conn_id, reply.region, nullptr, absl::Now()));
+  return EncodePinReply(reply);
+}
+
+void PeerService::Throttle(uint64_t bytes) const {
+  if (options_.debug_serve_bytes_per_sec == 0 || bytes == 0) return;
+  absl::SleepFor(absl::Seconds(static_cast<double>(bytes) / static_cast<double>(options_.debug_serve_bytes_per_sec)));
+}
+
+PeerServiceStats PeerService::stats() const {
+  PeerServiceStats s;
+  s.gets = gets_.load();
+  s.get_bytes = get_bytes_.load();
+  s.pins = pins_.load();
+  s.unpins = unpins_.load();
+  s.probes = probes_.load();
+  s.bad_requests = bad_requests_.load();
+  s.failed_requests = failed_requests_.load();
+  s.reads_allowed = reads_allowed_.load();
+  s.reads_refused = reads_refused_.load();
+  s.leases_live = leases_.size();
+  s.leases_expired = leases_.expired_total();
+  s.leases_dropped = leases_dropped_.load();
+  s.connections = connections_.load();
+  return s;
+}
+
+}  // namespace rplasma::peer

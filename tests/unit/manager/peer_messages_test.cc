@@ -1,0 +1,114 @@
+#include "manager/peer/peer_messages.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tests/support/status_matchers.h"
+
+namespace rplasma::peer {
+namespace {
+
+using ::rplasma::testing::HasErrorCode;
+
+TEST(PeerMessagesTest, EveryRequestKindRoundTrips) {
+  const ObjectID id = ObjectID::FromLabel("object");
+  const std::vector<PeerRequest> requests = {GetRequest{id}, PinRequest{id}, UnpinRequest{42},
+                                             ProbeGetRequest{4096}, ProbePinRequest{1 << 20}};
+  for (const PeerRequest& request : requests) {
+    ASSERT_OK_AND_ASSIGN(PeerRequest decoded, DecodeRequest(EncodeRequest(request)));
+    ASSERT_EQ(decoded.index(), request.index()) << RequestName(request);
+  }
+  ASSERT_OK_AND_ASSIGN(PeerRequest get, DecodeRequest(EncodeRequest(GetRequest{id})));
+  EXPECT_EQ(std::get<GetRequest>(get).id, id);
+  ASSERT_OK_AND_ASSIGN(PeerRequest unpin, DecodeRequest(EncodeRequest(UnpinRequest{42})));
+  EXPECT_EQ(std::get<UnpinRequest>(unpin).lease_id, 42u);
+}
+
+TEST(PeerMessagesTest, GetReplyCarriesDataThenMetadata) {
+  const std::vector<uint8_t> data = {1, 2, 3, 4, 5};
+  const std::vector<uint8_t> metadata = {9, 8};
+  const ObjectDescription object{data.size(), metadata.size(), 7, 0xabcdef};
+  const std::string wire = EncodeGetReply(object, data, metadata);
+  ASSERT_OK_AND_ASSIGN(PeerReplyView reply, DecodeReply(wire));
+  const auto& get = std::get<GetReplyView>(reply);
+  EXPECT_EQ(get.object.generation, 7u);
+  EXPECT_EQ(get.object.checksum, 0xabcdefu);
+  EXPECT_EQ(get.payload, std::string("\1\2\3\4\5\x9\x8", 7));
+}
+
+TEST(PeerMessagesTest, PinReplyRoundTrips) {
+  PinReply pin;
+  pin.object = ObjectDescription{1000, 24, 3, 99};
+  pin.region = transport::RemoteRegion{0x1000, 1024, 77};
+  pin.lease_id = 5;
+  pin.lease_ttl_ms = 30000;
+  ASSERT_OK_AND_ASSIGN(PeerReplyView reply, DecodeReply(EncodePinReply(pin)));
+  const auto& decoded = std::get<PinReply>(reply);
+  EXPECT_EQ(decoded.region.addr, 0x1000u);
+  EXPECT_EQ(decoded.region.length, 1024u);
+  EXPECT_EQ(decoded.region.rkey, 77u);
+  EXPECT_EQ(decoded.lease_id, 5u);
+  EXPECT_EQ(decoded.object.metadata_size, 24u);
+}
+
+TEST(PeerMessagesTest, ErrorReplyKeepsItsCodeAndMessage) {
+  absl::StatusOr<PeerReplyView> reply = DecodeReply(EncodeErrorReply(ObjectNotFoundError("no such object")));
+  EXPECT_THAT(reply, HasErrorCode(ErrorCode::kObjectNotFound));
+  EXPECT_NE(reply.status().message().find("no such object"), absl::string_view::npos);
+}
+
+TEST(PeerMessagesTest, PinReplyWhoseRegionDiffersFromTheObjectSizeIsRejected) {
+  PinReply pin;
+  pin.object = ObjectDescription{1000, 0, 3, 99};
+  pin.region = transport::RemoteRegion{0, 4096, 0};  // discloses more than the object
+  pin.lease_id = 1;
+  EXPECT_THAT(DecodeReply(EncodePinReply(pin)), HasErrorCode(ErrorCode::kProtocolError));
+}
+
+TEST(PeerMessagesTest, GetReplyWithTruncatedPayloadIsRejected) {
+  const std::vector<uint8_t> data(100, 1);
+  std::string wire = EncodeGetReply(ObjectDescription{100, 0, 1, 1}, data, {});
+  wire.resize(wire.size() - 1);
+  EXPECT_THAT(DecodeReply(wire), HasErrorCode(ErrorCode::kProtocolError));
+}
+
+TEST(PeerMessagesTest, ProbeOutsideItsLimitsIsRejected) {
+  EXPECT_THAT(DecodeRequest(EncodeRequest(ProbeGetRequest{0})), HasErrorCode(ErrorCode::kInvalidArgument));
+  EXPECT_THAT(DecodeRequest(EncodeRequest(ProbePinRequest{kMaxProbeBytes + 1})),
+              HasErrorCode(ErrorCode::kInvalidArgument));
+}
+
+TEST(PeerMessagesTest, ShortOrForeignBytesAreRejected) {
+  EXPECT_THAT(DecodeRequest(""), HasErrorCode(ErrorCode::kProtocolError));
+  EXPECT_THAT(DecodeRequest("hello world, not a peer message"), HasErrorCode(ErrorCode::kProtocolError));
+  EXPECT_THAT(DecodeReply(std::string(64, '\0')), HasErrorCode(ErrorCode::kProtocolError));
+  // A request is not a reply, and a reply is not a request.
+  EXPECT_FALSE(DecodeRequest(EncodeUnpinReply()).ok());
+}
+
+TEST(PeerMessagesTest, RandomCorruptionNeverCrashesTheDecoders) {
+  std::mt19937_64 rng(1234);
+  const std::vector<uint8_t> data(300, 5);
+  const std::vector<std::string> seeds = {
+      EncodeRequest(GetRequest{ObjectID::FromLabel("x")}), EncodeRequest(UnpinRequest{3}),
+      EncodeGetReply(ObjectDescription{300, 0, 1, 2}, data, {}),
+      EncodePinReply(PinReply{ObjectDescription{10, 0, 1, 2}, {0, 10, 0}, 1, 1})};
+  int rejected = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string wire = seeds[i % seeds.size()];
+    const int flips = 1 + static_cast<int>(rng() % 4);
+    for (int f = 0; f < flips; ++f) wire[rng() % wire.size()] = static_cast<char>(rng());
+    if (rng() % 8 == 0) wire.resize(rng() % wire.size());
+    const bool request_ok = DecodeRequest(wire).ok();
+    const bool reply_ok = DecodeReply(wire).ok();
+    rejected += !request_ok && !reply_ok;
+  }
+  EXPECT_GT(rejected, 0);
+}
+
+}  // namespace
+}  // namespace rplasma::peer
