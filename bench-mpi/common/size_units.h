@@ -1,0 +1,26 @@
+// Object sizes as people type and read them: "16", "4K", "64KiB", "1M", "256MiB", "1G".
+//
+// Units are binary (K = 1024). Parsing rejects empty input, unknown suffixes, zero and overflow
+// with a kInvalidArgument status that quotes the offending text.
+#ifndef RPLASMA_BENCH_MPI_COMMON_SIZE_UNITS_H_
+#define RPLASMA_BENCH_MPI_COMMON_SIZE_UNITS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace rplasma::bench {
+
+// "4K" -> 4096. Suffixes (case-insensitive): none/B, K/KB/KiB, M/MB/MiB, G/GB/GiB.
+absl::StatusOr<uint64_t> ParseSize(absl::string_view text);
+// "16,4K,1M" -> {16, 4096, 1048576}, in the order given.
+absl::StatusOr<std::vector<uint64_t>> ParseSizeList(absl::string_view text);
+// 4096 -> "4KiB", 1536 -> "1536B", 64 << 20 -> "64MiB": exact, the largest unit that divides.
+std::string FormatSize(uint64_t bytes);
+
+}  // namespace rplasma::bench
+
+#endif  // RPLASMA_BENCH_MPI_COMMON_SIZE_UNITS_H_
