@@ -1,0 +1,49 @@
+// rplasma-store: the node's object store. Flags map onto StoreOptions (store/store_options.h).
+//   rplasma-store --socket PATH --memory BYTES [--hugepages DIR] [--name NAME]
+#include <cstdio>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "protocol/logging.h"
+#include "store/store_options.h"
+#include "store/store_server.h"
+
+ABSL_FLAG(std::string, socket, "", "Unix socket to listen on (its directory is created 0700 if missing)");
+ABSL_FLAG(std::string, memory, "", "arena size in bytes; suffixes K, M, G, T (binary), e.g. 1G");
+ABSL_FLAG(std::string, hugepages, "", "hugetlbfs directory for the arena (default: a memfd)");
+ABSL_FLAG(std::string, name, "rplasma-store", "store name reported to clients and in logs");
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage("rplasma-store --socket PATH --memory BYTES [--hugepages DIR] [--name NAME]");
+  absl::ParseCommandLine(argc, argv);
+
+  rplasma::StoreOptions options;
+  options.socket_path = absl::GetFlag(FLAGS_socket);
+  options.hugepages_dir = absl::GetFlag(FLAGS_hugepages);
+  options.name = absl::GetFlag(FLAGS_name);
+  absl::StatusOr<uint64_t> memory = rplasma::ParseByteSize(absl::GetFlag(FLAGS_memory));
+  if (!memory.ok()) {
+    std::fprintf(stderr, "rplasma-store: --memory: %s\n", std::string(memory.status().message()).c_str());
+    return 2;
+  }
+  options.memory_bytes = *memory;
+  if (absl::Status valid = options.Validate(); !valid.ok()) {
+    std::fprintf(stderr, "rplasma-store: %s\n", std::string(valid.message()).c_str());
+    return 2;
+  }
+
+  absl::StatusOr<std::unique_ptr<rplasma::StoreServer>> server = rplasma::StoreServer::Create(options);
+  if (!server.ok()) {
+    LOG(ERROR) << "rplasma-store: " << server.status().message();
+    return 1;
+  }
+  absl::Status run = (*server)->Run();
+  server->reset();  // closes clients, unlinks the socket
+  if (!run.ok()) {
+    LOG(ERROR) << "rplasma-store: " << run.message();
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,56 @@
+#include "store/store_options.h"
+
+#include <sys/un.h>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "protocol/status.h"
+
+namespace rplasma {
+
+absl::Status StoreOptions::Validate() const {
+  if (socket_path.empty()) return MakeError(ErrorCode::kInvalidArgument, "store: --socket is required");
+  if (socket_path.size() >= sizeof(sockaddr_un::sun_path)) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     absl::StrCat("store: socket path longer than ", sizeof(sockaddr_un::sun_path) - 1,
+                                  " bytes: ", socket_path));
+  }
+  if (memory_bytes == 0) return MakeError(ErrorCode::kInvalidArgument, "store: --memory must be > 0");
+  if (name.empty() || name.size() > 256) {
+    return MakeError(ErrorCode::kInvalidArgument, "store: --name must be 1..256 bytes");
+  }
+  if (max_frame_bytes < 1024) return MakeError(ErrorCode::kInvalidArgument, "store: max_frame_bytes < 1024");
+  if (pause_input_bytes == 0 || pause_input_bytes >= max_output_bytes) {
+    return MakeError(ErrorCode::kInvalidArgument, "store: need 0 < pause_input_bytes < max_output_bytes");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text) {
+  std::string s = absl::AsciiStrToUpper(absl::StripAsciiWhitespace(text));
+  absl::string_view rest = s;
+  if (!absl::ConsumeSuffix(&rest, "IB")) absl::ConsumeSuffix(&rest, "B");
+  int shift = 0;
+  if (!rest.empty()) {
+    switch (rest.back()) {
+      case 'K': shift = 10; break;
+      case 'M': shift = 20; break;
+      case 'G': shift = 30; break;
+      case 'T': shift = 40; break;
+      default: break;
+    }
+    if (shift != 0) rest.remove_suffix(1);
+  }
+  uint64_t value = 0;
+  if (rest.empty() || !absl::SimpleAtoi(rest, &value) || rest.front() == '-' || rest.front() == '+') {
+    return MakeError(ErrorCode::kInvalidArgument, absl::StrCat("size '", text, "': expected e.g. 4096, 64M, 1G"));
+  }
+  if (shift != 0 && value > (UINT64_MAX >> shift)) {
+    return MakeError(ErrorCode::kInvalidArgument, absl::StrCat("size '", text, "': too large"));
+  }
+  return value << shift;
+}
+
+}  // namespace rplasma

@@ -1,0 +1,44 @@
+// StoreOptions: everything rplasma-store is configured with (the flags of store_main.cc map onto
+// these fields), plus ParseByteSize for "64M"-style sizes.
+#ifndef RPLASMA_STORE_STORE_OPTIONS_H_
+#define RPLASMA_STORE_STORE_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "protocol/frame.h"
+
+namespace rplasma {
+
+struct StoreOptions {
+  // Required: the Unix socket to listen on. Its parent directory is created 0700 if missing; a
+  // parent that others can enter is accepted with a warning.
+  std::string socket_path;
+  // Arena bytes (rounded up to the page size). Required, > 0.
+  uint64_t memory_bytes = 0;
+  // If set, the arena is a file on this hugetlbfs mount instead of a memfd.
+  std::string hugepages_dir;
+  // Reported to clients in ConnectReply and used in logs.
+  std::string name = "rplasma-store";
+  // Largest request frame accepted (the header is checked before any allocation).
+  uint32_t max_frame_bytes = kDefaultMaxFrameBytes;
+  // A client whose queued replies/events exceed this is disconnected (a subscriber that fell
+  // too far behind, or a client that stopped reading).
+  uint64_t max_output_bytes = 64ull << 20;
+  // While a client has more than this queued, the store stops reading its requests.
+  uint64_t pause_input_bytes = 1ull << 20;
+  // Handle SIGTERM/SIGINT (blocked and read through a signalfd) as a clean shutdown.
+  bool handle_signals = true;
+
+  absl::Status Validate() const;
+};
+
+// "4096", "64K", "64M", "1G", "2T" (binary units; optional trailing "B" or "iB").
+absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text);
+
+}  // namespace rplasma
+
+#endif  // RPLASMA_STORE_STORE_OPTIONS_H_

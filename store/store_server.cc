@@ -1,0 +1,322 @@
+#include "store/store_server.h"
+
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "protocol/frame.h"
+#include "protocol/logging.h"
+#include "protocol/socket_io.h"
+
+namespace rplasma {
+namespace {
+
+constexpr uint64_t kListenTag = 1;
+constexpr uint64_t kSignalTag = 2;
+constexpr uint64_t kWakeTag = 3;
+constexpr size_t kReadBudget = 256 * 1024;  // per client per wakeup
+
+absl::Status PrepareSocketDirectory(const std::string& socket_path) {
+  size_t slash = socket_path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : socket_path.substr(0, slash));
+  struct stat st{};
+  if (::stat(dir.c_str(), &st) != 0) {
+    if (errno != ENOENT) return ErrnoError("stat", dir, errno);
+    if (::mkdir(dir.c_str(), 0700) != 0) return ErrnoError("mkdir", dir, errno);
+    LOG(INFO) << "created socket directory " << dir << " (mode 0700)";
+    return absl::OkStatus();
+  }
+  if (!S_ISDIR(st.st_mode)) return MakeError(ErrorCode::kInvalidArgument, absl::StrCat(dir, ": not a directory"));
+  if ((st.st_mode & 077) != 0) {
+    LOG(WARNING) << "socket directory " << dir << " is accessible to other users (mode "
+                 << absl::StrFormat("%04o", st.st_mode & 07777)
+                 << "); connections from other uids are refused, but a private 0700 directory is safer";
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+StoreServer::StoreServer(StoreOptions options, std::unique_ptr<Arena> arena)
+    : options_(std::move(options)),
+      arena_(std::move(arena)),
+      table_(arena_->size(), static_cast<uint64_t>(absl::GetCurrentTimeNanos()),
+             [this](EventKind kind, const ObjectInfo& info) { OnEvent(kind, info); }),
+      uid_(::geteuid()) {}
+
+absl::StatusOr<std::unique_ptr<StoreServer>> StoreServer::Create(const StoreOptions& options) {
+  RETURN_IF_ERROR(options.Validate());
+  ASSIGN_OR_RETURN(std::unique_ptr<Arena> arena, Arena::Create(options.memory_bytes, options.hugepages_dir));
+  std::unique_ptr<StoreServer> server(new StoreServer(options, std::move(arena)));
+  RETURN_IF_ERROR(server->Init());
+  return server;
+}
+
+absl::Status StoreServer::Init() {
+  RETURN_IF_ERROR(PrepareSocketDirectory(options_.socket_path));
+  ASSIGN_OR_RETURN(listen_fd_, UnixListen(options_.socket_path));
+  if (::chmod(options_.socket_path.c_str(), 0600) != 0) return ErrnoError("chmod", options_.socket_path, errno);
+  RETURN_IF_ERROR(SetNonBlocking(listen_fd_.get()));
+  epoll_fd_.reset(::epoll_create1(EPOLL_CLOEXEC));
+  if (!epoll_fd_) return ErrnoError("epoll_create1", "store", errno);
+  wake_fd_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!wake_fd_) return ErrnoError("eventfd", "store", errno);
+  auto add = [&](int fd, uint64_t tag) -> absl::Status {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = tag;
+    if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, fd, &ev) != 0) return ErrnoError("epoll_ctl", "ADD", errno);
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(add(listen_fd_.get(), kListenTag));
+  RETURN_IF_ERROR(add(wake_fd_.get(), kWakeTag));
+  if (options_.handle_signals) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    if (::pthread_sigmask(SIG_BLOCK, &set, nullptr) != 0) return ErrnoError("pthread_sigmask", "SIGTERM", errno);
+    signal_fd_.reset(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
+    if (!signal_fd_) return ErrnoError("signalfd", "SIGTERM/SIGINT", errno);
+    RETURN_IF_ERROR(add(signal_fd_.get(), kSignalTag));
+  }
+  LOG(INFO) << options_.name << ": listening on " << options_.socket_path << ", arena " << arena_->size()
+            << " bytes" << (options_.hugepages_dir.empty() ? " (memfd)" : " (hugetlbfs)");
+  return absl::OkStatus();
+}
+
+StoreServer::~StoreServer() {
+  std::vector<ClientId> ids;
+  for (const auto& [id, s] : sessions_) ids.push_back(id);
+  for (ClientId id : ids) CloseSession(id);
+  if (listen_fd_) ::unlink(options_.socket_path.c_str());
+}
+
+void StoreServer::Shutdown() {
+  uint64_t one = 1;
+  ssize_t ignored = ::write(wake_fd_.get(), &one, sizeof(one));
+  (void)ignored;
+}
+
+absl::Status StoreServer::Run() {
+  epoll_event events[64];
+  while (!stopping_) {
+    int timeout_ms = -1;
+    if (std::optional<absl::Time> next = waiters_.NextDeadline()) {
+      absl::Duration left = *next - absl::Now();
+      timeout_ms = left <= absl::ZeroDuration()
+                       ? 0
+                       : static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1))), 1 << 30));
+    }
+    int n = ::epoll_wait(epoll_fd_.get(), events, 64, timeout_ms);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError("epoll_wait", "store", errno);
+    }
+    for (int i = 0; i < n; ++i) {
+      uint64_t tag = events[i].data.u64;
+      if (tag == kListenTag) {
+        AcceptAll();
+      } else if (tag == kSignalTag) {
+        HandleSignal();
+      } else if (tag == kWakeTag) {
+        stopping_ = true;
+      } else {
+        HandleClient(tag, events[i].events);
+      }
+    }
+    ExpireGets();
+    FlushDirty();
+    CloseDoomed();
+  }
+  LOG(INFO) << options_.name << ": shutting down (" << sessions_.size() << " clients connected)";
+  return absl::OkStatus();
+}
+
+void StoreServer::HandleSignal() {
+  signalfd_siginfo info;
+  while (::read(signal_fd_.get(), &info, sizeof(info)) == sizeof(info)) {
+    LOG(INFO) << options_.name << ": signal " << info.ssi_signo << " received";
+    stopping_ = true;
+  }
+}
+
+void StoreServer::AcceptAll() {
+  for (;;) {
+    UniqueFd fd(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+    if (!fd) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno == EMFILE || errno == ENFILE) {
+        // Out of fds: stop watching the listener (level-triggered, it would spin) until a client leaves.
+        LOG(ERROR) << "accept: " << ErrnoError("accept4", options_.socket_path, errno).message()
+                   << "; pausing accepts until a client disconnects";
+        epoll_event ev{};
+        ev.data.u64 = kListenTag;
+        ::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, listen_fd_.get(), &ev);
+        accept_paused_ = true;
+      }
+      return;
+    }
+    absl::StatusOr<PeerCredentials> cred = GetPeerCredentials(fd.get());
+    if (!cred.ok()) {
+      LOG(WARNING) << "refusing a connection: " << cred.status().message();
+      continue;
+    }
+    if (cred->uid != uid_) {
+      LOG(WARNING) << "refusing a connection from pid " << cred->pid << " uid " << cred->uid
+                   << ": the store runs as uid " << uid_;
+      continue;  // fd closes here
+    }
+    ClientId id = next_client_id_++;
+    auto session = std::make_unique<ClientSession>(id, std::move(fd), cred->pid, options_.max_frame_bytes);
+    ClientSession& s = *session;
+    sessions_.emplace(id, std::move(session));
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = id;
+    if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, s.fd(), &ev) != 0) {
+      LOG(ERROR) << ErrnoError("epoll_ctl", "ADD client", errno).message();
+      sessions_.erase(id);
+      continue;
+    }
+    s.epoll_events = EPOLLIN;
+  }
+}
+
+ClientSession* StoreServer::FindSession(ClientId id) {
+  auto it = sessions_.find(id);
+  return it == sessions_.end() ? nullptr : it->second.get();
+}
+
+void StoreServer::HandleClient(ClientId id, uint32_t events) {
+  ClientSession* s = FindSession(id);
+  if (s == nullptr || s->doomed) return;
+  if ((events & EPOLLOUT) != 0) MarkDirty(*s);
+  if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0 && !s->input_paused) {
+    absl::Status read = s->ReadAvailable(kReadBudget);
+    // Requests that arrived before an EOF are still handled (a client may release and leave).
+    ProcessFrames(*s);
+    if (!read.ok() && !s->doomed) {
+      Doom(*s, std::string(read.message()));
+    }
+  }
+}
+
+void StoreServer::ProcessFrames(ClientSession& s) {
+  while (!s.doomed && !s.input_paused) {
+    absl::StatusOr<std::optional<std::string>> frame = s.NextFrame();
+    if (!frame.ok()) {
+      SendReply(s, ErrorReply(0, frame.status()));
+      Doom(s, std::string(frame.status().message()));
+      return;
+    }
+    if (!frame->has_value()) return;
+    absl::StatusOr<Request> request = DecodeRequest(**frame);
+    if (!request.ok()) {
+      SendReply(s, ErrorReply(0, request.status()));
+      Doom(s, std::string(request.status().message()));
+      return;
+    }
+    HandleRequest(s, *std::move(request));
+    if (s.queued_bytes() > options_.pause_input_bytes && !s.input_paused) {
+      s.input_paused = true;
+      UpdateInterest(s);
+    }
+  }
+}
+
+void StoreServer::SendReply(ClientSession& s, const Reply& reply, int fd_to_attach) {
+  s.Enqueue(EncodeFrame(EncodeReply(reply)), fd_to_attach);
+  MarkDirty(s);
+}
+
+void StoreServer::UpdateInterest(ClientSession& s) {
+  uint32_t want = (s.input_paused ? 0u : static_cast<uint32_t>(EPOLLIN)) |
+                  (s.queued_bytes() > 0 ? static_cast<uint32_t>(EPOLLOUT) : 0u);
+  if (want == s.epoll_events) return;
+  epoll_event ev{};
+  ev.events = want;
+  ev.data.u64 = s.id();
+  if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, s.fd(), &ev) != 0) {
+    Doom(s, std::string(ErrnoError("epoll_ctl", "MOD client", errno).message()));
+    return;
+  }
+  s.epoll_events = want;
+}
+
+void StoreServer::FlushDirty() {
+  // Flushing can resume paused input, whose requests can dirty further sessions: loop until quiet.
+  while (!dirty_.empty()) {
+    ClientId id = *dirty_.begin();
+    dirty_.erase(dirty_.begin());
+    ClientSession* s = FindSession(id);
+    if (s == nullptr || s->doomed) continue;
+    absl::Status flushed = s->Flush();
+    if (!flushed.ok()) {
+      Doom(*s, std::string(flushed.message()));
+      continue;
+    }
+    if (s->backfilling) PumpBackfill(*s);
+    if (s->input_paused && s->queued_bytes() <= options_.pause_input_bytes / 2) {
+      s->input_paused = false;
+      ProcessFrames(*s);  // frames already buffered get no new EPOLLIN
+    }
+    if (!s->doomed) UpdateInterest(*s);
+  }
+}
+
+void StoreServer::Doom(ClientSession& s, const std::string& why) {
+  if (s.doomed) return;
+  s.doomed = true;
+  doomed_.push_back(s.id());
+  LOG(INFO) << "client " << s.id() << " (" << (s.name.empty() ? "?" : s.name) << ", pid " << s.pid()
+            << ") disconnected: " << why;
+}
+
+void StoreServer::CloseDoomed() {
+  while (!doomed_.empty()) {
+    std::vector<ClientId> ids;
+    ids.swap(doomed_);
+    for (ClientId id : ids) {
+      ClientSession* s = FindSession(id);
+      if (s == nullptr) continue;
+      (void)s->Flush();  // best effort: a last error reply
+      CloseSession(id);
+    }
+  }
+}
+
+void StoreServer::CloseSession(ClientId id) {
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return;
+  ::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, it->second->fd(), nullptr);
+  std::unique_ptr<ClientSession> session = std::move(it->second);
+  sessions_.erase(it);
+  subscribers_.erase(id);
+  dirty_.erase(id);
+  waiters_.RemoveClient(id);
+  // May complete deferred deletes, whose events reach subscribers (and may doom a slow one).
+  table_.RemoveClient(id);
+  if (session->fds_discarded() > 0) {
+    LOG(WARNING) << "client " << id << " sent " << session->fds_discarded() << " fds; all were closed";
+  }
+  if (accept_paused_) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = kListenTag;
+    ::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, listen_fd_.get(), &ev);
+    accept_paused_ = false;
+  }
+}
+
+}  // namespace rplasma

@@ -1,0 +1,224 @@
+// StoreServer's request handlers: decoded requests in, replies (and events) queued out.
+#include <type_traits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "protocol/frame.h"
+#include "protocol/logging.h"
+#include "store/store_server.h"
+
+namespace rplasma {
+namespace {
+
+// Existing objects sent per backfill step; the step repeats while the queue is short.
+constexpr uint32_t kBackfillPage = 1024;
+
+Reply OkReply(uint64_t rid, ReplyBody body) {
+  Reply r;
+  r.request_id = rid;
+  r.body = std::move(body);
+  return r;
+}
+
+}  // namespace
+
+void StoreServer::HandleRequest(ClientSession& s, Request request) {
+  const uint64_t rid = request.request_id;
+  if (!s.connected && !std::holds_alternative<ConnectRequest>(request.body)) {
+    absl::Status error = ProtocolError("the first request on a connection must be Connect");
+    SendReply(s, ErrorReply(rid, error));
+    Doom(s, std::string(error.message()));
+    return;
+  }
+  std::visit(
+      [&](auto& m) {
+        using T = std::decay_t<decltype(m)>;
+        if constexpr (std::is_same_v<T, ConnectRequest>) {
+          HandleConnect(s, rid, m);
+        } else if constexpr (std::is_same_v<T, CreateRequest>) {
+          HandleCreate(s, rid, m);
+        } else if constexpr (std::is_same_v<T, SealRequest>) {
+          HandleSeal(s, rid, m);
+        } else if constexpr (std::is_same_v<T, AbortRequest>) {
+          absl::Status st = table_.Abort(s.id(), m.id);
+          SendReply(s, st.ok() ? OkReply(rid, EmptyReply{}) : ErrorReply(rid, st));
+        } else if constexpr (std::is_same_v<T, GetRequest>) {
+          HandleGet(s, rid, m);
+        } else if constexpr (std::is_same_v<T, ReleaseRequest>) {
+          CodesReply codes;
+          for (const ObjectID& id : m.ids) codes.codes.push_back(ErrorCodeOf(table_.Release(s.id(), id)));
+          SendReply(s, OkReply(rid, std::move(codes)));
+        } else if constexpr (std::is_same_v<T, ContainsRequest>) {
+          CodesReply codes;
+          for (const ObjectID& id : m.ids) codes.codes.push_back(table_.Contains(id));
+          SendReply(s, OkReply(rid, std::move(codes)));
+        } else if constexpr (std::is_same_v<T, DeleteRequest>) {
+          CodesReply codes;
+          for (const ObjectID& id : m.ids) codes.codes.push_back(table_.Delete(id));
+          SendReply(s, OkReply(rid, std::move(codes)));
+        } else if constexpr (std::is_same_v<T, EvictRequest>) {
+          EvictResult r = table_.Evict(m.bytes);
+          SendReply(s, OkReply(rid, EvictReply{r.bytes, r.objects}));
+        } else if constexpr (std::is_same_v<T, ListRequest>) {
+          ObjectsReply page;
+          page.objects = table_.List(m.start_after, m.limit, &page.more);
+          SendReply(s, OkReply(rid, std::move(page)));
+        } else if constexpr (std::is_same_v<T, StatsRequest>) {
+          SendReply(s, OkReply(rid, Stats()));
+        } else if constexpr (std::is_same_v<T, SubscribeRequest>) {
+          HandleSubscribe(s, rid, m);
+        }
+      },
+      request.body);
+}
+
+void StoreServer::HandleConnect(ClientSession& s, uint64_t rid, const ConnectRequest& m) {
+  if (s.connected) {
+    SendReply(s, ErrorReply(rid, MakeError(ErrorCode::kInvalidArgument, "connect: already connected")));
+    return;
+  }
+  s.connected = true;
+  s.name = m.client_name;
+  ConnectReply reply;
+  reply.arena_size = arena_->size();
+  reply.store_name = options_.name;
+  reply.max_ids_per_request = kMaxIdsPerRequest;
+  SendReply(s, OkReply(rid, std::move(reply)), arena_->fd());
+  LOG(INFO) << "client " << s.id() << " (" << s.name << ", pid " << s.pid() << ") connected";
+}
+
+void StoreServer::HandleCreate(ClientSession& s, uint64_t rid, const CreateRequest& m) {
+  absl::StatusOr<ObjectInfo> info = table_.Create(s.id(), m.id, m.data_size, m.metadata_size, m.evict_if_full);
+  if (!info.ok()) {
+    SendReply(s, ErrorReply(rid, info.status()));
+    return;
+  }
+  SendReply(s, OkReply(rid, CreateReply{info->offset, info->generation}));
+}
+
+void StoreServer::HandleSeal(ClientSession& s, uint64_t rid, const SealRequest& m) {
+  absl::Status st = table_.Seal(s.id(), m.id, m.checksum);
+  SendReply(s, st.ok() ? OkReply(rid, EmptyReply{}) : ErrorReply(rid, st));
+  if (!st.ok()) return;
+  std::vector<PendingGet> done =
+      waiters_.OnSealed(m.id, [&](ClientId client) { return table_.Get(client, m.id); });
+  for (PendingGet& get : done) CompleteGet(std::move(get));
+}
+
+void StoreServer::HandleGet(ClientSession& s, uint64_t rid, const GetRequest& m) {
+  PendingGet get;
+  get.client = s.id();
+  get.request_id = rid;
+  get.objects.resize(m.ids.size());
+  get.served.resize(m.ids.size(), false);
+  bool all_served = true;
+  for (size_t i = 0; i < m.ids.size(); ++i) {
+    absl::StatusOr<ObjectInfo> info = table_.Get(s.id(), m.ids[i]);
+    if (info.ok()) {
+      get.objects[i] = *info;
+      get.served[i] = true;
+    } else {
+      get.objects[i].id = m.ids[i];
+      all_served = false;
+    }
+  }
+  if (all_served || m.timeout_ms == 0) {
+    CompleteGet(std::move(get));
+    return;
+  }
+  if (m.timeout_ms > 0) get.deadline = absl::Now() + absl::Milliseconds(m.timeout_ms);
+  waiters_.Add(std::move(get));
+}
+
+void StoreServer::CompleteGet(PendingGet get) {
+  ClientSession* s = FindSession(get.client);
+  if (s == nullptr) return;  // cannot happen: a leaving client's waits are removed first
+  ObjectsReply reply;
+  reply.objects = std::move(get.objects);
+  for (size_t i = 0; i < reply.objects.size(); ++i) {
+    if (get.served[i]) continue;
+    ObjectInfo& o = reply.objects[i];
+    ObjectID id = o.id;
+    ErrorCode code = table_.Contains(id);
+    o = ObjectInfo{};
+    o.id = id;
+    o.error = code == ErrorCode::kObjectNotSealed ? ErrorCode::kObjectNotSealed : ErrorCode::kObjectNotFound;
+  }
+  SendReply(*s, OkReply(get.request_id, std::move(reply)));
+}
+
+void StoreServer::ExpireGets() {
+  for (PendingGet& get : waiters_.Expire(absl::Now())) CompleteGet(std::move(get));
+}
+
+void StoreServer::HandleSubscribe(ClientSession& s, uint64_t rid, const SubscribeRequest& m) {
+  if (s.subscribed) {
+    SendReply(s, ErrorReply(rid, MakeError(ErrorCode::kInvalidArgument, "subscribe: already subscribed")));
+    return;
+  }
+  s.subscribed = true;
+  s.backfilling = m.include_existing;
+  s.backfill_cursor.reset();
+  subscribers_.insert(s.id());
+  SendReply(s, OkReply(rid, EmptyReply{}));
+  if (s.backfilling) PumpBackfill(s);
+}
+
+void StoreServer::PumpBackfill(ClientSession& s) {
+  while (s.backfilling && !s.doomed && s.queued_bytes() < options_.pause_input_bytes) {
+    bool more = false;
+    std::vector<ObjectInfo> page = table_.List(s.backfill_cursor, kBackfillPage, &more);
+    for (const ObjectInfo& info : page) {
+      if (info.state != ObjectState::kSealed) continue;
+      Reply event;
+      event.body = ObjectEvent{EventKind::kSealed, info};
+      s.Enqueue(EncodeFrame(EncodeReply(event)));
+    }
+    if (!page.empty()) s.backfill_cursor = page.back().id;
+    if (!more) s.backfilling = false;
+  }
+  MarkDirty(s);
+}
+
+void StoreServer::OnEvent(EventKind kind, const ObjectInfo& info) {
+  if (subscribers_.empty()) return;
+  Reply event;
+  event.body = ObjectEvent{kind, info};
+  std::string frame = EncodeFrame(EncodeReply(event));
+  for (ClientId id : subscribers_) {
+    ClientSession* s = FindSession(id);
+    if (s == nullptr || s->doomed) continue;
+    // Ids the backfill has not reached yet are reported by the backfill itself (if still there).
+    if (s->backfilling && (!s->backfill_cursor || info.id > *s->backfill_cursor)) continue;
+    s->Enqueue(frame);
+    MarkDirty(*s);
+    if (s->queued_bytes() > options_.max_output_bytes) {
+      LOG(WARNING) << "subscriber " << id << " (" << s->name << ") fell behind by " << s->queued_bytes()
+                   << " bytes; disconnecting it";
+      Doom(*s, "subscriber too slow");
+    }
+  }
+}
+
+StatsReply StoreServer::Stats() const {
+  const Allocator& a = table_.allocator();
+  const TableStats& t = table_.stats();
+  StatsReply r;
+  r.capacity = a.capacity();
+  r.used_bytes = a.used_bytes();
+  r.objects_created = t.objects_created;
+  r.objects_sealed = t.objects_sealed;
+  r.ref_count = t.ref_count;
+  r.clients = sessions_.size();
+  r.evictions = t.evictions;
+  r.evicted_bytes = t.evicted_bytes;
+  r.free_blocks = a.free_blocks();
+  r.largest_free_block = a.largest_free_block();
+  r.fragmentation = a.fragmentation();
+  r.waiting_gets = waiters_.size();
+  r.subscribers = subscribers_.size();
+  return r;
+}
+
+}  // namespace rplasma
