@@ -1,0 +1,121 @@
+#include "bench-mpi/local/local_bench.h"
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "bench-mpi/common/bench_redis_server.h"
+#include "bench-mpi/common/result_reporter.h"
+#include "bench-mpi/common/size_units.h"
+#include "bench-mpi/common/store_launcher.h"
+#include "bench-mpi/local/memory_overhead.h"
+#include "bench-mpi/local/peer_benchmarks.h"
+#include "bench-mpi/local/store_benchmarks.h"
+#include "bench-mpi/local/target_summary.h"
+#include "client/client.h"
+#include "protocol/status.h"
+
+namespace rplasma::bench {
+namespace {
+
+// Object size of the memory-overhead run: "tiny", the smallest size a benchmark usually uses.
+constexpr uint64_t kOverheadObjectSize = 16;
+// Batch get runs only where a whole batch stays small next to the arena.
+constexpr uint64_t kMaxBatchBytes = 256u << 20;
+
+// Keeps the first error; prints every one.
+class ErrorLog {
+ public:
+  explicit ErrorLog(std::ostream& out) : out_(out) {}
+  void Note(const absl::Status& status) {
+    if (status.ok()) return;
+    out_ << "  error: " << status.message() << "\n";
+    if (first_.ok()) first_ = status;
+  }
+  const absl::Status& first() const { return first_; }
+
+ private:
+  std::ostream& out_;
+  absl::Status first_;
+};
+
+absl::StatusOr<std::unique_ptr<BenchRedisServer>> MaybeStartRedis(const LocalBenchOptions& options,
+                                                                   std::ostream& out) {
+  if (options.redis == RedisMode::kOff) return nullptr;
+  if (options.redis == RedisMode::kAuto && BenchRedisServer::FindBinary().empty()) {
+    out << "redis-server not installed: the Redis peer is skipped (--redis to insist)\n";
+    return nullptr;
+  }
+  BenchRedisServerOptions redis_options;
+  const uint64_t largest = *std::max_element(options.sizes.begin(), options.sizes.end());
+  redis_options.max_value_bytes = std::max<uint64_t>(redis_options.max_value_bytes, largest);
+  return BenchRedisServer::Start(redis_options);
+}
+
+}  // namespace
+
+absl::Status RunLocalBench(const LocalBenchOptions& options, std::ostream& out) {
+  RETURN_IF_ERROR(options.Validate());
+  std::unique_ptr<LaunchedStore> own_store;
+  std::string socket = options.store_socket;
+  if (socket.empty()) {
+    StoreLaunchOptions store_options;
+    store_options.memory_bytes = options.memory_bytes != 0 ? options.memory_bytes : options.DefaultMemoryBytes();
+    out << absl::StrFormat("starting rplasma-store with a %s arena\n", FormatSize(store_options.memory_bytes));
+    ASSIGN_OR_RETURN(own_store, LaunchedStore::Start(store_options));
+    socket = own_store->socket_path();
+  }
+  ASSIGN_OR_RETURN(pid_t store_pid, UnixSocketPeerPid(socket));
+  ASSIGN_OR_RETURN(std::unique_ptr<BenchRedisServer> redis_server, MaybeStartRedis(options, out));
+  std::optional<RedisConnection> redis;
+  if (redis_server != nullptr) {
+    ASSIGN_OR_RETURN(redis, RedisConnection::Connect(redis_server->host(), redis_server->port()));
+    out << "redis-server (peer) on " << redis_server->address() << "\n";
+  }
+  ClientOptions client_options;
+  client_options.store_socket = socket;
+  client_options.client_name = "rplasma-bench";
+  ASSIGN_OR_RETURN(std::unique_ptr<Client> client, Client::Connect(client_options));
+  ASSIGN_OR_RETURN(std::unique_ptr<ResultReporter> reporter, ResultReporter::Create(options.csv_path, &out));
+
+  std::vector<std::string> size_names;
+  for (uint64_t size : options.sizes) size_names.push_back(FormatSize(size));
+  out << absl::StrFormat("store %s (pid %d), arena %s; sizes %s; up to %d iterations or %s each\n\n",
+                         client->store_name(), store_pid, FormatSize(client->arena_size()),
+                         absl::StrJoin(size_names, ","), options.iterations,
+                         absl::FormatDuration(options.duration));
+
+  LoopLimits limits;
+  limits.iterations = options.iterations;
+  limits.duration = options.duration;
+  limits.min_iterations = LocalBenchOptions::kMinIterations;
+  ErrorLog errors(out);
+
+  errors.Note(RunUnixPingPong(limits, *reporter));
+  for (uint64_t size : options.sizes) errors.Note(RunMemcpy(limits, *reporter, size));
+  if (redis.has_value()) {
+    for (uint64_t size : options.sizes) {
+      if (size > redis_server->max_value_bytes()) continue;
+      errors.Note(RunRedisSetGet(limits, *reporter, *redis, size));
+    }
+  }
+
+  StoreBenchContext ctx{client.get(), reporter.get(), limits, options.batch};
+  for (uint64_t size : options.sizes) {
+    errors.Note(RunCreateWriteSeal(ctx, size));
+    errors.Note(RunGetRelease(ctx, size));
+    if (size * static_cast<uint64_t>(options.batch) <= kMaxBatchBytes) errors.Note(RunBatchGet(ctx, size));
+    errors.Note(RunCreateSealGet(ctx, size));
+  }
+  if (options.objects_overhead > 0) {
+    errors.Note(RunMemoryOverhead(*client, store_pid, options.objects_overhead, kOverheadObjectSize, *reporter));
+  }
+
+  PrintTargets(EvaluateLocalTargets(*reporter, options.sizes), out);
+  if (!options.csv_path.empty()) out << "\nCSV: " << options.csv_path << "\n";
+  return errors.first();
+}
+
+}  // namespace rplasma::bench

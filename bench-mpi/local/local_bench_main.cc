@@ -1,0 +1,31 @@
+// rplasma-bench: benchmarks of one rplasma node against its peers (see local_bench.h).
+#include <iostream>
+
+#include "bench-mpi/local/local_bench.h"
+#include "bench-mpi/local/local_bench_options.h"
+#include "protocol/status.h"
+
+int main(int argc, char** argv) {
+  bool help = false;
+  absl::StatusOr<rplasma::bench::LocalBenchOptions> options =
+      rplasma::bench::ParseLocalBenchOptions(argc, argv, &help);
+  if (help) {
+    std::cout << rplasma::bench::LocalBenchUsage();
+    return 0;
+  }
+  if (!options.ok()) {
+    std::cerr << "rplasma-bench: " << options.status().message() << "\n" << rplasma::bench::LocalBenchUsage();
+    return 2;
+  }
+  if (options->mode != "local") {
+    std::cerr << "rplasma-bench: --mode " << options->mode << " is not available in this build\n";
+    return 2;
+  }
+  absl::Status status = rplasma::bench::RunLocalBench(*options, std::cout);
+  if (!status.ok()) {
+    std::cerr << "rplasma-bench: " << rplasma::ErrorCodeName(rplasma::ErrorCodeOf(status)) << ": "
+              << status.message() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,113 @@
+#include "bench-mpi/local/local_bench_options.h"
+
+#include <algorithm>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
+#include "bench-mpi/common/size_units.h"
+#include "protocol/status.h"
+
+namespace rplasma::bench {
+namespace {
+
+absl::Status BadFlag(absl::string_view flag, absl::string_view why) {
+  return MakeError(ErrorCode::kInvalidArgument, absl::StrFormat("%s: %s", flag, why));
+}
+
+}  // namespace
+
+uint64_t LocalBenchOptions::DefaultMemoryBytes() const {
+  uint64_t largest = *std::max_element(sizes.begin(), sizes.end());
+  uint64_t smallest = *std::min_element(sizes.begin(), sizes.end());
+  // Objects are 64-byte aligned: a tiny object takes at least 64 bytes of arena.
+  uint64_t tiny = std::max<uint64_t>(64, (smallest + 63) / 64 * 64);
+  uint64_t batch_bytes = 0;
+  for (uint64_t size : sizes) {
+    if (size * batch <= (256u << 20)) batch_bytes = std::max(batch_bytes, (size + 63) / 64 * 64 * batch);
+  }
+  uint64_t bytes = 2 * largest + batch_bytes + static_cast<uint64_t>(objects_overhead) * 64 + (64u << 20);
+  bytes = std::max<uint64_t>(bytes, uint64_t{tiny} * 4);
+  return (bytes + (1u << 20) - 1) / (1u << 20) * (1u << 20);
+}
+
+absl::Status LocalBenchOptions::Validate() const {
+  if (mode != "local" && mode != "fetch") return BadFlag("--mode", "must be local or fetch");
+  if (sizes.empty()) return BadFlag("--sizes", "no sizes");
+  if (iterations < 1) return BadFlag("--iterations", "must be at least 1");
+  if (duration <= absl::ZeroDuration()) return BadFlag("--duration", "must be positive");
+  if (objects_overhead < 0) return BadFlag("--objects-overhead", "must not be negative");
+  if (batch < 1) return BadFlag("--batch", "must be at least 1");
+  return absl::OkStatus();
+}
+
+std::string LocalBenchUsage() {
+  return "usage: rplasma-bench [--mode local|fetch] [--sizes 16,4K,64K,1M,64M,256M]\n"
+         "                     [--iterations N] [--duration SECONDS] [--csv FILE]\n"
+         "                     [--store-socket PATH | --memory BYTES] [--redis | --no-redis]\n"
+         "                     [--objects-overhead N] [--batch N]\n"
+         "  --iterations N        per benchmark and size, at most N timed operations (1000)\n"
+         "  --duration S          ... or stop after S seconds (1; at least 3 operations run)\n"
+         "  --store-socket PATH   attach to a running rplasma-store instead of starting one\n"
+         "  --memory BYTES        arena of the store the bench starts (default: from the sizes)\n"
+         "  --redis / --no-redis  start a private redis-server for the Redis peer / skip it\n"
+         "                        (default: use Redis when redis-server is installed)\n"
+         "  --objects-overhead N  objects created to measure store memory per object (1000000; 0 skips)\n"
+         "  --batch N             ids per Get in the batch-get benchmark (1000)\n";
+}
+
+absl::StatusOr<LocalBenchOptions> ParseLocalBenchOptions(int argc, char** argv, bool* help) {
+  LocalBenchOptions options;
+  *help = false;
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view flag = argv[i];
+    std::string value;
+    // Accept both "--flag value" and "--flag=value".
+    if (size_t eq = flag.find('='); eq != absl::string_view::npos) {
+      value = std::string(flag.substr(eq + 1));
+      flag = flag.substr(0, eq);
+    }
+    auto next = [&]() -> absl::StatusOr<std::string> {
+      if (!value.empty()) return value;
+      if (i + 1 >= argc) return BadFlag(flag, "needs a value");
+      return std::string(argv[++i]);
+    };
+    if (flag == "--help" || flag == "-h") {
+      *help = true;
+      return options;
+    } else if (flag == "--redis") {
+      options.redis = RedisMode::kOn;
+    } else if (flag == "--no-redis") {
+      options.redis = RedisMode::kOff;
+    } else if (flag == "--mode") {
+      ASSIGN_OR_RETURN(options.mode, next());
+    } else if (flag == "--sizes") {
+      ASSIGN_OR_RETURN(std::string v, next());
+      ASSIGN_OR_RETURN(options.sizes, ParseSizeList(v));
+    } else if (flag == "--iterations" || flag == "--objects-overhead" || flag == "--batch") {
+      ASSIGN_OR_RETURN(std::string v, next());
+      int64_t n = 0;
+      if (!absl::SimpleAtoi(v, &n)) return BadFlag(flag, absl::StrFormat("'%s' is not an integer", v));
+      (flag == "--iterations" ? options.iterations
+                              : flag == "--batch" ? options.batch : options.objects_overhead) = n;
+    } else if (flag == "--duration") {
+      ASSIGN_OR_RETURN(std::string v, next());
+      double seconds = 0;
+      if (!absl::SimpleAtod(v, &seconds)) return BadFlag(flag, absl::StrFormat("'%s' is not a number", v));
+      options.duration = absl::Seconds(seconds);
+    } else if (flag == "--csv") {
+      ASSIGN_OR_RETURN(options.csv_path, next());
+    } else if (flag == "--store-socket") {
+      ASSIGN_OR_RETURN(options.store_socket, next());
+    } else if (flag == "--memory") {
+      ASSIGN_OR_RETURN(std::string v, next());
+      ASSIGN_OR_RETURN(options.memory_bytes, ParseSize(v));
+    } else {
+      return BadFlag(flag, "unknown flag");
+    }
+  }
+  RETURN_IF_ERROR(options.Validate());
+  return options;
+}
+
+}  // namespace rplasma::bench

@@ -1,0 +1,57 @@
+// Command line of rplasma-bench:
+//
+//   rplasma-bench [--mode local|fetch] [--sizes 16,4K,64K,1M,64M,256M] [--iterations N]
+//                 [--duration S] [--csv out.csv] [--store-socket PATH | --memory BYTES]
+//                 [--redis | --no-redis] [--objects-overhead N] [--batch N]
+//
+// Each (benchmark, size) runs `iterations` times, or fewer once `duration` has passed (but at
+// least kMinIterations). With --store-socket the bench attaches to a running store; otherwise it
+// starts its own with --memory (default: enough for the largest size and the overhead run).
+#ifndef RPLASMA_BENCH_MPI_LOCAL_LOCAL_BENCH_OPTIONS_H_
+#define RPLASMA_BENCH_MPI_LOCAL_LOCAL_BENCH_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace rplasma::bench {
+
+enum class RedisMode {
+  kAuto,  // start a redis-server if one is installed, else skip the Redis peer
+  kOn,    // start one; fail if it cannot be started
+  kOff,   // no Redis peer
+};
+
+struct LocalBenchOptions {
+  static constexpr int64_t kMinIterations = 3;
+
+  std::string mode = "local";
+  std::vector<uint64_t> sizes = {16, 4 << 10, 64 << 10, 1 << 20, 64 << 20, 256 << 20};
+  int64_t iterations = 1000;
+  absl::Duration duration = absl::Seconds(1);  // per (benchmark, size)
+  std::string csv_path;                        // "" = no CSV file
+  std::string store_socket;                    // "" = start our own store
+  uint64_t memory_bytes = 0;                   // own store's arena; 0 = DefaultMemoryBytes()
+  RedisMode redis = RedisMode::kAuto;
+  int64_t objects_overhead = 1000000;  // objects for the memory-overhead run; 0 skips it
+  int64_t batch = 1000;                // ids per Get in the batch-get benchmark
+
+  // The arena an own store needs: room for two of the largest object, the batch run and the
+  // overhead run, plus slack.
+  uint64_t DefaultMemoryBytes() const;
+  absl::Status Validate() const;
+};
+
+// The usage text printed by --help and after a bad flag.
+std::string LocalBenchUsage();
+
+// Parses argv (argv[0] is skipped). Sets *help and returns defaults for --help.
+absl::StatusOr<LocalBenchOptions> ParseLocalBenchOptions(int argc, char** argv, bool* help);
+
+}  // namespace rplasma::bench
+
+#endif  // RPLASMA_BENCH_MPI_LOCAL_LOCAL_BENCH_OPTIONS_H_

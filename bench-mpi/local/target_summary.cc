@@ -1,0 +1,130 @@
+#include "bench-mpi/local/target_summary.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "bench-mpi/common/size_units.h"
+
+namespace rplasma::bench {
+namespace {
+
+using Outcome = TargetCheck::Outcome;
+
+// ratio <= limit passes (at_most) or ratio >= limit passes (!at_most).
+TargetCheck Check(std::string name, std::string goal, std::string measured, double ratio, double limit,
+                  bool at_most) {
+  TargetCheck c{std::move(name), std::move(goal), std::move(measured), ratio, limit, Outcome::kShort};
+  if (at_most ? ratio <= limit : ratio >= limit) c.outcome = Outcome::kPass;
+  return c;
+}
+
+TargetCheck Skipped(std::string name, std::string goal, std::string why) {
+  return TargetCheck{std::move(name), std::move(goal), std::move(why), 0, 0, Outcome::kSkipped};
+}
+
+}  // namespace
+
+std::vector<TargetCheck> EvaluateLocalTargets(const ResultReporter& results,
+                                              const std::vector<uint64_t>& sizes) {
+  const uint64_t smallest = *std::min_element(sizes.begin(), sizes.end());
+  const uint64_t largest = *std::max_element(sizes.begin(), sizes.end());
+  const uint64_t bandwidth_size =
+      std::find(sizes.begin(), sizes.end(), uint64_t{64} << 20) != sizes.end() ? uint64_t{64} << 20 : largest;
+  std::vector<TargetCheck> checks;
+
+  const BenchResult* get_small = results.Find("get", "rplasma", smallest);
+  const BenchResult* get_large = results.Find("get", "rplasma", largest);
+  const std::string get_latency_goal = "get p50 <= 1.3x unix-socket ping-pong p50";
+  const BenchResult* ping = nullptr;
+  for (const BenchResult& r : results.results()) {
+    if (r.benchmark == "ping_pong") ping = &r;
+  }
+  if (get_small != nullptr && ping != nullptr) {
+    checks.push_back(Check("get latency", get_latency_goal,
+                           absl::StrFormat("get(%s) p50 %.2f us, ping-pong p50 %.2f us", FormatSize(smallest),
+                                           get_small->latency.p50_us, ping->latency.p50_us),
+                           get_small->latency.p50_us / ping->latency.p50_us, 1.3, true));
+  } else {
+    checks.push_back(Skipped("get latency", get_latency_goal, "get or ping-pong not measured"));
+  }
+
+  const std::string flat_goal = "get p50 of the largest size <= 1.2x get p50 of the smallest";
+  if (get_small != nullptr && get_large != nullptr && largest != smallest) {
+    checks.push_back(Check("get size-independent", flat_goal,
+                           absl::StrFormat("get(%s) p50 %.2f us, get(%s) p50 %.2f us", FormatSize(largest),
+                                           get_large->latency.p50_us, FormatSize(smallest),
+                                           get_small->latency.p50_us),
+                           get_large->latency.p50_us / get_small->latency.p50_us, 1.2, true));
+  } else {
+    checks.push_back(Skipped("get size-independent", flat_goal, "needs get at two sizes"));
+  }
+
+  const std::string bw_goal = "create+write+seal GB/s >= 0.7x memcpy GB/s";
+  const BenchResult* cws = results.Find("create_write_seal", "rplasma", bandwidth_size);
+  const BenchResult* copy = results.Find("copy", "memcpy", bandwidth_size);
+  if (cws != nullptr && copy != nullptr && copy->gb_per_s > 0) {
+    checks.push_back(Check("write bandwidth", bw_goal,
+                           absl::StrFormat("%s: create_write_seal %.2f GB/s, memcpy %.2f GB/s",
+                                           FormatSize(bandwidth_size), cws->gb_per_s, copy->gb_per_s),
+                           cws->gb_per_s / copy->gb_per_s, 0.7, false));
+  } else {
+    checks.push_back(Skipped("write bandwidth", bw_goal, "create_write_seal or memcpy not measured"));
+  }
+
+  const std::string rt_goal = "create+seal+get ops/s >= 5x Redis SET+GET ops/s (one client)";
+  const BenchResult* cycle = results.Find("create_seal_get", "rplasma", smallest);
+  const BenchResult* redis = results.Find("set_get", "redis", smallest);
+  if (cycle != nullptr && redis != nullptr && redis->ops_per_s > 0) {
+    checks.push_back(Check("small round trip", rt_goal,
+                           absl::StrFormat("%s: rplasma %.0f ops/s, redis %.0f ops/s", FormatSize(smallest),
+                                           cycle->ops_per_s, redis->ops_per_s),
+                           cycle->ops_per_s / redis->ops_per_s, 5.0, false));
+  } else {
+    checks.push_back(Skipped("small round trip", rt_goal, "create_seal_get or Redis not measured"));
+  }
+
+  const std::string batch_goal = "batch get <= 2 us per id (p50)";
+  const BenchResult* batch = results.Find("batch_get", "rplasma", smallest);
+  if (batch != nullptr) {
+    checks.push_back(Check("batch get", batch_goal,
+                           absl::StrFormat("%s: %.3f us per id in batches of %.0f", FormatSize(smallest),
+                                           batch->latency.p50_us, batch->Metric("batch")),
+                           batch->latency.p50_us, 2.0, true));
+  } else {
+    checks.push_back(Skipped("batch get", batch_goal, "batch_get not measured"));
+  }
+
+  const std::string mem_goal = "store memory <= 200 B per object";
+  const BenchResult* mem = nullptr;
+  for (const BenchResult& r : results.results()) {
+    if (r.benchmark == "memory_per_object") mem = &r;
+  }
+  if (mem != nullptr) {
+    const double anon = mem->Metric("anon_bytes_per_object");
+    checks.push_back(Check("memory per object", mem_goal,
+                           absl::StrFormat("%.0f objects: heap %.1f B/object (arena %.1f B/object, rss %.1f)",
+                                           mem->Metric("objects"), anon, mem->Metric("arena_bytes_per_object"),
+                                           mem->Metric("rss_bytes_per_object")),
+                           anon, 200, true));
+  } else {
+    checks.push_back(Skipped("memory per object", mem_goal, "memory run skipped (--objects-overhead 0)"));
+  }
+  return checks;
+}
+
+void PrintTargets(const std::vector<TargetCheck>& checks, std::ostream& out) {
+  out << "\nTargets (ratios within this run)\n";
+  for (const TargetCheck& c : checks) {
+    const char* outcome = c.outcome == Outcome::kPass    ? "PASS"
+                          : c.outcome == Outcome::kShort ? "SHORT"
+                                                         : "SKIPPED";
+    if (c.outcome == Outcome::kSkipped) {
+      out << absl::StrFormat("  %-7s %-21s %s — %s\n", outcome, c.name, c.goal, c.measured);
+    } else {
+      out << absl::StrFormat("  %-7s %-21s %s — %s — ratio %.3f (limit %.3g)\n", outcome, c.name, c.goal,
+                             c.measured, c.ratio, c.limit);
+    }
+  }
+}
+
+}  // namespace rplasma::bench
