@@ -1,0 +1,201 @@
+// RedisDirectory: construction, the connection with its reconnect backoff, and the helpers every
+// operation uses. Node operations: redis_directory_nodes.cc; objects: redis_directory_objects.cc.
+#include "manager/directory/redis_directory.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "protocol/logging.h"
+#include "protocol/status.h"
+
+namespace rplasma {
+
+RedisDirectory::RedisDirectory(const RedisDirectoryOptions& options)
+    : options_(options), codec_(options.key_prefix) {}
+
+RedisDirectory::~RedisDirectory() = default;
+
+absl::StatusOr<std::unique_ptr<RedisDirectory>> RedisDirectory::Create(const RedisDirectoryOptions& options) {
+  RETURN_IF_ERROR(options.Validate());
+  std::unique_ptr<RedisDirectory> directory(new RedisDirectory(options));
+  absl::MutexLock lock(&directory->mu_);
+  RETURN_IF_ERROR(directory->ConnectLocked(absl::Now() + options.op_timeout));
+  ASSIGN_OR_RETURN(std::vector<RedisReply> replies, directory->Run({RedisCommand{"PING"}}));
+  RedisReplyView pong = replies[0].view();
+  if (pong.type() != RedisReplyView::Type::kStatus || pong.str() != "PONG") {
+    return MakeError(ErrorCode::kUnavailable,
+                     absl::StrFormat("redis %s: PING answered %s, not PONG: is this a Redis server?",
+                                     options.address, pong.Describe()));
+  }
+  return directory;
+}
+
+absl::Status RedisDirectory::ConnectLocked(absl::Time deadline) {
+  const absl::Time now = absl::Now();
+  if (now < next_connect_attempt_) {
+    return MakeError(ErrorCode::kUnavailable,
+                     absl::StrFormat("redis %s unavailable (next reconnect attempt in %s); last error: %s",
+                                     options_.address, absl::FormatDuration(next_connect_attempt_ - now),
+                                     last_connect_error_));
+  }
+  auto fail = [&](const absl::Status& status) {
+    backoff_ = backoff_ == absl::ZeroDuration() ? options_.reconnect_backoff_initial
+                                                : std::min(2 * backoff_, options_.reconnect_backoff_max);
+    next_connect_attempt_ = absl::Now() + backoff_;
+    last_connect_error_ = std::string(status.message());
+    return status;
+  };
+  if (deadline <= now) {
+    return fail(MakeError(ErrorCode::kUnavailable,
+                          absl::StrFormat("redis %s: no time left to reconnect", options_.address)));
+  }
+  absl::StatusOr<std::unique_ptr<RedisConnection>> connection =
+      RedisConnection::Connect(options_.address, std::min(deadline - now, options_.op_timeout));
+  if (!connection.ok()) return fail(connection.status());
+
+  const bool reconnect = ever_connected_;
+  if (reconnect && node_.has_value()) {
+    // Redis may have restarted empty: put this node's record back before anything else.
+    ops_.fetch_add(1, std::memory_order_relaxed);
+    absl::StatusOr<std::vector<RedisReply>> replies = (*connection)->Pipeline(NodeRecordCommands(*node_), deadline);
+    if (!replies.ok()) return fail(replies.status());
+    for (const RedisReply& reply : *replies) {
+      if (reply.view().is_error()) {
+        return fail(RedisErrorReplyStatus(reply.view(), options_.address, "re-publish node record"));
+      }
+    }
+  }
+  connection_ = std::move(connection).value();
+  backoff_ = absl::ZeroDuration();
+  next_connect_attempt_ = absl::InfinitePast();
+  if (reconnect) {
+    reconnects_.fetch_add(1, std::memory_order_relaxed);
+    reconnect_pending_ = true;
+    LOG(INFO) << "directory: reconnected to redis " << options_.address
+              << (node_.has_value() ? "; node record re-published" : "");
+  }
+  ever_connected_ = true;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<RedisReply>> RedisDirectory::Run(absl::Span<const RedisCommand> commands) {
+  const absl::Time deadline = absl::Now() + options_.op_timeout;
+  bool fresh = false;
+  if (connection_ == nullptr) {
+    absl::Status connected = ConnectLocked(deadline);
+    if (!connected.ok()) {
+      errors_.fetch_add(1, std::memory_order_relaxed);
+      return connected;
+    }
+    fresh = true;
+  }
+  ops_.fetch_add(1, std::memory_order_relaxed);
+  absl::StatusOr<std::vector<RedisReply>> replies = connection_->Pipeline(commands, deadline);
+  if (replies.ok()) return replies;
+  connection_.reset();
+  if (!fresh && absl::Now() < deadline) {
+    // An idle connection can die quietly (Redis restarted): one fresh attempt within the bound.
+    absl::Status connected = ConnectLocked(deadline);
+    if (!connected.ok()) {
+      errors_.fetch_add(1, std::memory_order_relaxed);
+      return connected;
+    }
+    ops_.fetch_add(1, std::memory_order_relaxed);
+    replies = connection_->Pipeline(commands, deadline);
+    if (replies.ok()) return replies;
+    connection_.reset();
+  }
+  errors_.fetch_add(1, std::memory_order_relaxed);
+  return replies.status();
+}
+
+absl::StatusOr<std::vector<RedisReply>> RedisDirectory::RunChunked(absl::Span<const RedisCommand> commands) {
+  std::vector<RedisReply> all;
+  all.reserve(commands.size());
+  for (size_t start = 0; start < commands.size(); start += options_.max_pipeline) {
+    ASSIGN_OR_RETURN(std::vector<RedisReply> replies, Run(commands.subspan(start, options_.max_pipeline)));
+    for (RedisReply& reply : replies) all.push_back(std::move(reply));
+  }
+  return all;
+}
+
+absl::Status RedisDirectory::RunWrites(std::vector<RedisCommand> commands, absl::string_view op) {
+  ASSIGN_OR_RETURN(std::vector<RedisReply> replies, RunChunked(commands));
+  absl::Status first_error;
+  std::vector<RedisCommand> repairs;
+  for (size_t i = 0; i < replies.size(); ++i) {
+    RedisReplyView reply = replies[i].view();
+    if (reply.is_wrong_type() && commands[i].size() >= 2) {
+      // Someone stored another type under our key: it carries no hint worth keeping.
+      NoteGarbage(absl::StrFormat("%s: key %s held a value of the wrong type; replaced", op, commands[i][1]));
+      repairs.push_back(RedisCommand{"DEL", commands[i][1]});
+      repairs.push_back(std::move(commands[i]));
+    } else if (reply.is_error() && first_error.ok()) {
+      first_error = RedisErrorReplyStatus(reply, options_.address, absl::StrFormat("%s (%s)", op, commands[i][0]));
+    }
+  }
+  if (!repairs.empty()) {
+    ASSIGN_OR_RETURN(std::vector<RedisReply> repaired, RunChunked(repairs));
+    for (const RedisReply& reply : repaired) {
+      if (reply.view().is_error() && first_error.ok()) {
+        first_error = RedisErrorReplyStatus(reply.view(), options_.address, absl::StrFormat("%s (repair)", op));
+      }
+    }
+  }
+  if (!first_error.ok()) errors_.fetch_add(1, std::memory_order_relaxed);
+  return first_error;
+}
+
+std::vector<RedisCommand> RedisDirectory::NodeRecordCommands(const NodeRecord& node) const {
+  return {
+      RedisCommand{"SET", codec_.NodeKey(node.node_id), DirectoryCodec::EncodeNodeRecord(node), "PX",
+                   std::to_string(absl::ToInt64Milliseconds(options_.node_ttl))},
+      RedisCommand{"SADD", codec_.NodesKey(), node.node_id},
+  };
+}
+
+absl::StatusOr<std::string> RedisDirectory::OwnNodeId(absl::string_view op) const {
+  if (!node_.has_value()) {
+    return MakeError(ErrorCode::kInvalidArgument, absl::StrFormat("directory %s before RegisterNode", op));
+  }
+  return node_->node_id;
+}
+
+void RedisDirectory::NoteGarbage(absl::string_view what) {
+  const uint64_t count = garbage_values_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (count <= 10 || count % 1000 == 0) {
+    LOG(WARNING) << "directory: skipped malformed data from redis " << options_.address << ": " << what << " ("
+                 << count << " so far)";
+  }
+}
+
+void RedisDirectory::SetReconnectCallback(std::function<void()> callback) {
+  absl::MutexLock lock(&mu_);
+  reconnect_callback_ = std::move(callback);
+}
+
+void RedisDirectory::FireReconnectCallbackIfPending() {
+  std::function<void()> callback;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!reconnect_pending_) return;
+    reconnect_pending_ = false;
+    callback = reconnect_callback_;
+  }
+  if (callback) callback();
+}
+
+RedisDirectoryStats RedisDirectory::stats() const {
+  RedisDirectoryStats stats;
+  stats.ops = ops_.load(std::memory_order_relaxed);
+  stats.errors = errors_.load(std::memory_order_relaxed);
+  stats.reconnects = reconnects_.load(std::memory_order_relaxed);
+  stats.garbage_values = garbage_values_.load(std::memory_order_relaxed);
+  stats.cleaned_entries = cleaned_entries_.load(std::memory_order_relaxed);
+  stats.swept_nodes = swept_nodes_.load(std::memory_order_relaxed);
+  return stats;
+}
+
+}  // namespace rplasma

@@ -1,0 +1,164 @@
+// RedisDirectory: object locations (publish, remove, pipelined lookup with lazy cleaning).
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_format.h"
+#include "manager/directory/redis_directory.h"
+#include "protocol/logging.h"
+#include "protocol/status.h"
+
+namespace rplasma {
+namespace {
+
+// Locations read per object; a hash with more fields is malformed (far more than any cluster).
+constexpr size_t kMaxLocationsPerObject = 4096;
+
+}  // namespace
+
+absl::Status RedisDirectory::PublishObject(const ObjectID& id, const ObjectLocation& location) {
+  const std::pair<ObjectID, ObjectLocation> one(id, location);
+  return PublishObjects(absl::MakeConstSpan(&one, 1));
+}
+
+absl::Status RedisDirectory::PublishObjects(absl::Span<const std::pair<ObjectID, ObjectLocation>> objects) {
+  absl::Status status = [&]() -> absl::Status {
+    absl::MutexLock lock(&mu_);
+    ASSIGN_OR_RETURN(std::string node_id, OwnNodeId("PublishObjects"));
+    const std::string set_key = codec_.NodeObjectsKey(node_id);
+    std::vector<RedisCommand> commands;
+    commands.reserve(2 * objects.size());
+    for (const auto& [id, location] : objects) {
+      if (!location.node_id.empty() && location.node_id != node_id) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         absl::StrFormat("PublishObjects(%s): location names node %s, this node is %s", id.Hex(),
+                                         location.node_id.substr(0, 200), node_id));
+      }
+      commands.push_back(RedisCommand{"HSET", codec_.ObjectKey(id), node_id, DirectoryCodec::EncodeLocation(location)});
+      commands.push_back(RedisCommand{"SADD", set_key, id.Hex()});
+    }
+    if (commands.empty()) return absl::OkStatus();
+    return RunWrites(std::move(commands), "PublishObjects");
+  }();
+  FireReconnectCallbackIfPending();
+  return status;
+}
+
+absl::Status RedisDirectory::RemoveObject(const ObjectID& id) {
+  absl::Status status = [&]() -> absl::Status {
+    absl::MutexLock lock(&mu_);
+    ASSIGN_OR_RETURN(std::string node_id, OwnNodeId("RemoveObject"));
+    return RunWrites({RedisCommand{"HDEL", codec_.ObjectKey(id), node_id},
+                      RedisCommand{"SREM", codec_.NodeObjectsKey(node_id), id.Hex()}},
+                     "RemoveObject");
+  }();
+  FireReconnectCallbackIfPending();
+  return status;
+}
+
+absl::StatusOr<std::vector<std::vector<ObjectLocation>>> RedisDirectory::Lookup(absl::Span<const ObjectID> ids) {
+  using Result = std::vector<std::vector<ObjectLocation>>;
+  absl::StatusOr<Result> result = [&]() -> absl::StatusOr<Result> {
+    Result found(ids.size());
+    if (ids.empty()) return found;
+    absl::MutexLock lock(&mu_);
+
+    // Round trip 1: every location entry of every id.
+    std::vector<RedisCommand> reads;
+    reads.reserve(ids.size());
+    for (const ObjectID& id : ids) reads.push_back(RedisCommand{"HGETALL", codec_.ObjectKey(id)});
+    ASSIGN_OR_RETURN(std::vector<RedisReply> entries, RunChunked(reads));
+
+    Result candidates(ids.size());
+    absl::flat_hash_map<std::string, int> node_index;  // distinct node -> position in `nodes`
+    std::vector<std::string> nodes;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      RedisReplyView hash = entries[i].view();
+      if (hash.is_error() && !hash.is_wrong_type()) {
+        errors_.fetch_add(1, std::memory_order_relaxed);
+        return RedisErrorReplyStatus(hash, options_.address, absl::StrFormat("HGETALL %s", reads[i][1]));
+      }
+      if (!hash.is_array() || hash.size() % 2 != 0) {
+        NoteGarbage(absl::StrFormat("HGETALL %s: %s", reads[i][1], hash.Describe()));
+        continue;
+      }
+      size_t pairs = hash.size() / 2;
+      if (pairs > kMaxLocationsPerObject) {
+        NoteGarbage(absl::StrFormat("HGETALL %s: %d entries; reading the first %d", reads[i][1], pairs,
+                                    kMaxLocationsPerObject));
+        pairs = kMaxLocationsPerObject;
+      }
+      for (size_t p = 0; p < pairs; ++p) {
+        RedisReplyView field = hash.element(2 * p);
+        RedisReplyView value = hash.element(2 * p + 1);
+        absl::StatusOr<ObjectLocation> location =
+            field.is_string() && value.is_string()
+                ? DirectoryCodec::DecodeLocation(field.str(), value.str())
+                : ProtocolError(absl::StrFormat("entry %s -> %s", field.Describe(), value.Describe()));
+        if (!location.ok()) {
+          NoteGarbage(absl::StrFormat("HGETALL %s: %s", reads[i][1], location.status().message()));
+          continue;
+        }
+        if (node_index.emplace(location->node_id, static_cast<int>(nodes.size())).second) {
+          nodes.push_back(location->node_id);
+        }
+        candidates[i].push_back(*std::move(location));
+      }
+    }
+    if (nodes.empty()) return found;
+
+    // Round trip 2: which of those nodes are alive.
+    std::vector<RedisCommand> checks;
+    checks.reserve(nodes.size());
+    for (const std::string& node_id : nodes) checks.push_back(RedisCommand{"EXISTS", codec_.NodeKey(node_id)});
+    ASSIGN_OR_RETURN(std::vector<RedisReply> exists, RunChunked(checks));
+    enum class Liveness { kAlive, kExpired, kUnknown };
+    std::vector<Liveness> liveness(nodes.size(), Liveness::kUnknown);
+    for (size_t n = 0; n < nodes.size(); ++n) {
+      RedisReplyView reply = exists[n].view();
+      if (reply.is_integer() && reply.integer() == 1) {
+        liveness[n] = Liveness::kAlive;
+      } else if (reply.is_integer() && reply.integer() == 0) {
+        liveness[n] = Liveness::kExpired;
+      } else {
+        NoteGarbage(absl::StrFormat("EXISTS %s: %s", checks[n][1], reply.Describe()));
+      }
+    }
+
+    // Keep live nodes' entries; delete expired nodes' entries (best effort, a third round trip
+    // only when there is something to clean).
+    std::vector<RedisCommand> cleanups;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      for (ObjectLocation& location : candidates[i]) {
+        switch (liveness[node_index[location.node_id]]) {
+          case Liveness::kAlive:
+            found[i].push_back(std::move(location));
+            break;
+          case Liveness::kExpired:
+            cleanups.push_back(RedisCommand{"HDEL", reads[i][1], location.node_id});
+            break;
+          case Liveness::kUnknown:
+            break;
+        }
+      }
+    }
+    if (!cleanups.empty()) {
+      absl::StatusOr<std::vector<RedisReply>> cleaned = RunChunked(cleanups);
+      if (!cleaned.ok()) {
+        LOG(WARNING) << "directory: cleaning entries of expired nodes failed: " << cleaned.status();
+      } else {
+        for (const RedisReply& reply : *cleaned) {
+          if (reply.view().is_integer() && reply.view().integer() > 0) {
+            cleaned_entries_.fetch_add(static_cast<uint64_t>(reply.view().integer()), std::memory_order_relaxed);
+          }
+        }
+      }
+    }
+    return found;
+  }();
+  FireReconnectCallbackIfPending();
+  return result;
+}
+
+}  // namespace rplasma

@@ -1,0 +1,73 @@
+// RedisReply: owner of one hiredis reply tree, read through RedisReplyView without exposing
+// hiredis types. Everything in a reply came from outside the process: callers check type() before
+// reading a field, and a view of the wrong type yields empty/zero values, never a crash.
+//
+// Thread-safety: immutable after construction; views are valid while their RedisReply lives.
+#ifndef RPLASMA_MANAGER_DIRECTORY_REDIS_REPLY_H_
+#define RPLASMA_MANAGER_DIRECTORY_REDIS_REPLY_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+
+struct redisReply;  // hiredis
+
+namespace rplasma {
+
+class RedisReplyView {
+ public:
+  enum class Type { kString, kArray, kInteger, kNil, kStatus, kError, kUnknown };
+
+  explicit RedisReplyView(const redisReply* reply) : reply_(reply) {}
+
+  Type type() const;
+  bool is_string() const { return type() == Type::kString; }
+  bool is_array() const { return type() == Type::kArray; }
+  bool is_integer() const { return type() == Type::kInteger; }
+  bool is_nil() const { return type() == Type::kNil; }
+  bool is_error() const { return type() == Type::kError; }
+  // An error reply "WRONGTYPE ...": the key holds a value of another type.
+  bool is_wrong_type() const;
+
+  // The bytes of a string, status or error reply; "" for other types.
+  absl::string_view str() const;
+  // The value of an integer reply; 0 for other types.
+  int64_t integer() const;
+  // Number of elements of an array reply; 0 for other types.
+  size_t size() const;
+  // Element `i` of an array reply. REQUIRES: i < size().
+  RedisReplyView element(size_t i) const;
+
+  // A short description for logs: "string(12 bytes)", "error(WRONGTYPE ...)", ...
+  std::string Describe() const;
+
+ private:
+  const redisReply* reply_;  // never null
+};
+
+// The status for the error reply `reply` to `op` sent to Redis at `address`: kUnavailable for
+// transient server states (LOADING, BUSY, OOM, MASTERDOWN, READONLY, TRYAGAIN, NOREPLICAS),
+// kProtocolError otherwise. REQUIRES: reply.is_error().
+absl::Status RedisErrorReplyStatus(const RedisReplyView& reply, absl::string_view address, absl::string_view op);
+
+class RedisReply {
+ public:
+  // Takes ownership of `reply` (from redisGetReply). REQUIRES: reply != nullptr.
+  explicit RedisReply(redisReply* reply) : reply_(reply) {}
+
+  RedisReplyView view() const { return RedisReplyView(reply_.get()); }
+
+ private:
+  struct Deleter {
+    void operator()(redisReply* reply) const;
+  };
+  std::unique_ptr<redisReply, Deleter> reply_;
+};
+
+}  // namespace rplasma
+
+#endif  // RPLASMA_MANAGER_DIRECTORY_REDIS_REPLY_H_
