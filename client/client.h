@@ -19,8 +19,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "protocol/object_id.h"
@@ -138,14 +141,37 @@ class Client {
   const std::string& store_name() const { return store_name_; }
 
  private:
-  Client(ClientOptions options, std::unique_ptr<ClientConnection> connection, uint8_t* arena_base,
-         uint64_t arena_size, std::string store_name);
+  friend class ObjectBuffer;
+  // Where an object this client created (and has not sealed or aborted yet) lives, for Seal's
+  // checksum.
+  struct CreatedRegion {
+    uint64_t offset = 0;
+    uint64_t data_size = 0;
+    uint64_t metadata_size = 0;
+  };
 
-  ClientOptions options_;
-  std::unique_ptr<ClientConnection> connection_;
-  uint8_t* arena_base_;
-  uint64_t arena_size_;
-  std::string store_name_;
+  Client(ClientOptions options, std::unique_ptr<ClientConnection> connection, uint8_t* arena_base,
+         uint64_t arena_size, std::string store_name, uint32_t max_ids_per_request);
+
+  // Get without the remote fallback.
+  absl::StatusOr<std::vector<ObjectBuffer>> GetLocal(absl::Span<const ObjectID> ids, absl::Duration timeout);
+  // One Get reply entry as a buffer (or a failed entry); releases a reference it cannot use.
+  ObjectBuffer ToBuffer(const ObjectID& expected, const ObjectInfo& info);
+  // True if [offset, offset + size) lies inside the arena.
+  bool InArena(uint64_t offset, uint64_t size) const;
+  // Drops one reference without waiting for the store's answer (ObjectBuffer's release).
+  absl::Status ReleaseDetached(const ObjectID& id);
+  void ForgetCreated(const ObjectID& id);
+
+  const ClientOptions options_;
+  const std::unique_ptr<ClientConnection> connection_;
+  uint8_t* const arena_base_;
+  const uint64_t arena_size_;
+  const std::string store_name_;
+  const uint32_t max_ids_per_request_;
+
+  absl::Mutex mu_;
+  absl::flat_hash_map<ObjectID, CreatedRegion> created_ ABSL_GUARDED_BY(mu_);
 };
 
 // A stream of store events on its own connection. Not thread-safe; one reader.

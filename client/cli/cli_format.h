@@ -1,0 +1,27 @@
+// Text forms the rplasma CLI reads and prints: human-readable byte sizes and object ids.
+//
+// FormatSize: "512 B", "1.5 KiB", "12.0 MiB", "3.2 GiB", "1.0 TiB" (binary units, one decimal).
+// ParseSize:  "4096", "4k", "4KiB", "1.5 MiB", "2g", "1T" (case-insensitive; binary units;
+//             an optional space and "B"); kInvalidArgument for anything else or an overflow.
+// ParseObjectId: 40 hex digits (either case).
+//
+// Pure functions; thread-safe.
+#ifndef RPLASMA_CLIENT_CLI_CLI_FORMAT_H_
+#define RPLASMA_CLIENT_CLI_CLI_FORMAT_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "protocol/object_id.h"
+
+namespace rplasma::cli {
+
+std::string FormatSize(uint64_t bytes);
+absl::StatusOr<uint64_t> ParseSize(absl::string_view text);
+absl::StatusOr<ObjectID> ParseObjectId(absl::string_view text);
+
+}  // namespace rplasma::cli
+
+#endif  // RPLASMA_CLIENT_CLI_CLI_FORMAT_H_

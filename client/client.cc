@@ -1,0 +1,184 @@
+// Client: connection set-up, the arena mapping, and the write side of the object lifecycle
+// (Create, Seal, Abort, Put, Release). Reads are in client_get.cc, the rest in client_admin.cc.
+#include "client/client.h"
+
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "client/checksum.h"
+#include "client/client_connection.h"
+#include "client/reply_body.h"
+#include "protocol/logging.h"
+#include "protocol/status.h"
+
+namespace rplasma {
+namespace {
+
+using client_internal::Annotate;
+using client_internal::ExpectBody;
+using client_internal::ExpectCodes;
+
+// How long Connect waits for the store's ConnectReply.
+constexpr absl::Duration kConnectTimeout = absl::Seconds(10);
+
+absl::Status InvalidOption(absl::string_view message) {
+  return MakeError(ErrorCode::kInvalidArgument, absl::StrCat("client options: ", message));
+}
+
+}  // namespace
+
+absl::Status ClientOptions::Validate() const {
+  const size_t max_path = sizeof(sockaddr_un::sun_path) - 1;
+  if (store_socket.empty()) return InvalidOption("store_socket is required");
+  if (store_socket.size() > max_path) {
+    return InvalidOption(absl::StrCat("store_socket longer than ", max_path, " bytes: ", store_socket));
+  }
+  if (manager_socket.size() > max_path) {
+    return InvalidOption(absl::StrCat("manager_socket longer than ", max_path, " bytes: ", manager_socket));
+  }
+  if (client_name.size() > kMaxClientNameBytes) {
+    return InvalidOption(absl::StrCat("client_name longer than ", kMaxClientNameBytes, " bytes"));
+  }
+  if (get_fetches_remote && manager_socket.empty()) {
+    return InvalidOption("get_fetches_remote needs manager_socket");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
+  RETURN_IF_ERROR(options.Validate());
+  ASSIGN_OR_RETURN(ClientConnection::Handshake handshake,
+                   ClientConnection::Connect(options.store_socket, options.client_name, kConnectTimeout));
+  const uint64_t arena_size = handshake.reply.arena_size;
+  const std::string& where = options.store_socket;
+  if (arena_size == 0 || arena_size > kMaxObjectBytes) {
+    return ProtocolError(absl::StrCat("connect(", where, "): implausible arena size ", arena_size));
+  }
+  // Mapping past the end of the file would turn a lying store into SIGBUS on first touch.
+  struct stat st;
+  if (::fstat(handshake.arena_fd.get(), &st) != 0) return ErrnoError("fstat", "arena fd", errno);
+  if (static_cast<uint64_t>(st.st_size) < arena_size) {
+    return ProtocolError(absl::StrCat("connect(", where, "): arena fd holds ", st.st_size, " bytes, store claims ",
+                                      arena_size));
+  }
+  void* base = ::mmap(nullptr, arena_size, PROT_READ | PROT_WRITE, MAP_SHARED, handshake.arena_fd.get(), 0);
+  if (base == MAP_FAILED) return ErrnoError("mmap", absl::StrCat("arena of ", arena_size, " bytes"), errno);
+  // The mapping keeps the arena alive; the fd itself is no longer needed (closed by UniqueFd).
+  uint32_t max_ids = handshake.reply.max_ids_per_request;
+  if (max_ids == 0 || max_ids > kMaxIdsPerRequest) max_ids = kMaxIdsPerRequest;
+  return std::unique_ptr<Client>(new Client(options, std::move(handshake.connection), static_cast<uint8_t*>(base),
+                                            arena_size, std::move(handshake.reply.store_name), max_ids));
+}
+
+Client::Client(ClientOptions options, std::unique_ptr<ClientConnection> connection, uint8_t* arena_base,
+               uint64_t arena_size, std::string store_name, uint32_t max_ids_per_request)
+    : options_(std::move(options)),
+      connection_(std::move(connection)),
+      arena_base_(arena_base),
+      arena_size_(arena_size),
+      store_name_(std::move(store_name)),
+      max_ids_per_request_(max_ids_per_request) {}
+
+Client::~Client() {
+  // connection_ (declared before the arena fields) is closed by its own destructor after this
+  // body; the store then drops our references. Unmapping first is safe: nothing here touches
+  // the arena again.
+  ::munmap(arena_base_, arena_size_);
+}
+
+bool Client::InArena(uint64_t offset, uint64_t size) const {
+  return offset <= arena_size_ && size <= arena_size_ - offset;
+}
+
+absl::StatusOr<CreatedObject> Client::Create(const ObjectID& id, uint64_t data_size,
+                                             absl::Span<const uint8_t> metadata, bool evict_if_full) {
+  const std::string hex = id.Hex();
+  if (data_size > kMaxObjectBytes || metadata.size() > kMaxObjectBytes - data_size) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     absl::StrCat("create(", hex, "): size ", data_size, "+", metadata.size(), " is too large"));
+  }
+  ASSIGN_OR_RETURN(CreateReply reply,
+                   ExpectBody<CreateReply>(connection_->Call(CreateRequest{id, data_size, metadata.size(), evict_if_full}),
+                                           "create", hex));
+  if (!InArena(reply.offset, data_size + metadata.size())) {
+    (void)connection_->SendDetached(AbortRequest{id});
+    return ProtocolError(absl::StrCat("create(", hex, "): store placed the object outside the arena"));
+  }
+  uint8_t* data = arena_base_ + reply.offset;
+  uint8_t* meta = data + data_size;
+  if (!metadata.empty()) std::memcpy(meta, metadata.data(), metadata.size());
+  {
+    absl::MutexLock lock(&mu_);
+    created_[id] = CreatedRegion{reply.offset, data_size, metadata.size()};
+  }
+  return CreatedObject{id, absl::MakeSpan(data, data_size), absl::MakeSpan(meta, metadata.size()), reply.offset,
+                       reply.generation};
+}
+
+void Client::ForgetCreated(const ObjectID& id) {
+  absl::MutexLock lock(&mu_);
+  created_.erase(id);
+}
+
+absl::Status Client::Seal(const ObjectID& id) {
+  std::optional<CreatedRegion> region;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = created_.find(id);
+    if (it != created_.end()) region = it->second;
+  }
+  // Not created here: let the store say why (NotCreator, AlreadySealed, NotFound).
+  uint64_t checksum = 0;
+  if (region.has_value()) {
+    const uint8_t* data = arena_base_ + region->offset;
+    checksum = ObjectChecksum({data, region->data_size}, {data + region->data_size, region->metadata_size});
+  }
+  absl::Status status =
+      ExpectBody<EmptyReply>(connection_->Call(SealRequest{id, checksum}), "seal", id.Hex()).status();
+  ErrorCode code = ErrorCodeOf(status);
+  if (code == ErrorCode::kOk || code == ErrorCode::kObjectAlreadySealed || code == ErrorCode::kObjectNotFound) {
+    ForgetCreated(id);
+  }
+  return status;
+}
+
+absl::Status Client::Abort(const ObjectID& id) {
+  absl::Status status = ExpectBody<EmptyReply>(connection_->Call(AbortRequest{id}), "abort", id.Hex()).status();
+  ErrorCode code = ErrorCodeOf(status);
+  if (code == ErrorCode::kOk || code == ErrorCode::kObjectAlreadySealed || code == ErrorCode::kObjectNotFound) {
+    ForgetCreated(id);
+  }
+  return status;
+}
+
+absl::Status Client::Put(const ObjectID& id, absl::Span<const uint8_t> data, absl::Span<const uint8_t> metadata) {
+  ASSIGN_OR_RETURN(CreatedObject object, Create(id, data.size(), metadata));
+  if (!data.empty()) std::memcpy(object.data.data(), data.data(), data.size());
+  absl::Status sealed = Seal(id);
+  if (!sealed.ok()) {
+    (void)Abort(id);
+    return sealed;
+  }
+  return Release(id);
+}
+
+absl::Status Client::Release(const ObjectID& id) {
+  const std::string hex = id.Hex();
+  ASSIGN_OR_RETURN(CodesReply codes,
+                   ExpectCodes(connection_->Call(ReleaseRequest{{id}}), 1, "release", hex));
+  return Annotate(MakeError(codes.codes[0], ErrorCodeName(codes.codes[0])), "release", hex);
+}
+
+absl::Status Client::ReleaseDetached(const ObjectID& id) {
+  return connection_->SendDetached(ReleaseRequest{{id}});
+}
+
+}  // namespace rplasma

@@ -1,0 +1,138 @@
+// ClientConnection: one Unix-socket connection to rplasma-store, shared by every thread of a
+// Client. It numbers requests, writes their frames, and hands each reply to the caller waiting for
+// its request id (the store may answer a waiting Get late, after later requests).
+//
+// Demultiplexing is leader/follower: there is no reader thread. A caller waiting for a reply either
+// becomes the leader (the one thread reading the socket; it dispatches every reply it reads to the
+// right waiter) or sleeps on its own CondVar until its reply is dispatched or it is asked to lead.
+// A single-threaded caller therefore costs one frame out and one frame in, with no thread hand-off.
+//
+// Detached requests (SendDetached) expect a reply nobody waits for; whoever leads reads and drops
+// it. At most kMaxDetached are outstanding: beyond that SendDetached waits like a normal call, so
+// unread replies never pile up in the store.
+//
+// Failure: the first read or write error (the store died, or sent bytes that are not a valid reply)
+// breaks the connection for good: every waiter and every later call gets that status
+// (kUnavailable / kProtocolError). Nothing here crashes on bytes from the store.
+//
+// Thread-safety: all methods are thread-safe. A PendingReply belongs to one caller.
+#ifndef RPLASMA_CLIENT_CLIENT_CONNECTION_H_
+#define RPLASMA_CLIENT_CLIENT_CONNECTION_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "protocol/store_messages.h"
+#include "protocol/unique_fd.h"
+
+namespace rplasma {
+
+class ClientConnection;
+
+// The caller-owned slot a reply is delivered to (lives on the caller's stack: no allocation).
+// Register it with Send, claim the reply with Wait. Destroying a registered slot unregisters it
+// (its reply, if it still comes, is dropped).
+class PendingReply {
+ public:
+  PendingReply() = default;
+  ~PendingReply();
+  PendingReply(const PendingReply&) = delete;
+  PendingReply& operator=(const PendingReply&) = delete;
+
+ private:
+  friend class ClientConnection;
+  // Written only by the owning thread (in Send). The fields below are guarded by owner_->mu_.
+  ClientConnection* owner_ = nullptr;
+  uint64_t request_id_ = 0;
+  bool registered_ = false;
+  bool done_ = false;
+  absl::StatusOr<Reply> result_ = absl::UnknownError("no reply yet");
+  absl::CondVar cv_;  // signalled when done_ or when asked to lead
+};
+
+class ClientConnection {
+ public:
+  static constexpr int kMaxDetached = 256;
+
+  // The result of the handshake: the connection, the store's ConnectReply and its arena fd.
+  struct Handshake {
+    std::unique_ptr<ClientConnection> connection;
+    ConnectReply reply;
+    UniqueFd arena_fd;
+  };
+  // Connects to `socket_path` and sends ConnectRequest; the reply carries the arena fd.
+  // kUnavailable if no store listens there; kDeadlineExceeded if it does not answer in `timeout`.
+  static absl::StatusOr<Handshake> Connect(const std::string& socket_path, absl::string_view client_name,
+                                           absl::Duration timeout);
+
+  ~ClientConnection();
+  ClientConnection(const ClientConnection&) = delete;
+  ClientConnection& operator=(const ClientConnection&) = delete;
+
+  // Sends `body` with a fresh request id and registers `pending` for its reply.
+  // REQUIRES: `pending` is not registered. On error nothing is registered.
+  absl::Status Send(RequestBody body, PendingReply* pending);
+  // Waits for the reply to a Send (leading the socket reads while needed). The reply's own error
+  // code is not turned into a status here: check reply.status().
+  absl::StatusOr<Reply> Wait(PendingReply* pending);
+  // Send + Wait.
+  absl::StatusOr<Reply> Call(RequestBody body);
+  // Sends `body` and does not wait for the reply (see the header comment).
+  absl::Status SendDetached(RequestBody body);
+
+  // OK while the connection works; else why it broke.
+  absl::Status health() const;
+
+ private:
+  explicit ClientConnection(UniqueFd fd) : fd_(std::move(fd)) {}
+
+  absl::StatusOr<uint64_t> NextRequestId() ABSL_LOCKS_EXCLUDED(mu_);
+  // The request's payload; kInvalidArgument if it exceeds the frame cap.
+  static absl::StatusOr<std::string> Encode(uint64_t request_id, RequestBody body);
+  // Writes one frame (header and payload in one sendmsg when possible). Serialized by write_mu_.
+  absl::Status WriteFrame(const std::string& payload) ABSL_LOCKS_EXCLUDED(write_mu_);
+  // Reads the next reply frame. Only the leader calls it (no lock: leadership is exclusive).
+  absl::StatusOr<Reply> ReadReply();
+  // Reads until at least `bytes` are buffered.
+  absl::Status Fill(size_t bytes);
+  // Hands `reply` to its waiter (or drops it for a detached/abandoned request).
+  void Dispatch(absl::StatusOr<Reply> reply) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Fails every registered waiter with `status`; later calls fail with it too.
+  void Break(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // If nobody leads, asks one waiting caller to.
+  void PromoteLeader() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Unregister(PendingReply* pending) ABSL_LOCKS_EXCLUDED(mu_);
+  friend class PendingReply;
+
+  UniqueFd fd_;
+
+  // Serializes frame writes so frames never interleave (taken without mu_ held).
+  absl::Mutex write_mu_;
+
+  mutable absl::Mutex mu_;
+  uint64_t next_request_id_ ABSL_GUARDED_BY(mu_) = 1;  // 0 is the subscription event id
+  // Registered waiters by request id; nullptr marks a detached request.
+  absl::flat_hash_map<uint64_t, PendingReply*> pending_ ABSL_GUARDED_BY(mu_);
+  int detached_outstanding_ ABSL_GUARDED_BY(mu_) = 0;
+  bool leader_active_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status broken_ ABSL_GUARDED_BY(mu_);
+
+  // Receive buffer [read_begin_, read_end_): touched only by the current leader, and leadership
+  // passes under mu_, which orders one leader's accesses before the next one's.
+  std::vector<char> read_buffer_;
+  size_t read_begin_ = 0;
+  size_t read_end_ = 0;
+};
+
+}  // namespace rplasma
+
+#endif  // RPLASMA_CLIENT_CLIENT_CONNECTION_H_

@@ -1,0 +1,147 @@
+// Client: the read side — Get, GetOne and the ObjectBuffers they hand out.
+//
+// GetOne of a sealed object is the latency-critical path: one request frame out, one reply frame
+// in, read by the calling thread itself (client_connection.h), and a buffer pointing straight into
+// the arena.
+#include <algorithm>
+#include <limits>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "client/client.h"
+#include "client/client_connection.h"
+#include "client/reply_body.h"
+#include "protocol/status.h"
+
+namespace rplasma {
+namespace {
+
+using client_internal::ExpectBody;
+
+// absl::Duration -> the wire's timeout_ms (-1 forever, 0 no wait), rounded up to whole ms.
+int64_t TimeoutMs(absl::Duration timeout) {
+  if (timeout == absl::InfiniteDuration()) return -1;
+  if (timeout <= absl::ZeroDuration()) return 0;
+  return absl::ToInt64Milliseconds(absl::Ceil(timeout, absl::Milliseconds(1)));
+}
+
+bool IsMissing(ErrorCode code) { return code == ErrorCode::kObjectNotFound || code == ErrorCode::kObjectNotSealed; }
+
+}  // namespace
+
+ObjectBuffer Client::ToBuffer(const ObjectID& expected, const ObjectInfo& info) {
+  if (info.error != ErrorCode::kOk) {
+    return ObjectBuffer(expected, MakeError(info.error, absl::StrCat("get(", expected.Hex(), "): ",
+                                                                      ErrorCodeName(info.error))));
+  }
+  // The store holds a reference for us now: whatever is wrong, give it back.
+  absl::string_view problem;
+  if (info.id != expected) {
+    problem = "store answered for another object";
+  } else if (info.state != ObjectState::kSealed) {
+    problem = "store returned an unsealed object";
+  } else if (info.data_size > kMaxObjectBytes || !InArena(info.offset, info.data_size + info.metadata_size)) {
+    problem = "store placed the object outside the arena";
+  }
+  if (!problem.empty()) {
+    (void)ReleaseDetached(info.id);
+    return ObjectBuffer(expected, ProtocolError(absl::StrCat("get(", expected.Hex(), "): ", problem)));
+  }
+  return ObjectBuffer(this, arena_base_ + info.offset, info);
+}
+
+absl::StatusOr<std::vector<ObjectBuffer>> Client::GetLocal(absl::Span<const ObjectID> ids, absl::Duration timeout) {
+  std::vector<ObjectBuffer> out;
+  out.reserve(ids.size());
+  if (ids.empty()) return out;
+  const int64_t timeout_ms = TimeoutMs(timeout);
+  const size_t batch = max_ids_per_request_;
+  const size_t batches = (ids.size() + batch - 1) / batch;
+  // Every batch is in flight at once, so they all wait the same `timeout` in parallel.
+  std::unique_ptr<PendingReply[]> pending(new PendingReply[batches]);
+  size_t sent = 0;
+  absl::Status status;
+  for (; sent < batches; ++sent) {
+    absl::Span<const ObjectID> part = ids.subspan(sent * batch, batch);
+    status = connection_->Send(GetRequest{std::vector<ObjectID>(part.begin(), part.end()), timeout_ms},
+                               &pending[sent]);
+    if (!status.ok()) break;
+  }
+  for (size_t b = 0; b < sent; ++b) {
+    absl::Span<const ObjectID> part = ids.subspan(b * batch, batch);
+    absl::StatusOr<ObjectsReply> reply =
+        ExpectBody<ObjectsReply>(connection_->Wait(&pending[b]), "get", part.size() == 1 ? part[0].Hex() : "");
+    if (reply.ok() && reply->objects.size() != part.size()) {
+      for (const ObjectInfo& info : reply->objects) {
+        if (info.error == ErrorCode::kOk) (void)ReleaseDetached(info.id);
+      }
+      reply = ProtocolError(absl::StrCat("get: store answered ", reply->objects.size(), " entries for ",
+                                         part.size(), " ids"));
+    }
+    if (!reply.ok()) {
+      if (status.ok()) status = reply.status();
+      continue;
+    }
+    // Entries of a failed call are still collected: their buffers release the references.
+    for (size_t i = 0; i < part.size(); ++i) out.push_back(ToBuffer(part[i], reply->objects[i]));
+  }
+  if (!status.ok()) return status;
+  return out;
+}
+
+absl::StatusOr<std::vector<ObjectBuffer>> Client::Get(absl::Span<const ObjectID> ids, absl::Duration timeout) {
+#if RPLASMA_CLIENT_HAS_FETCH
+  if (options_.get_fetches_remote) {
+    const absl::Time deadline = timeout == absl::InfiniteDuration() ? absl::InfiniteFuture() : absl::Now() + timeout;
+    ASSIGN_OR_RETURN(std::vector<ObjectBuffer> out, GetLocal(ids, absl::ZeroDuration()));
+    std::vector<size_t> missing;
+    std::vector<ObjectID> missing_ids;
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (!out[i].valid() && IsMissing(ErrorCodeOf(out[i].status()))) {
+        missing.push_back(i);
+        missing_ids.push_back(ids[i]);
+      }
+    }
+    if (missing.empty()) return out;
+    absl::Status fetched = Fetch(missing_ids, timeout);
+    absl::Duration left = std::max(deadline - absl::Now(), absl::ZeroDuration());
+    ASSIGN_OR_RETURN(std::vector<ObjectBuffer> second, GetLocal(missing_ids, left));
+    for (size_t k = 0; k < missing.size(); ++k) {
+      if (!second[k].valid() && !fetched.ok()) second[k] = ObjectBuffer(missing_ids[k], fetched);
+      out[missing[k]] = std::move(second[k]);
+    }
+    return out;
+  }
+#endif
+  return GetLocal(ids, timeout);
+}
+
+absl::StatusOr<ObjectBuffer> Client::GetOne(const ObjectID& id, absl::Duration timeout) {
+  ObjectBuffer buffer;
+  if (options_.get_fetches_remote) {
+    ASSIGN_OR_RETURN(std::vector<ObjectBuffer> entries, Get(absl::MakeConstSpan(&id, 1), timeout));
+    buffer = std::move(entries[0]);
+  } else {
+    // The lean path: no batching machinery, no result vector.
+    ASSIGN_OR_RETURN(ObjectsReply reply,
+                     ExpectBody<ObjectsReply>(connection_->Call(GetRequest{{id}, TimeoutMs(timeout)}), "get", id.Hex()));
+    if (reply.objects.size() != 1) {
+      for (const ObjectInfo& info : reply.objects) {
+        if (info.error == ErrorCode::kOk) (void)ReleaseDetached(info.id);
+      }
+      return ProtocolError(absl::StrCat("get(", id.Hex(), "): store answered ", reply.objects.size(), " entries"));
+    }
+    buffer = ToBuffer(id, reply.objects[0]);
+  }
+  if (buffer.valid()) return buffer;
+  const ErrorCode code = ErrorCodeOf(buffer.status());
+  if (timeout > absl::ZeroDuration() && IsMissing(code)) {
+    return MakeError(ErrorCode::kDeadlineExceeded,
+                     absl::StrCat("get(", id.Hex(), "): not sealed within ", absl::FormatDuration(timeout), " (",
+                                  ErrorCodeName(code), ")"));
+  }
+  return buffer.status();
+}
+
+}  // namespace rplasma

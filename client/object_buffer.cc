@@ -1,0 +1,36 @@
+// ObjectBuffer: a reference on a sealed object, given back to the store when the buffer goes.
+#include <utility>
+
+#include "client/client.h"
+
+namespace rplasma {
+
+ObjectBuffer::ObjectBuffer(ObjectBuffer&& other) noexcept
+    : client_(std::exchange(other.client_, nullptr)),
+      base_(std::exchange(other.base_, nullptr)),
+      info_(other.info_),
+      status_(std::move(other.status_)) {}
+
+ObjectBuffer& ObjectBuffer::operator=(ObjectBuffer&& other) noexcept {
+  if (this != &other) {
+    (void)Release();
+    client_ = std::exchange(other.client_, nullptr);
+    base_ = std::exchange(other.base_, nullptr);
+    info_ = other.info_;
+    status_ = std::move(other.status_);
+  }
+  return *this;
+}
+
+ObjectBuffer::~ObjectBuffer() { (void)Release(); }
+
+absl::Status ObjectBuffer::Release() {
+  if (client_ == nullptr) return absl::OkStatus();
+  Client* client = std::exchange(client_, nullptr);
+  base_ = nullptr;
+  // Detached: the store answers in order, so any later request on this Client already sees the
+  // reference gone, and the caller does not pay a round trip.
+  return client->ReleaseDetached(info_.id);
+}
+
+}  // namespace rplasma

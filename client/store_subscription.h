@@ -1,0 +1,46 @@
+// StoreSubscription: the Subscription behind Client::Subscribe — its own connection to the store
+// that sent ConnectRequest then SubscribeRequest and from then on only receives ObjectEvents
+// (StoreReply frames with request_id 0). The arena fd that comes with the ConnectReply is closed
+// at once: events describe objects, they do not map them.
+//
+// The socket is non-blocking after the handshake; frames are assembled by a FrameReader, so a
+// timeout in the middle of a frame never desynchronizes the stream.
+//
+// Thread-safety: none (one reader), as Subscription says.
+#ifndef RPLASMA_CLIENT_STORE_SUBSCRIPTION_H_
+#define RPLASMA_CLIENT_STORE_SUBSCRIPTION_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "client/client.h"
+#include "protocol/frame.h"
+#include "protocol/unique_fd.h"
+
+namespace rplasma {
+
+class StoreSubscription final : public Subscription {
+ public:
+  static absl::StatusOr<std::unique_ptr<StoreSubscription>> Create(const std::string& socket_path,
+                                                                   absl::string_view client_name,
+                                                                   bool include_existing);
+
+  absl::StatusOr<ObjectEvent> Next(absl::Duration timeout) override;
+  int fd() const override { return fd_.get(); }
+
+ private:
+  explicit StoreSubscription(UniqueFd fd) : fd_(std::move(fd)) {}
+
+  UniqueFd fd_;
+  FrameReader reader_;
+  absl::Status read_error_;  // the socket hit EOF/an error; returned once the buffer is drained
+  absl::Status broken_;      // once set, every Next returns it
+};
+
+}  // namespace rplasma
+
+#endif  // RPLASMA_CLIENT_STORE_SUBSCRIPTION_H_
