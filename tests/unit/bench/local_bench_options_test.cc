@@ -1,0 +1,72 @@
+// rplasma-bench's command line: the spec's flags, defaults, and clear errors for bad input.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "bench-mpi/local/local_bench_options.h"
+#include "protocol/status.h"
+#include "tests/support/status_matchers.h"
+
+namespace rplasma::bench {
+namespace {
+
+using ::rplasma::testing::HasErrorCode;
+
+absl::StatusOr<LocalBenchOptions> Parse(std::vector<std::string> args, bool* help = nullptr) {
+  std::vector<char*> argv = {const_cast<char*>("rplasma-bench")};
+  for (std::string& a : args) argv.push_back(a.data());
+  bool ignored = false;
+  return ParseLocalBenchOptions(static_cast<int>(argv.size()), argv.data(), help ? help : &ignored);
+}
+
+TEST(LocalBenchOptionsTest, DefaultsMatchTheSpec) {
+  ASSERT_OK_AND_ASSIGN(LocalBenchOptions o, Parse({}));
+  EXPECT_EQ(o.mode, "local");
+  EXPECT_EQ(o.sizes, (std::vector<uint64_t>{16, 4096, 65536, 1u << 20, 64u << 20, 256u << 20}));
+  EXPECT_EQ(o.redis, RedisMode::kAuto);
+  EXPECT_EQ(o.objects_overhead, 1000000);
+  EXPECT_TRUE(o.store_socket.empty());
+  // Room for two of the largest objects and a million 64-byte slots.
+  EXPECT_GE(o.DefaultMemoryBytes(), 512u * (1u << 20) + 64000000u);
+}
+
+TEST(LocalBenchOptionsTest, ParsesEveryFlagInBothSpellings) {
+  ASSERT_OK_AND_ASSIGN(LocalBenchOptions o,
+                       Parse({"--mode", "local", "--sizes=16,1M", "--iterations", "7", "--duration", "0.5",
+                              "--csv", "/tmp/x.csv", "--store-socket", "/tmp/s.sock", "--no-redis",
+                              "--objects-overhead=0", "--batch", "10", "--memory", "2G"}));
+  EXPECT_EQ(o.sizes, (std::vector<uint64_t>{16, 1u << 20}));
+  EXPECT_EQ(o.iterations, 7);
+  EXPECT_EQ(o.duration, absl::Milliseconds(500));
+  EXPECT_EQ(o.csv_path, "/tmp/x.csv");
+  EXPECT_EQ(o.store_socket, "/tmp/s.sock");
+  EXPECT_EQ(o.redis, RedisMode::kOff);
+  EXPECT_EQ(o.objects_overhead, 0);
+  EXPECT_EQ(o.batch, 10);
+  EXPECT_EQ(o.memory_bytes, uint64_t{2} << 30);
+  ASSERT_OK_AND_ASSIGN(LocalBenchOptions r, Parse({"--redis"}));
+  EXPECT_EQ(r.redis, RedisMode::kOn);
+}
+
+TEST(LocalBenchOptionsTest, HelpIsReportedNotAnError) {
+  bool help = false;
+  EXPECT_OK(Parse({"--help"}, &help).status());
+  EXPECT_TRUE(help);
+  EXPECT_NE(LocalBenchUsage().find("--objects-overhead"), std::string::npos);
+}
+
+TEST(LocalBenchOptionsTest, BadInputIsAnInvalidArgumentNamingTheFlag) {
+  auto unknown = Parse({"--bogus"});
+  EXPECT_THAT(unknown, HasErrorCode(ErrorCode::kInvalidArgument));
+  EXPECT_NE(unknown.status().message().find("--bogus"), absl::string_view::npos);
+  EXPECT_THAT(Parse({"--iterations", "many"}), HasErrorCode(ErrorCode::kInvalidArgument));
+  EXPECT_THAT(Parse({"--iterations", "0"}), HasErrorCode(ErrorCode::kInvalidArgument));
+  EXPECT_THAT(Parse({"--duration", "-1"}), HasErrorCode(ErrorCode::kInvalidArgument));
+  EXPECT_THAT(Parse({"--sizes", "16,zz"}), HasErrorCode(ErrorCode::kInvalidArgument));
+  EXPECT_THAT(Parse({"--mode", "mpi"}), HasErrorCode(ErrorCode::kInvalidArgument));
+  EXPECT_THAT(Parse({"--csv"}), HasErrorCode(ErrorCode::kInvalidArgument));
+}
+
+}  // namespace
+}  // namespace rplasma::bench
