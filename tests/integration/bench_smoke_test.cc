@@ -1,0 +1,120 @@
+// rplasma-bench end to end: the binary starts its own store (and redis-server when installed),
+// runs every local benchmark at tiny sizes, prints the target summary and writes a CSV whose
+// header has the shared columns and whose rows carry positive measurements.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "tests/support/redis_server.h"
+#include "tests/support/status_matchers.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+
+namespace rplasma::testing {
+namespace {
+
+constexpr char kHeader[] = "benchmark,system,transport,protocol,object_size,ops_per_s,gb_per_s,p50_us,p99_us";
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct BenchRun {
+  int exit_code = -1;
+  std::string output;
+  std::string csv;
+};
+
+// Runs rplasma-bench with `args` (plus --csv into `dir`) and waits for it.
+BenchRun RunBench(const TempDir& dir, std::vector<std::string> args) {
+  BenchRun run;
+  std::vector<std::string> argv = {std::string(RPLASMA_BIN_DIR) + "/rplasma-bench", "--csv", dir.Join("out.csv")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto process = Subprocess::Start(argv, dir.Join("bench.log"));
+  EXPECT_OK(process.status());
+  if (!process.ok()) return run;
+  std::optional<int> status = process->Wait(absl::Seconds(150));
+  EXPECT_TRUE(status.has_value()) << "rplasma-bench did not finish";
+  if (status.has_value() && WIFEXITED(*status)) run.exit_code = WEXITSTATUS(*status);
+  run.output = ReadFile(dir.Join("bench.log"));
+  run.csv = ReadFile(dir.Join("out.csv"));
+  return run;
+}
+
+// Checks every data row and returns the set of "benchmark/system" names seen.
+std::set<std::string> CheckRows(const std::string& csv) {
+  std::vector<std::string> lines = absl::StrSplit(csv, '\n', absl::SkipEmpty());
+  std::set<std::string> seen;
+  EXPECT_GE(lines.size(), 2u);
+  if (lines.empty()) return seen;
+  EXPECT_EQ(lines[0].substr(0, sizeof(kHeader) - 1), kHeader);
+  for (size_t i = 1; i < lines.size(); ++i) {
+    std::vector<std::string> f = absl::StrSplit(lines[i], ',');
+    EXPECT_GE(f.size(), 9u) << lines[i];
+    if (f.size() < 9) continue;
+    uint64_t size = 0;
+    double ops = 0, gbps = -1, p50 = 0, p99 = 0;
+    EXPECT_TRUE(absl::SimpleAtoi(f[4], &size)) << lines[i];
+    EXPECT_TRUE(absl::SimpleAtod(f[5], &ops)) << lines[i];
+    EXPECT_TRUE(absl::SimpleAtod(f[6], &gbps)) << lines[i];
+    EXPECT_TRUE(absl::SimpleAtod(f[7], &p50)) << lines[i];
+    EXPECT_TRUE(absl::SimpleAtod(f[8], &p99)) << lines[i];
+    EXPECT_GT(size, 0u) << lines[i];
+    EXPECT_GT(ops, 0) << lines[i];
+    EXPECT_GE(gbps, 0) << lines[i];
+    EXPECT_GT(p50, 0) << lines[i];
+    EXPECT_GE(p99, p50) << lines[i];
+    seen.insert(f[0] + "/" + f[1]);
+  }
+  return seen;
+}
+
+TEST(BenchSmokeTest, LocalRunWritesCsvWithEveryBenchmarkAndTargetSummary) {
+  TempDir dir;
+  BenchRun run = RunBench(dir, {"--sizes", "16,4K", "--iterations", "20", "--duration", "0.05",
+                                "--objects-overhead", "2000", "--batch", "50", "--no-redis"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::set<std::string> seen = CheckRows(run.csv);
+  for (const char* expected :
+       {"ping_pong/unix_socket", "copy/memcpy", "create_write_seal/rplasma", "get/rplasma", "release/rplasma",
+        "get_release/rplasma", "batch_get/rplasma", "create_seal_get/rplasma", "memory_per_object/rplasma"}) {
+    EXPECT_TRUE(seen.count(expected)) << expected << " missing from\n" << run.csv;
+  }
+  EXPECT_FALSE(seen.count("set_get/redis")) << "--no-redis still measured Redis";
+  EXPECT_NE(run.output.find("Targets"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("get latency"), std::string::npos) << run.output;
+}
+
+TEST(BenchSmokeTest, RedisPeerIsMeasuredAgainstItsOwnRedisServer) {
+  RPLASMA_SKIP_IF_NO_REDIS_SERVER();
+  TempDir dir;
+  BenchRun run = RunBench(dir, {"--sizes", "16,64K", "--iterations", "10", "--duration", "0.05",
+                                "--objects-overhead", "0", "--batch", "10", "--redis"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::set<std::string> seen = CheckRows(run.csv);
+  EXPECT_TRUE(seen.count("set/redis")) << run.csv;
+  EXPECT_TRUE(seen.count("get/redis")) << run.csv;
+  EXPECT_TRUE(seen.count("set_get/redis")) << run.csv;
+  EXPECT_NE(run.output.find("small round trip"), std::string::npos) << run.output;
+}
+
+TEST(BenchSmokeTest, UnknownFlagIsAUsageErrorWithExitCodeTwo) {
+  TempDir dir;
+  BenchRun run = RunBench(dir, {"--no-such-flag"});
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("unknown flag"), std::string::npos) << run.output;
+}
+
+}  // namespace
+}  // namespace rplasma::testing
