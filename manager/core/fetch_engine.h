@@ -1,0 +1,85 @@
+// FetchEngine: brings remote objects into the local store (the manager's Fetch).
+//
+// Fetch(ids, timeout), for each distinct id:
+//   1. already sealed locally -> OK.
+//   2. merging: if another Fetch is already bringing the id, wait for its outcome (in-flight map);
+//      else this call leads the id.
+//   3. the led ids are looked up in the directory in one pipelined batch; for each id with live
+//      locations on other nodes, sources are tried in turn (channel from the PeerConnector,
+//      protocol from the ThresholdPolicy, TransferObject) until one succeeds. A failed source has
+//      already aborted its local object.
+//   4. ids not sealed anywhere yet (no location, or the owner no longer has it / it changed
+//      under us) are looked up again with exponential backoff until the deadline.
+//   5. ids that fail otherwise (transport errors, store out of memory, ...) are reported at once.
+// A directory failure (Redis down) fails the led ids immediately with kUnavailable.
+//
+// Thread-safety: thread-safe; Fetch runs on the caller's thread (client-socket connection
+// threads). Hand-offs: the in-flight map (mu_) passes a leader's outcome to merged waiters.
+#ifndef RPLASMA_MANAGER_CORE_FETCH_ENGINE_H_
+#define RPLASMA_MANAGER_CORE_FETCH_ENGINE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "manager/core/manager_stats.h"
+#include "manager/core/peer_connector.h"
+#include "manager/core/threshold_policy.h"
+#include "manager/directory/directory.h"
+#include "manager/peer/local_store.h"
+
+namespace rplasma::core {
+
+struct FetchEngineOptions {
+  std::string self_node_id;                          // locations of this node are skipped
+  absl::Duration poll_initial = absl::Milliseconds(5);  // first re-lookup delay
+  absl::Duration poll_max = absl::Milliseconds(250);    // backoff cap
+  uint64_t read_chunk_bytes = 64u << 20;             // Pin path: bytes per Read call
+
+  absl::Status Validate() const;
+};
+
+class FetchEngine {
+ public:
+  // All pointers are borrowed and must outlive the engine.
+  FetchEngine(FetchEngineOptions options, Directory* directory, peer::LocalStore* store,
+              PeerConnector* connector, ThresholdPolicy* policy, ManagerStats* stats);
+
+  // One status per id, in order (duplicates share the outcome).
+  std::vector<absl::Status> Fetch(absl::Span<const ObjectID> ids, absl::Duration timeout);
+
+ private:
+  struct InFlight {
+    absl::Mutex mu;
+    bool done ABSL_GUARDED_BY(mu) = false;
+    absl::Status status ABSL_GUARDED_BY(mu);
+  };
+
+  // Fetches `ids` (led by this call) until `deadline`; one status per id.
+  std::vector<absl::Status> FetchLed(const std::vector<ObjectID>& ids, absl::Time deadline);
+  // Tries the sources of one id in turn.
+  absl::Status FetchFromAny(const ObjectID& id, const std::vector<ObjectLocation>& sources, absl::Time deadline,
+                            absl::Duration lookup_time);
+  absl::Status FetchFrom(const ObjectID& id, const ObjectLocation& source, absl::Time deadline,
+                         absl::Duration lookup_time);
+  void Finish(const ObjectID& id, const std::shared_ptr<InFlight>& flight, const absl::Status& status);
+
+  const FetchEngineOptions options_;
+  Directory* const directory_;
+  peer::LocalStore* const store_;
+  PeerConnector* const connector_;
+  ThresholdPolicy* const policy_;
+  ManagerStats* const stats_;
+
+  absl::Mutex mu_;
+  absl::flat_hash_map<ObjectID, std::shared_ptr<InFlight>> in_flight_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace rplasma::core
+
+#endif  // RPLASMA_MANAGER_CORE_FETCH_ENGINE_H_

@@ -1,0 +1,136 @@
+#include "manager/core/object_transfer.h"
+
+#include <algorithm>
+#include <cstring>
+#include <variant>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "client/checksum.h"
+#include "manager/peer/peer_messages.h"
+#include "protocol/logging.h"
+#include "protocol/status.h"
+
+namespace rplasma::core {
+namespace {
+
+// A created local object that is aborted unless Commit() sealed it.
+class LocalObject {
+ public:
+  LocalObject(peer::LocalStore& store, const ObjectID& id, peer::CreatedSlot slot)
+      : store_(store), id_(id), slot_(slot) {}
+  LocalObject(LocalObject&& other) noexcept
+      : store_(other.store_), id_(other.id_), slot_(other.slot_), committed_(other.committed_) {
+    other.committed_ = true;  // the moved-from handle no longer owns the object
+  }
+  LocalObject& operator=(LocalObject&&) = delete;
+  ~LocalObject() {
+    if (!committed_) {
+      absl::Status s = store_.Abort(id_);
+      if (!s.ok()) LOG(WARNING) << "abort of partial fetch " << id_.Hex() << ": " << s;
+    }
+  }
+  const peer::CreatedSlot& slot() const { return slot_; }
+
+  absl::Status VerifyAndSeal(const peer::ObjectDescription& owner, TransferResult& result) {
+    const absl::Time t0 = absl::Now();
+    const uint64_t checksum = ObjectChecksum({slot_.base, slot_.data_size},
+                                             {slot_.base + slot_.data_size, slot_.metadata_size});
+    const absl::Time t1 = absl::Now();
+    result.verify = t1 - t0;
+    if (checksum != owner.checksum) {
+      return MakeError(ErrorCode::kStaleObject,
+                       absl::StrFormat("fetch %s: checksum %016x of the received bytes differs from the owner's %016x",
+                                       id_.Hex(), checksum, owner.checksum));
+    }
+    RETURN_IF_ERROR(store_.SealAndRelease(id_));
+    committed_ = true;
+    result.seal = absl::Now() - t1;
+    return absl::OkStatus();
+  }
+
+ private:
+  peer::LocalStore& store_;
+  ObjectID id_;
+  peer::CreatedSlot slot_;
+  bool committed_ = false;
+};
+
+absl::StatusOr<LocalObject> CreateLocal(peer::LocalStore& store, const ObjectID& id,
+                                        const peer::ObjectDescription& owner) {
+  ASSIGN_OR_RETURN(peer::CreatedSlot slot, store.Create(id, owner.data_size, owner.metadata_size));
+  return LocalObject(store, id, slot);
+}
+
+absl::StatusOr<peer::PeerReplyView> CallPeer(transport::Channel& channel, const peer::PeerRequest& request,
+                                              absl::Time deadline, std::string& wire) {
+  ASSIGN_OR_RETURN(wire, channel.Call(peer::EncodeRequest(request), deadline));
+  return peer::DecodeReply(wire);
+}
+
+absl::StatusOr<TransferResult> ByGet(transport::Channel& channel, peer::LocalStore& store, const ObjectID& id,
+                                     absl::Time deadline) {
+  TransferResult result;
+  const absl::Time t0 = absl::Now();
+  std::string wire;
+  ASSIGN_OR_RETURN(peer::PeerReplyView reply, CallPeer(channel, peer::GetRequest{id}, deadline, wire));
+  const auto* get = std::get_if<peer::GetReplyView>(&reply);
+  if (get == nullptr) return ProtocolError("peer answered Get with another reply kind");
+  ASSIGN_OR_RETURN(LocalObject local, CreateLocal(store, id, get->object));
+  if (!get->payload.empty()) std::memcpy(local.slot().base, get->payload.data(), get->payload.size());
+  result.transfer = absl::Now() - t0;
+  result.bytes = get->object.total_size();
+  result.owner_generation = get->object.generation;
+  RETURN_IF_ERROR(local.VerifyAndSeal(get->object, result));
+  return result;
+}
+
+absl::StatusOr<TransferResult> ByPin(transport::Channel& channel, peer::LocalStore& store, const ObjectID& id,
+                                     absl::Time deadline, uint64_t chunk) {
+  TransferResult result;
+  const absl::Time t0 = absl::Now();
+  std::string wire;
+  ASSIGN_OR_RETURN(peer::PeerReplyView reply, CallPeer(channel, peer::PinRequest{id}, deadline, wire));
+  const auto* pin = std::get_if<peer::PinReply>(&reply);
+  if (pin == nullptr) return ProtocolError("peer answered Pin with another reply kind");
+  const peer::PinReply lease = *pin;
+  // Unpin whatever happens next; a lost Unpin only costs the owner a lease until its TTL.
+  auto unpin = [&] {
+    std::string unpin_wire;
+    const absl::Time unpin_deadline = std::max(deadline, absl::Now() + absl::Seconds(1));
+    absl::StatusOr<peer::PeerReplyView> r =
+        CallPeer(channel, peer::UnpinRequest{lease.lease_id}, unpin_deadline, unpin_wire);
+    if (!r.ok()) LOG(INFO) << "unpin of lease " << lease.lease_id << " for " << id.Hex() << ": " << r.status();
+  };
+  absl::StatusOr<LocalObject> local = CreateLocal(store, id, lease.object);
+  if (!local.ok()) {
+    unpin();
+    return local.status();
+  }
+  absl::Status read = absl::OkStatus();
+  const uint64_t total = lease.object.total_size();
+  for (uint64_t off = 0; off < total && read.ok(); off += chunk) {
+    const uint64_t n = std::min(chunk, total - off);
+    read = channel.Read(transport::RemoteRegion{lease.region.addr + off, n, lease.region.rkey},
+                        local->slot().base + off, deadline);
+  }
+  unpin();
+  RETURN_IF_ERROR(read);
+  result.transfer = absl::Now() - t0;
+  result.bytes = total;
+  result.owner_generation = lease.object.generation;
+  RETURN_IF_ERROR(local->VerifyAndSeal(lease.object, result));
+  return result;
+}
+
+}  // namespace
+
+absl::StatusOr<TransferResult> TransferObject(transport::Channel& channel, peer::LocalStore& store,
+                                              const ObjectID& id, PeerProtocol protocol, absl::Time deadline,
+                                              uint64_t read_chunk_bytes) {
+  if (read_chunk_bytes == 0) read_chunk_bytes = ~uint64_t{0};
+  return protocol == PeerProtocol::kGet ? ByGet(channel, store, id, deadline)
+                                        : ByPin(channel, store, id, deadline, read_chunk_bytes);
+}
+
+}  // namespace rplasma::core

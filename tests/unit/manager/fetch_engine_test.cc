@@ -1,0 +1,213 @@
+#include "manager/core/fetch_engine.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "absl/synchronization/notification.h"
+#include "tests/support/subprocess.h"
+
+#include "manager/peer/peer_service.h"
+#include "tests/support/status_matchers.h"
+#include "tests/unit/manager/manager_fakes.h"
+
+namespace rplasma::core {
+namespace {
+
+using ::rplasma::testing::FakeChannel;
+using ::rplasma::testing::FakeConnector;
+using ::rplasma::testing::FakeDirectory;
+using ::rplasma::testing::FakeLocalStore;
+using ::rplasma::testing::HasErrorCode;
+
+std::string Pattern(size_t n, int seed) {
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 131 + seed * 7 + (i >> 8)) & 0xff);
+  return s;
+}
+
+class FetchEngineTest : public ::testing::Test {
+ protected:
+  FetchEngineTest() : owner_(64 << 20), local_(64 << 20) {
+    peer::PeerServiceOptions service_options;
+    service_options.leases.ttl = absl::Seconds(30);
+    service_ = *peer::PeerService::Create(service_options, &owner_, [](uint64_t offset, uint64_t length) {
+      return transport::RemoteRegion{offset, length, 0};
+    });
+    channel_ = std::make_shared<FakeChannel>(service_.get(), &owner_, 1);
+    connector_.Add("b", channel_);
+    ThresholdPolicyOptions policy_options;
+    policy_options.setting.table.default_bytes = 4096;
+    policy_ = std::make_unique<ThresholdPolicy>(policy_options);
+    FetchEngineOptions options;
+    options.self_node_id = "a";
+    options.read_chunk_bytes = 64 << 10;
+    engine_ = std::make_unique<FetchEngine>(options, &directory_, &local_, &connector_, policy_.get(), &stats_);
+  }
+  ~FetchEngineTest() override {
+    channel_.reset();
+    connector_.Add("b", nullptr);
+    service_->Shutdown();
+  }
+
+  // Puts `id` into the owner's store and publishes it (as node "b").
+  FakeLocalStore::Entry PutRemote(const ObjectID& id, const std::string& data, const std::string& metadata = "") {
+    FakeLocalStore::Entry e = owner_.Put(id, data, metadata);
+    EXPECT_OK(directory_.PublishObject(id, ObjectLocation{"b", e.data_size, e.metadata_size, e.generation, e.checksum}));
+    return e;
+  }
+
+  FakeLocalStore owner_;
+  FakeLocalStore local_;
+  FakeDirectory directory_;
+  FakeConnector connector_;
+  ManagerStats stats_;
+  std::unique_ptr<peer::PeerService> service_;
+  std::shared_ptr<FakeChannel> channel_;
+  std::unique_ptr<ThresholdPolicy> policy_;
+  std::unique_ptr<FetchEngine> engine_;
+};
+
+TEST_F(FetchEngineTest, SmallObjectsComeByGetAndLargeByPinWithEveryByteIntact) {
+  const ObjectID small = ObjectID::FromLabel("small");
+  const ObjectID large = ObjectID::FromLabel("large");
+  PutRemote(small, Pattern(1000, 1), "meta");
+  PutRemote(large, Pattern(300000, 2), "more-meta");
+  std::vector<absl::Status> result = engine_->Fetch({small, large}, absl::Seconds(5));
+  ASSERT_OK(result[0]);
+  ASSERT_OK(result[1]);
+  EXPECT_EQ(local_.Bytes(small), Pattern(1000, 1) + "meta");
+  EXPECT_EQ(local_.Bytes(large), Pattern(300000, 2) + "more-meta");
+  EXPECT_EQ(local_.Get(large).metadata_size, 9u);
+  EXPECT_EQ(service_->stats().gets, 1u);
+  EXPECT_EQ(service_->stats().pins, 1u);
+  EXPECT_EQ(service_->stats().unpins, 1u);
+  EXPECT_GE(channel_->reads.load(), 5) << "300 KB read in 64 KiB chunks";
+  EXPECT_EQ(owner_.total_refs(), 0) << "no lease left behind";
+  EXPECT_EQ(local_.total_refs(), 0);
+  const std::string json = stats_.ToJson({});
+  EXPECT_NE(json.find(R"("get":{"fetches":1)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("pin":{"fetches":1)"), std::string::npos) << json;
+}
+
+TEST_F(FetchEngineTest, IdsAlreadyLocalAreDoneWithoutALookup) {
+  const ObjectID id = ObjectID::FromLabel("here");
+  local_.Put(id, "local bytes");
+  std::vector<absl::Status> result = engine_->Fetch({id, id}, absl::Seconds(1));
+  EXPECT_OK(result[0]);
+  EXPECT_OK(result[1]);
+  EXPECT_EQ(directory_.lookups(), 0);
+  EXPECT_EQ(stats_.fetch_local.load(), 1u);
+}
+
+TEST_F(FetchEngineTest, ConcurrentFetchesOfOneIdAreMergedIntoOneTransfer) {
+  const ObjectID id = ObjectID::FromLabel("merged");
+  PutRemote(id, Pattern(2000, 3));
+  absl::Notification entered, release;
+  channel_->before_call = [&] {
+    if (!entered.HasBeenNotified()) entered.Notify();
+    release.WaitForNotification();
+  };
+  std::vector<absl::Status> first;
+  std::thread leader([&] { first = engine_->Fetch({id}, absl::Seconds(10)); });
+  entered.WaitForNotification();
+  std::vector<absl::Status> second;
+  std::thread follower([&] { second = engine_->Fetch({id}, absl::Seconds(10)); });
+  ASSERT_TRUE(::rplasma::testing::WaitFor([&] { return stats_.fetch_merged.load() == 1; }, absl::Seconds(5)));
+  release.Notify();
+  leader.join();
+  follower.join();
+  EXPECT_OK(first[0]);
+  EXPECT_OK(second[0]);
+  EXPECT_EQ(service_->stats().gets, 1u) << "one transfer for both callers";
+  EXPECT_EQ(local_.Bytes(id), Pattern(2000, 3));
+}
+
+TEST_F(FetchEngineTest, AFailedReadAbortsTheLocalObjectAndReportsTheError) {
+  const ObjectID id = ObjectID::FromLabel("read fails");
+  PutRemote(id, Pattern(100000, 4));
+  channel_->fail_reads = true;
+  std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(2));
+  EXPECT_THAT(result[0], HasErrorCode(ErrorCode::kUnavailable));
+  EXPECT_FALSE(*local_.Contains(id));
+  EXPECT_EQ(local_.unsealed(), 0) << "partial object never left behind";
+  EXPECT_EQ(local_.aborts(), 1);
+  EXPECT_EQ(owner_.total_refs(), 0) << "unpinned after the failure";
+}
+
+TEST_F(FetchEngineTest, ChecksumMismatchIsRejectedAndNeverSealed) {
+  const ObjectID id = ObjectID::FromLabel("corrupt");
+  PutRemote(id, Pattern(100000, 5));
+  channel_->corrupt_reads = true;
+  std::vector<absl::Status> result = engine_->Fetch({id}, absl::Milliseconds(300));
+  EXPECT_THAT(result[0], HasErrorCode(ErrorCode::kDeadlineExceeded));
+  EXPECT_NE(result[0].message().find("checksum"), absl::string_view::npos) << result[0];
+  EXPECT_FALSE(*local_.Contains(id));
+  EXPECT_EQ(local_.unsealed(), 0);
+  EXPECT_GE(stats_.checksum_mismatches.load(), 1u);
+}
+
+TEST_F(FetchEngineTest, OwnersGenerationWinsOverTheDirectoryHintAndIsCounted) {
+  const ObjectID id = ObjectID::FromLabel("generation");
+  FakeLocalStore::Entry e = owner_.Put(id, Pattern(500, 6));
+  ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"b", e.data_size, 0, e.generation + 100, e.checksum}));
+  std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(2));
+  ASSERT_OK(result[0]);
+  EXPECT_EQ(stats_.generation_hint_mismatches.load(), 1u);
+  EXPECT_EQ(local_.Bytes(id), Pattern(500, 6));
+}
+
+TEST_F(FetchEngineTest, StaleLocationOfADeletedObjectWaitsForTheNewOne) {
+  const ObjectID id = ObjectID::FromLabel("later");
+  // The directory says b has it, but b does not (deleted): the engine keeps looking.
+  ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"b", 10, 0, 1, 1}));
+  std::thread writer([&] {
+    absl::SleepFor(absl::Milliseconds(100));
+    PutRemote(id, Pattern(10, 7));
+  });
+  std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(5));
+  writer.join();
+  ASSERT_OK(result[0]);
+  EXPECT_EQ(local_.Bytes(id), Pattern(10, 7));
+  EXPECT_GT(stats_.directory_polls.load(), 0u);
+}
+
+TEST_F(FetchEngineTest, AnIdSealedNowhereTimesOut) {
+  const ObjectID id = ObjectID::FromLabel("never");
+  const absl::Time start = absl::Now();
+  std::vector<absl::Status> result = engine_->Fetch({id}, absl::Milliseconds(200));
+  EXPECT_THAT(result[0], HasErrorCode(ErrorCode::kDeadlineExceeded));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+}
+
+TEST_F(FetchEngineTest, AnUnreachableSourceIsSkippedForTheNextOne) {
+  const ObjectID id = ObjectID::FromLabel("two sources");
+  FakeLocalStore::Entry e = owner_.Put(id, Pattern(800, 8));
+  ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"dead", e.data_size, 0, e.generation, e.checksum}));
+  ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"b", e.data_size, 0, e.generation, e.checksum}));
+  std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(2));
+  ASSERT_OK(result[0]);
+  EXPECT_EQ(stats_.transfer_failures.load(), 1u);
+}
+
+TEST_F(FetchEngineTest, DirectoryDownFailsFastWithUnavailable) {
+  directory_.SetDown(true);
+  const absl::Time start = absl::Now();
+  std::vector<absl::Status> result = engine_->Fetch({ObjectID::FromLabel("x")}, absl::Seconds(10));
+  EXPECT_THAT(result[0], HasErrorCode(ErrorCode::kUnavailable));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(1));
+}
+
+TEST_F(FetchEngineTest, MalformedPeerRequestsGetErrorRepliesAndTheServiceKeepsServing) {
+  EXPECT_FALSE(peer::DecodeReply(service_->HandleCall(9, "garbage")).ok());
+  EXPECT_FALSE(peer::DecodeReply(service_->HandleCall(9, std::string(100, '\xff'))).ok());
+  EXPECT_EQ(service_->stats().bad_requests, 2u);
+  // A read of a region never leased is refused.
+  EXPECT_FALSE(service_->AllowRead(9, transport::RemoteRegion{0, 64, 0}));
+  const ObjectID id = ObjectID::FromLabel("after garbage");
+  PutRemote(id, Pattern(100, 9));
+  EXPECT_OK(engine_->Fetch({id}, absl::Seconds(2))[0]);
+}
+
+}  // namespace
+}  // namespace rplasma::core
