@@ -1,0 +1,227 @@
+#include "manager/transport/tcp/tcp_channel.h"
+
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "manager/transport/tcp/tcp_socket.h"
+#include "protocol/logging.h"
+#include "protocol/status.h"
+
+namespace rplasma::transport::tcp {
+
+absl::StatusOr<std::shared_ptr<TcpChannel>> TcpChannel::Create(UniqueFd fd, std::string peer_address,
+                                                               ArenaView arena,
+                                                               std::shared_ptr<TcpCounters> counters) {
+  if (!fd.valid()) return MakeError(ErrorCode::kInvalidArgument, "TcpChannel: invalid fd");
+  std::shared_ptr<TcpChannel> channel(
+      new TcpChannel(std::move(fd), std::move(peer_address), arena, std::move(counters)));
+  channel->counters_->connections.fetch_add(1, std::memory_order_relaxed);
+  absl::MutexLock lock(&channel->join_mu_);
+  channel->reader_ = std::thread([raw = channel.get()] { raw->ReaderLoop(); });
+  return channel;
+}
+
+TcpChannel::TcpChannel(UniqueFd fd, std::string peer_address, ArenaView arena,
+                       std::shared_ptr<TcpCounters> counters)
+    : fd_(std::move(fd)), peer_address_(std::move(peer_address)), arena_(arena), counters_(std::move(counters)) {}
+
+TcpChannel::~TcpChannel() { Close(); }
+
+void TcpChannel::Close() {
+  {
+    absl::MutexLock lock(&mu_);
+    FailLocked(MakeError(ErrorCode::kUnavailable, absl::StrCat("channel to ", peer_address_, " closed")));
+  }
+  absl::MutexLock lock(&join_mu_);
+  if (reader_.joinable()) reader_.join();
+}
+
+void TcpChannel::FailLocked(const absl::Status& reason) {
+  if (closed_) return;
+  closed_ = true;
+  closed_flag_.store(true, std::memory_order_release);
+  close_reason_ = reason;
+  absl::Status failed = MakeError(
+      ErrorCode::kUnavailable, absl::StrCat("tcp channel to ", peer_address_, " failed: ", reason.message()));
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    Pending* p = it->second;
+    if (p->receiving) {  // the reader finishes this one (its recv fails once the socket is down)
+      ++it;
+      continue;
+    }
+    p->status = failed;
+    p->done = true;
+    pending_.erase(it++);
+  }
+  // Wakes the reader (and any blocked sender); the fd itself is closed only after the join.
+  ::shutdown(fd_.get(), SHUT_RDWR);
+  counters_->connections.fetch_sub(1, std::memory_order_relaxed);
+}
+
+absl::Status TcpChannel::Execute(Pending& p, TcpHeader header, const void* payload, size_t payload_bytes,
+                                 absl::Time deadline) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (closed_) {
+      return MakeError(ErrorCode::kUnavailable,
+                       absl::StrCat("tcp channel to ", peer_address_, " is closed: ", close_reason_.message()));
+    }
+    header.request_id = next_request_id_.fetch_add(1, std::memory_order_relaxed);
+    pending_[header.request_id] = &p;
+  }
+  header.length = payload_bytes;
+  uint8_t encoded[kTcpHeaderBytes];
+  EncodeTcpHeader(header, encoded);
+  iovec iov[2] = {{encoded, kTcpHeaderBytes}, {const_cast<void*>(payload), payload_bytes}};
+  absl::Status sent;
+  {
+    absl::MutexLock write_lock(&write_mu_);
+    sent = SendAll(fd_.get(), iov, 2, deadline);
+  }
+  if (sent.ok()) {
+    TcpCounters::Add(counters_->tx_bytes, kTcpHeaderBytes + payload_bytes);
+    TcpCounters::Add(counters_->tx_messages, 1);
+  }
+
+  absl::MutexLock lock(&mu_);
+  bool timed_out = false;
+  if (sent.ok()) timed_out = !mu_.AwaitWithDeadline(absl::Condition(&p.done), deadline);
+  if (!sent.ok() || timed_out) {
+    // Part of the request, or its reply, may still be on the wire: the stream position is lost.
+    absl::Status reason =
+        timed_out ? MakeError(ErrorCode::kDeadlineExceeded,
+                              absl::StrCat("request ", header.request_id, " to ", peer_address_,
+                                           ": deadline exceeded; channel closed"))
+                  : sent;
+    FailLocked(reason);
+    mu_.Await(absl::Condition(
+        +[](Pending* pending) { return !pending->receiving; }, &p));
+    pending_.erase(header.request_id);
+    if (p.done && p.status.ok()) return absl::OkStatus();  // completed in the race: the data is good
+    return reason;
+  }
+  return p.status;
+}
+
+absl::StatusOr<std::string> TcpChannel::Call(absl::string_view request, absl::Time deadline) {
+  if (request.size() > kMaxCallBytes) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     absl::StrCat("Call of ", request.size(), " bytes exceeds kMaxCallBytes (", kMaxCallBytes, ")"));
+  }
+  Pending p;
+  p.expect = TcpKind::kCallReply;
+  TcpHeader header;
+  header.kind = TcpKind::kCall;
+  absl::Status s = Execute(p, header, request.data(), request.size(), deadline);
+  if (!s.ok()) {
+    TcpCounters::Add(counters_->errors, 1);
+    return s;
+  }
+  return std::move(p.reply);
+}
+
+absl::Status TcpChannel::Read(const RemoteRegion& region, uint8_t* dst, absl::Time deadline) {
+  if (!arena_.registered()) {
+    return MakeError(ErrorCode::kInvalidArgument, "Read: no arena was registered before Connect");
+  }
+  uint64_t dst_offset = static_cast<uint64_t>(dst - arena_.base);
+  if (dst < arena_.base || !arena_.ContainsRange(dst_offset, region.length)) {
+    return MakeError(ErrorCode::kInvalidArgument, "Read: destination is not inside the registered arena");
+  }
+  if (region.length == 0) return absl::OkStatus();
+  Pending p;
+  p.expect = TcpKind::kReadData;
+  p.dst = dst;
+  p.length = region.length;
+  uint8_t request[kReadRequestBytes];
+  EncodeReadRequest(region.addr, region.length, request);
+  TcpHeader header;
+  header.kind = TcpKind::kRead;
+  absl::Status s = Execute(p, header, request, sizeof(request), deadline);
+  if (!s.ok()) {
+    TcpCounters::Add(counters_->errors, 1);
+    return s;
+  }
+  TcpCounters::Add(counters_->reads, 1);
+  TcpCounters::Add(counters_->read_bytes, region.length);
+  return absl::OkStatus();
+}
+
+void TcpChannel::ReaderLoop() {
+  while (true) {
+    absl::Status s = ReadOneReply();
+    if (!s.ok()) {
+      absl::MutexLock lock(&mu_);
+      if (!closed_) LOG(WARNING) << "tcp channel to " << peer_address_ << ": " << s.message();
+      FailLocked(s);
+      return;
+    }
+  }
+}
+
+absl::Status TcpChannel::ReadOneReply() {
+  uint8_t encoded[kTcpHeaderBytes];
+  RETURN_IF_ERROR(RecvAll(fd_.get(), encoded, sizeof(encoded), absl::InfiniteFuture()));
+  ASSIGN_OR_RETURN(TcpHeader header, ParseTcpHeader(encoded, TcpDirection::kReply));
+  Pending* p = nullptr;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = pending_.find(header.request_id);
+    if (it == pending_.end()) {
+      return ProtocolError(absl::StrCat("reply for unknown request id ", header.request_id));
+    }
+    p = it->second;
+    if (header.kind != TcpKind::kError && header.kind != p->expect) {
+      return ProtocolError(absl::StrCat("reply kind ", static_cast<int>(header.kind), " does not match request ",
+                                        header.request_id));
+    }
+    if (header.kind == TcpKind::kReadData && header.length != p->length) {
+      return ProtocolError(absl::StrCat("read reply of ", header.length, " bytes for a request of ", p->length));
+    }
+    p->receiving = true;
+  }
+  // Without mu_: the waiter does not touch *p while `receiving` is set.
+  absl::Status received;
+  std::string error_text;
+  switch (header.kind) {
+    case TcpKind::kCallReply:
+      p->reply.resize(header.length);
+      received = RecvAll(fd_.get(), p->reply.data(), header.length, absl::InfiniteFuture());
+      break;
+    case TcpKind::kReadData:
+      received = RecvAll(fd_.get(), p->dst, header.length, absl::InfiniteFuture());
+      break;
+    default:
+      error_text.resize(header.length);
+      received = RecvAll(fd_.get(), error_text.data(), header.length, absl::InfiniteFuture());
+      break;
+  }
+  absl::MutexLock lock(&mu_);
+  p->receiving = false;
+  pending_.erase(header.request_id);
+  p->done = true;
+  if (!received.ok()) {
+    p->status = MakeError(ErrorCode::kUnavailable, absl::StrCat("tcp channel to ", peer_address_,
+                                                                " lost mid-reply: ", received.message()));
+    // Close before the waiter can run: once it sees its failure the channel is already unhealthy.
+    if (!closed_) LOG(WARNING) << "tcp channel to " << peer_address_ << ": " << received.message();
+    FailLocked(received);
+    return received;
+  }
+  TcpCounters::Add(counters_->rx_bytes, kTcpHeaderBytes + header.length);
+  TcpCounters::Add(counters_->rx_messages, 1);
+  if (header.kind == TcpKind::kError) {
+    ErrorCode code = header.status > 0xffff ? ErrorCode::kProtocolError
+                                            : ErrorCodeFromWire(static_cast<uint16_t>(header.status));
+    if (code == ErrorCode::kOk) code = ErrorCode::kProtocolError;
+    p->status = MakeError(code, absl::StrCat("peer ", peer_address_, ": ", error_text));
+  } else {
+    p->status = absl::OkStatus();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace rplasma::transport::tcp

@@ -1,0 +1,176 @@
+#include "manager/transport/tcp/tcp_transport.h"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "manager/auth/peer_auth.h"
+#include "manager/transport/tcp/tcp_socket.h"
+#include "protocol/logging.h"
+#include "protocol/status.h"
+
+namespace rplasma::transport::tcp {
+
+absl::StatusOr<std::unique_ptr<TcpTransport>> TcpTransport::Create(const TransportOptions& options) {
+  RETURN_IF_ERROR(options.Validate());
+  if (options.secret.empty()) {
+    LOG(WARNING) << "tcp transport: empty secret; every peer will be refused";
+  }
+  return std::unique_ptr<TcpTransport>(new TcpTransport(options));
+}
+
+TcpTransport::TcpTransport(const TransportOptions& options)
+    : options_(options), counters_(std::make_shared<TcpCounters>()) {}
+
+TcpTransport::~TcpTransport() { Shutdown(); }
+
+absl::Status TcpTransport::RegisterArena(uint8_t* base, uint64_t size) {
+  if (base == nullptr || size == 0) return MakeError(ErrorCode::kInvalidArgument, "RegisterArena: empty arena");
+  absl::MutexLock lock(&mu_);
+  if (arena_.registered()) return absl::FailedPreconditionError("RegisterArena: an arena is already registered");
+  arena_ = ArenaView{base, size};
+  return absl::OkStatus();
+}
+
+RemoteRegion TcpTransport::RegionFor(uint64_t offset, uint64_t length) const {
+  return RemoteRegion{offset, length, 0};
+}
+
+size_t TcpTransport::server_connection_count() const {
+  absl::MutexLock lock(&mu_);
+  return server_conns_.size();
+}
+
+absl::StatusOr<std::string> TcpTransport::Listen(const std::string& address, RequestHandler* handler) {
+  if (handler == nullptr) return MakeError(ErrorCode::kInvalidArgument, "Listen: null RequestHandler");
+  absl::MutexLock lock(&mu_);
+  if (shut_down_) return MakeError(ErrorCode::kUnavailable, "Listen: transport is shut down");
+  if (listen_fd_.valid()) return absl::FailedPreconditionError("Listen: already listening");
+  ASSIGN_OR_RETURN(UniqueFd fd, TcpListen(address));
+  ASSIGN_OR_RETURN(std::string bound, LocalAddress(fd.get()));
+  handler_ = handler;
+  listen_fd_ = std::move(fd);
+  accept_thread_ = std::thread([this, raw = listen_fd_.get()] { AcceptLoop(raw); });
+  LOG(INFO) << "tcp transport: listening on " << bound;
+  return bound;
+}
+
+void TcpTransport::AcceptLoop(int listen_fd) {
+  while (true) {
+    absl::StatusOr<UniqueFd> accepted = TcpAccept(listen_fd, absl::Now() + kReapInterval);
+    absl::MutexLock lock(&mu_);
+    if (shut_down_) return;
+    ReapFinishedLocked();
+    if (!accepted.ok()) {
+      ErrorCode code = ErrorCodeOf(accepted.status());
+      if (code == ErrorCode::kDeadlineExceeded) continue;
+      LOG(WARNING) << "tcp transport: " << accepted.status().message();
+      if (code == ErrorCode::kOutOfMemory) continue;  // fd exhaustion: TcpAccept backed off
+      return;
+    }
+    if (server_conns_.size() >= kMaxServerConnections) {
+      LOG(WARNING) << "tcp transport: " << server_conns_.size() << " connections; refusing another";
+      continue;  // `accepted` closes the socket
+    }
+    absl::StatusOr<std::string> peer = RemoteAddress(accepted->get());
+    ServerContext context;
+    context.arena = arena_;
+    context.handler = handler_;
+    context.counters = counters_;
+    context.secret = options_.secret;
+    context.auth_timeout = options_.connect_timeout;
+    context.dead_peer_timeout = kDeadPeerTimeout;
+    uint64_t id = next_conn_id_++;
+    auto conn = std::make_unique<TcpServerConnection>(id, *std::move(accepted), peer.ok() ? *peer : "unknown",
+                                                      std::move(context));
+    conn->Start();
+    server_conns_.emplace(id, std::move(conn));
+  }
+}
+
+void TcpTransport::ReapFinishedLocked() {
+  for (auto it = server_conns_.begin(); it != server_conns_.end();) {
+    if (it->second->finished()) {
+      it->second->Join();  // its thread is exiting: only the thread's last instructions remain
+      server_conns_.erase(it++);
+    } else {
+      ++it;
+    }
+  }
+}
+
+absl::StatusOr<std::shared_ptr<Channel>> TcpTransport::Connect(const std::string& address, absl::Time deadline) {
+  std::shared_ptr<TcpChannel> stale;
+  ArenaView arena;
+  {
+    absl::MutexLock lock(&mu_);
+    if (shut_down_) return MakeError(ErrorCode::kUnavailable, "Connect: transport is shut down");
+    auto it = channels_.find(address);
+    if (it != channels_.end()) {
+      if (it->second->healthy()) return std::shared_ptr<Channel>(it->second);
+      stale = std::move(it->second);
+      channels_.erase(it);
+    }
+    arena = arena_;
+  }
+  if (stale != nullptr) {
+    TcpCounters::Add(counters_->reconnects, 1);
+    stale.reset();  // closes it unless a caller still holds it (it is failed already either way)
+  }
+
+  absl::Time connect_deadline = std::min(deadline, absl::Now() + options_.connect_timeout);
+  ASSIGN_OR_RETURN(UniqueFd fd, TcpConnect(address, connect_deadline));
+  RETURN_IF_ERROR(ConfigureConnection(fd.get(), kDeadPeerTimeout, 0));
+  absl::Status auth = auth::AuthenticateAsClient(fd.get(), options_.secret, connect_deadline);
+  if (!auth.ok()) {
+    ErrorCode code = ErrorCodeOf(auth);
+    if (code == ErrorCode::kPermissionDenied || code == ErrorCode::kProtocolError) {
+      TcpCounters::Add(counters_->auth_failures, 1);
+    }
+    return MakeError(code, absl::StrCat("Connect(", address, "): ", auth.message()));
+  }
+  ASSIGN_OR_RETURN(std::shared_ptr<TcpChannel> channel,
+                   TcpChannel::Create(std::move(fd), address, arena, counters_));
+
+  absl::MutexLock lock(&mu_);
+  if (shut_down_) {
+    channel->Close();
+    return MakeError(ErrorCode::kUnavailable, "Connect: transport shut down meanwhile");
+  }
+  auto [it, inserted] = channels_.try_emplace(address, channel);
+  if (!inserted) {
+    if (it->second->healthy()) return std::shared_ptr<Channel>(it->second);  // a concurrent Connect won
+    it->second = channel;
+  }
+  return std::shared_ptr<Channel>(channel);
+}
+
+void TcpTransport::Shutdown() {
+  absl::MutexLock serial(&shutdown_mu_);
+  std::thread accept_thread;
+  absl::flat_hash_map<uint64_t, std::unique_ptr<TcpServerConnection>> conns;
+  absl::flat_hash_map<std::string, std::shared_ptr<TcpChannel>> channels;
+  {
+    absl::MutexLock lock(&mu_);
+    if (shut_down_) return;
+    shut_down_ = true;
+    if (listen_fd_.valid()) ::shutdown(listen_fd_.get(), SHUT_RDWR);
+    accept_thread = std::move(accept_thread_);
+  }
+  // The accept thread sees shut_down_ at its next wake-up and takes no new connection after it.
+  if (accept_thread.joinable()) accept_thread.join();
+  {
+    absl::MutexLock lock(&mu_);
+    conns = std::move(server_conns_);
+    channels = std::move(channels_);
+    listen_fd_.reset();
+  }
+  for (auto& [id, conn] : conns) conn->Stop();
+  for (auto& [id, conn] : conns) conn->Join();  // each runs OnDisconnect before it ends
+  for (auto& [address, channel] : channels) channel->Close();
+}
+
+}  // namespace rplasma::transport::tcp

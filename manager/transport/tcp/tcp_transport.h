@@ -1,0 +1,88 @@
+// TcpTransport: the Transport over plain TCP (any Ethernet, loopback in tests).
+//
+// Serving side: Listen() starts one accept thread; every accepted connection gets its own thread
+// (TcpServerConnection) that authenticates the peer, then serves its requests in order. At most
+// kMaxServerConnections are served at once; more are closed on accept. Finished connections are
+// reaped by the accept thread within kReapInterval.
+//
+// Reading side: Connect() returns a cached healthy channel to `address` if there is one, else
+// connects, authenticates and caches a new TcpChannel (replacing an unhealthy one counts as a
+// reconnect). Channels are shared: many threads may use one at once.
+//
+// Arena: RegionFor(offset, length) is {addr = offset, length, rkey = 0}; peers name arena offsets,
+// never our addresses.
+//
+// Dead peers: every connection has TCP keepalive and TCP_USER_TIMEOUT of kDeadPeerTimeout, and a
+// serving thread drops a peer that stalls mid-message for kPeerStallTimeout.
+//
+// Thread-safety: all methods are thread-safe. The RequestHandler passed to Listen must outlive
+// Shutdown(). Shutdown() stops accepting, closes every connection (OnDisconnect runs for each
+// served one), fails pending requests on every channel, joins all threads; idempotent.
+#ifndef RPLASMA_MANAGER_TRANSPORT_TCP_TCP_TRANSPORT_H_
+#define RPLASMA_MANAGER_TRANSPORT_TCP_TCP_TRANSPORT_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "manager/transport/tcp/tcp_channel.h"
+#include "manager/transport/tcp/tcp_counters.h"
+#include "manager/transport/tcp/tcp_server_connection.h"
+#include "manager/transport/transport.h"
+#include "protocol/unique_fd.h"
+
+namespace rplasma::transport::tcp {
+
+inline constexpr size_t kMaxServerConnections = 1024;
+inline constexpr absl::Duration kDeadPeerTimeout = absl::Seconds(30);
+inline constexpr absl::Duration kReapInterval = absl::Milliseconds(200);
+
+class TcpTransport : public Transport {
+ public:
+  static absl::StatusOr<std::unique_ptr<TcpTransport>> Create(const TransportOptions& options);
+  ~TcpTransport() override;
+  TcpTransport(const TcpTransport&) = delete;
+  TcpTransport& operator=(const TcpTransport&) = delete;
+
+  absl::string_view name() const override { return "tcp"; }
+  // Once; base non-null and size > 0.
+  absl::Status RegisterArena(uint8_t* base, uint64_t size) override;
+  RemoteRegion RegionFor(uint64_t offset, uint64_t length) const override;
+  // Once. REQUIRES: handler non-null and alive until Shutdown().
+  absl::StatusOr<std::string> Listen(const std::string& address, RequestHandler* handler) override;
+  absl::StatusOr<std::shared_ptr<Channel>> Connect(const std::string& address, absl::Time deadline) override;
+  TransportStats stats() const override { return counters_->Snapshot(); }
+  void Shutdown() override;
+
+  // Server connections currently tracked (authenticating or serving), for tests and stats.
+  size_t server_connection_count() const;
+
+ private:
+  explicit TcpTransport(const TransportOptions& options);
+  void AcceptLoop(int listen_fd);
+  void ReapFinishedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const TransportOptions options_;
+  const std::shared_ptr<TcpCounters> counters_;
+
+  absl::Mutex shutdown_mu_;  // serialises Shutdown() so a second call returns after the first
+  mutable absl::Mutex mu_;
+  ArenaView arena_ ABSL_GUARDED_BY(mu_);
+  bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
+  UniqueFd listen_fd_ ABSL_GUARDED_BY(mu_);
+  RequestHandler* handler_ ABSL_GUARDED_BY(mu_) = nullptr;
+  std::thread accept_thread_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_conn_id_ ABSL_GUARDED_BY(mu_) = 1;
+  absl::flat_hash_map<uint64_t, std::unique_ptr<TcpServerConnection>> server_conns_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::shared_ptr<TcpChannel>> channels_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace rplasma::transport::tcp
+
+#endif  // RPLASMA_MANAGER_TRANSPORT_TCP_TCP_TRANSPORT_H_

@@ -1,0 +1,74 @@
+// FakeRequestHandler: the layer above the transport, faked for transport tests. Echoes Calls
+// ("echo:" + request), answers AllowRead from a switch, and records connects and disconnects.
+#ifndef RPLASMA_TESTS_UNIT_TRANSPORT_TCP_FAKE_REQUEST_HANDLER_H_
+#define RPLASMA_TESTS_UNIT_TRANSPORT_TCP_FAKE_REQUEST_HANDLER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "manager/transport/transport.h"
+
+namespace rplasma::transport::testing {
+
+class FakeRequestHandler : public RequestHandler {
+ public:
+  void OnConnect(uint64_t conn_id, const std::string& peer_address) override {
+    absl::MutexLock lock(&mu_);
+    connects_[conn_id]++;
+  }
+  std::string HandleCall(uint64_t conn_id, absl::string_view request) override {
+    calls_.fetch_add(1);
+    if (request.substr(0, 6) == "sleep:") {
+      absl::SleepFor(absl::Milliseconds(std::stoi(std::string(request.substr(6)))));
+      return "slept";
+    }
+    if (request == "big-reply") return std::string(kMaxCallBytes + 1, 'x');
+    return "echo:" + std::string(request);
+  }
+  bool AllowRead(uint64_t conn_id, const RemoteRegion& region) override {
+    allow_read_calls_.fetch_add(1);
+    return allow_reads_.load();
+  }
+  void OnDisconnect(uint64_t conn_id) override {
+    absl::MutexLock lock(&mu_);
+    disconnects_[conn_id]++;
+  }
+
+  void set_allow_reads(bool allow) { allow_reads_.store(allow); }
+  int calls() const { return calls_.load(); }
+  int allow_read_calls() const { return allow_read_calls_.load(); }
+  size_t connect_count() const {
+    absl::MutexLock lock(&mu_);
+    return connects_.size();
+  }
+  size_t disconnect_count() const {
+    absl::MutexLock lock(&mu_);
+    return disconnects_.size();
+  }
+  // True if every connected id disconnected exactly once and nothing else disconnected.
+  bool DisconnectsMatchConnects() const {
+    absl::MutexLock lock(&mu_);
+    if (connects_.size() != disconnects_.size()) return false;
+    for (const auto& [id, n] : connects_) {
+      auto it = disconnects_.find(id);
+      if (n != 1 || it == disconnects_.end() || it->second != 1) return false;
+    }
+    return true;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<uint64_t, int> connects_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<uint64_t, int> disconnects_ ABSL_GUARDED_BY(mu_);
+  std::atomic<int> calls_{0};
+  std::atomic<int> allow_read_calls_{0};
+  std::atomic<bool> allow_reads_{true};
+};
+
+}  // namespace rplasma::transport::testing
+
+#endif  // RPLASMA_TESTS_UNIT_TRANSPORT_TCP_FAKE_REQUEST_HANDLER_H_

@@ -1,0 +1,59 @@
+// Helpers for tcp transport tests: an mmap'd arena with a known byte pattern, and a pair of
+// transports (owner listening on loopback, reader connecting) wired to a FakeRequestHandler.
+#ifndef RPLASMA_TESTS_UNIT_TRANSPORT_TCP_TCP_TEST_UTIL_H_
+#define RPLASMA_TESTS_UNIT_TRANSPORT_TCP_TCP_TEST_UTIL_H_
+
+#include <sys/mman.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "manager/transport/tcp/tcp_transport.h"
+#include "protocol/logging.h"
+#include "tests/unit/transport_tcp/fake_request_handler.h"
+
+namespace rplasma::transport::testing {
+
+class TestArena {
+ public:
+  explicit TestArena(size_t size) : size_(size) {
+    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(p != MAP_FAILED) << "mmap of a test arena failed";
+    base_ = static_cast<uint8_t*>(p);
+  }
+  ~TestArena() { ::munmap(base_, size_); }
+  TestArena(const TestArena&) = delete;
+  TestArena& operator=(const TestArena&) = delete;
+
+  uint8_t* base() const { return base_; }
+  size_t size() const { return size_; }
+  // Byte i holds PatternByte(i, seed): a sequence that a shifted or partial copy cannot match.
+  static uint8_t PatternByte(uint64_t i, uint64_t seed) {
+    uint64_t x = (i + seed) * 0x9E3779B97F4A7C15ull;
+    return static_cast<uint8_t>(x >> 56);
+  }
+  void Fill(uint64_t seed) {
+    for (size_t i = 0; i < size_; ++i) base_[i] = PatternByte(i, seed);
+  }
+
+ private:
+  uint8_t* base_ = nullptr;
+  size_t size_ = 0;
+};
+
+inline TransportOptions OptionsWithSecret(const std::string& secret) {
+  TransportOptions o;
+  o.secret = secret;
+  o.connect_timeout = absl::Seconds(5);
+  return o;
+}
+
+inline absl::Time Deadline(absl::Duration d = absl::Seconds(20)) { return absl::Now() + d; }
+
+}  // namespace rplasma::transport::testing
+
+#endif  // RPLASMA_TESTS_UNIT_TRANSPORT_TCP_TCP_TEST_UTIL_H_

@@ -1,0 +1,286 @@
+// Faults around TcpTransport: owners that die, stall or lie (a raw fake owner speaking the wire
+// format), and raw peers that send garbage to a real owner before or after authenticating.
+#include <sys/socket.h>
+
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/synchronization/notification.h"
+#include "manager/auth/peer_auth.h"
+#include "manager/transport/tcp/tcp_socket.h"
+#include "manager/transport/tcp/tcp_transport.h"
+#include "manager/transport/tcp/tcp_wire.h"
+#include "tests/support/status_matchers.h"
+#include "tests/support/subprocess.h"
+#include "tests/unit/transport_tcp/fake_request_handler.h"
+#include "tests/unit/transport_tcp/tcp_test_util.h"
+
+namespace rplasma::transport::tcp {
+namespace {
+
+using ::rplasma::testing::HasErrorCode;
+using ::rplasma::testing::IsOk;
+using ::rplasma::testing::WaitFor;
+using ::rplasma::transport::testing::Deadline;
+using ::rplasma::transport::testing::FakeRequestHandler;
+using ::rplasma::transport::testing::OptionsWithSecret;
+using ::rplasma::transport::testing::TestArena;
+
+constexpr char kSecret[] = "fault-secret";
+
+// An owner that authenticates properly, reads one request, then misbehaves.
+class FakeOwner {
+ public:
+  enum class Behaviour { kHalfThenClose, kSilent, kGarbageReply, kWrongReadLength };
+
+  explicit FakeOwner(Behaviour behaviour) : behaviour_(behaviour) {
+    listener_ = *TcpListen("127.0.0.1:0");
+    address_ = *LocalAddress(listener_.get());
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~FakeOwner() {
+    stop_.Notify();
+    thread_.join();
+  }
+  const std::string& address() const { return address_; }
+
+ private:
+  void Run() {
+    absl::StatusOr<UniqueFd> fd = TcpAccept(listener_.get(), absl::Now() + absl::Seconds(10));
+    if (!fd.ok()) return;
+    if (!auth::AuthenticateAsServer(fd->get(), kSecret, absl::Now() + absl::Seconds(10)).ok()) return;
+    uint8_t encoded[kTcpHeaderBytes];
+    if (!RecvAll(fd->get(), encoded, sizeof(encoded), absl::Now() + absl::Seconds(10)).ok()) return;
+    absl::StatusOr<TcpHeader> request = ParseTcpHeader(encoded, TcpDirection::kRequest);
+    if (!request.ok()) return;
+    std::vector<uint8_t> payload(request->length);
+    if (!RecvAll(fd->get(), payload.data(), payload.size(), absl::Now() + absl::Seconds(10)).ok()) return;
+    uint64_t length = 0;
+    if (request->kind == TcpKind::kRead) {
+      uint64_t offset;
+      DecodeReadRequest(payload.data(), &offset, &length);
+    }
+    TcpHeader reply{TcpKind::kReadData, 0, request->request_id, length};
+    std::vector<uint8_t> data(length / 2, 0x5a);
+    switch (behaviour_) {
+      case Behaviour::kHalfThenClose: {
+        EncodeTcpHeader(reply, encoded);
+        iovec iov[2] = {{encoded, sizeof(encoded)}, {data.data(), data.size()}};
+        (void)SendAll(fd->get(), iov, 2, absl::Now() + absl::Seconds(10));
+        return;  // dies mid-stream: the fd closes
+      }
+      case Behaviour::kSilent:
+        break;
+      case Behaviour::kGarbageReply: {
+        std::memset(encoded, 0xEE, sizeof(encoded));
+        iovec iov[1] = {{encoded, sizeof(encoded)}};
+        (void)SendAll(fd->get(), iov, 1, absl::Now() + absl::Seconds(10));
+        break;
+      }
+      case Behaviour::kWrongReadLength: {
+        reply.length = length + 1;
+        EncodeTcpHeader(reply, encoded);
+        iovec iov[1] = {{encoded, sizeof(encoded)}};
+        (void)SendAll(fd->get(), iov, 1, absl::Now() + absl::Seconds(10));
+        break;
+      }
+    }
+    stop_.WaitForNotification();
+  }
+
+  const Behaviour behaviour_;
+  UniqueFd listener_;
+  std::string address_;
+  absl::Notification stop_;
+  std::thread thread_;
+};
+
+class TcpFaultTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_OK_AND_ASSIGN(reader_, TcpTransport::Create(OptionsWithSecret(kSecret)));
+    ASSERT_OK(reader_->RegisterArena(arena_.base(), arena_.size()));
+  }
+  absl::Status ReadFrom(Channel& ch, absl::Time deadline) {
+    return ch.Read(RemoteRegion{0, 1 << 20, 0}, arena_.base(), deadline);
+  }
+
+  TestArena arena_{2 << 20};
+  std::unique_ptr<TcpTransport> reader_;
+};
+
+TEST_F(TcpFaultTest, OwnerDyingMidReadFailsPromptlyWithUnavailable) {
+  FakeOwner owner(FakeOwner::Behaviour::kHalfThenClose);
+  ASSERT_OK_AND_ASSIGN(auto ch, reader_->Connect(owner.address(), Deadline()));
+  absl::Time start = absl::Now();
+  EXPECT_THAT(ReadFrom(*ch, start + absl::Seconds(20)), HasErrorCode(ErrorCode::kUnavailable));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_FALSE(ch->healthy());
+  EXPECT_EQ(reader_->stats().errors, 1u);
+}
+
+TEST_F(TcpFaultTest, SilentOwnerHitsTheDeadlineAndTheChannelCloses) {
+  FakeOwner owner(FakeOwner::Behaviour::kSilent);
+  ASSERT_OK_AND_ASSIGN(auto ch, reader_->Connect(owner.address(), Deadline()));
+  absl::Time start = absl::Now();
+  EXPECT_THAT(ReadFrom(*ch, start + absl::Milliseconds(300)), HasErrorCode(ErrorCode::kDeadlineExceeded));
+  absl::Duration took = absl::Now() - start;
+  EXPECT_GE(took, absl::Milliseconds(290));
+  EXPECT_LT(took, absl::Seconds(5));
+  EXPECT_FALSE(ch->healthy());
+  EXPECT_THAT(ch->Call("later", Deadline()), HasErrorCode(ErrorCode::kUnavailable));
+}
+
+TEST_F(TcpFaultTest, OneTimeoutFailsTheOtherPendingRequestsToo) {
+  FakeOwner owner(FakeOwner::Behaviour::kSilent);
+  ASSERT_OK_AND_ASSIGN(auto ch, reader_->Connect(owner.address(), Deadline()));
+  absl::Status long_read;
+  absl::Time start = absl::Now();
+  std::thread patient([&] { long_read = ReadFrom(*ch, absl::Now() + absl::Seconds(30)); });
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_THAT(ch->Call("short", absl::Now() + absl::Milliseconds(200)), HasErrorCode(ErrorCode::kDeadlineExceeded));
+  patient.join();
+  EXPECT_THAT(long_read, HasErrorCode(ErrorCode::kUnavailable));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+}
+
+TEST_F(TcpFaultTest, GarbageReplyClosesTheChannel) {
+  FakeOwner owner(FakeOwner::Behaviour::kGarbageReply);
+  ASSERT_OK_AND_ASSIGN(auto ch, reader_->Connect(owner.address(), Deadline()));
+  EXPECT_THAT(ReadFrom(*ch, Deadline()), HasErrorCode(ErrorCode::kUnavailable));
+  EXPECT_FALSE(ch->healthy());
+}
+
+TEST_F(TcpFaultTest, ReadReplyOfTheWrongLengthClosesTheChannel) {
+  FakeOwner owner(FakeOwner::Behaviour::kWrongReadLength);
+  ASSERT_OK_AND_ASSIGN(auto ch, reader_->Connect(owner.address(), Deadline()));
+  EXPECT_THAT(ReadFrom(*ch, Deadline()), HasErrorCode(ErrorCode::kUnavailable));
+  EXPECT_FALSE(ch->healthy());
+}
+
+// Raw peers against a real owner; a good channel must keep working throughout.
+class TcpHostilePeerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TransportOptions options = OptionsWithSecret(kSecret);
+    options.connect_timeout = absl::Milliseconds(500);  // also the owner's auth timeout
+    ASSERT_OK_AND_ASSIGN(owner_, TcpTransport::Create(options));
+    ASSERT_OK(owner_->RegisterArena(arena_.base(), arena_.size()));
+    ASSERT_OK_AND_ASSIGN(address_, owner_->Listen("127.0.0.1:0", &handler_));
+    ASSERT_OK_AND_ASSIGN(reader_, TcpTransport::Create(OptionsWithSecret(kSecret)));
+    ASSERT_OK_AND_ASSIGN(good_, reader_->Connect(address_, Deadline()));
+  }
+  void TearDown() override {
+    EXPECT_THAT(good_->Call("still here", Deadline()), IsOk());
+    EXPECT_TRUE(good_->healthy());
+    reader_->Shutdown();
+    owner_->Shutdown();
+    EXPECT_TRUE(handler_.DisconnectsMatchConnects());
+  }
+
+  UniqueFd RawConnect() { return *TcpConnect(address_, Deadline()); }
+  UniqueFd AuthenticatedRawConnect() {
+    UniqueFd fd = RawConnect();
+    EXPECT_OK(auth::AuthenticateAsClient(fd.get(), kSecret, Deadline()));
+    return fd;
+  }
+  static void Send(int fd, const void* data, size_t n) {
+    iovec iov[1] = {{const_cast<void*>(data), n}};
+    EXPECT_OK(SendAll(fd, iov, 1, Deadline()));
+  }
+  // True once the owner closed `fd` (EOF or reset), discarding anything it sent before.
+  static bool ClosedByOwner(int fd, absl::Duration within = absl::Seconds(5)) {
+    absl::Time deadline = absl::Now() + within;
+    uint8_t buf[256];
+    while (true) {
+      absl::Status s = RecvAll(fd, buf, 1, deadline);
+      if (ErrorCodeOf(s) == ErrorCode::kUnavailable) return true;
+      if (!s.ok()) return false;  // deadline: still open
+    }
+  }
+
+  TestArena arena_{1 << 20};
+  FakeRequestHandler handler_;
+  std::unique_ptr<TcpTransport> owner_;
+  std::unique_ptr<TcpTransport> reader_;
+  std::string address_;
+  std::shared_ptr<Channel> good_;
+};
+
+TEST_F(TcpHostilePeerTest, GarbageInsteadOfTheAuthResponseIsRefused) {
+  UniqueFd fd = RawConnect();
+  std::vector<uint8_t> garbage(auth::kResponseBytes, 0x41);
+  Send(fd.get(), garbage.data(), garbage.size());
+  EXPECT_TRUE(ClosedByOwner(fd.get()));
+  EXPECT_TRUE(WaitFor([&] { return owner_->stats().auth_failures == 1; }, absl::Seconds(5)));
+  EXPECT_EQ(handler_.connect_count(), 1u) << "only the good channel";
+}
+
+TEST_F(TcpHostilePeerTest, RequestsWithoutAuthenticationAreNeverServed) {
+  UniqueFd fd = RawConnect();
+  uint8_t encoded[kTcpHeaderBytes];
+  EncodeTcpHeader({TcpKind::kCall, 0, 1, 5}, encoded);
+  Send(fd.get(), encoded, sizeof(encoded));
+  Send(fd.get(), "hello", 5);
+  std::vector<uint8_t> filler(auth::kResponseBytes, 0);
+  Send(fd.get(), filler.data(), filler.size());
+  EXPECT_TRUE(ClosedByOwner(fd.get()));
+  EXPECT_EQ(handler_.calls(), 0);
+}
+
+TEST_F(TcpHostilePeerTest, SilentUnauthenticatedPeerIsDroppedAfterTheAuthTimeout) {
+  UniqueFd fd = RawConnect();
+  EXPECT_TRUE(ClosedByOwner(fd.get(), absl::Seconds(5)));
+  EXPECT_TRUE(WaitFor([&] { return owner_->stats().auth_failures == 1; }, absl::Seconds(5)));
+}
+
+TEST_F(TcpHostilePeerTest, GarbageAfterAuthenticationClosesOnlyThatConnection) {
+  UniqueFd fd = AuthenticatedRawConnect();
+  EXPECT_TRUE(WaitFor([&] { return handler_.connect_count() == 2; }, absl::Seconds(5)));
+  std::vector<uint8_t> garbage(kTcpHeaderBytes, 0xFF);
+  Send(fd.get(), garbage.data(), garbage.size());
+  EXPECT_TRUE(ClosedByOwner(fd.get()));
+  EXPECT_TRUE(WaitFor([&] { return handler_.disconnect_count() == 1; }, absl::Seconds(5)));
+}
+
+TEST_F(TcpHostilePeerTest, OversizeLengthsCloseTheConnectionWithoutAllocating) {
+  for (uint64_t length : {static_cast<uint64_t>(kMaxCallBytes) + 1, UINT64_MAX}) {
+    UniqueFd fd = AuthenticatedRawConnect();
+    uint8_t encoded[kTcpHeaderBytes];
+    EncodeTcpHeader({TcpKind::kCall, 0, 1, 0}, encoded);
+    for (int i = 0; i < 8; ++i) encoded[16 + i] = static_cast<uint8_t>(length >> (8 * i));
+    Send(fd.get(), encoded, sizeof(encoded));
+    EXPECT_TRUE(ClosedByOwner(fd.get())) << length;
+  }
+  EXPECT_EQ(handler_.calls(), 0);
+}
+
+TEST_F(TcpHostilePeerTest, TruncatedRequestThenHangUpEndsTheConnection) {
+  UniqueFd fd = AuthenticatedRawConnect();
+  uint8_t encoded[kTcpHeaderBytes];
+  EncodeTcpHeader({TcpKind::kCall, 0, 1, 100}, encoded);
+  Send(fd.get(), encoded, sizeof(encoded));
+  Send(fd.get(), "0123456789", 10);
+  fd.reset();
+  EXPECT_TRUE(WaitFor([&] { return handler_.disconnect_count() == 1; }, absl::Seconds(5)));
+  EXPECT_EQ(handler_.calls(), 0);
+}
+
+TEST_F(TcpHostilePeerTest, ManyAbruptConnectionsLeaveNoThreadsOrFdsBehind) {
+  int fds_before = ::rplasma::testing::CountOpenFds();
+  for (int i = 0; i < 20; ++i) {
+    UniqueFd fd = i % 2 == 0 ? RawConnect() : AuthenticatedRawConnect();
+  }
+  EXPECT_TRUE(WaitFor([&] { return owner_->server_connection_count() == 1; }, absl::Seconds(10)));
+  EXPECT_TRUE(WaitFor([&] { return ::rplasma::testing::CountOpenFds() <= fds_before; }, absl::Seconds(5)));
+  EXPECT_TRUE(WaitFor([&] { return handler_.disconnect_count() == 10; }, absl::Seconds(5)));
+}
+
+}  // namespace
+}  // namespace rplasma::transport::tcp
