@@ -1,0 +1,190 @@
+// Endpoint: one RC connection (cm_id + CQ + message ring + QP) and its completion thread.
+//
+// Control path (endpoint_setup.cc): active connect through rdma_cm, passive accept, teardown.
+// Hot path (endpoint_io.cc): Call (fragmented SENDs with credit flow control), serving requests,
+// Read (chunked RDMA READs into the registered arena), completion processing.
+//
+// Threads: one completion thread per endpoint (CQ events; for the active side also its cm events);
+// a passive endpoint also runs one dispatch thread that calls RequestHandler::HandleCall for the
+// connection's requests in arrival order. Callers of Call/Read block on the endpoint's CondVar.
+// Everything below mu_ is shared between them. Thread-safe.
+//
+// Errors: any failed work completion, a peer's DISCONNECT, a protocol violation or a deadline hit
+// with READs outstanding moves the endpoint to kError: the QP is forced into the error state so
+// every outstanding work request completes (flushes) — a Read returns only when none of its READs
+// can still write into the destination. An endpoint never leaves kError; the channel replaces it.
+#ifndef RPLASMA_MANAGER_TRANSPORT_VERBS_ENDPOINT_H_
+#define RPLASMA_MANAGER_TRANSPORT_VERBS_ENDPOINT_H_
+
+#include <sys/socket.h>
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "manager/transport/transport.h"
+#include "manager/transport/verbs/device_set.h"
+#include "manager/transport/verbs/message_ring.h"
+#include "manager/transport/verbs/verbs_raii.h"
+#include "manager/transport/verbs/wire_format.h"
+#include "protocol/unique_fd.h"
+
+namespace rplasma::transport::verbs {
+
+// Transport-wide counters, shared with every endpoint.
+struct VerbsCounters {
+  std::atomic<uint64_t> tx_bytes{0}, rx_bytes{0}, tx_messages{0}, rx_messages{0};
+  std::atomic<uint64_t> reads{0}, read_bytes{0}, errors{0}, reconnects{0};
+  std::atomic<uint64_t> qps_created{0}, qps_open{0};
+};
+
+struct EndpointOptions {
+  uint32_t queue_depth = 64;       // data credits we grant (receive buffers beyond control ones)
+  uint32_t message_bytes = 65536;  // our receive buffer size
+  int qp_timeout = 14;
+  int retry_count = 7;
+  int rnr_retry = 6;
+  uint32_t max_reads_in_flight = 16;
+  uint64_t read_chunk_bytes = 1 << 20;
+  absl::Duration response_send_timeout = absl::Seconds(30);  // server: bound on sending one reply
+};
+
+class Endpoint {
+ public:
+  /* Life cycle:
+
+       Connect()/Accept() ──ok──► kConnected ──(failed WC, DISCONNECTED, protocol error,
+            │                         │          Read deadline with READs out)──► kError
+            └─error: nothing left     │                                              │
+                                      └────────────── Close() ───────────────────────┴──► kClosed
+
+     kConnected: sends/receives/reads flow.  kError: QP forced to IBV_QPS_ERR, flushes drain,
+     waiters fail; kept only until its owner drops it.  kClosed: threads joined; only destruction. */
+  enum class State { kConnected, kError, kClosed };
+
+  // Active side: resolves `dst`, builds the QP, connects with `ticket` in the private data.
+  static absl::StatusOr<std::shared_ptr<Endpoint>> Connect(const EndpointOptions& options,
+                                                           std::shared_ptr<DeviceSet> devices,
+                                                           std::shared_ptr<VerbsCounters> counters,
+                                                           const sockaddr_storage& dst, const Ticket& ticket,
+                                                           absl::Time deadline);
+  // Passive side, for a CONNECT_REQUEST whose ticket was already redeemed. Takes `id`; on error
+  // the request has been rejected and the id destroyed.
+  static absl::StatusOr<std::shared_ptr<Endpoint>> Accept(const EndpointOptions& options,
+                                                          std::shared_ptr<DeviceSet> devices,
+                                                          std::shared_ptr<VerbsCounters> counters, CmIdPtr id,
+                                                          const ConnectData& peer, const rdma_conn_param& peer_param,
+                                                          RequestHandler* handler, uint64_t conn_id);
+  ~Endpoint();
+  Endpoint(const Endpoint&) = delete;
+  Endpoint& operator=(const Endpoint&) = delete;
+
+  // Active side only. Sends `request`, waits for the matching response.
+  absl::StatusOr<std::string> Call(absl::string_view request, absl::Time deadline);
+  // Active side only. REQUIRES: [dst, dst + region.length) inside the registered arena.
+  absl::Status Read(const RemoteRegion& region, uint8_t* dst, absl::Time deadline);
+
+  bool healthy() const;
+  State state() const;
+  // Moves to kError (idempotent) and tells the peer (rdma_disconnect).
+  void Fail(const absl::Status& why);
+  // Stops and joins the threads; fails every waiter. Idempotent. Blocks while a HandleCall runs.
+  void Close();
+
+  rdma_cm_id* cm_id() const { return id_.get(); }
+  uint64_t conn_id() const { return conn_id_; }
+  uint32_t read_window() const { return read_window_; }
+  ibv_qp* qp() const { return id_->qp; }
+
+ private:
+  struct PendingCall {
+    bool done = false;
+    absl::StatusOr<std::string> result;
+  };
+  struct Inbound {
+    std::string data;
+    uint64_t received = 0;
+  };
+  struct ReadOp {
+    uint64_t length = 0;
+    uint64_t next_offset = 0;  // first byte not yet posted
+    uint32_t outstanding = 0;  // READs posted, not completed
+    absl::Status status;       // first failure
+  };
+  struct Request {
+    uint64_t id;
+    std::string data;
+  };
+
+  Endpoint(const EndpointOptions& options, std::shared_ptr<DeviceSet> devices, std::shared_ptr<VerbsCounters> counters,
+           RequestHandler* handler, uint64_t conn_id);
+  // Control path (endpoint_setup.cc).
+  absl::Status BuildQp(DeviceContext* device);
+  absl::Status Start(const AcceptData& peer_limits);
+  void PollLoop();
+  void DispatchLoop();
+  void HandleCmEvents();
+  void FailLocked(const absl::Status& why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Hot path (endpoint_io.cc).
+  absl::Status SendMessage(MessageType type, uint8_t flags, uint64_t request_id, absl::string_view payload,
+                           absl::Time deadline);
+  void DrainCompletions();
+  void ProcessCompletionLocked(const ibv_wc& wc) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ProcessReceiveLocked(const ibv_wc& wc) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void DeliverLocked(const MessageHeader& h, absl::Span<const uint8_t> payload) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void MaybeSendCreditLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status PostReadLocked(uint64_t op_id, ReadOp& op, const RemoteRegion& region, uint8_t* dst)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const EndpointOptions options_;
+  const std::shared_ptr<DeviceSet> devices_;
+  const std::shared_ptr<VerbsCounters> counters_;
+  RequestHandler* const handler_;  // passive side only
+  const uint64_t conn_id_;
+  DeviceContext* device_ = nullptr;
+
+  // Verbs objects in acquisition order (destroyed in reverse: QP, ring MR, CQ, channel, cm_id).
+  EventChannelPtr events_;  // active side only; the passive side's events go to the listener
+  CmIdPtr id_;
+  CompChannelPtr comp_channel_;
+  CqPtr cq_;
+  std::unique_ptr<MessageRing> ring_;
+  QpOwner qp_;
+  UniqueFd wake_fd_;  // eventfd that interrupts PollLoop
+
+  uint32_t peer_message_bytes_ = 0;
+  uint32_t read_window_ = 1;
+  uint64_t read_chunk_ = 1 << 20;
+  std::thread poll_thread_;
+  std::thread dispatch_thread_;
+  std::atomic<bool> stop_{false};
+
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;  // any state, credit, slot, call or read change
+  State state_ ABSL_GUARDED_BY(mu_) = State::kConnected;
+  absl::Status error_ ABSL_GUARDED_BY(mu_);
+  bool disconnected_ ABSL_GUARDED_BY(mu_) = false;
+  uint32_t send_credits_ ABSL_GUARDED_BY(mu_) = 0;
+  uint32_t peer_credits_ ABSL_GUARDED_BY(mu_) = 0;  // the most the peer may grant
+  uint32_t credits_owed_ ABSL_GUARDED_BY(mu_) = 0;  // to return to the peer
+  std::vector<uint32_t> free_send_slots_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  absl::flat_hash_map<uint64_t, PendingCall*> calls_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<uint64_t, Inbound> inbound_ ABSL_GUARDED_BY(mu_);
+  std::deque<Request> requests_ ABSL_GUARDED_BY(mu_);
+  uint32_t reads_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+  uint32_t sends_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::flat_hash_map<uint64_t, ReadOp*> read_ops_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace rplasma::transport::verbs
+
+#endif  // RPLASMA_MANAGER_TRANSPORT_VERBS_ENDPOINT_H_

@@ -1,0 +1,306 @@
+// Endpoint hot path: fragmented SENDs under credit flow control, receive reassembly, RDMA READs,
+// completion processing. Locking: every counter lives under mu_; posting happens under it too, so
+// credits, slots and posted work requests always agree.
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "manager/transport/verbs/endpoint.h"
+#include "protocol/logging.h"
+#include "protocol/status.h"
+
+namespace rplasma::transport::verbs {
+namespace {
+
+absl::Status WcError(const ibv_wc& wc, absl::string_view what) {
+  ErrorCode code = ErrorCode::kUnavailable;
+  if (wc.status == IBV_WC_REM_ACCESS_ERR || wc.status == IBV_WC_REM_INV_REQ_ERR || wc.status == IBV_WC_LOC_PROT_ERR) {
+    code = ErrorCode::kInvalidArgument;  // bad rkey / region outside the peer's MR / bad lkey
+  }
+  return MakeError(code, absl::StrFormat("%s failed: %s (vendor error 0x%x)", what, ibv_wc_status_str(wc.status),
+                                         wc.vendor_err));
+}
+
+constexpr absl::Duration kFlushBound = absl::Seconds(5);
+
+}  // namespace
+
+absl::StatusOr<std::string> Endpoint::Call(absl::string_view request, absl::Time deadline) {
+  if (handler_ != nullptr) return MakeError(ErrorCode::kInternal, "Call on a passive verbs endpoint");
+  if (request.size() > kMaxCallBytes) {
+    return MakeError(ErrorCode::kInvalidArgument, absl::StrFormat("request of %u bytes exceeds kMaxCallBytes", request.size()));
+  }
+  PendingCall call;
+  uint64_t id;
+  {
+    absl::MutexLock lock(&mu_);
+    if (state_ != State::kConnected) return error_;
+    id = next_id_++;
+    calls_[id] = &call;
+  }
+  absl::Status sent = SendMessage(MessageType::kRequest, 0, id, request, deadline);
+  absl::MutexLock lock(&mu_);
+  if (sent.ok()) {
+    while (!call.done) {
+      if (cv_.WaitWithDeadline(&mu_, deadline) && absl::Now() >= deadline) break;
+    }
+  }
+  calls_.erase(id);
+  if (!sent.ok()) return sent;
+  if (!call.done) return MakeError(ErrorCode::kDeadlineExceeded, "verbs call: no reply before the deadline");
+  return std::move(call.result);
+}
+
+absl::Status Endpoint::SendMessage(MessageType type, uint8_t flags, uint64_t request_id, absl::string_view payload,
+                                   absl::Time deadline) {
+  absl::MutexLock lock(&mu_);
+  const uint64_t fragment = std::min(ring_->message_bytes(), peer_message_bytes_) - kMessageHeaderBytes;
+  const uint64_t total = payload.size();
+  uint64_t offset = 0;
+  do {
+    // The sender never sends without a credit: wait for one (and for a free send buffer).
+    while (state_ == State::kConnected && (send_credits_ == 0 || free_send_slots_.empty())) {
+      if (cv_.WaitWithDeadline(&mu_, deadline) && absl::Now() >= deadline) break;
+    }
+    if (state_ != State::kConnected) return error_;
+    if (send_credits_ == 0 || free_send_slots_.empty()) {
+      absl::Status late = MakeError(ErrorCode::kDeadlineExceeded, "verbs send: no credit from the peer before the deadline");
+      // Half a message on the wire would leave the peer reassembling forever: rebuild instead.
+      if (offset > 0) FailLocked(late);
+      return late;
+    }
+    uint64_t len = std::min(fragment, total - offset);
+    uint32_t slot = free_send_slots_.back();
+    free_send_slots_.pop_back();
+    --send_credits_;
+    MessageHeader h;
+    h.type = type;
+    h.flags = flags;
+    h.credits = std::exchange(credits_owed_, 0);
+    h.request_id = request_id;
+    h.total_length = total;
+    h.offset = offset;
+    uint8_t* buf = ring_->send_buffer(slot);
+    EncodeMessageHeader(h, buf);
+    if (len > 0) std::memcpy(buf + kMessageHeaderBytes, payload.data() + offset, len);
+    if (absl::Status s = ring_->PostSend(qp(), slot, static_cast<uint32_t>(kMessageHeaderBytes + len)); !s.ok()) {
+      free_send_slots_.push_back(slot);
+      FailLocked(s);
+      return error_;
+    }
+    ++sends_in_flight_;
+    counters_->tx_bytes.fetch_add(kMessageHeaderBytes + len, std::memory_order_relaxed);
+    counters_->tx_messages.fetch_add(1, std::memory_order_relaxed);
+    offset += len;
+  } while (offset < total);
+  return absl::OkStatus();
+}
+
+void Endpoint::DrainCompletions() {
+  ibv_wc wc[32];
+  for (;;) {
+    int n = ibv_poll_cq(cq_.get(), 32, wc);
+    if (n < 0) {
+      LOG(ERROR) << "ibv_poll_cq failed: " << n;
+      Fail(MakeError(ErrorCode::kUnavailable, "ibv_poll_cq failed"));
+      return;
+    }
+    if (n == 0) return;
+    absl::MutexLock lock(&mu_);
+    for (int i = 0; i < n; ++i) ProcessCompletionLocked(wc[i]);
+    MaybeSendCreditLocked();
+    cv_.SignalAll();
+  }
+}
+
+void Endpoint::ProcessCompletionLocked(const ibv_wc& wc) {
+  const uint64_t value = WrValueOf(wc.wr_id);
+  switch (WrKindOf(wc.wr_id)) {
+    case WrKind::kRecv:
+      ProcessReceiveLocked(wc);
+      return;
+    case WrKind::kSend:
+      --sends_in_flight_;
+      free_send_slots_.push_back(static_cast<uint32_t>(value));
+      if (wc.status != IBV_WC_SUCCESS) FailLocked(WcError(wc, "SEND"));
+      return;
+    case WrKind::kRead: {
+      --reads_in_flight_;
+      auto it = read_ops_.find(value);
+      if (it != read_ops_.end()) {
+        ReadOp& op = *it->second;
+        --op.outstanding;
+        if (wc.status != IBV_WC_SUCCESS && op.status.ok()) op.status = WcError(wc, "RDMA READ");
+      }
+      if (wc.status != IBV_WC_SUCCESS) FailLocked(WcError(wc, "RDMA READ"));
+      return;
+    }
+  }
+  LOG(ERROR) << "verbs: completion with unknown wr_id " << wc.wr_id;
+}
+
+void Endpoint::ProcessReceiveLocked(const ibv_wc& wc) {
+  const uint32_t slot = static_cast<uint32_t>(WrValueOf(wc.wr_id));
+  if (wc.status != IBV_WC_SUCCESS) {
+    FailLocked(WcError(wc, "RECV"));
+    return;
+  }
+  counters_->rx_bytes.fetch_add(wc.byte_len, std::memory_order_relaxed);
+  counters_->rx_messages.fetch_add(1, std::memory_order_relaxed);
+  absl::Span<const uint8_t> message(ring_->recv_buffer(slot), std::min(wc.byte_len, ring_->message_bytes()));
+  absl::StatusOr<MessageHeader> h = DecodeMessageHeader(message, kMaxCallBytes);
+  if (!h.ok()) {
+    FailLocked(h.status());
+    return;
+  }
+  if (static_cast<uint64_t>(send_credits_) + h->credits > peer_credits_) {
+    FailLocked(ProtocolError("verbs peer returned more credits than it granted"));
+    return;
+  }
+  send_credits_ += h->credits;
+  if (h->type != MessageType::kCredit) DeliverLocked(*h, message.subspan(kMessageHeaderBytes));
+  if (state_ != State::kConnected) return;
+  // The bytes are copied out: the buffer goes straight back to the receive queue.
+  if (absl::Status s = ring_->PostRecv(qp(), slot); !s.ok()) FailLocked(s);
+}
+
+void Endpoint::DeliverLocked(const MessageHeader& h, absl::Span<const uint8_t> payload) {
+  const bool passive = handler_ != nullptr;
+  if (h.type != (passive ? MessageType::kRequest : MessageType::kResponse)) {
+    FailLocked(ProtocolError("verbs peer sent a message of the wrong direction"));
+    return;
+  }
+  auto [it, inserted] = inbound_.try_emplace(h.request_id);
+  Inbound& in = it->second;
+  if (inserted) {
+    if (inbound_.size() > options_.queue_depth) {
+      FailLocked(ProtocolError("verbs peer interleaves too many messages"));
+      return;
+    }
+    in.data.resize(h.total_length);
+  } else if (in.data.size() != h.total_length) {
+    FailLocked(ProtocolError("verbs fragments disagree on the message length"));
+    return;
+  }
+  if (!payload.empty()) std::memcpy(in.data.data() + h.offset, payload.data(), payload.size());
+  in.received += payload.size();
+  if (in.received > h.total_length) {
+    FailLocked(ProtocolError("verbs message received more bytes than its length"));
+    return;
+  }
+  if (in.received < h.total_length) {
+    ++credits_owed_;  // a non-final fragment is consumed once copied
+    return;
+  }
+  std::string message = std::move(in.data);
+  inbound_.erase(it);
+  if (passive) {
+    // The final fragment's credit returns after the handler ran (DispatchLoop): back-pressure.
+    requests_.push_back({h.request_id, std::move(message)});
+    return;
+  }
+  ++credits_owed_;
+  auto call = calls_.find(h.request_id);
+  if (call == calls_.end() || call->second->done) return;  // its caller gave up
+  call->second->done = true;
+  if (h.flags & kFlagError) {
+    call->second->result = MakeError(ErrorCode::kInternal, absl::StrFormat("verbs peer: %s", message));
+  } else {
+    call->second->result = std::move(message);
+  }
+}
+
+void Endpoint::MaybeSendCreditLocked() {
+  if (state_ != State::kConnected || credits_owed_ < ring_->credit_threshold() || free_send_slots_.empty()) return;
+  uint32_t slot = free_send_slots_.back();
+  free_send_slots_.pop_back();
+  MessageHeader h;
+  h.type = MessageType::kCredit;
+  h.credits = std::exchange(credits_owed_, 0);
+  EncodeMessageHeader(h, ring_->send_buffer(slot));
+  if (absl::Status s = ring_->PostSend(qp(), slot, kMessageHeaderBytes); !s.ok()) {
+    free_send_slots_.push_back(slot);
+    FailLocked(s);
+    return;
+  }
+  ++sends_in_flight_;
+  counters_->tx_bytes.fetch_add(kMessageHeaderBytes, std::memory_order_relaxed);
+  counters_->tx_messages.fetch_add(1, std::memory_order_relaxed);
+}
+
+absl::Status Endpoint::PostReadLocked(uint64_t op_id, ReadOp& op, const RemoteRegion& region, uint8_t* dst) {
+  uint64_t len = std::min(read_chunk_, op.length - op.next_offset);
+  ibv_sge sge{};
+  sge.addr = reinterpret_cast<uint64_t>(dst + op.next_offset);
+  sge.length = static_cast<uint32_t>(len);
+  sge.lkey = device_->arena_mr->lkey;
+  ibv_send_wr wr{};
+  wr.wr_id = MakeWrId(WrKind::kRead, op_id);
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_RDMA_READ;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = region.addr + op.next_offset;
+  wr.wr.rdma.rkey = region.rkey;
+  ibv_send_wr* bad = nullptr;
+  if (int rc = ibv_post_send(qp(), &wr, &bad); rc != 0) return ErrnoError("ibv_post_send", "RDMA READ", rc);
+  op.next_offset += len;
+  ++op.outstanding;
+  ++reads_in_flight_;
+  return absl::OkStatus();
+}
+
+absl::Status Endpoint::Read(const RemoteRegion& region, uint8_t* dst, absl::Time deadline) {
+  if (handler_ != nullptr) return MakeError(ErrorCode::kInternal, "Read on a passive verbs endpoint");
+  if (region.length == 0) return absl::OkStatus();
+  uint8_t* base = devices_->arena_base();
+  if (base == nullptr || device_->arena_mr == nullptr) {
+    return MakeError(ErrorCode::kInvalidArgument, "verbs read: RegisterArena was not called");
+  }
+  if (dst < base || dst > base + devices_->arena_size() || region.length > static_cast<uint64_t>(base + devices_->arena_size() - dst)) {
+    return MakeError(ErrorCode::kInvalidArgument, "verbs read: destination lies outside the registered arena");
+  }
+  if (region.addr + region.length < region.addr) return MakeError(ErrorCode::kInvalidArgument, "verbs read: region wraps");
+  ReadOp op;
+  op.length = region.length;
+  absl::MutexLock lock(&mu_);
+  if (state_ != State::kConnected) return error_;
+  const uint64_t op_id = next_id_++;
+  read_ops_[op_id] = &op;
+  bool timed_out = false;
+  absl::Time flush_limit = absl::InfiniteFuture();
+  for (;;) {
+    while (!timed_out && state_ == State::kConnected && op.status.ok() && op.next_offset < op.length &&
+           reads_in_flight_ < read_window_) {
+      if (absl::Status s = PostReadLocked(op_id, op, region, dst); !s.ok()) {
+        op.status = s;
+        FailLocked(s);
+      }
+    }
+    bool posting_over = op.next_offset >= op.length || !op.status.ok() || state_ != State::kConnected || timed_out;
+    if (op.outstanding == 0 && posting_over) break;
+    if (!timed_out) {
+      if (cv_.WaitWithDeadline(&mu_, deadline) && absl::Now() >= deadline) {
+        timed_out = true;
+        // READs still out could land after we return: break the QP so they flush first.
+        FailLocked(MakeError(ErrorCode::kDeadlineExceeded, "verbs read: deadline passed with READs outstanding"));
+        flush_limit = absl::Now() + kFlushBound;
+      }
+    } else if (cv_.WaitWithDeadline(&mu_, flush_limit) && absl::Now() >= flush_limit) {
+      LOG(ERROR) << "verbs read: " << op.outstanding << " READs did not flush within " << kFlushBound;
+      break;
+    }
+  }
+  read_ops_.erase(op_id);
+  if (op.status.ok() && op.outstanding == 0 && op.next_offset >= op.length) {
+    // Every READ completed successfully (possibly just as the deadline passed): the bytes are there.
+    counters_->reads.fetch_add(1, std::memory_order_relaxed);
+    counters_->read_bytes.fetch_add(op.length, std::memory_order_relaxed);
+    return absl::OkStatus();
+  }
+  if (timed_out) return MakeError(ErrorCode::kDeadlineExceeded, "verbs read: deadline passed");
+  if (!op.status.ok()) return op.status;
+  return error_;
+}
+
+}  // namespace rplasma::transport::verbs

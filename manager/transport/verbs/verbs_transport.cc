@@ -1,0 +1,168 @@
+#include "manager/transport/verbs/verbs_transport.h"
+
+#include <cstring>
+
+#include "manager/transport/verbs/async_event_monitor.h"
+#include "manager/transport/verbs/auth_port.h"
+#include "manager/transport/verbs/device_set.h"
+#include "manager/transport/verbs/endpoint.h"
+#include "manager/transport/verbs/listener.h"
+#include "manager/transport/verbs/socket_address.h"
+#include "manager/transport/verbs/verbs_channel.h"
+#include "protocol/status.h"
+
+namespace rplasma::transport {
+
+using verbs::Endpoint;
+using verbs::Ticket;
+
+bool IsVerbsDeviceAvailable() { return verbs::IsVerbsDeviceAvailableImpl(); }
+
+namespace {
+
+verbs::EndpointOptions EndpointOptionsFrom(const TransportOptions& o) {
+  verbs::EndpointOptions e;
+  e.queue_depth = o.queue_depth;
+  e.message_bytes = o.message_bytes;
+  e.qp_timeout = o.qp_timeout;
+  e.retry_count = o.retry_count;
+  e.rnr_retry = o.rnr_retry;
+  e.max_reads_in_flight = o.max_reads_in_flight;
+  e.read_chunk_bytes = o.read_chunk_bytes;
+  return e;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<VerbsTransport>> VerbsTransport::Create(const TransportOptions& options) {
+  RETURN_IF_ERROR(options.Validate());
+  ASSIGN_OR_RETURN(std::shared_ptr<verbs::DeviceSet> devices, verbs::DeviceSet::Create(options.rdma_device));
+  std::unique_ptr<VerbsTransport> t(new VerbsTransport(options, devices));
+  ASSIGN_OR_RETURN(t->monitor_, verbs::AsyncEventMonitor::Create(devices));
+  return t;
+}
+
+VerbsTransport::VerbsTransport(const TransportOptions& options, std::shared_ptr<verbs::DeviceSet> devices)
+    : options_(options),
+      devices_(std::move(devices)),
+      counters_(std::make_shared<verbs::VerbsCounters>()),
+      auth_counters_(std::make_unique<verbs::AuthPortCounters>()) {}
+
+VerbsTransport::~VerbsTransport() { Shutdown(); }
+
+absl::Status VerbsTransport::RegisterArena(uint8_t* base, uint64_t size) {
+  absl::MutexLock lock(&mu_);
+  if (arena_frozen_ || shut_down_) {
+    return MakeError(ErrorCode::kInvalidArgument, "verbs RegisterArena must precede Listen and Connect");
+  }
+  return devices_->RegisterArena(base, size);
+}
+
+RemoteRegion VerbsTransport::RegionFor(uint64_t offset, uint64_t length) const {
+  RemoteRegion r;
+  r.addr = reinterpret_cast<uint64_t>(devices_->arena_base()) + offset;
+  r.length = length;
+  const auto& mr = devices_->primary().arena_mr;
+  r.rkey = mr ? mr->rkey : 0;
+  return r;
+}
+
+absl::StatusOr<std::string> VerbsTransport::Listen(const std::string& address, RequestHandler* handler) {
+  absl::MutexLock lock(&mu_);
+  if (shut_down_) return MakeError(ErrorCode::kUnavailable, "verbs transport shut down");
+  if (listener_) return MakeError(ErrorCode::kInvalidArgument, "verbs transport already listening");
+  arena_frozen_ = true;
+  ASSIGN_OR_RETURN(listener_, verbs::Listener::Create(options_, EndpointOptionsFrom(options_), devices_, counters_,
+                                                      auth_counters_.get(), address, handler));
+  return listener_->bound_address();
+}
+
+absl::StatusOr<std::string> VerbsTransport::FetchTicket(const std::string& address, absl::Time deadline) {
+  ASSIGN_OR_RETURN(sockaddr_storage addr, verbs::ResolveHostPort(address));
+  ASSIGN_OR_RETURN(Ticket t, verbs::RequestTicket(addr, options_.secret, std::min(deadline, absl::Now() + options_.connect_timeout)));
+  return std::string(reinterpret_cast<const char*>(t.data()), t.size());
+}
+
+absl::StatusOr<std::shared_ptr<Channel>> VerbsTransport::ConnectWithTicket(const std::string& address,
+                                                                           absl::string_view ticket_bytes,
+                                                                           absl::Time deadline) {
+  ASSIGN_OR_RETURN(sockaddr_storage addr, verbs::ResolveHostPort(address));
+  {
+    absl::MutexLock lock(&mu_);
+    if (shut_down_) return MakeError(ErrorCode::kUnavailable, "verbs transport shut down");
+    arena_frozen_ = true;
+  }
+  Ticket ticket{};
+  std::memcpy(ticket.data(), ticket_bytes.data(), std::min(ticket_bytes.size(), ticket.size()));
+  verbs::EndpointOptions eopts = EndpointOptionsFrom(options_);
+  auto connector = [eopts, devices = devices_, counters = counters_, addr, secret = options_.secret,
+                    timeout = options_.connect_timeout](absl::Time deadline) -> absl::StatusOr<std::shared_ptr<Endpoint>> {
+    absl::Time d = std::min(deadline, absl::Now() + timeout);
+    ASSIGN_OR_RETURN(Ticket t, verbs::RequestTicket(addr, secret, d));
+    return Endpoint::Connect(eopts, devices, counters, addr, t, d);
+  };
+  absl::Time d = std::min(deadline, absl::Now() + options_.connect_timeout);
+  ASSIGN_OR_RETURN(std::shared_ptr<Endpoint> ep, Endpoint::Connect(eopts, devices_, counters_, addr, ticket, d));
+  auto channel = std::make_shared<verbs::VerbsChannel>(address, std::move(connector), std::move(ep), counters_);
+  absl::MutexLock lock(&mu_);
+  if (shut_down_) {
+    channel->Close();
+    return MakeError(ErrorCode::kUnavailable, "verbs transport shut down");
+  }
+  std::erase_if(channels_, [](const auto& w) { return w.expired(); });
+  channels_.push_back(channel);
+  return std::shared_ptr<Channel>(channel);
+}
+
+absl::StatusOr<std::shared_ptr<Channel>> VerbsTransport::Connect(const std::string& address, absl::Time deadline) {
+  ASSIGN_OR_RETURN(std::string ticket, FetchTicket(address, deadline));
+  return ConnectWithTicket(address, ticket, deadline);
+}
+
+TransportStats VerbsTransport::stats() const {
+  TransportStats s;
+  s.tx_bytes = counters_->tx_bytes.load();
+  s.rx_bytes = counters_->rx_bytes.load();
+  s.tx_messages = counters_->tx_messages.load();
+  s.rx_messages = counters_->rx_messages.load();
+  s.reads = counters_->reads.load();
+  s.read_bytes = counters_->read_bytes.load();
+  s.errors = counters_->errors.load();
+  s.reconnects = counters_->reconnects.load();
+  s.connections = counters_->qps_open.load();
+  s.auth_failures = auth_counters_->failures.load() + ticket_refusals();
+  return s;
+}
+
+uint64_t VerbsTransport::qps_created() const { return counters_->qps_created.load(); }
+
+uint64_t VerbsTransport::ticket_refusals() const { return auth_counters_->ticket_refusals.load(); }
+
+uint32_t VerbsTransport::read_window(const Channel& channel) const {
+  const auto* vc = dynamic_cast<const verbs::VerbsChannel*>(&channel);
+  if (vc == nullptr) return 0;
+  std::shared_ptr<Endpoint> ep = vc->endpoint_for_test();
+  return ep && ep->healthy() ? ep->read_window() : 0;
+}
+
+void VerbsTransport::Shutdown() {
+  std::vector<std::weak_ptr<verbs::VerbsChannel>> channels;
+  std::unique_ptr<verbs::Listener> listener;
+  {
+    absl::MutexLock lock(&mu_);
+    if (shut_down_) return;
+    shut_down_ = true;
+    channels.swap(channels_);
+  }
+  for (auto& weak : channels) {
+    if (auto ch = weak.lock()) ch->Close();
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    listener = std::move(listener_);
+  }
+  listener.reset();
+  monitor_.reset();
+}
+
+}  // namespace rplasma::transport
