@@ -1,5 +1,9 @@
 // The store's request/reply behaviour over the raw protocol, against a real rplasma-store.
+// Every test ends with a leak audit: no bytes, objects or references left, fds at baseline.
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -7,6 +11,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
+#include "protocol/logging.h"
 #include "protocol/store_messages.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/store_process.h"
@@ -14,57 +20,374 @@
 namespace rplasma {
 namespace {
 
+using ::rplasma::testing::HasErrorCode;
 using ::rplasma::testing::RawStoreClient;
 using ::rplasma::testing::StoreProcess;
+using ::rplasma::testing::StoreProcessOptions;
+using ::rplasma::testing::WaitFor;
+using ::testing::ElementsAre;
+
+template <typename T>
+const T& BodyOf(const Reply& reply) {
+  const T* body = std::get_if<T>(&reply.body);
+  CHECK(body != nullptr) << "unexpected reply body";
+  return *body;
+}
 
 class StoreProtocolTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    ASSERT_OK_AND_ASSIGN(store_, StoreProcess::Start());
-    ASSERT_OK_AND_ASSIGN(client_, RawStoreClient::Connect(store_->socket_path()));
+  void SetUp() override { StartStore({}); }
+  void StartStore(StoreProcessOptions options) {
+    client_.reset();
+    ASSERT_OK_AND_ASSIGN(store_, StoreProcess::Start(std::move(options)));
+    baseline_fds_ = store_->OpenFdCount();
+    ASSERT_GT(baseline_fds_, 0);
+    ASSERT_OK_AND_ASSIGN(client_, RawStoreClient::Connect(store_->socket_path(), "main"));
   }
   void TearDown() override {
     if (HasFailure() && store_ != nullptr) std::cerr << "store log:\n" << store_->ReadLog();
   }
 
+  StatsReply Stats(RawStoreClient& c) {
+    absl::StatusOr<Reply> r = c.Call(StatsRequest{});
+    CHECK(r.ok()) << r.status();
+    return BodyOf<StatsReply>(*r);
+  }
+  // Create + Seal by `c` (which keeps its creator reference); returns the offset.
+  uint64_t CreateSealed(RawStoreClient& c, const ObjectID& id, uint64_t size = 1000) {
+    absl::StatusOr<Reply> r = c.Call(CreateRequest{id, size, 0, true});
+    CHECK(r.ok() && r->status().ok()) << r.status() << " / " << (r.ok() ? r->status() : absl::OkStatus());
+    absl::StatusOr<Reply> s = c.Call(SealRequest{id, 5});
+    CHECK(s.ok() && s->status().ok());
+    return BodyOf<CreateReply>(*r).offset;
+  }
+  std::vector<ErrorCode> Codes(RawStoreClient& c, RequestBody body) {
+    absl::StatusOr<Reply> r = c.Call(std::move(body));
+    CHECK(r.ok() && r->status().ok()) << r.status();
+    return BodyOf<CodesReply>(*r).codes;
+  }
+  // Drops every connection but a fresh auditor and checks the store is back at its baseline.
+  void ExpectNoLeaks() {
+    client_.reset();
+    ASSERT_OK_AND_ASSIGN(auto auditor, RawStoreClient::Connect(store_->socket_path(), "auditor"));
+    StatsReply s;
+    EXPECT_TRUE(WaitFor([&] {
+      s = Stats(*auditor);
+      return s.clients == 1 && s.ref_count == 0 && s.objects_created == 0;
+    }, absl::Seconds(5)));
+    EXPECT_EQ(s.ref_count, 0u);
+    EXPECT_EQ(s.objects_created, 0u);
+    EXPECT_EQ(s.waiting_gets, 0u);
+    EXPECT_EQ(s.subscribers, 0u);
+    // Sealed leftovers are legitimate cache content; delete them, then nothing may remain.
+    bool more = true;
+    while (more) {
+      ASSERT_OK_AND_ASSIGN(Reply page, auditor->Call(ListRequest{std::nullopt, kMaxListPage}));
+      const ObjectsReply& objects = BodyOf<ObjectsReply>(page);
+      more = objects.more;
+      std::vector<ObjectID> ids;
+      for (const ObjectInfo& o : objects.objects) ids.push_back(o.id);
+      if (!ids.empty()) Codes(*auditor, DeleteRequest{ids});
+    }
+    s = Stats(*auditor);
+    EXPECT_EQ(s.used_bytes, 0u);
+    EXPECT_EQ(s.objects_sealed, 0u);
+    EXPECT_EQ(s.free_blocks, 1u);
+    auditor.reset();
+    EXPECT_TRUE(WaitFor([&] { return store_->OpenFdCount() == baseline_fds_; }, absl::Seconds(5)))
+        << store_->OpenFdCount() << " fds, baseline " << baseline_fds_;
+  }
+
   std::unique_ptr<StoreProcess> store_;
   std::unique_ptr<RawStoreClient> client_;
+  int baseline_fds_ = 0;
 };
 
 TEST_F(StoreProtocolTest, CreateSealGetRoundTripsBytesThroughTheArena) {
   ObjectID id = ObjectID::FromLabel("round-trip");
   ASSERT_OK_AND_ASSIGN(Reply created, client_->Call(CreateRequest{id, 100, 10, true}));
   ASSERT_OK(created.status());
-  auto* c = std::get_if<CreateReply>(&created.body);
-  ASSERT_NE(c, nullptr);
-  EXPECT_EQ(c->offset % 64, 0u);
+  const CreateReply& c = BodyOf<CreateReply>(created);
+  EXPECT_EQ(c.offset % 64, 0u);
 
   uint64_t arena = client_->connect_reply().arena_size;
+  EXPECT_EQ(arena, 64u << 20);
   void* base = ::mmap(nullptr, arena, PROT_READ | PROT_WRITE, MAP_SHARED, client_->arena_fd(), 0);
   ASSERT_NE(base, MAP_FAILED);
-  std::memset(static_cast<char*>(base) + c->offset, 0xab, 110);
-
+  std::memset(static_cast<char*>(base) + c.offset, 0xab, 110);
   ASSERT_OK_AND_ASSIGN(Reply sealed, client_->Call(SealRequest{id, 42}));
   ASSERT_OK(sealed.status());
 
   ASSERT_OK_AND_ASSIGN(auto reader, RawStoreClient::Connect(store_->socket_path(), "reader"));
   ASSERT_OK_AND_ASSIGN(Reply got, reader->Call(GetRequest{{id}, 0}));
   ASSERT_OK(got.status());
-  auto* objects = std::get_if<ObjectsReply>(&got.body);
-  ASSERT_NE(objects, nullptr);
-  ASSERT_EQ(objects->objects.size(), 1u);
-  const ObjectInfo& info = objects->objects[0];
+  const ObjectsReply& objects = BodyOf<ObjectsReply>(got);
+  ASSERT_EQ(objects.objects.size(), 1u);
+  const ObjectInfo& info = objects.objects[0];
   EXPECT_EQ(info.error, ErrorCode::kOk);
-  EXPECT_EQ(info.offset, c->offset);
+  EXPECT_EQ(info.state, ObjectState::kSealed);
+  EXPECT_EQ(info.offset, c.offset);
   EXPECT_EQ(info.data_size, 100u);
   EXPECT_EQ(info.metadata_size, 10u);
   EXPECT_EQ(info.checksum, 42u);
-  EXPECT_EQ(info.generation, c->generation);
+  EXPECT_EQ(info.generation, c.generation);
+  EXPECT_EQ(info.ref_count, 2);
   void* rbase = ::mmap(nullptr, arena, PROT_READ, MAP_SHARED, reader->arena_fd(), 0);
   ASSERT_NE(rbase, MAP_FAILED);
   EXPECT_EQ(static_cast<unsigned char*>(rbase)[info.offset + 109], 0xab);
   ::munmap(base, arena);
   ::munmap(rbase, arena);
+  EXPECT_THAT(Codes(*reader, ReleaseRequest{{id}}), ElementsAre(ErrorCode::kOk));
+  EXPECT_THAT(Codes(*reader, ReleaseRequest{{id}}), ElementsAre(ErrorCode::kInvalidArgument));
+  reader.reset();
+  ExpectNoLeaks();
+}
+
+TEST_F(StoreProtocolTest, PassedArenaFdCannotBeResized) {
+  EXPECT_NE(::ftruncate(client_->arena_fd(), 4096), 0);
+  EXPECT_EQ(errno, EPERM);
+  EXPECT_NE(::ftruncate(client_->arena_fd(), int64_t{1} << 32), 0);
+  struct stat st{};
+  ASSERT_EQ(::fstat(client_->arena_fd(), &st), 0);
+  EXPECT_EQ(static_cast<uint64_t>(st.st_size), client_->connect_reply().arena_size);
+  ExpectNoLeaks();
+}
+
+TEST_F(StoreProtocolTest, RequestsReportEveryLifecycleError) {
+  ObjectID id = ObjectID::FromLabel("errors");
+  ObjectID missing = ObjectID::FromLabel("missing");
+  ASSERT_OK_AND_ASSIGN(auto other, RawStoreClient::Connect(store_->socket_path(), "other"));
+  ASSERT_OK_AND_ASSIGN(Reply r, client_->Call(CreateRequest{id, 10, 0, true}));
+  ASSERT_OK(r.status());
+  ASSERT_OK_AND_ASSIGN(r, client_->Call(CreateRequest{id, 10, 0, true}));
+  EXPECT_THAT(r.status(), HasErrorCode(ErrorCode::kObjectExists));
+  ASSERT_OK_AND_ASSIGN(r, other->Call(SealRequest{id, 0}));
+  EXPECT_THAT(r.status(), HasErrorCode(ErrorCode::kNotCreator));
+  ASSERT_OK_AND_ASSIGN(r, other->Call(AbortRequest{id}));
+  EXPECT_THAT(r.status(), HasErrorCode(ErrorCode::kNotCreator));
+  ASSERT_OK_AND_ASSIGN(r, client_->Call(SealRequest{missing, 0}));
+  EXPECT_THAT(r.status(), HasErrorCode(ErrorCode::kObjectNotFound));
+  EXPECT_THAT(Codes(*other, ContainsRequest{{id, missing}}),
+              ElementsAre(ErrorCode::kObjectNotSealed, ErrorCode::kObjectNotFound));
+  EXPECT_THAT(Codes(*other, DeleteRequest{{id, missing}}),
+              ElementsAre(ErrorCode::kObjectNotSealed, ErrorCode::kObjectNotFound));
+  ASSERT_OK_AND_ASSIGN(r, client_->Call(SealRequest{id, 0}));
+  ASSERT_OK(r.status());
+  ASSERT_OK_AND_ASSIGN(r, client_->Call(SealRequest{id, 0}));
+  EXPECT_THAT(r.status(), HasErrorCode(ErrorCode::kObjectAlreadySealed));
+  ASSERT_OK_AND_ASSIGN(r, client_->Call(AbortRequest{id}));
+  EXPECT_THAT(r.status(), HasErrorCode(ErrorCode::kObjectAlreadySealed));
+  ASSERT_OK_AND_ASSIGN(r, client_->Call(CreateRequest{missing, 65u << 20, 0, true}));
+  EXPECT_THAT(r.status(), HasErrorCode(ErrorCode::kOutOfMemory));
+  ASSERT_OK_AND_ASSIGN(r, client_->Call(ConnectRequest{"again"}));
+  EXPECT_THAT(r.status(), HasErrorCode(ErrorCode::kInvalidArgument));
+  other.reset();
+  ExpectNoLeaks();
+}
+
+TEST_F(StoreProtocolTest, DeleteOfAReferencedObjectCompletesAtTheLastRelease) {
+  ObjectID id = ObjectID::FromLabel("deferred");
+  CreateSealed(*client_, id);
+  EXPECT_THAT(Codes(*client_, DeleteRequest{{id}}), ElementsAre(ErrorCode::kOk));
+  EXPECT_THAT(Codes(*client_, ContainsRequest{{id}}), ElementsAre(ErrorCode::kObjectNotFound));
+  EXPECT_GT(Stats(*client_).used_bytes, 0u);
+  EXPECT_THAT(Codes(*client_, ReleaseRequest{{id}}), ElementsAre(ErrorCode::kOk));
+  StatsReply s = Stats(*client_);
+  EXPECT_EQ(s.used_bytes, 0u);
+  EXPECT_EQ(s.objects_sealed, 0u);
+  ExpectNoLeaks();
+}
+
+TEST_F(StoreProtocolTest, WaitingGetIsAnsweredLaterWhileOtherRequestsAreServed) {
+  ObjectID id = ObjectID::FromLabel("later");
+  ASSERT_OK_AND_ASSIGN(uint64_t get_rid, client_->Send(GetRequest{{id}, -1}));
+  // The Get waits; Stats on the same connection is answered first.
+  ASSERT_OK_AND_ASSIGN(Reply stats, client_->Call(StatsRequest{}));
+  EXPECT_EQ(BodyOf<StatsReply>(stats).waiting_gets, 1u);
+
+  ASSERT_OK_AND_ASSIGN(auto writer, RawStoreClient::Connect(store_->socket_path(), "writer"));
+  CreateSealed(*writer, id);
+  ASSERT_OK_AND_ASSIGN(Reply got, client_->Receive());
+  EXPECT_EQ(got.request_id, get_rid);
+  const ObjectsReply& objects = BodyOf<ObjectsReply>(got);
+  ASSERT_EQ(objects.objects.size(), 1u);
+  EXPECT_EQ(objects.objects[0].error, ErrorCode::kOk);
+  EXPECT_EQ(objects.objects[0].ref_count, 2);  // the writer's and ours
+  EXPECT_THAT(Codes(*client_, ReleaseRequest{{id}}), ElementsAre(ErrorCode::kOk));
+  writer.reset();
+  ExpectNoLeaks();
+}
+
+TEST_F(StoreProtocolTest, GetTimeoutReportsNotFoundAndNotSealedWithoutReferences) {
+  ObjectID sealed = ObjectID::FromLabel("sealed");
+  ObjectID unsealed = ObjectID::FromLabel("unsealed");
+  ObjectID missing = ObjectID::FromLabel("missing");
+  ASSERT_OK_AND_ASSIGN(auto writer, RawStoreClient::Connect(store_->socket_path(), "writer"));
+  CreateSealed(*writer, sealed);
+  ASSERT_OK_AND_ASSIGN(Reply r, writer->Call(CreateRequest{unsealed, 10, 0, true}));
+  ASSERT_OK(r.status());
+  for (int64_t timeout_ms : {int64_t{0}, int64_t{50}}) {
+    ASSERT_OK_AND_ASSIGN(Reply got, client_->Call(GetRequest{{sealed, unsealed, missing}, timeout_ms}));
+    const ObjectsReply& objects = BodyOf<ObjectsReply>(got);
+    ASSERT_EQ(objects.objects.size(), 3u);
+    EXPECT_EQ(objects.objects[0].error, ErrorCode::kOk);
+    EXPECT_EQ(objects.objects[1].error, ErrorCode::kObjectNotSealed);
+    EXPECT_EQ(objects.objects[1].id, unsealed);
+    EXPECT_EQ(objects.objects[2].error, ErrorCode::kObjectNotFound);
+    EXPECT_EQ(objects.objects[2].id, missing);
+  }
+  // Only the two served entries took references.
+  EXPECT_EQ(Stats(*client_).ref_count, 2u + 2u);  // writer: sealed + unsealed; us: sealed twice
+  writer.reset();  // aborts `unsealed`, drops the writer's reference on `sealed`
+  EXPECT_TRUE(WaitFor([&] { return Stats(*client_).ref_count == 2; }, absl::Seconds(5)));
+  ExpectNoLeaks();
+}
+
+TEST_F(StoreProtocolTest, WaitsOfADepartedClientAreRemoved) {
+  ObjectID id = ObjectID::FromLabel("abandoned");
+  ASSERT_OK_AND_ASSIGN(auto waiter, RawStoreClient::Connect(store_->socket_path(), "waiter"));
+  ASSERT_OK(waiter->Send(GetRequest{{id}, -1}));
+  ASSERT_OK(waiter->Send(GetRequest{{id}, 60000}));
+  EXPECT_TRUE(WaitFor([&] { return Stats(*client_).waiting_gets == 2; }, absl::Seconds(5)));
+  waiter.reset();
+  EXPECT_TRUE(WaitFor([&] { return Stats(*client_).waiting_gets == 0; }, absl::Seconds(5)));
+  CreateSealed(*client_, id);
+  EXPECT_EQ(Stats(*client_).ref_count, 1u);  // only the creator's
+  ExpectNoLeaks();
+}
+
+TEST_F(StoreProtocolTest, DepartingClientLosesItsReferencesAndUnsealedObjects) {
+  ObjectID kept = ObjectID::FromLabel("kept");
+  ObjectID draft = ObjectID::FromLabel("draft");
+  CreateSealed(*client_, kept);
+  ASSERT_OK_AND_ASSIGN(auto other, RawStoreClient::Connect(store_->socket_path(), "other"));
+  ASSERT_OK_AND_ASSIGN(Reply r, other->Call(GetRequest{{kept, kept}, 0}));
+  ASSERT_OK_AND_ASSIGN(r, other->Call(CreateRequest{draft, 4096, 0, true}));
+  ASSERT_OK(r.status());
+  EXPECT_EQ(Stats(*client_).ref_count, 4u);
+  other.reset();
+  EXPECT_TRUE(WaitFor([&] {
+    StatsReply s = Stats(*client_);
+    return s.ref_count == 1 && s.objects_created == 0;
+  }, absl::Seconds(5)));
+  EXPECT_THAT(Codes(*client_, ContainsRequest{{kept, draft}}),
+              ElementsAre(ErrorCode::kOk, ErrorCode::kObjectNotFound));
+  ExpectNoLeaks();
+}
+
+TEST_F(StoreProtocolTest, ListPagesThroughEveryObjectInIdOrder) {
+  std::vector<ObjectID> ids;
+  for (int i = 0; i < 25; ++i) {
+    ids.push_back(ObjectID::FromLabel(absl::StrCat("list-", i)));
+    CreateSealed(*client_, ids.back(), 64);
+  }
+  std::sort(ids.begin(), ids.end());
+  std::vector<ObjectID> seen;
+  std::optional<ObjectID> cursor;
+  for (bool more = true; more;) {
+    ASSERT_OK_AND_ASSIGN(Reply r, client_->Call(ListRequest{cursor, 10}));
+    const ObjectsReply& page = BodyOf<ObjectsReply>(r);
+    for (const ObjectInfo& o : page.objects) seen.push_back(o.id);
+    ASSERT_FALSE(page.objects.empty());
+    cursor = page.objects.back().id;
+    more = page.more;
+  }
+  EXPECT_EQ(seen, ids);
+  EXPECT_THAT(Codes(*client_, ReleaseRequest{ids}), ::testing::Each(ErrorCode::kOk));
+  ExpectNoLeaks();
+}
+
+TEST_F(StoreProtocolTest, EvictFreesUnreferencedObjectsOldestFirst) {
+  std::vector<ObjectID> ids;
+  for (int i = 0; i < 4; ++i) {
+    ids.push_back(ObjectID::FromLabel(absl::StrCat("evict-", i)));
+    CreateSealed(*client_, ids.back(), 4096);
+    EXPECT_THAT(Codes(*client_, ReleaseRequest{{ids.back()}}), ElementsAre(ErrorCode::kOk));
+  }
+  ASSERT_OK_AND_ASSIGN(Reply r, client_->Call(GetRequest{{ids[0]}, 0}));  // ids[0] pinned
+  ASSERT_OK_AND_ASSIGN(r, client_->Call(EvictRequest{8192}));
+  EXPECT_EQ(BodyOf<EvictReply>(r).objects_evicted, 2u);
+  EXPECT_EQ(BodyOf<EvictReply>(r).bytes_evicted, 8192u);
+  EXPECT_THAT(Codes(*client_, ContainsRequest{ids}),
+              ElementsAre(ErrorCode::kOk, ErrorCode::kObjectNotFound, ErrorCode::kObjectNotFound, ErrorCode::kOk));
+  StatsReply s = Stats(*client_);
+  EXPECT_EQ(s.evictions, 2u);
+  EXPECT_EQ(s.evicted_bytes, 8192u);
+  ExpectNoLeaks();
+}
+
+TEST_F(StoreProtocolTest, CreateEvictsWhenTheArenaIsFull) {
+  StoreProcessOptions small;
+  small.memory = 1 << 20;
+  StartStore(small);
+  std::vector<ObjectID> ids;
+  for (int i = 0; i < 4; ++i) {
+    ids.push_back(ObjectID::FromLabel(absl::StrCat("full-", i)));
+    CreateSealed(*client_, ids.back(), 256 << 10);
+    EXPECT_THAT(Codes(*client_, ReleaseRequest{{ids.back()}}), ElementsAre(ErrorCode::kOk));
+  }
+  ObjectID big = ObjectID::FromLabel("big");
+  ASSERT_OK_AND_ASSIGN(Reply r, client_->Call(CreateRequest{big, 256 << 10, 0, false}));
+  EXPECT_THAT(r.status(), HasErrorCode(ErrorCode::kOutOfMemory));
+  ASSERT_OK_AND_ASSIGN(r, client_->Call(CreateRequest{big, 300 << 10, 0, true}));
+  ASSERT_OK(r.status());
+  EXPECT_THAT(Codes(*client_, ContainsRequest{ids}),
+              ElementsAre(ErrorCode::kObjectNotFound, ErrorCode::kObjectNotFound, ErrorCode::kOk, ErrorCode::kOk));
+  ASSERT_OK_AND_ASSIGN(r, client_->Call(AbortRequest{big}));
+  ASSERT_OK(r.status());
+  ExpectNoLeaks();
+}
+
+TEST_F(StoreProtocolTest, SubscriberSeesExistingObjectsThenLiveEvents) {
+  ObjectID old1 = ObjectID::FromLabel("old-1"), old2 = ObjectID::FromLabel("old-2");
+  ObjectID draft = ObjectID::FromLabel("draft"), fresh = ObjectID::FromLabel("fresh");
+  CreateSealed(*client_, old1);
+  CreateSealed(*client_, old2);
+  ASSERT_OK_AND_ASSIGN(Reply r, client_->Call(CreateRequest{draft, 10, 0, true}));
+  ASSERT_OK_AND_ASSIGN(auto sub, RawStoreClient::Connect(store_->socket_path(), "subscriber"));
+  ASSERT_OK_AND_ASSIGN(r, sub->Call(SubscribeRequest{true}));
+  ASSERT_OK(r.status());
+  std::vector<ObjectID> existing;
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_OK_AND_ASSIGN(Reply e, sub->Receive());
+    EXPECT_EQ(e.request_id, 0u);
+    EXPECT_EQ(BodyOf<ObjectEvent>(e).kind, EventKind::kSealed);
+    existing.push_back(BodyOf<ObjectEvent>(e).object.id);
+  }
+  EXPECT_THAT(existing, ::testing::UnorderedElementsAre(old1, old2));
+  EXPECT_EQ(Stats(*client_).subscribers, 1u);
+
+  CreateSealed(*client_, fresh);
+  EXPECT_THAT(Codes(*client_, ReleaseRequest{{old1, old2}}), ::testing::Each(ErrorCode::kOk));
+  EXPECT_THAT(Codes(*client_, DeleteRequest{{old1}}), ElementsAre(ErrorCode::kOk));
+  ASSERT_OK_AND_ASSIGN(r, client_->Call(EvictRequest{1}));
+  std::vector<std::pair<EventKind, ObjectID>> live;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_OK_AND_ASSIGN(Reply e, sub->Receive());
+    live.emplace_back(BodyOf<ObjectEvent>(e).kind, BodyOf<ObjectEvent>(e).object.id);
+  }
+  EXPECT_THAT(live, ElementsAre(std::make_pair(EventKind::kSealed, fresh), std::make_pair(EventKind::kDeleted, old1),
+                                std::make_pair(EventKind::kEvicted, old2)));
+  sub.reset();
+  ExpectNoLeaks();
+}
+
+TEST_F(StoreProtocolTest, SigtermShutsDownCleanlyAndRemovesTheSocket) {
+  ASSERT_OK_AND_ASSIGN(int status, store_->Stop());
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  struct stat st{};
+  EXPECT_NE(::lstat(store_->socket_path().c_str(), &st), 0);
+  EXPECT_THAT(store_->ReadLog(), ::testing::HasSubstr("shutting down"));
+}
+
+TEST_F(StoreProtocolTest, SocketIsPrivateToTheStoresUser) {
+  struct stat st{};
+  ASSERT_EQ(::stat(store_->socket_path().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  std::string dir = store_->socket_path().substr(0, store_->socket_path().rfind('/'));
+  ASSERT_EQ(::stat(dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
 }
 
 }  // namespace
