@@ -50,6 +50,15 @@ absl::StatusOr<std::unique_ptr<StoreSubscription>> StoreSubscription::Create(con
   RETURN_IF_ERROR(WriteFrame(fd.get(), EncodeRequest(Request{1, ConnectRequest{std::string(client_name)}})));
   RETURN_IF_ERROR(ReadConnectReply(fd.get(), socket_path));
   RETURN_IF_ERROR(WriteFrame(fd.get(), EncodeRequest(Request{2, SubscribeRequest{include_existing}})));
+  // The store acknowledges before any event: once this returns, every later seal, delete or
+  // eviction is reported on this subscription.
+  ASSIGN_OR_RETURN(std::string ack, ReadFrame(fd.get(), kDefaultMaxFrameBytes, absl::Now() + kHandshakeTimeout));
+  ASSIGN_OR_RETURN(Reply reply, DecodeReply(ack));
+  if (reply.request_id != 2) {
+    return ProtocolError(absl::StrCat("subscribe(", socket_path, "): expected the acknowledgement, got request ",
+                                      reply.request_id));
+  }
+  RETURN_IF_ERROR(reply.status());
   RETURN_IF_ERROR(SetNonBlocking(fd.get()));
   return std::unique_ptr<StoreSubscription>(new StoreSubscription(std::move(fd)));
 }
@@ -67,7 +76,7 @@ absl::StatusOr<ObjectEvent> StoreSubscription::Next(absl::Duration timeout) {
         return broken_ = MakeError(reply->error, absl::StrCat("subscribe: ", reply->error_message));
       }
       if (auto* event = std::get_if<ObjectEvent>(&reply->body)) return *event;
-      // The acknowledgement of SubscribeRequest (if the store sends one) carries no event.
+      // Nothing else is expected; skip what is not an event.
       continue;
     }
     if (!read_error_.ok()) return broken_ = read_error_;

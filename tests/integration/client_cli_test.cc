@@ -1,0 +1,139 @@
+// The rplasma CLI against a real store: put/get round trips through files and stdin/stdout,
+// list and stats output, and errors (one line, non-zero exit).
+#include <sys/wait.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "tests/integration/client_test_fixture.h"
+#include "tests/support/temp_dir.h"
+
+namespace rplasma::testing {
+namespace {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out << bytes;
+}
+
+class ClientCliTest : public ClientStoreTest {
+ protected:
+  // Runs `rplasma --store-socket S <args>` with stdin from `stdin_path` (or /dev/null).
+  CliResult Run(const std::string& args, const std::string& stdin_path = "/dev/null") {
+    const std::string out = dir_.Join("out"), err = dir_.Join("err");
+    const std::string command = absl::StrCat(RPLASMA_BIN_DIR, "/rplasma --store-socket ", store_->socket_path(), " ",
+                                             args, " <", stdin_path, " >", out, " 2>", err);
+    const int status = std::system(command.c_str());
+    CliResult result;
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    result.out = ReadFile(out);
+    result.err = ReadFile(err);
+    return result;
+  }
+
+  TempDir dir_;
+};
+
+std::string Binary(size_t size, uint64_t seed) {
+  std::vector<uint8_t> bytes = ClientStoreTest::Pattern(size, seed);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+TEST_F(ClientCliTest, PutFromStdinAndGetToStdoutRoundTripsBinaryData) {
+  ASSERT_NO_FATAL_FAILURE(StartStore());
+  const std::string payload = Binary(300000, 7);
+  WriteFile(dir_.Join("in"), payload);
+  const CliResult put = Run("put --label blob -", dir_.Join("in"));
+  ASSERT_EQ(put.exit_code, 0) << put.err;
+  EXPECT_EQ(put.out, ObjectID::FromLabel("blob").Hex() + "\n");
+  const CliResult get = Run("get --label blob -");
+  ASSERT_EQ(get.exit_code, 0) << get.err;
+  EXPECT_EQ(get.out, payload);
+  // The library sees the same object.
+  ASSERT_OK_AND_ASSIGN(ObjectBuffer buffer, client_->GetOne(ObjectID::FromLabel("blob")));
+  EXPECT_EQ(std::string(buffer.data().begin(), buffer.data().end()), payload);
+  buffer = ObjectBuffer();
+  ASSERT_EQ(Run("delete --label blob").exit_code, 0);
+  ExpectBackAtBaseline();
+}
+
+TEST_F(ClientCliTest, PutAndGetWithFilesAndHexIds) {
+  ASSERT_NO_FATAL_FAILURE(StartStore());
+  const std::string payload = Binary(12345, 8);
+  WriteFile(dir_.Join("file"), payload);
+  const std::string hex = ObjectID::FromLabel("file").Hex();
+  ASSERT_EQ(Run(absl::StrCat("put ", hex, " ", dir_.Join("file"))).exit_code, 0);
+  const CliResult get = Run(absl::StrCat("get ", hex, " ", dir_.Join("copy")));
+  ASSERT_EQ(get.exit_code, 0) << get.err;
+  EXPECT_EQ(ReadFile(dir_.Join("copy")), payload);
+  // An empty object works too.
+  WriteFile(dir_.Join("empty"), "");
+  ASSERT_EQ(Run(absl::StrCat("put --label empty ", dir_.Join("empty"))).exit_code, 0);
+  const CliResult empty = Run("get --label empty");
+  EXPECT_EQ(empty.exit_code, 0) << empty.err;
+  EXPECT_EQ(empty.out, "");
+  ASSERT_EQ(Run(absl::StrCat("delete ", hex, " --label empty")).exit_code, 0);
+  ExpectBackAtBaseline();
+}
+
+TEST_F(ClientCliTest, ListAndStatsShowObjectsWithHumanReadableSizes) {
+  ASSERT_NO_FATAL_FAILURE(StartStore());
+  ASSERT_OK(client_->Put(ObjectID::FromLabel("mib"), AsSpan(Pattern(3 << 19, 1))));
+  ASSERT_OK(client_->Put(ObjectID::FromLabel("tiny"), AsSpan(Pattern(10, 2))));
+  const CliResult list = Run("list");
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find(ObjectID::FromLabel("mib").Hex()), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("1.5 MiB"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("10 B"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("2 objects"), std::string::npos) << list.out;
+  const CliResult stats = Run("stats");
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  EXPECT_NE(stats.out.find("capacity:       64.0 MiB"), std::string::npos) << stats.out;
+  EXPECT_NE(stats.out.find("2 sealed"), std::string::npos) << stats.out;
+  ASSERT_OK(client_->Delete({ObjectID::FromLabel("mib"), ObjectID::FromLabel("tiny")}));
+  ExpectBackAtBaseline();
+}
+
+TEST_F(ClientCliTest, ErrorsAreOneLineWithNonZeroExit) {
+  ASSERT_NO_FATAL_FAILURE(StartStore());
+  const CliResult missing = Run("get --label nothing-here");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(missing.out, "");
+  EXPECT_NE(missing.err.find("ObjectNotFound"), std::string::npos) << missing.err;
+  EXPECT_EQ(std::count(missing.err.begin(), missing.err.end(), '\n'), 1) << missing.err;
+
+  const CliResult bad_id = Run("get 1234");
+  EXPECT_EQ(bad_id.exit_code, 2);
+  EXPECT_NE(bad_id.err.find("40 hex digits"), std::string::npos) << bad_id.err;
+
+  EXPECT_EQ(Run("frobnicate").exit_code, 2);
+  EXPECT_EQ(Run("delete --label nothing-here").exit_code, 1);
+  const CliResult no_file = Run("put --label x /nonexistent/file");
+  EXPECT_EQ(no_file.exit_code, 1);
+  EXPECT_NE(no_file.err.find("/nonexistent/file"), std::string::npos) << no_file.err;
+
+  const std::string command =
+      absl::StrCat(RPLASMA_BIN_DIR, "/rplasma --store-socket ", dir_.Join("none.sock"), " stats >/dev/null 2>&1");
+  const int status = std::system(command.c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+  ExpectBackAtBaseline();
+}
+
+}  // namespace
+}  // namespace rplasma::testing

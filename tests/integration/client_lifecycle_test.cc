@@ -1,0 +1,260 @@
+// The object lifecycle through the client library against a real rplasma-store: create, seal,
+// get, release, abort, delete, out-of-memory, get timeouts, batches above the per-request limit.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <thread>
+
+#include "tests/integration/client_test_fixture.h"
+
+namespace rplasma::testing {
+namespace {
+
+class ClientLifecycleTest : public ClientStoreTest {};
+
+TEST_F(ClientLifecycleTest, PutThenGetReturnsTheSameBytesZeroCopyWithChecksum) {
+  ASSERT_NO_FATAL_FAILURE(StartStore());
+  const ObjectID id = ObjectID::FromLabel("hello");
+  const std::vector<uint8_t> data = Pattern(100000, 1);
+  const std::vector<uint8_t> metadata = Pattern(37, 2);
+  ASSERT_OK(client_->Put(id, AsSpan(data), AsSpan(metadata)));
+  {
+    ASSERT_OK_AND_ASSIGN(ObjectBuffer buffer, client_->GetOne(id));
+    ASSERT_TRUE(buffer.valid());
+    EXPECT_EQ(std::vector<uint8_t>(buffer.data().begin(), buffer.data().end()), data);
+    EXPECT_EQ(std::vector<uint8_t>(buffer.metadata().begin(), buffer.metadata().end()), metadata);
+    EXPECT_EQ(buffer.info().checksum, ObjectChecksum(AsSpan(data), AsSpan(metadata)));
+    // Zero copy: the buffer points into the mapped arena.
+    EXPECT_GE(buffer.data().data(), client_->arena_base());
+    EXPECT_LE(buffer.data().data() + data.size() + metadata.size(), client_->arena_base() + client_->arena_size());
+    ASSERT_OK_AND_ASSIGN(StatsReply held, client_->Stats());
+    EXPECT_EQ(held.ref_count, 1u);
+    ASSERT_OK_AND_ASSIGN(bool present, client_->Contains(id));
+    EXPECT_TRUE(present);
+  }
+  ASSERT_OK(client_->Delete({id}));
+  ASSERT_OK_AND_ASSIGN(bool present, client_->Contains(id));
+  EXPECT_FALSE(present);
+  ExpectBackAtBaseline();
+}
+
+TEST_F(ClientLifecycleTest, CreatedObjectIsInvisibleUntilSealedAndCreatorKeepsItsReference) {
+  ASSERT_NO_FATAL_FAILURE(StartStore());
+  const ObjectID id = ObjectID::FromLabel("unsealed");
+  ASSERT_OK_AND_ASSIGN(CreatedObject created, client_->Create(id, 4096, AsSpan(Pattern(10, 3))));
+  EXPECT_EQ(created.data.size(), 4096u);
+  EXPECT_EQ(created.metadata.size(), 10u);
+  std::memset(created.data.data(), 0x5a, created.data.size());
+  EXPECT_THAT(client_->GetOne(id), HasErrorCode(ErrorCode::kObjectNotSealed));
+  ASSERT_OK_AND_ASSIGN(bool present, client_->Contains(id));
+  EXPECT_FALSE(present);
+  ASSERT_OK(client_->Seal(id));
+  ASSERT_OK_AND_ASSIGN(StatsReply sealed, client_->Stats());
+  EXPECT_EQ(sealed.ref_count, 1u) << "the creator keeps its reference after Seal";
+  ASSERT_OK(client_->Release(id));
+  ASSERT_OK_AND_ASSIGN(ObjectBuffer buffer, client_->GetOne(id));
+  EXPECT_EQ(buffer.data()[4095], 0x5a);
+  ASSERT_OK(buffer.Release());
+  EXPECT_OK(buffer.Release()) << "Release is idempotent";
+  ASSERT_OK(client_->Delete({id}));
+  ExpectBackAtBaseline();
+}
+
+TEST_F(ClientLifecycleTest, DuplicateCreateAndDoubleSealAreCleanErrors) {
+  ASSERT_NO_FATAL_FAILURE(StartStore());
+  const ObjectID id = ObjectID::FromLabel("dup");
+  ASSERT_OK(client_->Create(id, 128).status());
+  EXPECT_THAT(client_->Create(id, 128), HasErrorCode(ErrorCode::kObjectExists));
+  ASSERT_OK(client_->Seal(id));
+  EXPECT_THAT(client_->Seal(id), HasErrorCode(ErrorCode::kObjectAlreadySealed));
+  EXPECT_THAT(client_->Abort(id), HasErrorCode(ErrorCode::kObjectAlreadySealed));
+  EXPECT_THAT(client_->Create(id, 128), HasErrorCode(ErrorCode::kObjectExists));
+  ASSERT_OK(client_->Release(id));
+  EXPECT_THAT(client_->Release(id), ::testing::Not(IsOk())) << "no reference left to release";
+  // Another client cannot seal or abort what it did not create.
+  const ObjectID other = ObjectID::FromLabel("other");
+  ASSERT_OK(client_->Create(other, 16).status());
+  std::unique_ptr<Client> second = Connect("second");
+  EXPECT_THAT(second->Seal(other), HasErrorCode(ErrorCode::kNotCreator));
+  EXPECT_THAT(second->Abort(other), HasErrorCode(ErrorCode::kNotCreator));
+  ASSERT_OK(client_->Abort(other));
+  second.reset();
+  ASSERT_OK(client_->Delete({id}));
+  EXPECT_THAT(client_->Delete({id}), HasErrorCode(ErrorCode::kObjectNotFound));
+  ExpectBackAtBaseline();
+}
+
+TEST_F(ClientLifecycleTest, CreateAbortCreateThousandTimesLeavesNothingBehind) {
+  ASSERT_NO_FATAL_FAILURE(StartStore());
+  const ObjectID id = ObjectID::FromLabel("churn");
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_OK(client_->Create(id, 1000 + i).status()) << i;
+    ASSERT_OK(client_->Abort(id)) << i;
+    ASSERT_OK_AND_ASSIGN(CreatedObject again, client_->Create(id, 64));
+    EXPECT_EQ(again.data.size(), 64u);
+    ASSERT_OK(client_->Abort(id)) << i;
+  }
+  EXPECT_THAT(client_->Abort(id), HasErrorCode(ErrorCode::kObjectNotFound));
+  ExpectBackAtBaseline();
+}
+
+TEST_F(ClientLifecycleTest, DeleteOfAnObjectInUseIsDeferredUntilRelease) {
+  ASSERT_NO_FATAL_FAILURE(StartStore());
+  const ObjectID id = ObjectID::FromLabel("in-use");
+  const std::vector<uint8_t> data = Pattern(50000, 4);
+  ASSERT_OK(client_->Put(id, AsSpan(data)));
+  std::unique_ptr<Client> reader = Connect("reader");
+  ASSERT_OK_AND_ASSIGN(ObjectBuffer held, reader->GetOne(id));
+  ASSERT_OK(client_->Delete({id}));
+  // Gone for everyone else at once, but the holder's bytes stay intact and allocated.
+  ASSERT_OK_AND_ASSIGN(bool present, client_->Contains(id));
+  EXPECT_FALSE(present);
+  EXPECT_THAT(client_->GetOne(id), HasErrorCode(ErrorCode::kObjectNotFound));
+  ASSERT_OK_AND_ASSIGN(StatsReply during, client_->Stats());
+  EXPECT_GT(during.used_bytes, baseline_.used_bytes);
+  EXPECT_EQ(std::vector<uint8_t>(held.data().begin(), held.data().end()), data);
+  held = ObjectBuffer();  // releases
+  ASSERT_TRUE(WaitForStats([&](const StatsReply& s) { return s.used_bytes == baseline_.used_bytes; }));
+  reader.reset();
+  ExpectBackAtBaseline();
+  // The id is free again.
+  ASSERT_OK(client_->Put(id, AsSpan(data)));
+  ASSERT_OK(client_->Delete({id}));
+  ExpectBackAtBaseline();
+}
+
+TEST_F(ClientLifecycleTest, FullStoreWithEverythingReferencedFailsCleanlyAndRecoversAfterRelease) {
+  ASSERT_NO_FATAL_FAILURE(StartStore(1 << 20));
+  constexpr size_t kSize = 64 << 10;
+  std::vector<ObjectBuffer> held;
+  std::vector<ObjectID> ids;
+  absl::Status full;
+  for (int i = 0; i < 64 && full.ok(); ++i) {
+    const ObjectID id = ObjectID::FromLabel(absl::StrCat("full-", i));
+    full = client_->Put(id, AsSpan(Pattern(kSize, i)));
+    if (!full.ok()) break;
+    ASSERT_OK_AND_ASSIGN(ObjectBuffer buffer, client_->GetOne(id));
+    held.push_back(std::move(buffer));
+    ids.push_back(id);
+  }
+  ASSERT_THAT(full, HasErrorCode(ErrorCode::kOutOfMemory));
+  ASSERT_GE(held.size(), 8u);
+  // Nothing referenced was evicted to make room, and every held object is intact.
+  ASSERT_OK_AND_ASSIGN(StatsReply stats, client_->Stats());
+  EXPECT_EQ(stats.evictions, 0u);
+  EXPECT_EQ(stats.objects_sealed, held.size());
+  for (size_t i = 0; i < held.size(); ++i) {
+    EXPECT_EQ(ObjectChecksum(held[i].data(), held[i].metadata()), held[i].info().checksum) << i;
+  }
+  // One release: the next create succeeds (by evicting the one unreferenced object).
+  held.pop_back();
+  const ObjectID fresh = ObjectID::FromLabel("full-after-release");
+  ASSERT_OK(client_->Put(fresh, AsSpan(Pattern(kSize, 999))));
+  ids.push_back(fresh);
+  for (const ObjectBuffer& b : held) {
+    ASSERT_OK_AND_ASSIGN(bool present, client_->Contains(b.id()));
+    EXPECT_TRUE(present);
+  }
+  held.clear();
+  ASSERT_OK(client_->Evict(uint64_t{1} << 30).status());
+  ExpectBackAtBaseline();
+}
+
+TEST_F(ClientLifecycleTest, GetTimesOutAfterAboutTheRequestedTime) {
+  ASSERT_NO_FATAL_FAILURE(StartStore());
+  const ObjectID missing = ObjectID::FromLabel("never");
+  for (int i = 0; i < 5; ++i) {
+    const absl::Time start = absl::Now();
+    EXPECT_THAT(client_->GetOne(missing, absl::Milliseconds(100)), HasErrorCode(ErrorCode::kDeadlineExceeded));
+    const absl::Duration took = absl::Now() - start;
+    EXPECT_GE(took, absl::Milliseconds(50));
+    EXPECT_LE(took, absl::Milliseconds(150));
+  }
+  // A batch: present entries are served, missing ones come back failed after the timeout.
+  const ObjectID present = ObjectID::FromLabel("present");
+  ASSERT_OK(client_->Put(present, AsSpan(Pattern(10, 5))));
+  const absl::Time start = absl::Now();
+  ASSERT_OK_AND_ASSIGN(std::vector<ObjectBuffer> got, client_->Get({present, missing}, absl::Milliseconds(100)));
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_GE(took, absl::Milliseconds(50));
+  EXPECT_LE(took, absl::Milliseconds(150));
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_TRUE(got[0].valid());
+  EXPECT_FALSE(got[1].valid());
+  EXPECT_THAT(got[1].status(), HasErrorCode(ErrorCode::kObjectNotFound));
+  EXPECT_EQ(got[1].id(), missing);
+  got.clear();
+  ASSERT_OK(client_->Delete({present}));
+  ExpectBackAtBaseline();
+}
+
+TEST_F(ClientLifecycleTest, BatchesAboveThePerRequestLimitAreSplit) {
+  ASSERT_NO_FATAL_FAILURE(StartStore());
+  constexpr int kCount = kMaxIdsPerRequest + 904;  // two requests each way
+  const std::vector<ObjectID> ids = Labels("batch", kCount);
+  for (int i = 0; i < kCount; i += 2) ASSERT_OK(client_->Put(ids[i], AsSpan(Pattern(8, i))));
+  {
+    ASSERT_OK_AND_ASSIGN(std::vector<ObjectBuffer> got, client_->Get(ids));
+    ASSERT_EQ(got.size(), static_cast<size_t>(kCount));
+    for (int i = 0; i < kCount; ++i) {
+      ASSERT_EQ(got[i].valid(), i % 2 == 0) << i;
+      EXPECT_EQ(got[i].id(), ids[i]);
+      if (i % 2 == 0) {
+        EXPECT_EQ(got[i].data()[0], Pattern(8, i)[0]);
+      }
+    }
+    ASSERT_OK_AND_ASSIGN(StatsReply stats, client_->Stats());
+    EXPECT_EQ(stats.ref_count, static_cast<uint64_t>(kCount / 2));
+    ASSERT_OK_AND_ASSIGN(std::vector<ObjectInfo> listed, client_->List());
+    EXPECT_EQ(listed.size(), static_cast<size_t>(kCount / 2));
+  }
+  std::vector<ObjectID> present;
+  for (int i = 0; i < kCount; i += 2) present.push_back(ids[i]);
+  ASSERT_OK(client_->Delete(present));
+  ExpectBackAtBaseline();
+}
+
+TEST_F(ClientLifecycleTest, DuplicateIdsInOneGetEachHoldAReference) {
+  ASSERT_NO_FATAL_FAILURE(StartStore());
+  const ObjectID id = ObjectID::FromLabel("twice");
+  ASSERT_OK(client_->Put(id, AsSpan(Pattern(64, 6))));
+  {
+    ASSERT_OK_AND_ASSIGN(std::vector<ObjectBuffer> got, client_->Get({id, id, id}));
+    ASSERT_EQ(got.size(), 3u);
+    for (const ObjectBuffer& b : got) EXPECT_TRUE(b.valid());
+    ASSERT_OK_AND_ASSIGN(StatsReply stats, client_->Stats());
+    EXPECT_EQ(stats.ref_count, 3u);
+  }
+  ASSERT_OK(client_->Delete({id}));
+  ExpectBackAtBaseline();
+}
+
+TEST_F(ClientLifecycleTest, AStoreThatDiesTurnsEveryCallIntoUnavailable) {
+  ASSERT_NO_FATAL_FAILURE(StartStore());
+  const ObjectID id = ObjectID::FromLabel("before-death");
+  ASSERT_OK(client_->Put(id, AsSpan(Pattern(1000, 7))));
+  ASSERT_OK_AND_ASSIGN(ObjectBuffer held, client_->GetOne(id));
+  absl::Status waiting;
+  std::thread waiter([&] { waiting = client_->GetOne(ObjectID::FromLabel("never"), absl::InfiniteDuration()).status(); });
+  ASSERT_TRUE(WaitForStats([](const StatsReply& s) { return s.waiting_gets == 1; }));
+  store_->Kill();
+  waiter.join();
+  EXPECT_THAT(waiting, HasErrorCode(ErrorCode::kUnavailable));
+  EXPECT_THAT(client_->Stats(), HasErrorCode(ErrorCode::kUnavailable));
+  EXPECT_THAT(client_->Put(ObjectID::FromLabel("after"), AsSpan(Pattern(10, 8))),
+              HasErrorCode(ErrorCode::kUnavailable));
+  // The mapping outlives the store: held bytes are still readable.
+  EXPECT_EQ(held.data()[999], Pattern(1000, 7)[999]);
+  EXPECT_THAT(held.Release(), HasErrorCode(ErrorCode::kUnavailable));
+}
+
+TEST_F(ClientLifecycleTest, ConnectingToNothingIsUnavailable) {
+  ClientOptions options;
+  options.store_socket = "/nonexistent/rplasma/store.sock";
+  EXPECT_THAT(Client::Connect(options), HasErrorCode(ErrorCode::kUnavailable));
+  options.store_socket = "";
+  EXPECT_THAT(Client::Connect(options), HasErrorCode(ErrorCode::kInvalidArgument));
+}
+
+}  // namespace
+}  // namespace rplasma::testing
