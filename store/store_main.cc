@@ -1,5 +1,6 @@
 // rplasma-store: the node's object store. Flags map onto StoreOptions (store/store_options.h).
 //   rplasma-store --socket PATH --memory BYTES [--hugepages DIR] [--name NAME]
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -14,6 +15,8 @@ ABSL_FLAG(std::string, socket, "", "Unix socket to listen on (its directory is c
 ABSL_FLAG(std::string, memory, "", "arena size in bytes; suffixes K, M, G, T (binary), e.g. 1G");
 ABSL_FLAG(std::string, hugepages, "", "hugetlbfs directory for the arena (default: a memfd)");
 ABSL_FLAG(std::string, name, "rplasma-store", "store name reported to clients and in logs");
+ABSL_FLAG(std::string, max_output_bytes, "64M",
+          "a client with more replies/events queued than this (a subscriber that fell behind) is disconnected");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("rplasma-store --socket PATH --memory BYTES [--hugepages DIR] [--name NAME]");
@@ -29,6 +32,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.memory_bytes = *memory;
+  absl::StatusOr<uint64_t> max_output = rplasma::ParseByteSize(absl::GetFlag(FLAGS_max_output_bytes));
+  if (!max_output.ok()) {
+    std::fprintf(stderr, "rplasma-store: --max_output_bytes: %s\n", std::string(max_output.status().message()).c_str());
+    return 2;
+  }
+  options.max_output_bytes = *max_output;
+  options.pause_input_bytes = std::min<uint64_t>(options.pause_input_bytes, *max_output / 4);
   if (absl::Status valid = options.Validate(); !valid.ok()) {
     std::fprintf(stderr, "rplasma-store: %s\n", std::string(valid.message()).c_str());
     return 2;

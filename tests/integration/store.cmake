@@ -5,3 +5,10 @@ rplasma_test(store_protocol_test
   LABELS integration
   TIMEOUT 120)
 add_dependencies(store_protocol_test rplasma_store)
+
+rplasma_test(store_fault_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/store_fault_test.cc
+  LIBS rplasma_protocol flatbuffers::flatbuffers
+  LABELS integration fault
+  TIMEOUT 240)
+add_dependencies(store_fault_test rplasma_store)

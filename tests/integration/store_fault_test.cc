@@ -1,0 +1,354 @@
+// rplasma-store under hostile or broken clients: malformed frames, stalls, fd floods, connection
+// churn, other uids, slow subscribers. The store must answer with an error or close the one
+// connection, never stop, never leak fds, and keep serving everyone else.
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <random>
+#include <thread>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "flatbuffers/flatbuffers.h"
+#include "protocol/frame.h"
+#include "protocol/socket_io.h"
+#include "protocol/store_messages.h"
+#include "tests/support/status_matchers.h"
+#include "tests/support/store_process.h"
+
+namespace rplasma {
+namespace {
+
+using ::rplasma::testing::HasErrorCode;
+using ::rplasma::testing::RawStoreClient;
+using ::rplasma::testing::StoreProcess;
+using ::rplasma::testing::StoreProcessOptions;
+using ::rplasma::testing::WaitFor;
+
+std::string Header(uint32_t length, uint16_t version = kProtocolVersion, uint16_t reserved = 0) {
+  std::string h(kFrameHeaderBytes, '\0');
+  for (int i = 0; i < 4; ++i) h[i] = static_cast<char>((length >> (8 * i)) & 0xff);
+  h[4] = static_cast<char>(version & 0xff);
+  h[5] = static_cast<char>(version >> 8);
+  h[6] = static_cast<char>(reserved & 0xff);
+  h[7] = static_cast<char>(reserved >> 8);
+  return h;
+}
+
+// A StoreRequest whose union type is `body_type` (raw flatbuffers, bypassing the encoder).
+std::string RequestWithBodyType(uint8_t body_type) {
+  flatbuffers::FlatBufferBuilder b;
+  flatbuffers::uoffset_t inner_start = b.StartTable();
+  flatbuffers::uoffset_t inner = b.EndTable(inner_start);
+  flatbuffers::uoffset_t start = b.StartTable();
+  b.AddElement<uint64_t>(4, 9, 0);           // request_id
+  b.AddElement<uint8_t>(6, body_type, 0);    // body_type
+  b.AddOffset(8, flatbuffers::Offset<void>(inner));  // body
+  flatbuffers::uoffset_t root = b.EndTable(start);
+  b.Finish(flatbuffers::Offset<void>(root));
+  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+}
+
+// Reads what the store sends after bad input: at most one error reply, then end of stream.
+// Returns the error code of the reply (kOk if the store just closed).
+absl::StatusOr<ErrorCode> ErrorThenClose(int fd) {
+  ErrorCode code = ErrorCode::kOk;
+  for (int frames = 0;; ++frames) {
+    absl::StatusOr<std::string> payload = ReadFrame(fd, kDefaultMaxFrameBytes, absl::Now() + absl::Seconds(5));
+    if (!payload.ok()) {
+      if (ErrorCodeOf(payload.status()) == ErrorCode::kUnavailable) return code;  // closed
+      return payload.status();
+    }
+    if (frames > 0) return ProtocolError("more than one reply after bad input");
+    ASSIGN_OR_RETURN(Reply reply, DecodeReply(*payload));
+    if (reply.error == ErrorCode::kOk) return ProtocolError("bad input got an OK reply");
+    code = reply.error;
+  }
+}
+
+class StoreFaultTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Start({}); }
+  void Start(StoreProcessOptions options) {
+    ASSERT_OK_AND_ASSIGN(store_, StoreProcess::Start(std::move(options)));
+    baseline_fds_ = store_->OpenFdCount();
+    ASSERT_OK_AND_ASSIGN(bystander_, RawStoreClient::Connect(store_->socket_path(), "bystander"));
+  }
+  void TearDown() override {
+    if (HasFailure() && store_ != nullptr) std::cerr << "store log:\n" << store_->ReadLog();
+  }
+  StatsReply Stats() {
+    absl::StatusOr<Reply> r = bystander_->Call(StatsRequest{});
+    EXPECT_OK(r);
+    if (!r.ok()) return {};
+    const StatsReply* s = std::get_if<StatsReply>(&r->body);
+    EXPECT_NE(s, nullptr);
+    return s != nullptr ? *s : StatsReply{};
+  }
+  // The store is alive, serves the bystander, and has no connection but the bystander's.
+  void ExpectHealthyAndBackAtBaseline() {
+    ASSERT_TRUE(store_->running());
+    EXPECT_TRUE(WaitFor([&] { return Stats().clients == 1; }, absl::Seconds(5)));
+    StatsReply s = Stats();
+    EXPECT_EQ(s.ref_count, 0u);
+    EXPECT_EQ(s.used_bytes, 0u);
+    // Baseline plus the bystander's connection.
+    EXPECT_TRUE(WaitFor([&] { return store_->OpenFdCount() == baseline_fds_ + 1; }, absl::Seconds(5)))
+        << store_->OpenFdCount() << " fds, baseline " << baseline_fds_ << " + 1";
+  }
+
+  std::unique_ptr<StoreProcess> store_;
+  std::unique_ptr<RawStoreClient> bystander_;
+  int baseline_fds_ = 0;
+};
+
+TEST_F(StoreFaultTest, MalformedFramesGetAnErrorOrACloseAndTheStoreKeepsServing) {
+  std::string connect = EncodeFrame(EncodeRequest(Request{1, ConnectRequest{"bad"}}));
+  std::vector<ObjectID> too_many(kMaxIdsPerRequest + 1, ObjectID::FromLabel("x"));
+  struct Case {
+    std::string name;
+    bool connect_first;
+    std::string bytes;
+  };
+  std::vector<Case> corpus = {
+      {"bad version", false, Header(4, 99) + "abcd"},
+      {"reserved bits", true, Header(4, kProtocolVersion, 1) + "abcd"},
+      {"zero length", true, Header(0)},
+      {"huge length", false, Header(0xffffffffu)},
+      {"just above the cap", true, Header(kDefaultMaxFrameBytes + 1)},
+      {"garbage flatbuffer", true, EncodeFrame(std::string(64, '\xff'))},
+      {"short flatbuffer", false, EncodeFrame("ab")},
+      {"unknown union type", true, EncodeFrame(RequestWithBodyType(200))},
+      {"union type NONE", true, EncodeFrame(RequestWithBodyType(0))},
+      {"get without ids", true, EncodeFrame(RequestWithBodyType(5))},
+      {"oversized id list", true, EncodeFrame(EncodeRequest(Request{2, GetRequest{too_many, 0}}))},
+      {"oversized delete list", true, EncodeFrame(EncodeRequest(Request{2, DeleteRequest{too_many}}))},
+      {"list limit zero", true, EncodeFrame(EncodeRequest(Request{2, ListRequest{std::nullopt, 0}}))},
+      {"negative timeout", true, EncodeFrame(EncodeRequest(Request{2, GetRequest{{ObjectID()}, -5}}))},
+      {"request before connect", false, EncodeFrame(EncodeRequest(Request{2, StatsRequest{}}))},
+  };
+  for (const Case& c : corpus) {
+    SCOPED_TRACE(c.name);
+    ASSERT_OK_AND_ASSIGN(auto conn, RawStoreClient::ConnectOnly(store_->socket_path()));
+    std::string bytes = c.connect_first ? connect + c.bytes : c.bytes;
+    ASSERT_OK(WriteAll(conn->fd(), bytes.data(), bytes.size()));
+    if (c.connect_first) {
+      // The Connect reply (with the arena fd) comes first.
+      char one;
+      ASSERT_OK_AND_ASSIGN(ReceivedWithFd first, RecvWithFd(conn->fd(), &one, 1));
+      ASSERT_TRUE(first.fd.valid());
+      char rest[kFrameHeaderBytes - 1];
+      ASSERT_OK(ReadAll(conn->fd(), rest, sizeof(rest)));
+      std::string header = std::string(1, one) + std::string(rest, sizeof(rest));
+      ASSERT_OK_AND_ASSIGN(uint32_t length, ParseFrameHeader(header.data(), kDefaultMaxFrameBytes));
+      std::string payload(length, '\0');
+      ASSERT_OK(ReadAll(conn->fd(), payload.data(), length));
+    }
+    absl::StatusOr<ErrorCode> code = ErrorThenClose(conn->fd());
+    ASSERT_OK(code);
+    EXPECT_THAT(*code, ::testing::AnyOf(ErrorCode::kOk, ErrorCode::kProtocolError, ErrorCode::kInvalidArgument));
+    EXPECT_EQ(Stats().capacity, 64u << 20);  // everyone else is still served
+  }
+  ExpectHealthyAndBackAtBaseline();
+}
+
+TEST_F(StoreFaultTest, RandomBytesNeverStopTheStore) {
+  std::mt19937_64 rng(2024);
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_OK_AND_ASSIGN(auto conn, RawStoreClient::ConnectOnly(store_->socket_path()));
+    std::string payload(1 + rng() % 300, '\0');
+    for (char& ch : payload) ch = static_cast<char>(rng());
+    std::string bytes = i % 2 == 0 ? EncodeFrame(payload) : payload;  // framed or not at all
+    ASSERT_OK(WriteAll(conn->fd(), bytes.data(), bytes.size()));
+    ::shutdown(conn->fd(), SHUT_WR);
+    ASSERT_OK(ErrorThenClose(conn->fd())) << "case " << i;
+  }
+  ExpectHealthyAndBackAtBaseline();
+}
+
+TEST_F(StoreFaultTest, HalfFramesThenCloseAreForgotten) {
+  std::string frame = EncodeFrame(EncodeRequest(Request{1, ConnectRequest{"half"}}));
+  for (size_t cut : {size_t{1}, size_t{4}, kFrameHeaderBytes, frame.size() - 1}) {
+    ASSERT_OK_AND_ASSIGN(auto conn, RawStoreClient::ConnectOnly(store_->socket_path()));
+    ASSERT_OK(WriteAll(conn->fd(), frame.data(), cut));
+  }
+  ExpectHealthyAndBackAtBaseline();
+}
+
+TEST_F(StoreFaultTest, ClientStalledMidFrameDoesNotBlockOthers) {
+  ASSERT_OK_AND_ASSIGN(auto staller, RawStoreClient::Connect(store_->socket_path(), "staller"));
+  std::string frame = EncodeFrame(EncodeRequest(Request{77, StatsRequest{}}));
+  ASSERT_OK(WriteAll(staller->fd(), frame.data(), frame.size() / 2));
+
+  ObjectID id = ObjectID::FromLabel("served");
+  ASSERT_OK_AND_ASSIGN(Reply r, bystander_->Call(CreateRequest{id, 100, 0, true}));
+  ASSERT_OK(r.status());
+  ASSERT_OK_AND_ASSIGN(r, bystander_->Call(SealRequest{id, 0}));
+  ASSERT_OK(r.status());
+  ASSERT_OK_AND_ASSIGN(r, bystander_->Call(GetRequest{{id}, 0}));
+  EXPECT_EQ(std::get<ObjectsReply>(r.body).objects[0].error, ErrorCode::kOk);
+
+  // The stalled client finishes its frame and is answered.
+  ASSERT_OK(WriteAll(staller->fd(), frame.data() + frame.size() / 2, frame.size() - frame.size() / 2));
+  ASSERT_OK_AND_ASSIGN(Reply stalled, staller->Receive());
+  EXPECT_EQ(stalled.request_id, 77u);
+  EXPECT_TRUE(std::holds_alternative<StatsReply>(stalled.body));
+  staller.reset();
+  ASSERT_OK_AND_ASSIGN(r, bystander_->Call(ReleaseRequest{{id, id}}));
+  ASSERT_OK_AND_ASSIGN(r, bystander_->Call(DeleteRequest{{id}}));
+  ExpectHealthyAndBackAtBaseline();
+}
+
+// Sends `frame` with `count` fds (of /dev/null) attached, as SCM_RIGHTS.
+absl::Status SendWithManyFds(int sock, const std::string& frame, int count) {
+  std::vector<UniqueFd> fds;
+  std::vector<int> raw;
+  for (int i = 0; i < count; ++i) {
+    fds.emplace_back(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    raw.push_back(fds.back().get());
+  }
+  iovec iov{const_cast<char*>(frame.data()), frame.size()};
+  std::vector<char> control(CMSG_SPACE(sizeof(int) * raw.size()));
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control.data();
+  msg.msg_controllen = control.size();
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int) * raw.size());
+  std::memcpy(CMSG_DATA(c), raw.data(), sizeof(int) * raw.size());
+  ssize_t n = ::sendmsg(sock, &msg, MSG_NOSIGNAL);
+  if (n != static_cast<ssize_t>(frame.size())) return ErrnoError("sendmsg", "fd flood", errno);
+  return absl::OkStatus();
+}
+
+TEST_F(StoreFaultTest, FdFloodDoesNotLeakFdsInTheStore) {
+  ASSERT_OK_AND_ASSIGN(auto flooder, RawStoreClient::Connect(store_->socket_path(), "flooder"));
+  for (int i = 0; i < 100; ++i) {
+    std::string frame = EncodeFrame(EncodeRequest(Request{static_cast<uint64_t>(1000 + i), StatsRequest{}}));
+    ASSERT_OK(SendWithManyFds(flooder->fd(), frame, 250));
+    ASSERT_OK_AND_ASSIGN(Reply r, flooder->Receive());
+    EXPECT_EQ(r.request_id, 1000u + i);  // requests carrying fds are still served; the fds are closed
+  }
+  // Store: baseline + bystander + flooder.
+  EXPECT_EQ(store_->OpenFdCount(), baseline_fds_ + 2);
+  flooder.reset();
+  ExpectHealthyAndBackAtBaseline();
+  EXPECT_THAT(store_->ReadLog(), ::testing::HasSubstr("fds; all were closed"));
+}
+
+TEST_F(StoreFaultTest, ThousandConnectDisconnectCyclesLeaveTheFdCountUnchanged) {
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_OK_AND_ASSIGN(auto c, RawStoreClient::Connect(store_->socket_path(), "churn"));
+    if (i % 3 == 0) {
+      ObjectID id = ObjectID::FromLabel(absl::StrCat("churn-", i));
+      ASSERT_OK_AND_ASSIGN(Reply r, c->Call(CreateRequest{id, 1000, 0, true}));  // aborted at close
+      ASSERT_OK(r.status());
+    }
+  }
+  ExpectHealthyAndBackAtBaseline();
+  EXPECT_EQ(Stats().objects_created, 0u);
+}
+
+TEST_F(StoreFaultTest, ClientThatStopsReadingIsPausedNotDropped) {
+  ASSERT_OK_AND_ASSIGN(auto pipeliner, RawStoreClient::Connect(store_->socket_path(), "pipeliner"));
+  constexpr int kRequests = 20000;  // ~5 MB of Stats replies: far above the pause threshold
+  std::thread writer([&] {
+    for (int i = 0; i < kRequests; ++i) {
+      if (!pipeliner->Send(StatsRequest{}).ok()) return;
+    }
+  });
+  // Let the store fill its queue for us before we start reading.
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_EQ(Stats().clients, 2u);
+  int received = 0;
+  uint64_t last_rid = 0;
+  for (; received < kRequests; ++received) {
+    absl::StatusOr<Reply> r = pipeliner->Receive();
+    if (!r.ok()) break;
+    ASSERT_GT(r->request_id, last_rid);  // in order
+    last_rid = r->request_id;
+  }
+  writer.join();
+  EXPECT_EQ(received, kRequests);
+  pipeliner.reset();
+  ExpectHealthyAndBackAtBaseline();
+}
+
+TEST_F(StoreFaultTest, SubscriberThatFallsBehindIsDisconnected) {
+  StoreProcessOptions options;
+  options.extra_args = {"--max_output_bytes", "256K"};
+  Start(options);
+  ASSERT_OK_AND_ASSIGN(auto sub, RawStoreClient::Connect(store_->socket_path(), "slow-subscriber"));
+  int small = 4096;
+  ::setsockopt(sub->fd(), SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+  ASSERT_OK_AND_ASSIGN(Reply r, sub->Call(SubscribeRequest{false}));
+  ASSERT_OK(r.status());
+  EXPECT_EQ(Stats().subscribers, 1u);
+  // Each cycle makes two events; the subscriber reads none.
+  for (int i = 0; i < 20000 && Stats().subscribers == 1; ++i) {
+    ObjectID id = ObjectID::FromLabel(absl::StrCat("event-", i));
+    ASSERT_OK(bystander_->Send(CreateRequest{id, 64, 0, true}));
+    ASSERT_OK(bystander_->Send(SealRequest{id, 0}));
+    ASSERT_OK(bystander_->Send(ReleaseRequest{{id}}));
+    ASSERT_OK(bystander_->Send(DeleteRequest{{id}}));
+    for (int k = 0; k < 4; ++k) ASSERT_OK(bystander_->Receive());
+  }
+  EXPECT_EQ(Stats().subscribers, 0u);
+  EXPECT_THAT(store_->ReadLog(), ::testing::HasSubstr("fell behind"));
+  sub.reset();
+  ExpectHealthyAndBackAtBaseline();
+}
+
+// Runs `body` in a child process as uid/gid 65534 (nobody); returns its exit code.
+int RunAsNobody(const std::function<int()>& body) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(100);
+    ::_exit(body());
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 101;
+}
+
+TEST_F(StoreFaultTest, ClientOfAnotherUidIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run a client as another uid";
+  const std::string path = store_->socket_path();
+  // Layer 1, the filesystem: the socket's directory is 0700 and the socket 0600, so another uid
+  // cannot even connect (EACCES from connect(2)).
+  int rc = RunAsNobody([&] {
+    absl::StatusOr<UniqueFd> fd = UnixConnect(path);
+    return !fd.ok() && std::string(fd.status().message()).find("ermission denied") != std::string::npos ? 0 : 1;
+  });
+  EXPECT_EQ(rc, 0) << "connect as nobody was not refused by the filesystem";
+
+  // Layer 2, the store: open the filesystem up, so only the store's SO_PEERCRED check stands in the
+  // way. The connection is accepted by the kernel, then closed by the store before any reply.
+  std::string dir = path.substr(0, path.rfind('/'));
+  ASSERT_EQ(::chmod(store_->dir().c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(dir.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(path.c_str(), 0666), 0);
+  rc = RunAsNobody([&] {
+    absl::StatusOr<UniqueFd> fd = UnixConnect(path);
+    if (!fd.ok()) return 2;
+    std::string frame = EncodeFrame(EncodeRequest(Request{1, ConnectRequest{"intruder"}}));
+    (void)WriteAll(fd->get(), frame.data(), frame.size());
+    absl::StatusOr<std::string> reply = ReadFrame(fd->get(), kDefaultMaxFrameBytes, absl::Now() + absl::Seconds(5));
+    return !reply.ok() && ErrorCodeOf(reply.status()) == ErrorCode::kUnavailable ? 0 : 3;
+  });
+  EXPECT_EQ(rc, 0) << "the store answered a client of another uid";
+  EXPECT_THAT(store_->ReadLog(), ::testing::HasSubstr("refusing a connection from pid"));
+  ExpectHealthyAndBackAtBaseline();
+}
+
+}  // namespace
+}  // namespace rplasma
