@@ -22,6 +22,20 @@
 namespace rplasma::testing {
 
 class ClientStoreTest : public ::testing::Test {
+ public:
+  // Deterministic bytes for object `seed`.
+  static std::vector<uint8_t> Pattern(size_t size, uint64_t seed) {
+    std::vector<uint8_t> out(size);
+    uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+    for (size_t i = 0; i < size; ++i) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      out[i] = static_cast<uint8_t>(x);
+    }
+    return out;
+  }
+
  protected:
   // Starts a store with `memory` bytes, connects `client_`, records the audit baseline.
   void StartStore(uint64_t memory = 64ull << 20) {
@@ -50,19 +64,6 @@ class ClientStoreTest : public ::testing::Test {
     auto client = Client::Connect(options);
     EXPECT_OK(client);
     return client.ok() ? std::move(client).value() : nullptr;
-  }
-
-  // Deterministic bytes for object `seed`.
-  static std::vector<uint8_t> Pattern(size_t size, uint64_t seed) {
-    std::vector<uint8_t> out(size);
-    uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
-    for (size_t i = 0; i < size; ++i) {
-      x ^= x << 13;
-      x ^= x >> 7;
-      x ^= x << 17;
-      out[i] = static_cast<uint8_t>(x);
-    }
-    return out;
   }
 
   static std::vector<ObjectID> Labels(const std::string& prefix, int count) {
