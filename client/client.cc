@@ -22,7 +22,6 @@
 namespace rplasma {
 namespace {
 
-using client_internal::Annotate;
 using client_internal::ExpectBody;
 using client_internal::ExpectCodes;
 
@@ -174,7 +173,7 @@ absl::Status Client::Release(const ObjectID& id) {
   const std::string hex = id.Hex();
   ASSIGN_OR_RETURN(CodesReply codes,
                    ExpectCodes(connection_->Call(ReleaseRequest{{id}}), 1, "release", hex));
-  return Annotate(MakeError(codes.codes[0], ErrorCodeName(codes.codes[0])), "release", hex);
+  return client_internal::ObjectError(codes.codes[0], "release", hex);
 }
 
 absl::Status Client::ReleaseDetached(const ObjectID& id) {

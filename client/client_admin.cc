@@ -12,7 +12,6 @@
 namespace rplasma {
 namespace {
 
-using client_internal::Annotate;
 using client_internal::ExpectBody;
 using client_internal::ExpectCodes;
 
@@ -28,7 +27,7 @@ absl::StatusOr<bool> Client::Contains(const ObjectID& id) {
     case ErrorCode::kObjectNotSealed:
       return false;
     default:
-      return Annotate(MakeError(codes.codes[0], ErrorCodeName(codes.codes[0])), "contains", hex);
+      return client_internal::ObjectError(codes.codes[0], "contains", hex);
   }
 }
 
@@ -44,7 +43,7 @@ absl::Status Client::Delete(absl::Span<const ObjectID> ids) {
       // ObjectInUse means "deleted when the last reference goes": the deferred delete asked for.
       if (codes.codes[i] == ErrorCode::kOk || codes.codes[i] == ErrorCode::kObjectInUse) continue;
       if (failed++ == 0) {
-        first_error = MakeError(codes.codes[i], absl::StrCat("delete(", part[i].Hex(), "): ", ErrorCodeName(codes.codes[i])));
+        first_error = client_internal::ObjectError(codes.codes[i], "delete", part[i].Hex());
       }
     }
   }

@@ -32,8 +32,7 @@ bool IsMissing(ErrorCode code) { return code == ErrorCode::kObjectNotFound || co
 
 ObjectBuffer Client::ToBuffer(const ObjectID& expected, const ObjectInfo& info) {
   if (info.error != ErrorCode::kOk) {
-    return ObjectBuffer(expected, MakeError(info.error, absl::StrCat("get(", expected.Hex(), "): ",
-                                                                      ErrorCodeName(info.error))));
+    return ObjectBuffer(expected, client_internal::ObjectError(info.error, "get", expected.Hex()));
   }
   // The store holds a reference for us now: whatever is wrong, give it back.
   absl::string_view problem;

@@ -30,6 +30,24 @@ inline absl::Status Annotate(const absl::Status& status, absl::string_view op, a
   return MakeError(ErrorCodeOf(status), absl::StrCat(prefix, ": ", message));
 }
 
+// A per-object code as a short human phrase ("no such object", ...).
+inline absl::string_view DescribeCode(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kObjectNotFound: return "no such object";
+    case ErrorCode::kObjectNotSealed: return "object not sealed yet";
+    case ErrorCode::kObjectExists: return "object already exists";
+    case ErrorCode::kObjectAlreadySealed: return "object already sealed";
+    case ErrorCode::kObjectInUse: return "object in use";
+    case ErrorCode::kNotCreator: return "not created by this client";
+    default: return ErrorCodeName(code);
+  }
+}
+
+// The status for per-object `code` of operation `op` on `id_hex`.
+inline absl::Status ObjectError(ErrorCode code, absl::string_view op, absl::string_view id_hex) {
+  return MakeError(code, absl::StrCat(op, "(", id_hex, "): ", DescribeCode(code)));
+}
+
 template <typename T>
 absl::StatusOr<T> ExpectBody(absl::StatusOr<Reply> reply, absl::string_view op, absl::string_view object = "") {
   if (!reply.ok()) return Annotate(reply.status(), op, object);
