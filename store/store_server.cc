@@ -201,7 +201,8 @@ ClientSession* StoreServer::FindSession(ClientId id) {
 void StoreServer::HandleClient(ClientId id, uint32_t events) {
   ClientSession* s = FindSession(id);
   if (s == nullptr || s->doomed) return;
-  if ((events & EPOLLOUT) != 0) MarkDirty(*s);
+  // EPOLLHUP/ERR are reported even while input is paused: a flush then finds the peer gone.
+  if ((events & (EPOLLOUT | EPOLLHUP | EPOLLERR)) != 0) MarkDirty(*s);
   if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0 && !s->input_paused) {
     absl::Status read = s->ReadAvailable(kReadBudget);
     // Requests that arrived before an EOF are still handled (a client may release and leave).

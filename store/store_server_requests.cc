@@ -166,6 +166,9 @@ void StoreServer::HandleSubscribe(ClientSession& s, uint64_t rid, const Subscrib
 }
 
 void StoreServer::PumpBackfill(ClientSession& s) {
+  // Only marks the session dirty when it queued something, so FlushDirty settles once the
+  // socket is full (the queue then stays above the threshold until EPOLLOUT).
+  bool queued = false;
   while (s.backfilling && !s.doomed && s.queued_bytes() < options_.pause_input_bytes) {
     bool more = false;
     std::vector<ObjectInfo> page = table_.List(s.backfill_cursor, kBackfillPage, &more);
@@ -174,11 +177,12 @@ void StoreServer::PumpBackfill(ClientSession& s) {
       Reply event;
       event.body = ObjectEvent{EventKind::kSealed, info};
       s.Enqueue(EncodeFrame(EncodeReply(event)));
+      queued = true;
     }
     if (!page.empty()) s.backfill_cursor = page.back().id;
     if (!more) s.backfilling = false;
   }
-  MarkDirty(s);
+  if (queued) MarkDirty(s);
 }
 
 void StoreServer::OnEvent(EventKind kind, const ObjectInfo& info) {

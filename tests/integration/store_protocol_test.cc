@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <set>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -368,6 +369,48 @@ TEST_F(StoreProtocolTest, SubscriberSeesExistingObjectsThenLiveEvents) {
   }
   EXPECT_THAT(live, ElementsAre(std::make_pair(EventKind::kSealed, fresh), std::make_pair(EventKind::kDeleted, old1),
                                 std::make_pair(EventKind::kEvicted, old2)));
+  sub.reset();
+  ExpectNoLeaks();
+}
+
+TEST_F(StoreProtocolTest, LargeExistingSetIsStreamedToASubscriberWithoutOverflowingItsQueue) {
+  // 3000 existing objects make ~450 KB of events, above this store's 256 KiB output cap: the
+  // store must pace them by what the subscriber reads instead of queueing them all at once.
+  StoreProcessOptions options;
+  options.extra_args = {"--max_output_bytes", "256K"};
+  StartStore(options);
+  constexpr int kObjects = 3000;
+  constexpr int kBatch = 200;
+  std::vector<ObjectID> ids;
+  for (int i = 0; i < kObjects; ++i) ids.push_back(ObjectID::FromLabel(absl::StrCat("existing-", i)));
+  for (int start = 0; start < kObjects; start += kBatch) {
+    for (int i = start; i < start + kBatch; ++i) {
+      ASSERT_OK(client_->Send(CreateRequest{ids[i], 64, 0, true}));
+      ASSERT_OK(client_->Send(SealRequest{ids[i], 0}));
+      ASSERT_OK(client_->Send(ReleaseRequest{{ids[i]}}));
+    }
+    for (int k = 0; k < 3 * kBatch; ++k) {
+      ASSERT_OK_AND_ASSIGN(Reply r, client_->Receive());
+      ASSERT_OK(r.status());
+    }
+  }
+  ASSERT_OK_AND_ASSIGN(auto sub, RawStoreClient::Connect(store_->socket_path(), "subscriber"));
+  ASSERT_OK_AND_ASSIGN(Reply r, sub->Call(SubscribeRequest{true}));
+  ASSERT_OK(r.status());
+  absl::SleepFor(absl::Milliseconds(100));  // give the store the chance to overfill, if it would
+  ObjectID late = ObjectID::FromLabel("late");
+  CreateSealed(*client_, late);
+  std::set<ObjectID> seen;
+  for (int i = 0; i < kObjects + 1; ++i) {
+    ASSERT_OK_AND_ASSIGN(Reply e, sub->Receive());
+    const ObjectEvent& event = BodyOf<ObjectEvent>(e);
+    EXPECT_EQ(event.kind, EventKind::kSealed);
+    EXPECT_TRUE(seen.insert(event.object.id).second) << "duplicate event for " << event.object.id.Hex();
+  }
+  EXPECT_EQ(seen.size(), kObjects + 1u);
+  EXPECT_TRUE(seen.contains(late));
+  EXPECT_EQ(Stats(*client_).subscribers, 1u);
+  EXPECT_THAT(store_->ReadLog(), ::testing::Not(::testing::HasSubstr("fell behind")));
   sub.reset();
   ExpectNoLeaks();
 }
