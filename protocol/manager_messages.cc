@@ -1,0 +1,124 @@
+#include "protocol/manager_messages.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "flatbuffers/flatbuffers.h"
+#include "protocol/manager_generated.h"
+
+namespace rplasma {
+namespace {
+
+namespace fb = ::rplasma::mfb;
+using flatbuffers::FlatBufferBuilder;
+
+static_assert(sizeof(fb::ManagerObjectId) == ObjectID::kSize);
+
+std::string Finish(FlatBufferBuilder& b) {
+  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+}
+
+}  // namespace
+
+std::string EncodeManagerRequest(const ManagerRequest& request) {
+  FlatBufferBuilder b(256);
+  if (const auto* fetch = std::get_if<ManagerFetchRequest>(&request.body)) {
+    std::vector<fb::ManagerObjectId> ids(fetch->ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) std::memcpy(&ids[i], fetch->ids[i].data(), ObjectID::kSize);
+    auto body = fb::CreateFetchRequest(b, b.CreateVectorOfStructs(ids), fetch->timeout_ms);
+    b.Finish(fb::CreateManagerRequest(b, request.request_id, fb::ManagerRequestBody::FetchRequest, body.Union()));
+  } else {
+    auto body = fb::CreateManagerStatsRequest(b);
+    b.Finish(fb::CreateManagerRequest(b, request.request_id, fb::ManagerRequestBody::ManagerStatsRequest,
+                                      body.Union()));
+  }
+  return Finish(b);
+}
+
+absl::StatusOr<ManagerRequest> DecodeManagerRequest(absl::string_view payload) {
+  flatbuffers::Verifier verifier(reinterpret_cast<const uint8_t*>(payload.data()), payload.size());
+  if (!fb::VerifyManagerRequestBuffer(verifier)) return ProtocolError("manager request: verification failed");
+  const fb::ManagerRequest* root = fb::GetManagerRequest(payload.data());
+  if (root->body() == nullptr) return ProtocolError("manager request: missing body");
+  ManagerRequest out;
+  out.request_id = root->request_id();
+  switch (root->body_type()) {
+    case fb::ManagerRequestBody::FetchRequest: {
+      const fb::FetchRequest* r = root->body_as_FetchRequest();
+      if (r->ids() == nullptr || r->ids()->size() == 0 || r->ids()->size() > kMaxFetchIds) {
+        return MakeError(ErrorCode::kInvalidArgument, absl::StrCat("fetch: need 1..", kMaxFetchIds, " ids"));
+      }
+      if (r->timeout_ms() < 0) return MakeError(ErrorCode::kInvalidArgument, "fetch: negative timeout");
+      ManagerFetchRequest fetch;
+      fetch.timeout_ms = r->timeout_ms();
+      for (const fb::ManagerObjectId* id : *r->ids()) {
+        ObjectID oid;
+        std::memcpy(oid.mutable_data(), id, ObjectID::kSize);
+        fetch.ids.push_back(oid);
+      }
+      out.body = std::move(fetch);
+      return out;
+    }
+    case fb::ManagerRequestBody::ManagerStatsRequest:
+      out.body = ManagerStatsRequest{};
+      return out;
+    default:
+      return ProtocolError("manager request: unknown body");
+  }
+}
+
+std::string EncodeManagerReply(const ManagerReply& reply) {
+  FlatBufferBuilder b(256);
+  auto message = reply.error_message.empty() ? 0 : b.CreateString(reply.error_message);
+  fb::ManagerReplyBody type = fb::ManagerReplyBody::NONE;
+  flatbuffers::Offset<void> body;
+  if (const auto* fetch = std::get_if<ManagerFetchReply>(&reply.body)) {
+    std::vector<uint16_t> codes;
+    for (ErrorCode c : fetch->codes) codes.push_back(static_cast<uint16_t>(c));
+    std::vector<flatbuffers::Offset<flatbuffers::String>> messages;
+    for (const std::string& m : fetch->messages) {
+      messages.push_back(b.CreateString(m.substr(0, kMaxFetchMessageBytes)));
+    }
+    body = fb::CreateFetchReply(b, b.CreateVector(codes), b.CreateVector(messages)).Union();
+    type = fb::ManagerReplyBody::FetchReply;
+  } else if (const auto* stats = std::get_if<ManagerStatsReply>(&reply.body)) {
+    body = fb::CreateManagerStatsReply(b, b.CreateString(stats->json)).Union();
+    type = fb::ManagerReplyBody::ManagerStatsReply;
+  }
+  b.Finish(fb::CreateManagerReply(b, reply.request_id, static_cast<uint16_t>(reply.error), message, type, body));
+  return Finish(b);
+}
+
+absl::StatusOr<ManagerReply> DecodeManagerReply(absl::string_view payload) {
+  flatbuffers::Verifier verifier(reinterpret_cast<const uint8_t*>(payload.data()), payload.size());
+  if (!verifier.VerifyBuffer<fb::ManagerReply>(nullptr)) return ProtocolError("manager reply: verification failed");
+  const fb::ManagerReply* root = flatbuffers::GetRoot<fb::ManagerReply>(payload.data());
+  ManagerReply out;
+  out.request_id = root->request_id();
+  out.error = ErrorCodeFromWire(root->error());
+  if (root->error_message() != nullptr) out.error_message = root->error_message()->str();
+  if (out.error != ErrorCode::kOk) return out;
+  if (root->body() == nullptr) return ProtocolError("manager reply: missing body");
+  switch (root->body_type()) {
+    case fb::ManagerReplyBody::FetchReply: {
+      const fb::FetchReply* r = root->body_as_FetchReply();
+      if (r->codes() == nullptr || r->messages() == nullptr || r->codes()->size() != r->messages()->size()) {
+        return ProtocolError("fetch reply: codes and messages disagree");
+      }
+      ManagerFetchReply fetch;
+      for (uint16_t c : *r->codes()) fetch.codes.push_back(ErrorCodeFromWire(c));
+      for (const flatbuffers::String* m : *r->messages()) fetch.messages.push_back(m ? m->str() : "");
+      out.body = std::move(fetch);
+      return out;
+    }
+    case fb::ManagerReplyBody::ManagerStatsReply: {
+      const flatbuffers::String* json = root->body_as_ManagerStatsReply()->json();
+      out.body = ManagerStatsReply{json ? json->str() : "{}"};
+      return out;
+    }
+    default:
+      return ProtocolError("manager reply: unknown body");
+  }
+}
+
+}  // namespace rplasma
