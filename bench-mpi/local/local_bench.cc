@@ -1,9 +1,12 @@
 #include "bench-mpi/local/local_bench.h"
 
 #include <algorithm>
+#include <fstream>
 #include <memory>
 #include <optional>
+#include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "bench-mpi/common/bench_redis_server.h"
@@ -43,7 +46,7 @@ class ErrorLog {
 
 absl::StatusOr<std::unique_ptr<BenchRedisServer>> MaybeStartRedis(const LocalBenchOptions& options,
                                                                    std::ostream& out) {
-  if (options.redis == RedisMode::kOff) return nullptr;
+  if (options.redis == RedisMode::kOff || !options.Selected("set_get")) return nullptr;
   if (options.redis == RedisMode::kAuto && BenchRedisServer::FindBinary().empty()) {
     out << "redis-server not installed: the Redis peer is skipped (--redis to insist)\n";
     return nullptr;
@@ -52,6 +55,14 @@ absl::StatusOr<std::unique_ptr<BenchRedisServer>> MaybeStartRedis(const LocalBen
   const uint64_t largest = *std::max_element(options.sizes.begin(), options.sizes.end());
   redis_options.max_value_bytes = std::max<uint64_t>(redis_options.max_value_bytes, largest);
   return BenchRedisServer::Start(redis_options);
+}
+
+// The first three fields of /proc/loadavg, "?" if unreadable.
+std::string LoadAverage() {
+  std::ifstream in("/proc/loadavg");
+  std::string one, five, fifteen;
+  if (!(in >> one >> five >> fifteen)) return "?";
+  return absl::StrCat(one, " ", five, " ", fifteen);
 }
 
 }  // namespace
@@ -82,10 +93,12 @@ absl::Status RunLocalBench(const LocalBenchOptions& options, std::ostream& out) 
 
   std::vector<std::string> size_names;
   for (uint64_t size : options.sizes) size_names.push_back(FormatSize(size));
-  out << absl::StrFormat("store %s (pid %d), arena %s; sizes %s; up to %d iterations or %s each\n\n",
+  out << absl::StrFormat("store %s (pid %d), arena %s; sizes %s; up to %d iterations or %s each\n",
                          client->store_name(), store_pid, FormatSize(client->arena_size()),
                          absl::StrJoin(size_names, ","), options.iterations,
                          absl::FormatDuration(options.duration));
+  out << absl::StrFormat("machine: %d cpus, load average %s (other processes skew every number)\n\n",
+                         std::thread::hardware_concurrency(), LoadAverage());
 
   LoopLimits limits;
   limits.iterations = options.iterations;
@@ -93,23 +106,33 @@ absl::Status RunLocalBench(const LocalBenchOptions& options, std::ostream& out) 
   limits.min_iterations = LocalBenchOptions::kMinIterations;
   ErrorLog errors(out);
 
-  errors.Note(RunUnixPingPong(limits, *reporter));
-  for (uint64_t size : options.sizes) errors.Note(RunMemcpy(limits, *reporter, size));
-  if (redis.has_value()) {
-    for (uint64_t size : options.sizes) {
-      if (size > redis_server->max_value_bytes()) continue;
-      errors.Note(RunRedisSetGet(limits, *reporter, *redis, size));
-    }
-  }
-
+  // Each peer runs right next to the rplasma benchmark it is compared with, so that load from
+  // other processes on a shared machine hits both sides of a ratio alike.
   StoreBenchContext ctx{client.get(), reporter.get(), limits, options.batch};
-  for (uint64_t size : options.sizes) {
-    errors.Note(RunCreateWriteSeal(ctx, size));
-    errors.Note(RunGetRelease(ctx, size));
-    if (size * static_cast<uint64_t>(options.batch) <= kMaxBatchBytes) errors.Note(RunBatchGet(ctx, size));
-    errors.Note(RunCreateSealGet(ctx, size));
+  for (size_t i = 0; i < options.sizes.size(); ++i) {
+    const uint64_t size = options.sizes[i];
+    auto run = [&](const char* name, auto benchmark) {
+      if (options.Selected(name)) errors.Note(benchmark());
+    };
+    run("copy", [&] { return RunMemcpy(limits, *reporter, size); });
+    run("checksum", [&] { return RunChecksum(limits, *reporter, size); });
+    run("copy_checksum", [&] { return RunCopyChecksum(limits, *reporter, size); });
+    run("create_write_seal", [&] { return RunCreateWriteSeal(ctx, size); });
+    if (i == 0) {
+      run("ping_pong", [&] { return RunUnixPingPong(limits, *reporter, PingPongPeer::kThread); });
+      run("ping_pong", [&] { return RunUnixPingPong(limits, *reporter, PingPongPeer::kEpollThread); });
+      run("ping_pong", [&] { return RunUnixPingPong(limits, *reporter, PingPongPeer::kProcess); });
+    }
+    run("get", [&] { return RunGetRelease(ctx, size); });
+    if (size * static_cast<uint64_t>(options.batch) <= kMaxBatchBytes) {
+      run("batch_get", [&] { return RunBatchGet(ctx, size); });
+    }
+    if (redis.has_value() && size <= redis_server->max_value_bytes()) {
+      run("set_get", [&] { return RunRedisSetGet(limits, *reporter, *redis, size); });
+    }
+    run("create_seal_get", [&] { return RunCreateSealGet(ctx, size); });
   }
-  if (options.objects_overhead > 0) {
+  if (options.objects_overhead > 0 && options.Selected("memory_per_object")) {
     errors.Note(RunMemoryOverhead(*client, store_pid, options.objects_overhead, kOverheadObjectSize, *reporter));
   }
 

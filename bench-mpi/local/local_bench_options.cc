@@ -4,6 +4,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "bench-mpi/common/size_units.h"
 #include "protocol/status.h"
@@ -31,6 +32,10 @@ uint64_t LocalBenchOptions::DefaultMemoryBytes() const {
   return (bytes + (1u << 20) - 1) / (1u << 20) * (1u << 20);
 }
 
+bool LocalBenchOptions::Selected(const std::string& benchmark) const {
+  return only.empty() || std::find(only.begin(), only.end(), benchmark) != only.end();
+}
+
 absl::Status LocalBenchOptions::Validate() const {
   if (mode != "local" && mode != "fetch") return BadFlag("--mode", "must be local or fetch");
   if (sizes.empty()) return BadFlag("--sizes", "no sizes");
@@ -38,6 +43,13 @@ absl::Status LocalBenchOptions::Validate() const {
   if (duration <= absl::ZeroDuration()) return BadFlag("--duration", "must be positive");
   if (objects_overhead < 0) return BadFlag("--objects-overhead", "must not be negative");
   if (batch < 1) return BadFlag("--batch", "must be at least 1");
+  static const char* const kKnown[] = {"copy", "checksum", "copy_checksum", "create_write_seal", "ping_pong",
+                                       "get", "batch_get", "set_get", "create_seal_get", "memory_per_object"};
+  for (const std::string& name : only) {
+    if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown)) {
+      return BadFlag("--only", absl::StrFormat("unknown benchmark '%s'", name));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -53,7 +65,10 @@ std::string LocalBenchUsage() {
          "  --redis / --no-redis  start a private redis-server for the Redis peer / skip it\n"
          "                        (default: use Redis when redis-server is installed)\n"
          "  --objects-overhead N  objects created to measure store memory per object (1000000; 0 skips)\n"
-         "  --batch N             ids per Get in the batch-get benchmark (1000)\n";
+         "  --batch N             ids per Get in the batch-get benchmark (1000)\n"
+         "  --only LIST           run only these benchmarks: copy,checksum,copy_checksum,\n"
+         "                        create_write_seal,ping_pong,get,batch_get,set_get,create_seal_get,\n"
+         "                        memory_per_object (default: all)\n";
 }
 
 absl::StatusOr<LocalBenchOptions> ParseLocalBenchOptions(int argc, char** argv, bool* help) {
@@ -99,6 +114,9 @@ absl::StatusOr<LocalBenchOptions> ParseLocalBenchOptions(int argc, char** argv, 
       ASSIGN_OR_RETURN(options.csv_path, next());
     } else if (flag == "--store-socket") {
       ASSIGN_OR_RETURN(options.store_socket, next());
+    } else if (flag == "--only") {
+      ASSIGN_OR_RETURN(std::string v, next());
+      options.only = absl::StrSplit(v, ',', absl::SkipWhitespace());
     } else if (flag == "--memory") {
       ASSIGN_OR_RETURN(std::string v, next());
       ASSIGN_OR_RETURN(options.memory_bytes, ParseSize(v));

@@ -2,7 +2,7 @@
 //
 //   rplasma-bench [--mode local|fetch] [--sizes 16,4K,64K,1M,64M,256M] [--iterations N]
 //                 [--duration S] [--csv out.csv] [--store-socket PATH | --memory BYTES]
-//                 [--redis | --no-redis] [--objects-overhead N] [--batch N]
+//                 [--redis | --no-redis] [--objects-overhead N] [--batch N] [--only LIST]
 //
 // Each (benchmark, size) runs `iterations` times, or fewer once `duration` has passed (but at
 // least kMinIterations). With --store-socket the bench attaches to a running store; otherwise it
@@ -39,6 +39,12 @@ struct LocalBenchOptions {
   RedisMode redis = RedisMode::kAuto;
   int64_t objects_overhead = 1000000;  // objects for the memory-overhead run; 0 skips it
   int64_t batch = 1000;                // ids per Get in the batch-get benchmark
+  // Benchmarks to run (names as in the CSV "benchmark" column, e.g. "get,ping_pong"); empty = all.
+  // "get" also selects release/get_release, "batch_get" batch_release, "set_get" Redis.
+  std::vector<std::string> only;
+
+  // True if `benchmark` should run.
+  bool Selected(const std::string& benchmark) const;
 
   // The arena an own store needs: room for two of the largest object, the batch run and the
   // overhead run, plus slack.

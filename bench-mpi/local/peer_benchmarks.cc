@@ -1,7 +1,13 @@
 #include "bench-mpi/local/peer_benchmarks.h"
 
+#include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#define XXH_STATIC_LINKING_ONLY  // XXH3_state_t on the stack
+#include <xxhash.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -51,9 +57,43 @@ void EchoLoop(int fd, size_t request_bytes, std::string reply) {
   }
 }
 
+// Echo side shaped like the store's event loop: a non-blocking socket, epoll_wait, reads until
+// EAGAIN, a reply per complete request. The difference to EchoLoop is the cost of that shape.
+void EpollEchoLoop(int fd, size_t request_bytes, std::string reply) {
+  if (!SetNonBlocking(fd).ok()) return;
+  UniqueFd epoll(::epoll_create1(EPOLL_CLOEXEC));
+  epoll_event event{};
+  event.events = EPOLLIN;
+  event.data.fd = fd;
+  if (!epoll || ::epoll_ctl(epoll.get(), EPOLL_CTL_ADD, fd, &event) != 0) return;
+  std::vector<char> buffer(64 * 1024);
+  size_t buffered = 0;
+  for (;;) {
+    epoll_event ready;
+    int n = ::epoll_wait(epoll.get(), &ready, 1, -1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    for (;;) {
+      ssize_t got = ::recv(fd, buffer.data() + buffered, buffer.size() - buffered, 0);
+      if (got == 0) return;
+      if (got < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+        if (errno == EINTR) continue;
+        return;
+      }
+      buffered += static_cast<size_t>(got);
+      while (buffered >= request_bytes) {
+        if (::send(fd, reply.data(), reply.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(reply.size())) return;
+        std::memmove(buffer.data(), buffer.data() + request_bytes, buffered - request_bytes);
+        buffered -= request_bytes;
+      }
+    }
+  }
+}
+
 }  // namespace
 
-absl::Status RunUnixPingPong(const LoopLimits& limits, ResultReporter& reporter) {
+absl::Status RunUnixPingPong(const LoopLimits& limits, ResultReporter& reporter, PingPongPeer peer) {
   const std::string request = GetRequestFrame();
   const std::string reply = GetReplyFrame();
   int fds[2];
@@ -62,7 +102,23 @@ absl::Status RunUnixPingPong(const LoopLimits& limits, ResultReporter& reporter)
   }
   UniqueFd ours(fds[0]);
   UniqueFd theirs(fds[1]);
-  std::thread echo(EchoLoop, theirs.get(), request.size(), reply);
+  std::thread echo;
+  pid_t child = -1;
+  if (peer == PingPongPeer::kProcess) {
+    // The store is another process: a switch between processes also switches address spaces,
+    // which a thread echo would not pay. The child only reads and writes, then _exits.
+    child = ::fork();
+    if (child < 0) return ErrnoError("fork", "ping-pong echo", errno);
+    if (child == 0) {
+      ours.reset();
+      EchoLoop(theirs.get(), request.size(), reply);
+      ::_exit(0);
+    }
+    theirs.reset();
+  } else {
+    echo = std::thread(peer == PingPongPeer::kEpollThread ? EpollEchoLoop : EchoLoop, theirs.get(),
+                       request.size(), reply);
+  }
   std::string in(reply.size(), '\0');
   LatencyRecorder rtt;
   absl::Status status = RunLoop(limits, [&](bool timed) -> absl::Status {
@@ -72,10 +128,18 @@ absl::Status RunUnixPingPong(const LoopLimits& limits, ResultReporter& reporter)
     if (timed) rtt.Record(NowNs() - t0);
     return absl::OkStatus();
   });
-  ::shutdown(ours.get(), SHUT_RDWR);  // the echo thread sees EOF and returns
-  echo.join();
+  ::shutdown(ours.get(), SHUT_RDWR);  // the echo sees EOF and returns
+  if (echo.joinable()) echo.join();
+  if (child > 0) {
+    int wstatus = 0;
+    while (::waitpid(child, &wstatus, 0) < 0 && errno == EINTR) {
+    }
+  }
   RETURN_IF_ERROR(status);
-  BenchResult r = MakeResult("ping_pong", "unix_socket", "unix", "raw", request.size(), rtt.Summarize());
+  const char* name = peer == PingPongPeer::kProcess ? "ping_pong"
+                     : peer == PingPongPeer::kThread ? "ping_pong_thread"
+                                                     : "ping_pong_epoll";
+  BenchResult r = MakeResult(name, "unix_socket", "unix", "raw", request.size(), rtt.Summarize());
   r.gb_per_s = 0;  // a latency probe, not a transfer
   r.metrics = {{"request_bytes", static_cast<double>(request.size())},
                {"reply_bytes", static_cast<double>(reply.size())}};
@@ -96,6 +160,46 @@ absl::Status RunMemcpy(const LoopLimits& limits, ResultReporter& reporter, uint6
     return absl::OkStatus();
   }));
   return reporter.Add(MakeResult("copy", "memcpy", "memory", "-", size, copy.Summarize()));
+}
+
+absl::Status RunChecksum(const LoopLimits& limits, ResultReporter& reporter, uint64_t size) {
+  std::vector<uint8_t> source(size, 0x5a);
+  LatencyRecorder hash;
+  uint64_t sink = 0;
+  RETURN_IF_ERROR(RunLoop(limits, [&](bool timed) -> absl::Status {
+    const int64_t t0 = NowNs();
+    sink ^= XXH3_64bits(source.data(), size);
+    const int64_t t1 = NowNs();
+    if (timed) hash.Record(t1 - t0);
+    return absl::OkStatus();
+  }));
+  asm volatile("" : : "r"(sink));
+  return reporter.Add(MakeResult("checksum", "xxh3", "memory", "-", size, hash.Summarize()));
+}
+
+absl::Status RunCopyChecksum(const LoopLimits& limits, ResultReporter& reporter, uint64_t size) {
+  // Chunks small enough that the copy's destination is still in L2 when the hash reads it back.
+  constexpr uint64_t kChunk = 64 * 1024;
+  std::vector<uint8_t> source(size, 0x5a);
+  std::vector<uint8_t> destination(size, 0);
+  LatencyRecorder fused;
+  uint64_t sink = 0;
+  RETURN_IF_ERROR(RunLoop(limits, [&](bool timed) -> absl::Status {
+    const int64_t t0 = NowNs();
+    XXH3_state_t state;
+    XXH3_64bits_reset(&state);
+    for (uint64_t off = 0; off < size; off += kChunk) {
+      const uint64_t n = std::min(kChunk, size - off);
+      std::memcpy(destination.data() + off, source.data() + off, n);
+      XXH3_64bits_update(&state, destination.data() + off, n);
+    }
+    sink ^= XXH3_64bits_digest(&state);
+    const int64_t t1 = NowNs();
+    if (timed) fused.Record(t1 - t0);
+    return absl::OkStatus();
+  }));
+  asm volatile("" : : "r"(sink), "r"(destination.data()) : "memory");
+  return reporter.Add(MakeResult("copy_checksum", "fused", "memory", "-", size, fused.Summarize()));
 }
 
 absl::Status RunRedisSetGet(const LoopLimits& limits, ResultReporter& reporter, RedisConnection& redis,

@@ -4,6 +4,7 @@
 //   get size-independent   get p50 (largest size)  <= 1.2 x get p50 (smallest size)
 //   write bandwidth        create_write_seal GB/s (64 MiB, else largest) >= 0.7 x memcpy GB/s
 //   small round trip       create_seal_get ops/s (smallest) >= 5 x Redis SET+GET ops/s
+//   (both throughputs from medians: size / p50 and 1 / p50)
 //   batch get              batch_get p50 per id <= 2 us
 //   memory per object      store anon bytes per object <= 200 B
 //
