@@ -172,6 +172,7 @@ class Endpoint {
   State state_ ABSL_GUARDED_BY(mu_) = State::kConnected;
   absl::Status error_ ABSL_GUARDED_BY(mu_);
   bool disconnected_ ABSL_GUARDED_BY(mu_) = false;
+  bool closing_ ABSL_GUARDED_BY(mu_) = false;  // an orderly Close, not a failure
   uint32_t send_credits_ ABSL_GUARDED_BY(mu_) = 0;
   uint32_t peer_credits_ ABSL_GUARDED_BY(mu_) = 0;  // the most the peer may grant
   uint32_t credits_owed_ ABSL_GUARDED_BY(mu_) = 0;  // to return to the peer

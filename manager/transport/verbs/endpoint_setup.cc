@@ -244,7 +244,7 @@ void Endpoint::FailLocked(const absl::Status& why) {
   error_ = MakeError(ErrorCodeOf(why) == ErrorCode::kInternal ? ErrorCode::kUnavailable : ErrorCodeOf(why),
                      absl::StrFormat("verbs connection failed: %s", why.message()));
   if (qp_) {
-    LOG(WARNING) << "verbs connection (qp " << qp()->qp_num << ") failed: " << why.ToString();
+    if (!closing_) LOG(WARNING) << "verbs connection (qp " << qp()->qp_num << ") failed: " << why.ToString();
     // Force every outstanding work request to complete (flush) so no READ can land later.
     ibv_qp_attr attr{};
     attr.qp_state = IBV_QPS_ERR;
@@ -267,6 +267,7 @@ void Endpoint::Close() {
   {
     absl::MutexLock lock(&mu_);
     if (state_ == State::kClosed) return;
+    closing_ = true;
     FailLocked(MakeError(ErrorCode::kUnavailable, "connection closed"));
     // Let flushed work requests come back before the completion thread stops.
     absl::Time limit = absl::Now() + absl::Seconds(2);
