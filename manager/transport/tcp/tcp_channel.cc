@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "manager/transport/tcp/tcp_socket.h"
+#include "manager/transport/tcp/tsan_mutex_lock.h"
 #include "protocol/logging.h"
 #include "protocol/status.h"
 
@@ -19,7 +20,7 @@ absl::StatusOr<std::shared_ptr<TcpChannel>> TcpChannel::Create(UniqueFd fd, std:
   std::shared_ptr<TcpChannel> channel(
       new TcpChannel(std::move(fd), std::move(peer_address), arena, std::move(counters)));
   channel->counters_->connections.fetch_add(1, std::memory_order_relaxed);
-  absl::MutexLock lock(&channel->join_mu_);
+  TsanMutexLock lock(&channel->join_mu_);
   channel->reader_ = std::thread([raw = channel.get()] { raw->ReaderLoop(); });
   return channel;
 }
@@ -32,10 +33,10 @@ TcpChannel::~TcpChannel() { Close(); }
 
 void TcpChannel::Close() {
   {
-    absl::MutexLock lock(&mu_);
+    TsanMutexLock lock(&mu_);
     FailLocked(MakeError(ErrorCode::kUnavailable, absl::StrCat("channel to ", peer_address_, " closed")));
   }
-  absl::MutexLock lock(&join_mu_);
+  TsanMutexLock lock(&join_mu_);
   if (reader_.joinable()) reader_.join();
 }
 
@@ -48,7 +49,7 @@ void TcpChannel::FailLocked(const absl::Status& reason) {
       ErrorCode::kUnavailable, absl::StrCat("tcp channel to ", peer_address_, " failed: ", reason.message()));
   for (auto it = pending_.begin(); it != pending_.end();) {
     Pending* p = it->second;
-    if (p->receiving) {  // the reader finishes this one (its recv fails once the socket is down)
+    if (!p->idle) {  // the reader finishes this one (its recv fails once the socket is down)
       ++it;
       continue;
     }
@@ -64,7 +65,7 @@ void TcpChannel::FailLocked(const absl::Status& reason) {
 absl::Status TcpChannel::Execute(Pending& p, TcpHeader header, const void* payload, size_t payload_bytes,
                                  absl::Time deadline) {
   {
-    absl::MutexLock lock(&mu_);
+    TsanMutexLock lock(&mu_);
     if (closed_) {
       return MakeError(ErrorCode::kUnavailable,
                        absl::StrCat("tcp channel to ", peer_address_, " is closed: ", close_reason_.message()));
@@ -78,7 +79,7 @@ absl::Status TcpChannel::Execute(Pending& p, TcpHeader header, const void* paylo
   iovec iov[2] = {{encoded, kTcpHeaderBytes}, {const_cast<void*>(payload), payload_bytes}};
   absl::Status sent;
   {
-    absl::MutexLock write_lock(&write_mu_);
+    TsanMutexLock write_lock(&write_mu_);
     sent = SendAll(fd_.get(), iov, 2, deadline);
   }
   if (sent.ok()) {
@@ -86,9 +87,9 @@ absl::Status TcpChannel::Execute(Pending& p, TcpHeader header, const void* paylo
     TcpCounters::Add(counters_->tx_messages, 1);
   }
 
-  absl::MutexLock lock(&mu_);
+  TsanMutexLock lock(&mu_);
   bool timed_out = false;
-  if (sent.ok()) timed_out = !mu_.AwaitWithDeadline(absl::Condition(&p.done), deadline);
+  if (sent.ok()) timed_out = !lock.AwaitWithDeadline(absl::Condition(&p.done), deadline);
   if (!sent.ok() || timed_out) {
     // Part of the request, or its reply, may still be on the wire: the stream position is lost.
     absl::Status reason =
@@ -97,8 +98,7 @@ absl::Status TcpChannel::Execute(Pending& p, TcpHeader header, const void* paylo
                                            ": deadline exceeded; channel closed"))
                   : sent;
     FailLocked(reason);
-    mu_.Await(absl::Condition(
-        +[](Pending* pending) { return !pending->receiving; }, &p));
+    lock.Await(absl::Condition(&p.idle));
     pending_.erase(header.request_id);
     if (p.done && p.status.ok()) return absl::OkStatus();  // completed in the race: the data is good
     return reason;
@@ -154,7 +154,7 @@ void TcpChannel::ReaderLoop() {
   while (true) {
     absl::Status s = ReadOneReply();
     if (!s.ok()) {
-      absl::MutexLock lock(&mu_);
+      TsanMutexLock lock(&mu_);
       if (!closed_) LOG(WARNING) << "tcp channel to " << peer_address_ << ": " << s.message();
       FailLocked(s);
       return;
@@ -168,7 +168,7 @@ absl::Status TcpChannel::ReadOneReply() {
   ASSIGN_OR_RETURN(TcpHeader header, ParseTcpHeader(encoded, TcpDirection::kReply));
   Pending* p = nullptr;
   {
-    absl::MutexLock lock(&mu_);
+    TsanMutexLock lock(&mu_);
     auto it = pending_.find(header.request_id);
     if (it == pending_.end()) {
       return ProtocolError(absl::StrCat("reply for unknown request id ", header.request_id));
@@ -181,9 +181,9 @@ absl::Status TcpChannel::ReadOneReply() {
     if (header.kind == TcpKind::kReadData && header.length != p->length) {
       return ProtocolError(absl::StrCat("read reply of ", header.length, " bytes for a request of ", p->length));
     }
-    p->receiving = true;
+    p->idle = false;
   }
-  // Without mu_: the waiter does not touch *p while `receiving` is set.
+  // Without mu_: the waiter does not touch *p while `idle` is false.
   absl::Status received;
   std::string error_text;
   switch (header.kind) {
@@ -199,8 +199,8 @@ absl::Status TcpChannel::ReadOneReply() {
       received = RecvAll(fd_.get(), error_text.data(), header.length, absl::InfiniteFuture());
       break;
   }
-  absl::MutexLock lock(&mu_);
-  p->receiving = false;
+  TsanMutexLock lock(&mu_);
+  p->idle = true;
   pending_.erase(header.request_id);
   p->done = true;
   if (!received.ok()) {

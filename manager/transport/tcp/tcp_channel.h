@@ -67,7 +67,7 @@ class TcpChannel : public Channel {
     std::string reply;         // Call result
     absl::Status status;
     bool done = false;         // status/reply final; the reader no longer touches this record
-    bool receiving = false;    // the reader is filling dst/reply right now (without mu_)
+    bool idle = true;          // false while the reader fills dst/reply (without mu_)
   };
 
   TcpChannel(UniqueFd fd, std::string peer_address, ArenaView arena, std::shared_ptr<TcpCounters> counters);

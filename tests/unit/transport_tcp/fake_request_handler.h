@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "manager/transport/tcp/tsan_mutex_lock.h"
 #include "manager/transport/transport.h"
 
 namespace rplasma::transport::testing {
@@ -17,7 +18,7 @@ namespace rplasma::transport::testing {
 class FakeRequestHandler : public RequestHandler {
  public:
   void OnConnect(uint64_t conn_id, const std::string& peer_address) override {
-    absl::MutexLock lock(&mu_);
+    tcp::TsanMutexLock lock(&mu_);
     connects_[conn_id]++;
   }
   std::string HandleCall(uint64_t conn_id, absl::string_view request) override {
@@ -34,7 +35,7 @@ class FakeRequestHandler : public RequestHandler {
     return allow_reads_.load();
   }
   void OnDisconnect(uint64_t conn_id) override {
-    absl::MutexLock lock(&mu_);
+    tcp::TsanMutexLock lock(&mu_);
     disconnects_[conn_id]++;
   }
 
@@ -42,16 +43,16 @@ class FakeRequestHandler : public RequestHandler {
   int calls() const { return calls_.load(); }
   int allow_read_calls() const { return allow_read_calls_.load(); }
   size_t connect_count() const {
-    absl::MutexLock lock(&mu_);
+    tcp::TsanMutexLock lock(&mu_);
     return connects_.size();
   }
   size_t disconnect_count() const {
-    absl::MutexLock lock(&mu_);
+    tcp::TsanMutexLock lock(&mu_);
     return disconnects_.size();
   }
   // True if every connected id disconnected exactly once and nothing else disconnected.
   bool DisconnectsMatchConnects() const {
-    absl::MutexLock lock(&mu_);
+    tcp::TsanMutexLock lock(&mu_);
     if (connects_.size() != disconnects_.size()) return false;
     for (const auto& [id, n] : connects_) {
       auto it = disconnects_.find(id);
