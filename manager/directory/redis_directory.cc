@@ -40,13 +40,7 @@ absl::Status RedisDirectory::ConnectLocked(absl::Time deadline) {
                                      options_.address, absl::FormatDuration(next_connect_attempt_ - now),
                                      last_connect_error_));
   }
-  auto fail = [&](const absl::Status& status) {
-    backoff_ = backoff_ == absl::ZeroDuration() ? options_.reconnect_backoff_initial
-                                                : std::min(2 * backoff_, options_.reconnect_backoff_max);
-    next_connect_attempt_ = absl::Now() + backoff_;
-    last_connect_error_ = std::string(status.message());
-    return status;
-  };
+  auto fail = [&](const absl::Status& status) { return BackOff(status); };
   if (deadline <= now) {
     return fail(MakeError(ErrorCode::kUnavailable,
                           absl::StrFormat("redis %s: no time left to reconnect", options_.address)));
@@ -68,8 +62,7 @@ absl::Status RedisDirectory::ConnectLocked(absl::Time deadline) {
     }
   }
   connection_ = std::move(connection).value();
-  backoff_ = absl::ZeroDuration();
-  next_connect_attempt_ = absl::InfinitePast();
+  next_connect_attempt_ = absl::InfinitePast();  // backoff_ resets once a command succeeds
   if (reconnect) {
     reconnects_.fetch_add(1, std::memory_order_relaxed);
     reconnect_pending_ = true;
@@ -78,6 +71,14 @@ absl::Status RedisDirectory::ConnectLocked(absl::Time deadline) {
   }
   ever_connected_ = true;
   return absl::OkStatus();
+}
+
+absl::Status RedisDirectory::BackOff(const absl::Status& status) {
+  backoff_ = backoff_ == absl::ZeroDuration() ? options_.reconnect_backoff_initial
+                                              : std::min(2 * backoff_, options_.reconnect_backoff_max);
+  next_connect_attempt_ = absl::Now() + backoff_;
+  last_connect_error_ = std::string(status.message());
+  return status;
 }
 
 absl::StatusOr<std::vector<RedisReply>> RedisDirectory::Run(absl::Span<const RedisCommand> commands) {
@@ -93,9 +94,17 @@ absl::StatusOr<std::vector<RedisReply>> RedisDirectory::Run(absl::Span<const Red
   }
   ops_.fetch_add(1, std::memory_order_relaxed);
   absl::StatusOr<std::vector<RedisReply>> replies = connection_->Pipeline(commands, deadline);
-  if (replies.ok()) return replies;
+  if (replies.ok()) {
+    backoff_ = absl::ZeroDuration();
+    return replies;
+  }
   connection_.reset();
-  if (!fresh && absl::Now() < deadline) {
+  if (fresh) {
+    // A server that accepts but does not answer (hung, overloaded): back off like a refused connect.
+    errors_.fetch_add(1, std::memory_order_relaxed);
+    return BackOff(replies.status());
+  }
+  if (absl::Now() < deadline) {
     // An idle connection can die quietly (Redis restarted): one fresh attempt within the bound.
     absl::Status connected = ConnectLocked(deadline);
     if (!connected.ok()) {
@@ -104,8 +113,13 @@ absl::StatusOr<std::vector<RedisReply>> RedisDirectory::Run(absl::Span<const Red
     }
     ops_.fetch_add(1, std::memory_order_relaxed);
     replies = connection_->Pipeline(commands, deadline);
-    if (replies.ok()) return replies;
+    if (replies.ok()) {
+      backoff_ = absl::ZeroDuration();
+      return replies;
+    }
     connection_.reset();
+    errors_.fetch_add(1, std::memory_order_relaxed);
+    return BackOff(replies.status());
   }
   errors_.fetch_add(1, std::memory_order_relaxed);
   return replies.status();

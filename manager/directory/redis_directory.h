@@ -95,6 +95,8 @@ class RedisDirectory : public Directory {
   absl::StatusOr<std::vector<RedisReply>> RunChunked(absl::Span<const RedisCommand> commands)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status ConnectLocked(absl::Time deadline) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Records a failed (re)connect: no new attempt before the (doubled) backoff. Returns `status`.
+  absl::Status BackOff(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Writes commands (HSET/SADD/SET/...) whose keys may hold a value of the wrong type (written by
   // someone else): such keys are deleted and the command re-run. Checks every reply.
   absl::Status RunWrites(std::vector<RedisCommand> commands, absl::string_view op)
