@@ -104,23 +104,26 @@ void TcpTransport::ReapFinishedLocked() {
 }
 
 absl::StatusOr<std::shared_ptr<Channel>> TcpTransport::Connect(const std::string& address, absl::Time deadline) {
-  std::shared_ptr<TcpChannel> stale;
+  std::vector<std::shared_ptr<TcpChannel>> dead;
   ArenaView arena;
   {
     TsanMutexLock lock(&mu_);
     if (shut_down_) return MakeError(ErrorCode::kUnavailable, "Connect: transport is shut down");
     auto it = channels_.find(address);
-    if (it != channels_.end()) {
-      if (it->second->healthy()) return std::shared_ptr<Channel>(it->second);
-      stale = std::move(it->second);
-      channels_.erase(it);
+    if (it != channels_.end() && it->second->healthy()) return std::shared_ptr<Channel>(it->second);
+    if (it != channels_.end()) TcpCounters::Add(counters_->reconnects, 1);
+    // Drop every failed channel, not only this address's, so dead peers do not pin fds.
+    for (auto c = channels_.begin(); c != channels_.end();) {
+      if (!c->second->healthy()) {
+        dead.push_back(std::move(c->second));
+        channels_.erase(c++);
+      } else {
+        ++c;
+      }
     }
     arena = arena_;
   }
-  if (stale != nullptr) {
-    TcpCounters::Add(counters_->reconnects, 1);
-    stale.reset();  // closes it unless a caller still holds it (it is failed already either way)
-  }
+  dead.clear();  // joins their (already finished) readers unless a caller still holds one
 
   absl::Time connect_deadline = std::min(deadline, absl::Now() + options_.connect_timeout);
   ASSIGN_OR_RETURN(UniqueFd fd, TcpConnect(address, connect_deadline));

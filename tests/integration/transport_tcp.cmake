@@ -1,0 +1,13 @@
+# TCP transport integration tests: an owner in a child process (transport_tcp_owner) that the
+# test SIGKILLs while Reads stream from it.
+add_executable(transport_tcp_owner ${CMAKE_CURRENT_LIST_DIR}/transport_tcp_owner.cc)
+target_link_libraries(transport_tcp_owner PRIVATE rplasma_transport_tcp)
+set_target_properties(transport_tcp_owner PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/bin)
+
+rplasma_test(transport_tcp_owner_death_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/transport_tcp_owner_death_test.cc
+  LIBS rplasma_transport_tcp
+  LABELS integration fault
+  TIMEOUT 120)
+add_dependencies(transport_tcp_owner_death_test transport_tcp_owner)
+target_compile_definitions(transport_tcp_owner_death_test PRIVATE TRANSPORT_TCP_OWNER="$<TARGET_FILE:transport_tcp_owner>")
