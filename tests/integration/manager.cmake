@@ -1,0 +1,14 @@
+# Manager integration and fault tests: redis-server + real rplasma-store and rplasma-manager
+# processes over tcp loopback (tests/integration/manager_test_cluster.h).
+if(TARGET rplasma-manager AND TARGET rplasma_client)
+  add_library(rplasma_manager_test_cluster STATIC ${CMAKE_CURRENT_LIST_DIR}/manager_test_cluster.cc)
+  target_link_libraries(rplasma_manager_test_cluster
+    PUBLIC rplasma_test_support rplasma_client rplasma_manager_protocol rplasma_protocol GTest::gtest)
+
+  rplasma_test(manager_fetch_test
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/manager_fetch_test.cc
+    LIBS rplasma_manager_test_cluster
+    LABELS integration redis
+    TIMEOUT 900)
+  add_dependencies(manager_fetch_test rplasma-manager rplasma_store)
+endif()

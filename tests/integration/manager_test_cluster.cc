@@ -1,0 +1,163 @@
+#include "tests/integration/manager_test_cluster.h"
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "protocol/frame.h"
+#include "protocol/socket_io.h"
+#include "protocol/status.h"
+
+namespace rplasma::testing {
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ManagerTestCluster>> ManagerTestCluster::Start() {
+  std::unique_ptr<ManagerTestCluster> cluster(new ManagerTestCluster());
+  ASSIGN_OR_RETURN(cluster->redis_, RedisServer::Start());
+  return cluster;
+}
+
+absl::StatusOr<TestNode*> ManagerTestCluster::AddNode(const TestNodeOptions& options) {
+  auto node = std::make_unique<TestNode>();
+  node->name = absl::StrCat(options.name, nodes_.size());
+  StoreProcessOptions store_options;
+  store_options.memory = options.store_memory;
+  ASSIGN_OR_RETURN(node->store, StoreProcess::Start(store_options));
+  node->client_socket = temp_.Join(node->name + ".manager.sock");
+  node->manager_log = temp_.Join(node->name + ".manager.log");
+  nodes_.push_back(std::move(node));
+  node_options_.push_back(options);
+  TestNode* raw = nodes_.back().get();
+  RETURN_IF_ERROR(StartManager(raw));
+  ClientOptions client_options;
+  client_options.store_socket = raw->store->socket_path();
+  client_options.manager_socket = raw->client_socket;
+  client_options.client_name = "test " + raw->name;
+  ASSIGN_OR_RETURN(raw->client, Client::Connect(client_options));
+  return raw;
+}
+
+absl::Status ManagerTestCluster::StartManager(TestNode* node) {
+  size_t index = 0;
+  while (nodes_[index].get() != node) ++index;
+  const TestNodeOptions& options = node_options_[index];
+  const std::string secret_file = temp_.Join(node->name + ".secret");
+  std::ofstream(secret_file) << options.secret << "\n";
+  std::vector<std::string> argv = {std::string(RPLASMA_BIN_DIR) + "/rplasma-manager",
+                                   "--store_socket=" + node->store->socket_path(),
+                                   "--redis=" + redis_->address(),
+                                   "--listen=127.0.0.1:0",
+                                   "--client_socket=" + node->client_socket,
+                                   "--secret_file=" + secret_file,
+                                   "--node_name=" + node->name,
+                                   "--rdma_threshold=" + options.threshold};
+  argv.insert(argv.end(), options.extra_manager_args.begin(), options.extra_manager_args.end());
+  ::unlink(node->client_socket.c_str());
+  ASSIGN_OR_RETURN(Subprocess process, Subprocess::Start(argv, node->manager_log));
+  node->manager.emplace(std::move(process));
+  // Ready when the log has the ready line (printed after the client socket listens).
+  const bool ready = WaitFor(
+      [&] { return ReadFile(node->manager_log).find("rplasma-manager ready") != std::string::npos || !node->manager->running(); },
+      absl::Seconds(15));
+  const std::string log = ReadFile(node->manager_log);
+  const size_t at = log.find("rplasma-manager ready node=");
+  if (!ready || at == std::string::npos) {
+    return MakeError(ErrorCode::kUnavailable, absl::StrCat("manager ", node->name, " did not start:\n", log));
+  }
+  const size_t start = at + std::strlen("rplasma-manager ready node=");
+  node->node_id = log.substr(start, log.find(' ', start) - start);
+  return absl::OkStatus();
+}
+
+absl::Status ManagerTestCluster::RestartManager(TestNode* node) {
+  node->manager->Kill();
+  return StartManager(node);
+}
+
+absl::StatusOr<std::vector<absl::Status>> FetchVia(const std::string& client_socket,
+                                                   const std::vector<ObjectID>& ids, absl::Duration timeout) {
+  ASSIGN_OR_RETURN(UniqueFd fd, UnixConnect(client_socket));
+  ManagerRequest request{1, ManagerFetchRequest{ids, absl::ToInt64Milliseconds(timeout)}};
+  RETURN_IF_ERROR(WriteFrame(fd.get(), EncodeManagerRequest(request)));
+  ASSIGN_OR_RETURN(std::string payload, ReadFrame(fd.get(), kMaxManagerFrameBytes, absl::Now() + timeout + absl::Seconds(30)));
+  ASSIGN_OR_RETURN(ManagerReply reply, DecodeManagerReply(payload));
+  RETURN_IF_ERROR(reply.status());
+  const auto* fetch = std::get_if<ManagerFetchReply>(&reply.body);
+  if (fetch == nullptr || fetch->codes.size() != ids.size()) return ProtocolError("bad fetch reply");
+  std::vector<absl::Status> out;
+  for (size_t i = 0; i < ids.size(); ++i) out.push_back(MakeError(fetch->codes[i], fetch->messages[i]));
+  return out;
+}
+
+absl::StatusOr<std::string> StatsVia(const std::string& client_socket) {
+  ASSIGN_OR_RETURN(UniqueFd fd, UnixConnect(client_socket));
+  RETURN_IF_ERROR(WriteFrame(fd.get(), EncodeManagerRequest(ManagerRequest{7, ManagerStatsRequest{}})));
+  ASSIGN_OR_RETURN(std::string payload, ReadFrame(fd.get(), kMaxManagerFrameBytes, absl::Now() + absl::Seconds(10)));
+  ASSIGN_OR_RETURN(ManagerReply reply, DecodeManagerReply(payload));
+  RETURN_IF_ERROR(reply.status());
+  const auto* stats = std::get_if<ManagerStatsReply>(&reply.body);
+  if (stats == nullptr) return ProtocolError("bad stats reply");
+  return stats->json;
+}
+
+int64_t JsonInt(const std::string& json, const std::string& key) {
+  const std::string needle = "\"" + key + "\":";
+  const size_t at = json.find(needle);
+  if (at == std::string::npos) return -1;
+  size_t end = at + needle.size();
+  while (end < json.size() && (isdigit(static_cast<unsigned char>(json[end])) || json[end] == '-')) ++end;
+  int64_t value = -1;
+  if (!absl::SimpleAtoi(json.substr(at + needle.size(), end - at - needle.size()), &value)) return -1;
+  return value;
+}
+
+std::string TestBytes(uint64_t seed, uint64_t size) {
+  std::string out(size, '\0');
+  uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+  size_t i = 0;
+  for (; i + 8 <= size; i += 8) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    std::memcpy(&out[i], &x, 8);
+  }
+  for (; i < size; ++i) out[i] = static_cast<char>(seed + i);
+  return out;
+}
+
+absl::Status PutTestObject(Client& client, const ObjectID& id, uint64_t seed, uint64_t size,
+                           const std::string& metadata) {
+  const std::string data = TestBytes(seed, size);
+  return client.Put(id, absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(data.data()), data.size()),
+                    absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(metadata.data()), metadata.size()));
+}
+
+absl::Status CheckTestObject(Client& client, const ObjectID& id, uint64_t seed, uint64_t size,
+                             const std::string& metadata) {
+  ASSIGN_OR_RETURN(ObjectBuffer buffer, client.GetOne(id, absl::Seconds(1)));
+  const std::string data = TestBytes(seed, size);
+  if (buffer.data().size() != size) {
+    return MakeError(ErrorCode::kInternal, absl::StrCat("size ", buffer.data().size(), " != ", size));
+  }
+  if (size > 0 && std::memcmp(buffer.data().data(), data.data(), size) != 0) {
+    return MakeError(ErrorCode::kInternal, absl::StrCat(id.Hex(), ": data bytes differ"));
+  }
+  if (buffer.metadata().size() != metadata.size() ||
+      (!metadata.empty() && std::memcmp(buffer.metadata().data(), metadata.data(), metadata.size()) != 0)) {
+    return MakeError(ErrorCode::kInternal, absl::StrCat(id.Hex(), ": metadata differs"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace rplasma::testing
