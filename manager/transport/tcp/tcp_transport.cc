@@ -15,16 +15,28 @@
 
 namespace rplasma::transport::tcp {
 
-absl::StatusOr<std::unique_ptr<TcpTransport>> TcpTransport::Create(const TransportOptions& options) {
+absl::Status TcpTuning::Validate() const {
+  if (socket_buffer_bytes != 0 && (socket_buffer_bytes < (64 << 10) || socket_buffer_bytes > (256 << 20))) {
+    return MakeError(ErrorCode::kInvalidArgument, "socket_buffer_bytes must be 0 or 64 KiB..256 MiB");
+  }
+  if (dead_peer_timeout < absl::Seconds(1) || dead_peer_timeout > absl::Hours(1)) {
+    return MakeError(ErrorCode::kInvalidArgument, "dead_peer_timeout must be 1 s..1 h");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<TcpTransport>> TcpTransport::Create(const TransportOptions& options,
+                                                                   const TcpTuning& tuning) {
   RETURN_IF_ERROR(options.Validate());
+  RETURN_IF_ERROR(tuning.Validate());
   if (options.secret.empty()) {
     LOG(WARNING) << "tcp transport: empty secret; every peer will be refused";
   }
-  return std::unique_ptr<TcpTransport>(new TcpTransport(options));
+  return std::unique_ptr<TcpTransport>(new TcpTransport(options, tuning));
 }
 
-TcpTransport::TcpTransport(const TransportOptions& options)
-    : options_(options), counters_(std::make_shared<TcpCounters>()) {}
+TcpTransport::TcpTransport(const TransportOptions& options, const TcpTuning& tuning)
+    : options_(options), tuning_(tuning), counters_(std::make_shared<TcpCounters>()) {}
 
 TcpTransport::~TcpTransport() { Shutdown(); }
 
@@ -83,7 +95,8 @@ void TcpTransport::AcceptLoop(int listen_fd) {
     context.counters = counters_;
     context.secret = options_.secret;
     context.auth_timeout = options_.connect_timeout;
-    context.dead_peer_timeout = kDeadPeerTimeout;
+    context.dead_peer_timeout = tuning_.dead_peer_timeout;
+    context.buffer_bytes = tuning_.socket_buffer_bytes;
     uint64_t id = next_conn_id_++;
     auto conn = std::make_unique<TcpServerConnection>(id, *std::move(accepted), peer.ok() ? *peer : "unknown",
                                                       std::move(context));
@@ -127,7 +140,7 @@ absl::StatusOr<std::shared_ptr<Channel>> TcpTransport::Connect(const std::string
 
   absl::Time connect_deadline = std::min(deadline, absl::Now() + options_.connect_timeout);
   ASSIGN_OR_RETURN(UniqueFd fd, TcpConnect(address, connect_deadline));
-  RETURN_IF_ERROR(ConfigureConnection(fd.get(), kDeadPeerTimeout, 0));
+  RETURN_IF_ERROR(ConfigureConnection(fd.get(), tuning_.dead_peer_timeout, tuning_.socket_buffer_bytes));
   absl::Status auth = auth::AuthenticateAsClient(fd.get(), options_.secret, connect_deadline);
   if (!auth.ok()) {
     ErrorCode code = ErrorCodeOf(auth);

@@ -12,8 +12,9 @@
 // Arena: RegionFor(offset, length) is {addr = offset, length, rkey = 0}; peers name arena offsets,
 // never our addresses.
 //
-// Dead peers: every connection has TCP keepalive and TCP_USER_TIMEOUT of kDeadPeerTimeout, and a
-// serving thread drops a peer that stalls mid-message for kPeerStallTimeout.
+// Dead peers: every connection has TCP keepalive and TCP_USER_TIMEOUT of
+// TcpTuning::dead_peer_timeout, and a serving thread drops a peer that stalls mid-message for
+// kPeerStallTimeout.
 //
 // Thread-safety: all methods are thread-safe. The RequestHandler passed to Listen must outlive
 // Shutdown(). Shutdown() stops accepting, closes every connection (OnDisconnect runs for each
@@ -40,12 +41,23 @@
 namespace rplasma::transport::tcp {
 
 inline constexpr size_t kMaxServerConnections = 1024;
-inline constexpr absl::Duration kDeadPeerTimeout = absl::Seconds(30);
 inline constexpr absl::Duration kReapInterval = absl::Milliseconds(200);
+
+// tcp-only knobs (TransportOptions holds what every transport shares).
+struct TcpTuning {
+  // SO_SNDBUF/SO_RCVBUF of every connection; 0 keeps kernel autotuning. 0 or 64 KiB .. 256 MiB.
+  int socket_buffer_bytes = 0;
+  // Keepalive/TCP_USER_TIMEOUT: a host that vanished without a FIN is noticed within about this.
+  // 1 s .. 1 h.
+  absl::Duration dead_peer_timeout = absl::Seconds(30);
+
+  absl::Status Validate() const;
+};
 
 class TcpTransport : public Transport {
  public:
-  static absl::StatusOr<std::unique_ptr<TcpTransport>> Create(const TransportOptions& options);
+  static absl::StatusOr<std::unique_ptr<TcpTransport>> Create(const TransportOptions& options,
+                                                              const TcpTuning& tuning = {});
   ~TcpTransport() override;
   TcpTransport(const TcpTransport&) = delete;
   TcpTransport& operator=(const TcpTransport&) = delete;
@@ -64,11 +76,12 @@ class TcpTransport : public Transport {
   size_t server_connection_count() const;
 
  private:
-  explicit TcpTransport(const TransportOptions& options);
+  TcpTransport(const TransportOptions& options, const TcpTuning& tuning);
   void AcceptLoop(int listen_fd);
   void ReapFinishedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const TransportOptions options_;
+  const TcpTuning tuning_;
   const std::shared_ptr<TcpCounters> counters_;
 
   absl::Mutex shutdown_mu_;  // serialises Shutdown() so a second call returns after the first

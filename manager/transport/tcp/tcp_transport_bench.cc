@@ -33,8 +33,9 @@ uint8_t* MapArena(size_t size) {
   return static_cast<uint8_t*>(p);
 }
 
-// One connected loopback pair of plain blocking sockets with TCP_NODELAY (as the transport uses).
-void RawPair(UniqueFd* a, UniqueFd* b) {
+// One connected loopback pair of plain blocking sockets with TCP_NODELAY (as the transport uses),
+// and fixed socket buffers of `buffer_bytes` if non-zero (0 = kernel autotuning).
+void RawPair(UniqueFd* a, UniqueFd* b, int buffer_bytes) {
   UniqueFd listener = *TcpListen("127.0.0.1:0");
   std::string address = *LocalAddress(listener.get());
   *a = *TcpConnect(address, absl::Now() + absl::Seconds(5));
@@ -44,13 +45,17 @@ void RawPair(UniqueFd* a, UniqueFd* b) {
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     int flags = 0;  // back to blocking: the simplest possible stream
     ::ioctl(fd, FIONBIO, &flags);
+    if (buffer_bytes > 0) {
+      ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buffer_bytes, sizeof(buffer_bytes));
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buffer_bytes, sizeof(buffer_bytes));
+    }
   }
 }
 
 // Raw stream: the sender sends `size` bytes from a buffer, the receiver recv()s them into another.
-double RawStreamGbps(uint8_t* src, uint8_t* dst, size_t size, int rounds) {
+double RawStreamGbps(uint8_t* src, uint8_t* dst, size_t size, int rounds, int buffer_bytes) {
   UniqueFd tx, rx;
-  RawPair(&tx, &rx);
+  RawPair(&tx, &rx, buffer_bytes);
   std::thread sender([&] {
     for (int r = 0; r < rounds + 1; ++r) {
       size_t off = 0;
@@ -97,29 +102,49 @@ int Main(int argc, char** argv) {
   TransportOptions options;
   options.secret = "bench";
   BenchHandler handler;
-  auto owner = *TcpTransport::Create(options);
-  CHECK(owner->RegisterArena(owner_arena, size).ok());
-  std::string address = *owner->Listen("127.0.0.1:0", &handler);
-  auto reader = *TcpTransport::Create(options);
-  CHECK(reader->RegisterArena(reader_arena, size).ok());
-  auto channel = *reader->Connect(address, absl::Now() + absl::Seconds(5));
-
-  // Interleave raw and transport measurements so machine noise hits both alike; keep the best.
-  double raw_best = 0, read_best = 0;
-  for (int trial = 0; trial < 3; ++trial) {
-    raw_best = std::max(raw_best, RawStreamGbps(owner_arena, reader_arena, size, rounds));
-    CHECK(channel->Read(owner->RegionFor(0, size), reader_arena, absl::Now() + absl::Seconds(60)).ok());
+  struct Pair {
+    std::unique_ptr<TcpTransport> owner, reader;
+    std::shared_ptr<Channel> channel;
+  };
+  auto make_pair = [&](int buffer_bytes) {
+    TcpTuning tuning;
+    tuning.socket_buffer_bytes = buffer_bytes;
+    Pair p;
+    p.owner = *TcpTransport::Create(options, tuning);
+    CHECK(p.owner->RegisterArena(owner_arena, size).ok());
+    std::string address = *p.owner->Listen("127.0.0.1:0", &handler);
+    p.reader = *TcpTransport::Create(options, tuning);
+    CHECK(p.reader->RegisterArena(reader_arena, size).ok());
+    p.channel = *p.reader->Connect(address, absl::Now() + absl::Seconds(5));
+    return p;
+  };
+  auto read_gbps = [&](Pair& p) {
+    CHECK(p.channel->Read(p.owner->RegionFor(0, size), reader_arena, absl::Now() + absl::Seconds(60)).ok());
     absl::Time start = absl::Now();
     for (int r = 0; r < rounds; ++r) {
-      absl::Status s = channel->Read(owner->RegionFor(0, size), reader_arena, absl::Now() + absl::Seconds(60));
+      absl::Status s = p.channel->Read(p.owner->RegionFor(0, size), reader_arena, absl::Now() + absl::Seconds(60));
       CHECK(s.ok()) << s.ToString();
     }
-    double secs = absl::ToDoubleSeconds(absl::Now() - start);
-    read_best = std::max(read_best, static_cast<double>(size) * rounds / secs / 1e9);
+    return static_cast<double>(size) * rounds / absl::ToDoubleSeconds(absl::Now() - start) / 1e9;
+  };
+  Pair autotuned = make_pair(0);
+  Pair fixed = make_pair(4 << 20);
+
+  // Interleave raw and transport measurements so machine noise hits both alike; keep the best.
+  double raw_best = 0, raw_fixed_best = 0, read_best = 0, read_fixed_best = 0;
+  for (int trial = 0; trial < 3; ++trial) {
+    raw_best = std::max(raw_best, RawStreamGbps(owner_arena, reader_arena, size, rounds, 0));
+    read_best = std::max(read_best, read_gbps(autotuned));
+    raw_fixed_best = std::max(raw_fixed_best, RawStreamGbps(owner_arena, reader_arena, size, rounds, 4 << 20));
+    read_fixed_best = std::max(read_fixed_best, read_gbps(fixed));
   }
-  std::printf("raw_tcp_stream  size=%zuMiB rounds=%d  %.2f GB/s\n", size_mib, rounds, raw_best);
-  std::printf("tcp_transport_read  size=%zuMiB rounds=%d  %.2f GB/s\n", size_mib, rounds, read_best);
-  std::printf("ratio read/raw = %.2f\n", read_best / raw_best);
+  std::printf("size=%zuMiB rounds=%d (best of 3)\n", size_mib, rounds);
+  std::printf("raw_tcp_stream      autotuned buffers  %.2f GB/s\n", raw_best);
+  std::printf("tcp_transport_read  autotuned buffers  %.2f GB/s   ratio %.2f\n", read_best, read_best / raw_best);
+  std::printf("raw_tcp_stream      4 MiB buffers      %.2f GB/s\n", raw_fixed_best);
+  std::printf("tcp_transport_read  4 MiB buffers      %.2f GB/s   ratio %.2f\n", read_fixed_best,
+              read_fixed_best / raw_fixed_best);
+  std::shared_ptr<Channel> channel = autotuned.channel;
 
   // Small Call round-trip latency.
   std::vector<double> us;
@@ -132,8 +157,10 @@ int Main(int argc, char** argv) {
   std::sort(us.begin(), us.end());
   std::printf("call_64B  p50=%.1f us  p99=%.1f us\n", us[us.size() / 2], us[us.size() * 99 / 100]);
 
-  reader->Shutdown();
-  owner->Shutdown();
+  for (Pair* p : {&autotuned, &fixed}) {
+    p->reader->Shutdown();
+    p->owner->Shutdown();
+  }
   ::munmap(owner_arena, size);
   ::munmap(reader_arena, size);
   return 0;

@@ -322,6 +322,31 @@ TEST(TcpTransportCreateTest, InvalidOptionsAreRefused) {
   EXPECT_THAT(TcpTransport::Create(o), HasErrorCode(ErrorCode::kInvalidArgument));
 }
 
+TEST(TcpTransportCreateTest, InvalidTuningIsRefused) {
+  TcpTuning tuning;
+  tuning.socket_buffer_bytes = 100;
+  EXPECT_THAT(TcpTransport::Create(OptionsWithSecret("s"), tuning), HasErrorCode(ErrorCode::kInvalidArgument));
+  tuning = TcpTuning{};
+  tuning.dead_peer_timeout = absl::Milliseconds(10);
+  EXPECT_THAT(TcpTransport::Create(OptionsWithSecret("s"), tuning), HasErrorCode(ErrorCode::kInvalidArgument));
+}
+
+TEST(TcpTransportCreateTest, FixedSocketBuffersStillMoveEveryByte) {
+  FakeRequestHandler handler;
+  TcpTuning tuning;
+  tuning.socket_buffer_bytes = 256 << 10;
+  TestArena owner_arena(4 << 20), reader_arena(4 << 20);
+  owner_arena.Fill(11);
+  ASSERT_OK_AND_ASSIGN(auto owner, TcpTransport::Create(OptionsWithSecret("s"), tuning));
+  ASSERT_OK(owner->RegisterArena(owner_arena.base(), owner_arena.size()));
+  ASSERT_OK_AND_ASSIGN(std::string address, owner->Listen("127.0.0.1:0", &handler));
+  ASSERT_OK_AND_ASSIGN(auto reader, TcpTransport::Create(OptionsWithSecret("s"), tuning));
+  ASSERT_OK(reader->RegisterArena(reader_arena.base(), reader_arena.size()));
+  ASSERT_OK_AND_ASSIGN(auto ch, reader->Connect(address, Deadline()));
+  ASSERT_OK(ch->Read(owner->RegionFor(0, 4 << 20), reader_arena.base(), Deadline()));
+  EXPECT_EQ(std::memcmp(owner_arena.base(), reader_arena.base(), 4 << 20), 0);
+}
+
 TEST(TcpTransportCreateTest, EmptySecretRefusesEveryPeer) {
   FakeRequestHandler handler;
   ASSERT_OK_AND_ASSIGN(auto owner, TcpTransport::Create(OptionsWithSecret("")));
