@@ -53,8 +53,8 @@ std::string RedisReplyView::Describe() const {
     case Type::kArray: return absl::StrFormat("array(%d elements)", size());
     case Type::kInteger: return absl::StrFormat("integer(%d)", integer());
     case Type::kNil: return "nil";
-    case Type::kStatus: return absl::StrFormat("status(%s)", str().substr(0, kMaxQuoted));
-    case Type::kError: return absl::StrFormat("error(%s)", str().substr(0, kMaxQuoted));
+    case Type::kStatus: return absl::StrFormat("status(%s)", absl::CHexEscape(str().substr(0, kMaxQuoted)));
+    case Type::kError: return absl::StrFormat("error(%s)", absl::CHexEscape(str().substr(0, kMaxQuoted)));
     case Type::kUnknown: break;
   }
   return absl::StrFormat("unknown reply type %d", reply_->type);
