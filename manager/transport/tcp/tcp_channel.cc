@@ -78,9 +78,23 @@ absl::Status TcpChannel::Execute(Pending& p, TcpHeader header, const void* paylo
   EncodeTcpHeader(header, encoded);
   iovec iov[2] = {{encoded, kTcpHeaderBytes}, {const_cast<void*>(payload), payload_bytes}};
   absl::Status sent;
+  bool expired_unsent = false;
   {
     TsanMutexLock write_lock(&write_mu_);
-    sent = SendAll(fd_.get(), iov, 2, deadline);
+    // Waiting for the writer ahead of us may have used up our deadline: then give up cleanly,
+    // before any byte of this request is on the wire (the channel stays usable).
+    if (absl::Now() >= deadline) {
+      expired_unsent = true;
+    } else {
+      sent = SendAll(fd_.get(), iov, 2, deadline);
+    }
+  }
+  if (expired_unsent) {
+    TsanMutexLock lock(&mu_);
+    pending_.erase(header.request_id);
+    if (p.done) return p.status;  // the channel failed meanwhile
+    return MakeError(ErrorCode::kDeadlineExceeded,
+                     absl::StrCat("request to ", peer_address_, ": deadline exceeded before it was sent"));
   }
   if (sent.ok()) {
     TcpCounters::Add(counters_->tx_bytes, kTcpHeaderBytes + payload_bytes);

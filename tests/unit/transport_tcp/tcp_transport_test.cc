@@ -294,6 +294,14 @@ TEST_F(TcpTransportTest, UnhealthyChannelIsReplacedOnConnect) {
   EXPECT_EQ(second->stats().reconnects, 1u);
 }
 
+TEST_F(TcpTransportTest, RequestWhoseDeadlinePassedBeforeSendingLeavesTheChannelHealthy) {
+  EXPECT_THAT(channel_->Call("never sent", absl::Now() - absl::Seconds(1)),
+              HasErrorCode(ErrorCode::kDeadlineExceeded));
+  EXPECT_TRUE(channel_->healthy());
+  EXPECT_EQ(handler_.calls(), 0);
+  EXPECT_THAT(channel_->Call("sent", Deadline()), IsOk());
+}
+
 TEST_F(TcpTransportTest, ShutdownIsIdempotentAndRefusesLaterUse) {
   reader_->Shutdown();
   reader_->Shutdown();
