@@ -12,3 +12,12 @@ if(TARGET rplasma-manager AND TARGET rplasma_client)
     TIMEOUT 900)
   add_dependencies(manager_fetch_test rplasma-manager rplasma_store)
 endif()
+
+if(TARGET rplasma-manager AND TARGET rplasma_client AND TARGET rplasma_transport_tcp)
+  rplasma_test(manager_fault_test
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/manager_fault_test.cc
+    LIBS rplasma_manager_test_cluster rplasma_peer rplasma_transport_tcp
+    LABELS integration redis fault
+    TIMEOUT 600)
+  add_dependencies(manager_fault_test rplasma-manager rplasma_store)
+endif()

@@ -77,6 +77,11 @@ absl::Status ManagerTestCluster::StartManager(TestNode* node) {
   }
   const size_t start = at + std::strlen("rplasma-manager ready node=");
   node->node_id = log.substr(start, log.find(' ', start) - start);
+  const size_t listen_at = log.find("listen=", start);
+  if (listen_at != std::string::npos) {
+    const size_t from = listen_at + std::strlen("listen=");
+    node->listen_address = log.substr(from, log.find_first_of(" \n", from) - from);
+  }
   return absl::OkStatus();
 }
 

@@ -38,6 +38,7 @@ struct TestNode {
   std::string client_socket;
   std::string manager_log;
   std::string node_id;
+  std::string listen_address;  // the peer listener ("127.0.0.1:PORT")
   std::unique_ptr<Client> client;  // connected to the store (manager_socket set)
 };
 

@@ -1,0 +1,301 @@
+// Manager fault tests over real processes: a serving manager killed mid-fetch, the owner deleting
+// or re-creating during a fetch, Redis killed and restarted, a node killed, garbage in Redis,
+// malformed and unauthenticated peers, and fetches that only fit thanks to eviction.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "absl/strings/str_cat.h"
+#include "manager/peer/peer_messages.h"
+#include "manager/transport/tcp/tcp_transport.h"
+#include "protocol/socket_io.h"
+#include "tests/integration/manager_test_cluster.h"
+#include "tests/support/status_matchers.h"
+
+namespace rplasma::testing {
+namespace {
+
+constexpr uint64_t kMiB = 1u << 20;
+
+// Runs redis-cli against the cluster's Redis; returns its exit status.
+int RedisCli(ManagerTestCluster& cluster, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"/usr/bin/redis-cli", "-h", cluster.redis().host(), "-p",
+                                   std::to_string(cluster.redis().port())};
+  argv.insert(argv.end(), args.begin(), args.end());
+  absl::StatusOr<Subprocess> p = Subprocess::Start(argv, cluster.dir() + "/redis-cli.log");
+  if (!p.ok()) return -1;
+  std::optional<int> status = p->Wait(absl::Seconds(10));
+  return status.value_or(-1);
+}
+
+class ManagerFaultTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    RPLASMA_SKIP_IF_NO_REDIS_SERVER();
+    ASSERT_OK_AND_ASSIGN(cluster_, ManagerTestCluster::Start());
+  }
+
+  TestNode* AddNode(std::vector<std::string> extra, uint64_t memory = 256 * kMiB) {
+    TestNodeOptions options;
+    options.store_memory = memory;
+    options.extra_manager_args = std::move(extra);
+    absl::StatusOr<TestNode*> node = cluster_->AddNode(options);
+    EXPECT_OK(node.status());
+    return node.ok() ? *node : nullptr;
+  }
+
+  // The store of `node` holds no unsealed object and no reference (leak audit).
+  void ExpectNoLeaks(TestNode* node) {
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          absl::StatusOr<StatsReply> stats = node->client->Stats();
+          return stats.ok() && stats->objects_created == 0 && stats->ref_count == 0;
+        },
+        absl::Seconds(10)))
+        << "unsealed objects or references left in " << node->name << "'s store";
+  }
+
+  std::unique_ptr<ManagerTestCluster> cluster_;
+};
+
+TEST_F(ManagerFaultTest, ServingManagerKilledMidFetchGivesAnErrorAndNoVisibleObject) {
+  // A serves at 32 MiB/s (test aid), so a 32 MiB object takes about a second to move.
+  TestNode* a = AddNode({"--debug_serve_bytes_per_sec=33554432", "--node_ttl=1s"});
+  TestNode* b = AddNode({"--read_chunk_bytes=1048576"});
+  ASSERT_TRUE(a && b);
+  for (double fraction : {0.1, 0.5, 0.9}) {
+    const ObjectID id = ObjectID::FromLabel(absl::StrCat("kill-", fraction));
+    ASSERT_OK(PutTestObject(*a->client, id, 7, 32 * kMiB));
+    // Let A's publisher announce it (a fetch of a not-yet-published id would just wait).
+    absl::SleepFor(absl::Milliseconds(300));
+    std::vector<absl::Status> result;
+    const absl::Time start = absl::Now();
+    std::thread fetcher([&] {
+      absl::StatusOr<std::vector<absl::Status>> r = FetchVia(b->client_socket, {id}, absl::Seconds(10));
+      result = r.ok() ? *r : std::vector<absl::Status>{r.status()};
+    });
+    absl::SleepFor(absl::Seconds(fraction));
+    a->manager->Kill();
+    fetcher.join();
+    EXPECT_LT(absl::Now() - start, absl::Seconds(12)) << "error within the deadline";
+    ASSERT_EQ(result.size(), 1u);
+    EXPECT_FALSE(result[0].ok()) << "fraction " << fraction;
+    EXPECT_FALSE(*b->client->Contains(id)) << "a partial object must never be visible";
+    ExpectNoLeaks(b);
+    ExpectNoLeaks(a);  // the dead manager's references were dropped by A's store
+    ASSERT_OK(cluster_->RestartManager(a));
+    ASSERT_OK(a->client->Delete({id}));
+  }
+  EXPECT_OK(StatsVia(b->client_socket).status()) << "B's manager is alive";
+}
+
+TEST_F(ManagerFaultTest, OwnerDeletingOrEvictingDuringAFetchNeverYieldsWrongBytes) {
+  TestNode* a = AddNode({"--debug_serve_bytes_per_sec=67108864"});
+  TestNode* b = AddNode({"--read_chunk_bytes=1048576"});
+  ASSERT_TRUE(a && b);
+  for (int round = 0; round < 4; ++round) {
+    const ObjectID id = ObjectID::FromLabel(absl::StrCat("delete-during-", round));
+    const uint64_t size = round % 2 ? 16 * kMiB : 60000;  // Pin and Get paths
+    ASSERT_OK(PutTestObject(*a->client, id, round, size));
+    absl::SleepFor(absl::Milliseconds(200));
+    std::vector<absl::Status> result;
+    std::thread fetcher([&] { result = *FetchVia(b->client_socket, {id}, absl::Seconds(2)); });
+    absl::SleepFor(absl::Milliseconds(20));
+    if (round < 2) {
+      ASSERT_OK(a->client->Delete({id}));
+    } else {
+      ASSERT_OK(a->client->Evict(64 * kMiB).status());
+    }
+    fetcher.join();
+    if (result[0].ok()) {
+      EXPECT_OK(CheckTestObject(*b->client, id, round, size)) << "a successful fetch has the owner's bytes";
+    } else {
+      EXPECT_FALSE(*b->client->Contains(id));
+    }
+    ExpectNoLeaks(b);
+  }
+}
+
+TEST_F(ManagerFaultTest, IdRecreatedWithNewBytesIsFetchedWholeNeverMixed) {
+  TestNode* a = AddNode({});
+  TestNode* b = AddNode({"--read_chunk_bytes=65536"});
+  ASSERT_TRUE(a && b);
+  const ObjectID id = ObjectID::FromLabel("recreated");
+  const uint64_t size = 4 * kMiB;
+  std::atomic<bool> stop{false};
+  std::atomic<int> version{0};
+  ASSERT_OK(PutTestObject(*a->client, id, 0, size));
+  std::thread writer([&] {
+    for (int v = 1; !stop.load() && v < 400; ++v) {
+      (void)a->client->Delete({id});
+      if (PutTestObject(*a->client, id, v, size).ok()) version.store(v);
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+  });
+  int fetched = 0;
+  for (int i = 0; i < 30; ++i) {
+    absl::StatusOr<std::vector<absl::Status>> result = FetchVia(b->client_socket, {id}, absl::Seconds(3));
+    ASSERT_OK(result.status());
+    if (!(*result)[0].ok()) continue;
+    ++fetched;
+    // The object must be exactly one version: find it from its first bytes, then check all.
+    ASSERT_OK_AND_ASSIGN(ObjectBuffer buffer, b->client->GetOne(id));
+    bool matched = false;
+    for (int v = 0; v <= version.load() + 1 && !matched; ++v) {
+      const std::string expected = TestBytes(v, size);
+      matched = std::memcmp(buffer.data().data(), expected.data(), size) == 0;
+    }
+    EXPECT_TRUE(matched) << "fetched bytes match no single version";
+    ASSERT_OK(buffer.Release());
+    ASSERT_OK(b->client->Delete({id}));
+  }
+  stop.store(true);
+  writer.join();
+  EXPECT_GT(fetched, 0);
+}
+
+TEST_F(ManagerFaultTest, RedisDownFailsFastAndLocationsAreRepublishedAfterItReturns) {
+  TestNode* a = AddNode({"--node_ttl=2s"});
+  TestNode* b = AddNode({"--node_ttl=2s"});
+  ASSERT_TRUE(a && b);
+  const ObjectID before = ObjectID::FromLabel("before outage");
+  ASSERT_OK(PutTestObject(*a->client, before, 1, 1000));
+  absl::SleepFor(absl::Milliseconds(300));
+  cluster_->redis().Kill();
+  // Ops fail fast with Unavailable, not after the fetch timeout.
+  const absl::Time start = absl::Now();
+  ASSERT_OK_AND_ASSIGN(std::vector<absl::Status> result,
+                       FetchVia(b->client_socket, {ObjectID::FromLabel("anything")}, absl::Seconds(20)));
+  EXPECT_THAT(result[0], HasErrorCode(ErrorCode::kUnavailable));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(3));
+  const ObjectID during = ObjectID::FromLabel("during outage");
+  ASSERT_OK(PutTestObject(*a->client, during, 2, 200000));
+  // Kept short (3 s, not 20 s) so the test stays fast; the mechanism is the same.
+  absl::SleepFor(absl::Seconds(3));
+  ASSERT_OK(cluster_->redis().Restart());  // a fresh, empty Redis on the same port
+  const absl::Time back = absl::Now();
+  bool both = false;
+  while (!both && absl::Now() - back < absl::Seconds(10)) {
+    absl::StatusOr<std::vector<absl::Status>> r = FetchVia(b->client_socket, {before, during}, absl::Seconds(1));
+    both = r.ok() && (*r)[0].ok() && (*r)[1].ok();
+  }
+  EXPECT_TRUE(both) << "locations republished within 10 s of Redis returning";
+  EXPECT_OK(CheckTestObject(*b->client, before, 1, 1000));
+  EXPECT_OK(CheckTestObject(*b->client, during, 2, 200000));
+}
+
+TEST_F(ManagerFaultTest, LocationsOfAKilledNodeStopBeingUsedWithinTtlPlusOneSecond) {
+  TestNode* a = AddNode({"--node_ttl=1s"});
+  TestNode* b = AddNode({});
+  ASSERT_TRUE(a && b);
+  const ObjectID id = ObjectID::FromLabel("orphan");
+  ASSERT_OK(PutTestObject(*a->client, id, 3, 5000));
+  absl::SleepFor(absl::Milliseconds(300));
+  a->manager->Kill();
+  absl::SleepFor(absl::Seconds(2));  // TTL + 1 s
+  ASSERT_OK_AND_ASSIGN(std::string before, StatsVia(b->client_socket));
+  ASSERT_OK_AND_ASSIGN(std::vector<absl::Status> result, FetchVia(b->client_socket, {id}, absl::Milliseconds(500)));
+  // No live location: the fetch waits for one and times out, without trying the dead node.
+  EXPECT_THAT(result[0], HasErrorCode(ErrorCode::kDeadlineExceeded));
+  ASSERT_OK_AND_ASSIGN(std::string after, StatsVia(b->client_socket));
+  EXPECT_EQ(JsonInt(after, "transfer_failures"), JsonInt(before, "transfer_failures")) << after;
+}
+
+TEST_F(ManagerFaultTest, GarbageValuesInRedisAreRejectedAndTheManagerKeepsServing) {
+  TestNode* a = AddNode({});
+  TestNode* b = AddNode({});
+  ASSERT_TRUE(a && b);
+  const ObjectID id = ObjectID::FromLabel("garbage");
+  const std::string key = "rplasma:obj:" + id.Hex();
+  ASSERT_EQ(RedisCli(*cluster_, {"HSET", key, a->node_id, "not,a,location"}), 0);
+  ASSERT_EQ(RedisCli(*cluster_, {"HSET", key, "ghost", "1,2,3,4"}), 0);
+  ASSERT_EQ(RedisCli(*cluster_, {"SET", "rplasma:node:ghost", "\x01\xff garbage record"}), 0);
+  ASSERT_EQ(RedisCli(*cluster_, {"HSET", key, b->node_id, "99999999999999999999999,0,1,1"}), 0);
+  ASSERT_OK_AND_ASSIGN(std::vector<absl::Status> result, FetchVia(b->client_socket, {id}, absl::Milliseconds(500)));
+  EXPECT_FALSE(result[0].ok());
+  EXPECT_FALSE(*b->client->Contains(id));
+  // A real object published next to the garbage still arrives.
+  ASSERT_OK(PutTestObject(*a->client, id, 4, 3000));
+  ASSERT_OK_AND_ASSIGN(result, FetchVia(b->client_socket, {id}, absl::Seconds(5)));
+  EXPECT_OK(result[0]);
+  EXPECT_OK(CheckTestObject(*b->client, id, 4, 3000));
+}
+
+TEST_F(ManagerFaultTest, MalformedAndUnauthenticatedPeersAreRefusedAndTheManagerStaysUp) {
+  TestNode* a = AddNode({});
+  ASSERT_TRUE(a);
+  ASSERT_FALSE(a->listen_address.empty());
+  // Raw garbage on the peer port.
+  for (const std::string& garbage : {std::string(4096, '\xff'), std::string("GET / HTTP/1.0\r\n\r\n"),
+                                    std::string(16, '\0')}) {
+    const size_t colon = a->listen_address.rfind(':');
+    const int port = std::stoi(a->listen_address.substr(colon + 1));
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    (void)!::write(fd, garbage.data(), garbage.size());
+    ::shutdown(fd, SHUT_WR);
+    char buf[256];
+    while (::read(fd, buf, sizeof(buf)) > 0) {
+    }
+    ::close(fd);
+  }
+  // A peer with the wrong secret is refused.
+  transport::TransportOptions wrong;
+  wrong.secret = "not the cluster secret";
+  ASSERT_OK_AND_ASSIGN(auto impostor, transport::tcp::TcpTransport::Create(wrong));
+  std::vector<uint8_t> arena(1 << 20);
+  ASSERT_OK(impostor->RegisterArena(arena.data(), arena.size()));
+  EXPECT_FALSE(impostor->Connect(a->listen_address, absl::Now() + absl::Seconds(5)).ok());
+  // An authenticated peer sending malformed requests gets error replies.
+  transport::TransportOptions right;
+  right.secret = "cluster-secret";
+  ASSERT_OK_AND_ASSIGN(auto peer, transport::tcp::TcpTransport::Create(right));
+  ASSERT_OK(peer->RegisterArena(arena.data(), arena.size()));
+  ASSERT_OK_AND_ASSIGN(auto channel, peer->Connect(a->listen_address, absl::Now() + absl::Seconds(5)));
+  for (const std::string& request : {std::string("nonsense"), std::string(100, '\0'),
+                                    peer::EncodeRequest(peer::ProbeGetRequest{1ull << 40})}) {
+    absl::StatusOr<std::string> reply = channel->Call(request, absl::Now() + absl::Seconds(5));
+    if (reply.ok()) {
+      EXPECT_FALSE(peer::DecodeReply(*reply).ok());
+    }
+  }
+  // A read of a region never pinned is refused.
+  EXPECT_FALSE(channel->Read(transport::RemoteRegion{0, 4096, 0}, arena.data(), absl::Now() + absl::Seconds(5)).ok());
+  ASSERT_OK_AND_ASSIGN(std::string stats, StatsVia(a->client_socket));
+  EXPECT_GE(JsonInt(stats, "bad_requests"), 2) << stats;
+  EXPECT_GE(JsonInt(stats, "reads_refused"), 1) << stats;
+  EXPECT_TRUE(a->manager->running());
+}
+
+TEST_F(ManagerFaultTest, HundredTenMiBFetchesIntoA256MiBStoreAllCompleteByEviction) {
+  TestNode* a = AddNode({}, 1100 * kMiB);
+  TestNode* b = AddNode({}, 256 * kMiB);
+  ASSERT_TRUE(a && b);
+  std::vector<ObjectID> ids;
+  for (int i = 0; i < 100; ++i) {
+    ids.push_back(ObjectID::FromLabel(absl::StrCat("ten-mib-", i)));
+    ASSERT_OK(PutTestObject(*a->client, ids.back(), 500 + i, 10 * kMiB));
+  }
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_OK_AND_ASSIGN(std::vector<absl::Status> result, FetchVia(b->client_socket, {ids[i]}, absl::Seconds(30)));
+    ASSERT_OK(result[0]) << "fetch #" << i;
+    ASSERT_OK(CheckTestObject(*b->client, ids[i], 500 + i, 10 * kMiB)) << "fetch #" << i;
+  }
+  ASSERT_OK_AND_ASSIGN(StatsReply stats, b->client->Stats());
+  EXPECT_LE(stats.used_bytes, stats.capacity);
+  EXPECT_GT(stats.evictions, 0u);
+  ExpectNoLeaks(b);
+}
+
+}  // namespace
+}  // namespace rplasma::testing
