@@ -43,6 +43,10 @@ absl::Status LocalBenchOptions::Validate() const {
   if (duration <= absl::ZeroDuration()) return BadFlag("--duration", "must be positive");
   if (objects_overhead < 0) return BadFlag("--objects-overhead", "must not be negative");
   if (batch < 1) return BadFlag("--batch", "must be at least 1");
+  if (transport != "tcp" && transport != "verbs" && transport != "auto") {
+    return BadFlag("--transport", "must be tcp, verbs or auto");
+  }
+  if (rdma_threshold.empty()) return BadFlag("--rdma-threshold", "must not be empty");
   static const char* const kKnown[] = {"copy", "checksum", "copy_checksum", "create_write_seal", "ping_pong",
                                        "get", "batch_get", "set_get", "create_seal_get", "memory_per_object"};
   for (const std::string& name : only) {
@@ -66,6 +70,10 @@ std::string LocalBenchUsage() {
          "                        (default: use Redis when redis-server is installed)\n"
          "  --objects-overhead N  objects created to measure store memory per object (1000000; 0 skips)\n"
          "  --batch N             ids per Get in the batch-get benchmark (1000)\n"
+         "  --mode fetch          two nodes on loopback (redis, 2 stores, 2 managers): fetch by size\n"
+         "                        vs a raw TCP stream and Redis GET (sizes default 1K,64K,1M,16M,64M)\n"
+         "  --transport T         fetch mode: managers' transport, tcp|verbs|auto (tcp)\n"
+         "  --rdma-threshold B    fetch mode: managers' --rdma-threshold (65536)\n"
          "  --only LIST           run only these benchmarks: copy,checksum,copy_checksum,\n"
          "                        create_write_seal,ping_pong,get,batch_get,set_get,create_seal_get,\n"
          "                        memory_per_object (default: all)\n";
@@ -99,6 +107,7 @@ absl::StatusOr<LocalBenchOptions> ParseLocalBenchOptions(int argc, char** argv, 
     } else if (flag == "--sizes") {
       ASSIGN_OR_RETURN(std::string v, next());
       ASSIGN_OR_RETURN(options.sizes, ParseSizeList(v));
+      options.sizes_given = true;
     } else if (flag == "--iterations" || flag == "--objects-overhead" || flag == "--batch") {
       ASSIGN_OR_RETURN(std::string v, next());
       int64_t n = 0;
@@ -117,12 +126,19 @@ absl::StatusOr<LocalBenchOptions> ParseLocalBenchOptions(int argc, char** argv, 
     } else if (flag == "--only") {
       ASSIGN_OR_RETURN(std::string v, next());
       options.only = absl::StrSplit(v, ',', absl::SkipWhitespace());
+    } else if (flag == "--transport") {
+      ASSIGN_OR_RETURN(options.transport, next());
+    } else if (flag == "--rdma-threshold") {
+      ASSIGN_OR_RETURN(options.rdma_threshold, next());
     } else if (flag == "--memory") {
       ASSIGN_OR_RETURN(std::string v, next());
       ASSIGN_OR_RETURN(options.memory_bytes, ParseSize(v));
     } else {
       return BadFlag(flag, "unknown flag");
     }
+  }
+  if (options.mode == "fetch" && !options.sizes_given) {
+    options.sizes.assign(std::begin(LocalBenchOptions::kFetchSizes), std::end(LocalBenchOptions::kFetchSizes));
   }
   RETURN_IF_ERROR(options.Validate());
   return options;

@@ -3,6 +3,7 @@
 //   rplasma-bench [--mode local|fetch] [--sizes 16,4K,64K,1M,64M,256M] [--iterations N]
 //                 [--duration S] [--csv out.csv] [--store-socket PATH | --memory BYTES]
 //                 [--redis | --no-redis] [--objects-overhead N] [--batch N] [--only LIST]
+//                 [--transport tcp|verbs|auto] [--rdma-threshold BYTES|auto|FILE]   (fetch mode)
 //
 // Each (benchmark, size) runs `iterations` times, or fewer once `duration` has passed (but at
 // least kMinIterations). With --store-socket the bench attaches to a running store; otherwise it
@@ -31,6 +32,8 @@ struct LocalBenchOptions {
 
   std::string mode = "local";
   std::vector<uint64_t> sizes = {16, 4 << 10, 64 << 10, 1 << 20, 64 << 20, 256 << 20};
+  bool sizes_given = false;  // --sizes was on the command line (fetch mode has its own default)
+  static constexpr uint64_t kFetchSizes[] = {1 << 10, 64 << 10, 1 << 20, 16 << 20, 64 << 20};
   int64_t iterations = 1000;
   absl::Duration duration = absl::Seconds(1);  // per (benchmark, size)
   std::string csv_path;                        // "" = no CSV file
@@ -42,6 +45,8 @@ struct LocalBenchOptions {
   // Benchmarks to run (names as in the CSV "benchmark" column, e.g. "get,ping_pong"); empty = all.
   // "get" also selects release/get_release, "batch_get" batch_release, "set_get" Redis.
   std::vector<std::string> only;
+  std::string transport = "tcp";         // fetch mode: the managers' --transport
+  std::string rdma_threshold = "65536";  // fetch mode: the managers' --rdma-threshold
 
   // True if `benchmark` should run.
   bool Selected(const std::string& benchmark) const;

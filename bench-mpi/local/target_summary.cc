@@ -118,6 +118,60 @@ std::vector<TargetCheck> EvaluateLocalTargets(const ResultReporter& results,
   return checks;
 }
 
+std::vector<TargetCheck> EvaluateFetchTargets(const ResultReporter& results) {
+  std::vector<uint64_t> sizes;
+  for (const BenchResult& r : results.results()) {
+    if (r.benchmark == "fetch") sizes.push_back(r.object_size);
+  }
+  std::vector<TargetCheck> checks;
+  const std::string stream_goal = "fetch GB/s >= 0.85x raw TCP stream GB/s (medians)";
+  const std::string redis_goal = "fetch GB/s >= 4x Redis GET GB/s (medians)";
+  const std::string rtt_goal = "small fetch p50 <= 2.5x TCP round trip p50";
+  if (sizes.empty()) {
+    for (const std::string& goal : {stream_goal, redis_goal, rtt_goal}) {
+      checks.push_back(Skipped("fetch", goal, "no fetch measured"));
+    }
+    return checks;
+  }
+  const uint64_t smallest = *std::min_element(sizes.begin(), sizes.end());
+  const uint64_t largest = *std::max_element(sizes.begin(), sizes.end());
+  const uint64_t big = std::find(sizes.begin(), sizes.end(), uint64_t{64} << 20) != sizes.end() ? uint64_t{64} << 20
+                                                                                                 : largest;
+  const uint64_t small = std::find(sizes.begin(), sizes.end(), uint64_t{1} << 10) != sizes.end() ? uint64_t{1} << 10
+                                                                                                  : smallest;
+  auto median_gbps = [](const BenchResult* r) { return r->object_size / r->latency.p50_us / 1e3; };
+  const BenchResult* fetch_big = results.Find("fetch", "rplasma", big);
+  const BenchResult* stream_big = results.Find("stream", "tcp_stream", big);
+  const BenchResult* redis_big = results.Find("get", "redis", big);
+  if (fetch_big != nullptr && stream_big != nullptr) {
+    checks.push_back(Check("fetch vs stream", stream_goal,
+                           absl::StrFormat("%s: fetch %.2f GB/s, raw stream %.2f GB/s", FormatSize(big),
+                                           median_gbps(fetch_big), median_gbps(stream_big)),
+                           median_gbps(fetch_big) / median_gbps(stream_big), 0.85, false));
+  } else {
+    checks.push_back(Skipped("fetch vs stream", stream_goal, "fetch or stream missing"));
+  }
+  if (fetch_big != nullptr && redis_big != nullptr) {
+    checks.push_back(Check("fetch vs redis", redis_goal,
+                           absl::StrFormat("%s: fetch %.2f GB/s, Redis GET %.2f GB/s", FormatSize(big),
+                                           median_gbps(fetch_big), median_gbps(redis_big)),
+                           median_gbps(fetch_big) / median_gbps(redis_big), 4.0, false));
+  } else {
+    checks.push_back(Skipped("fetch vs redis", redis_goal, "fetch or Redis GET missing"));
+  }
+  const BenchResult* fetch_small = results.Find("fetch", "rplasma", small);
+  const BenchResult* stream_small = results.Find("stream", "tcp_stream", small);
+  if (fetch_small != nullptr && stream_small != nullptr) {
+    checks.push_back(Check("small fetch latency", rtt_goal,
+                           absl::StrFormat("%s: fetch p50 %.1f us, TCP round trip p50 %.1f us", FormatSize(small),
+                                           fetch_small->latency.p50_us, stream_small->latency.p50_us),
+                           fetch_small->latency.p50_us / stream_small->latency.p50_us, 2.5, true));
+  } else {
+    checks.push_back(Skipped("small fetch latency", rtt_goal, "fetch or stream missing"));
+  }
+  return checks;
+}
+
 void PrintTargets(const std::vector<TargetCheck>& checks, std::ostream& out) {
   out << "\nTargets (ratios within this run)\n";
   for (const TargetCheck& c : checks) {

@@ -35,6 +35,9 @@ struct TargetCheck {
 // REQUIRES: sizes non-empty.
 std::vector<TargetCheck> EvaluateLocalTargets(const ResultReporter& results,
                                               const std::vector<uint64_t>& sizes);
+// Fetch mode (fetch_bench.h): fetch(64 MiB, else largest) >= 0.85x raw TCP stream and >= 4x Redis
+// GET (medians); fetch(1 KiB, else smallest) p50 <= 2.5x the TCP round trip of the same bytes.
+std::vector<TargetCheck> EvaluateFetchTargets(const ResultReporter& results);
 void PrintTargets(const std::vector<TargetCheck>& checks, std::ostream& out);
 
 }  // namespace rplasma::bench

@@ -1,0 +1,211 @@
+#include "bench-mpi/local/fetch_bench.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "bench-mpi/common/bench_redis_server.h"
+#include "bench-mpi/common/manager_launcher.h"
+#include "bench-mpi/common/measure_loop.h"
+#include "bench-mpi/common/result_reporter.h"
+#include "bench-mpi/common/size_units.h"
+#include "bench-mpi/common/store_launcher.h"
+#include "bench-mpi/common/tcp_stream_peer.h"
+#include "bench-mpi/local/target_summary.h"
+#include "client/client.h"
+#include "protocol/object_id.h"
+#include "protocol/status.h"
+
+namespace rplasma::bench {
+namespace {
+
+// Objects of one size put on node A ahead of the timed fetches: at most this many bytes...
+constexpr uint64_t kPoolBytes = 512u << 20;
+// ...and at most this many objects.
+constexpr int64_t kMaxPool = 2000;
+constexpr absl::Duration kFetchTimeout = absl::Seconds(30);
+// How long a fresh object may take to show up in the directory before its fetch counts as failed.
+constexpr absl::Duration kPublishWait = absl::Seconds(10);
+
+int64_t PoolSize(const LocalBenchOptions& options, uint64_t size) {
+  const int64_t by_bytes = static_cast<int64_t>(std::max<uint64_t>(1, kPoolBytes / size));
+  const int64_t wanted = options.iterations + LoopLimits().warmup + 1;
+  return std::max<int64_t>(LocalBenchOptions::kMinIterations + LoopLimits().warmup + 1,
+                           std::min({by_bytes, wanted, kMaxPool}));
+}
+
+struct Node {
+  std::unique_ptr<LaunchedStore> store;
+  std::unique_ptr<LaunchedManager> manager;
+  std::unique_ptr<Client> client;
+};
+
+absl::StatusOr<Node> StartNode(const std::string& name, uint64_t memory, const BenchRedisServer& redis,
+                               const std::string& secret_file, const LocalBenchOptions& options) {
+  Node node;
+  StoreLaunchOptions store_options;
+  store_options.memory_bytes = memory;
+  ASSIGN_OR_RETURN(node.store, LaunchedStore::Start(store_options));
+  ManagerLaunchOptions manager_options;
+  manager_options.store_socket = node.store->socket_path();
+  manager_options.redis = redis.address();
+  manager_options.secret_file = secret_file;
+  manager_options.node_name = name;
+  manager_options.transport = options.transport;
+  manager_options.rdma_threshold = options.rdma_threshold;
+  ASSIGN_OR_RETURN(node.manager, LaunchedManager::Start(manager_options));
+  ClientOptions client_options;
+  client_options.store_socket = node.store->socket_path();
+  client_options.manager_socket = node.manager->client_socket();
+  client_options.client_name = "rplasma-bench-" + name;
+  ASSIGN_OR_RETURN(node.client, Client::Connect(client_options));
+  return node;
+}
+
+absl::Status Put(Client& client, const ObjectID& id, const std::vector<uint8_t>& bytes) {
+  ASSIGN_OR_RETURN(CreatedObject created, client.Create(id, bytes.size()));
+  std::memcpy(created.data.data(), bytes.data(), bytes.size());
+  RETURN_IF_ERROR(client.Seal(id));
+  return client.Release(id);
+}
+
+// Fetches `id` on `node`, retrying while the directory does not know it yet (a fresh object is
+// published asynchronously). Returns the duration of the attempt that succeeded.
+absl::StatusOr<int64_t> FetchOnce(Client& client, const ObjectID& id, int64_t* retries) {
+  const absl::Time give_up = absl::Now() + kPublishWait;
+  for (;;) {
+    const int64_t t0 = NowNs();
+    absl::Status status = client.Fetch({&id, 1}, kFetchTimeout);
+    const int64_t t1 = NowNs();
+    if (status.ok()) return t1 - t0;
+    if (ErrorCodeOf(status) != ErrorCode::kObjectNotFound || absl::Now() > give_up) return status;
+    ++*retries;
+    absl::SleepFor(absl::Microseconds(200));
+  }
+}
+
+absl::Status RunFetchSize(const LocalBenchOptions& options, const LoopLimits& limits, Node& a, Node& b,
+                          uint64_t size, ResultReporter& reporter) {
+  const std::vector<uint8_t> bytes(size, 0x3c);
+  const int64_t pool_size = PoolSize(options, size);
+  std::vector<ObjectID> pool;
+  absl::Status status;
+  for (int64_t i = 0; i < pool_size && status.ok(); ++i) {
+    pool.push_back(ObjectID::Random());
+    status = Put(*a.client, pool.back(), bytes);
+  }
+  size_t next = 0;
+  int64_t retries = 0;
+  LatencyRecorder fetch;
+  LoopLimits pool_limits = limits;
+  pool_limits.iterations = std::min<int64_t>(limits.iterations, pool_size - limits.warmup);
+  if (status.ok()) {
+    status = RunLoop(pool_limits, [&](bool timed) -> absl::Status {
+      const ObjectID& id = pool[next++];
+      ASSIGN_OR_RETURN(int64_t ns, FetchOnce(*b.client, id, &retries));
+      ASSIGN_OR_RETURN(ObjectBuffer got, b.client->GetOne(id));
+      if (got.data().size() != size || got.data()[size - 1] != 0x3c) {
+        return MakeError(ErrorCode::kInternal, absl::StrFormat("fetched object of %d bytes differs", size));
+      }
+      RETURN_IF_ERROR(got.Release());
+      if (timed) fetch.Record(ns);
+      return b.client->Delete({&id, 1});
+    });
+  }
+  absl::Status cleanup = a.client->Delete(pool);
+  RETURN_IF_ERROR(status);
+  RETURN_IF_ERROR(cleanup);
+  // With a numeric threshold the protocol follows from the size; "auto" or a file decide per peer.
+  uint64_t threshold = 0;
+  const char* protocol = "auto";
+  if (absl::SimpleAtoi(options.rdma_threshold, &threshold)) protocol = size <= threshold ? "send" : "read";
+  BenchResult r = MakeResult("fetch", "rplasma", options.transport, protocol, size, fetch.Summarize());
+  r.metrics = {{"publish_retries", static_cast<double>(retries)}};
+  return reporter.Add(std::move(r));
+}
+
+absl::Status RunStreamSize(const LoopLimits& limits, TcpStreamClient& stream, uint64_t size,
+                           ResultReporter& reporter) {
+  std::vector<uint8_t> destination(size, 0);
+  LatencyRecorder transfer;
+  RETURN_IF_ERROR(RunLoop(limits, [&](bool timed) -> absl::Status {
+    const int64_t t0 = NowNs();
+    RETURN_IF_ERROR(stream.Transfer(destination.data(), size));
+    if (timed) transfer.Record(NowNs() - t0);
+    return absl::OkStatus();
+  }));
+  return reporter.Add(MakeResult("stream", "tcp_stream", "tcp", "raw", size, transfer.Summarize()));
+}
+
+absl::Status RunRedisGetSize(const LoopLimits& limits, RedisConnection& redis, uint64_t size,
+                             ResultReporter& reporter) {
+  const std::string key = absl::StrCat("rplasma-bench-fetch:", size);
+  RETURN_IF_ERROR(redis.Set(key, std::string(size, 'r')));
+  std::string value;
+  LatencyRecorder get;
+  absl::Status status = RunLoop(limits, [&](bool timed) -> absl::Status {
+    const int64_t t0 = NowNs();
+    RETURN_IF_ERROR(redis.Get(key, &value));
+    if (timed) get.Record(NowNs() - t0);
+    return value.size() == size ? absl::OkStatus() : MakeError(ErrorCode::kInternal, "redis GET size");
+  });
+  absl::Status cleanup = redis.Del(key);
+  RETURN_IF_ERROR(status);
+  RETURN_IF_ERROR(cleanup);
+  return reporter.Add(MakeResult("get", "redis", "tcp", "resp", size, get.Summarize()));
+}
+
+}  // namespace
+
+absl::Status RunFetchBench(const LocalBenchOptions& options, std::ostream& out) {
+  RETURN_IF_ERROR(options.Validate());
+  const std::vector<uint64_t>& sizes = options.sizes;
+  const uint64_t largest = *std::max_element(sizes.begin(), sizes.end());
+  uint64_t pool_bytes = 0;
+  for (uint64_t size : sizes) pool_bytes = std::max(pool_bytes, PoolSize(options, size) * ((size + 63) / 64 * 64));
+  const uint64_t memory_a = (pool_bytes + largest + (64u << 20) + (1u << 20) - 1) / (1u << 20) * (1u << 20);
+  const uint64_t memory_b = (2 * largest + (64u << 20) + (1u << 20) - 1) / (1u << 20) * (1u << 20);
+
+  ASSIGN_OR_RETURN(ScratchDir dir, ScratchDir::Create("rplasma-bench-fetch"));
+  const std::string secret_file = dir.Join("secret");
+  RETURN_IF_ERROR(WriteRandomSecret(secret_file));
+  BenchRedisServerOptions redis_options;
+  redis_options.max_value_bytes = std::max<uint64_t>(redis_options.max_value_bytes, largest);
+  ASSIGN_OR_RETURN(std::unique_ptr<BenchRedisServer> redis_server, BenchRedisServer::Start(redis_options));
+  out << absl::StrFormat("redis-server (directory and peer) on %s; node A arena %s, node B arena %s\n",
+                         redis_server->address(), FormatSize(memory_a), FormatSize(memory_b));
+  ASSIGN_OR_RETURN(Node a, StartNode("a", memory_a, *redis_server, secret_file, options));
+  ASSIGN_OR_RETURN(Node b, StartNode("b", memory_b, *redis_server, secret_file, options));
+  ASSIGN_OR_RETURN(RedisConnection redis, RedisConnection::Connect(redis_server->host(), redis_server->port()));
+  ASSIGN_OR_RETURN(std::unique_ptr<TcpStreamServer> stream_server, TcpStreamServer::Start(largest));
+  ASSIGN_OR_RETURN(TcpStreamClient stream, TcpStreamClient::Connect(stream_server->port()));
+  ASSIGN_OR_RETURN(std::unique_ptr<ResultReporter> reporter, ResultReporter::Create(options.csv_path, &out));
+  out << absl::StrFormat("fetch over %s, rdma-threshold %s; up to %d iterations or %s each\n\n",
+                         options.transport, options.rdma_threshold, options.iterations,
+                         absl::FormatDuration(options.duration));
+
+  LoopLimits limits;
+  limits.iterations = options.iterations;
+  limits.duration = options.duration;
+  limits.min_iterations = LocalBenchOptions::kMinIterations;
+  absl::Status first_error;
+  auto note = [&](absl::Status status) {
+    if (status.ok()) return;
+    out << "  error: " << status.message() << "\n";
+    if (first_error.ok()) first_error = status;
+  };
+  for (uint64_t size : sizes) {
+    note(RunStreamSize(limits, stream, size, *reporter));
+    note(RunFetchSize(options, limits, a, b, size, *reporter));
+    note(RunRedisGetSize(limits, redis, size, *reporter));
+  }
+  PrintTargets(EvaluateFetchTargets(*reporter), out);
+  if (!options.csv_path.empty()) out << "\nCSV: " << options.csv_path << "\n";
+  return first_error;
+}
+
+}  // namespace rplasma::bench

@@ -1,0 +1,222 @@
+#include "bench-mpi/mpi/bench_mpi.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "bench-mpi/common/size_units.h"
+#include "bench-mpi/mpi/fetch_phase.h"
+#include "bench-mpi/mpi/fetch_plan.h"
+#include "bench-mpi/mpi/tcp_baseline.h"
+#include "bench-mpi/mpi/tuner.h"
+#include "protocol/object_id.h"
+#include "protocol/status.h"
+
+namespace rplasma::bench {
+
+std::string BenchMpi::ThresholdFor(FetchProtocol protocol) const {
+  switch (protocol) {
+    case FetchProtocol::kSend: return absl::StrCat(kMaxSendBytes);
+    case FetchProtocol::kRead: return "0";
+    case FetchProtocol::kAuto: return options_.auto_threshold;
+  }
+  return "auto";
+}
+
+uint64_t BenchMpi::StoreMemory() const {
+  if (options_.store_memory > 0) return options_.store_memory;
+  // The most objects this rank holds at once in any pattern (its puts plus its fetched copies).
+  size_t most = 2;
+  const int c = *std::max_element(options_.concurrency.begin(), options_.concurrency.end());
+  for (FetchPattern p : options_.patterns) {
+    FetchPlan plan = MakeFetchPlan(p, world_.size(), world_.rank(), c, "sizing");
+    most = std::max(most, plan.puts.size() + plan.fetches.size());
+  }
+  std::vector<uint64_t> sizes = options_.Sizes();
+  uint64_t largest = *std::max_element(sizes.begin(), sizes.end());
+  if (options_.tune) largest = std::max(largest, options_.tune_max_size);
+  const uint64_t bytes = most * (largest + 4096) + most * largest / 8 + (64u << 20);
+  return (bytes + (1u << 20) - 1) & ~uint64_t{(1u << 20) - 1};
+}
+
+absl::Status BenchMpi::Setup() {
+  absl::Status status;
+  std::string redis = options_.redis;
+  std::string secret;
+  if (world_.root()) {
+    nonce_ = ObjectID::Random().Hex().substr(0, 12);
+    if (options_.start_redis) {
+      absl::StatusOr<std::unique_ptr<BenchRedisServer>> server = BenchRedisServer::Start({});
+      if (server.ok()) {
+        redis_ = std::move(*server);
+        redis = redis_->address();
+      } else {
+        status = server.status();
+      }
+    }
+    if (options_.secret_file.empty()) secret = ObjectID::Random().Hex() + ObjectID::Random().Hex();
+  }
+  RETURN_IF_ERROR(AgreeAcrossRanks(world_, status));
+  nonce_ = world_.Broadcast(nonce_);
+  options_.redis = world_.Broadcast(redis);
+  secret = world_.Broadcast(secret);
+
+  if (options_.bin_dir.empty()) {
+    absl::StatusOr<std::string> dir = ExecutableDir();
+    if (dir.ok()) options_.bin_dir = *dir; else status = dir.status();
+  }
+  absl::StatusOr<ScratchDir> scratch = ScratchDir::Create("rplasma-bench-mpi");
+  if (scratch.ok()) scratch_ = std::move(*scratch); else if (status.ok()) status = scratch.status();
+  if (status.ok() && options_.secret_file.empty()) {
+    // Each rank keeps its own copy of rank 0's secret (ranks may be on different hosts).
+    options_.secret_file = scratch_.Join("secret");
+    std::ofstream out(options_.secret_file);
+    out << secret << "\n";
+    out.close();
+    chmod(options_.secret_file.c_str(), 0600);
+    if (!out) status = MakeError(ErrorCode::kInternal, "cannot write " + options_.secret_file);
+  }
+  RETURN_IF_ERROR(AgreeAcrossRanks(world_, status));
+
+  if (options_.attach) {
+    absl::StatusOr<std::unique_ptr<RankNode>> node = RankNode::Attach(options_.store_socket, options_.manager_socket);
+    if (node.ok()) node_ = std::move(*node); else status = node.status();
+  } else {
+    RankNodeOptions node_options;
+    node_options.bin_dir = options_.bin_dir;
+    node_options.store_memory = StoreMemory();
+    node_options.node_name = absl::StrCat("rank", world_.rank());
+    node_options.redis = options_.redis;
+    node_options.secret_file = options_.secret_file;
+    node_options.transport = options_.transport;
+    node_options.listen_host = options_.listen_host;
+    node_options.rdma_device = options_.rdma_device;
+    absl::StatusOr<std::unique_ptr<RankNode>> node = RankNode::Start(node_options);
+    if (node.ok()) node_ = std::move(*node); else status = node.status();
+  }
+  RETURN_IF_ERROR(AgreeAcrossRanks(world_, status));
+
+  const int threads = *std::max_element(options_.concurrency.begin(), options_.concurrency.end());
+  for (int t = 0; t < threads && status.ok(); ++t) {
+    ClientOptions client_options;
+    client_options.store_socket = node_->store_socket();
+    client_options.manager_socket = node_->manager_socket();
+    client_options.client_name = absl::StrCat("bench-mpi rank ", world_.rank(), " thread ", t);
+    absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect(client_options);
+    if (client.ok()) clients_.push_back(std::move(*client)); else status = client.status();
+  }
+  return AgreeAcrossRanks(world_, status);
+}
+
+absl::Status BenchMpi::StartManagers(const std::string& threshold) {
+  absl::Status status = options_.attach ? absl::OkStatus() : node_->StartManager(threshold);
+  RETURN_IF_ERROR(AgreeAcrossRanks(world_, status));
+  // The transport the managers really run (auto resolves to tcp or verbs).
+  absl::StatusOr<std::string> stats = QueryManagerStats(node_->manager_socket());
+  if (stats.ok()) {
+    absl::StatusOr<std::string> transport = JsonMember(*stats, "transport");
+    if (transport.ok()) transport_label_ = *transport;
+  }
+  if (transport_label_.empty()) transport_label_ = options_.transport;
+  world_.Barrier();
+  return absl::OkStatus();
+}
+
+absl::Status BenchMpi::Sweep(std::vector<ResultRow>* rows) {
+  const std::vector<uint64_t> sizes = options_.Sizes();
+  for (FetchProtocol protocol : options_.protocols) {
+    RETURN_IF_ERROR(StartManagers(ThresholdFor(protocol)));
+    for (FetchPattern pattern : options_.patterns) {
+      for (int concurrency : options_.concurrency) {
+        for (uint64_t size : sizes) {
+          if (protocol == FetchProtocol::kSend && size > kMaxSendBytes) {
+            if (world_.root()) {
+              std::printf("  skip %s send %s: a Get reply is at most 64 MiB (transport::kMaxCallBytes)\n",
+                          std::string(FetchPatternName(pattern)).c_str(), FormatSize(size).c_str());
+            }
+            continue;
+          }
+          if (world_.root()) {
+            std::printf("  [%s %s c=%d %s] %d+%d rounds ...\n", std::string(FetchProtocolName(protocol)).c_str(),
+                        std::string(FetchPatternName(pattern)).c_str(), concurrency, FormatSize(size).c_str(),
+                        options_.warmup, options_.repeat);
+            std::fflush(stdout);
+          }
+          const std::string phase = absl::StrCat(nonce_, "/", FetchProtocolName(protocol), "/",
+                                                 FetchPatternName(pattern), "/", concurrency, "/", size);
+          FetchPlan plan = MakeFetchPlan(pattern, world_.size(), world_.rank(), concurrency, phase);
+          FetchPhaseOptions phase_options;
+          phase_options.object_size = size;
+          phase_options.concurrency = concurrency;
+          phase_options.warmup = options_.warmup;
+          phase_options.repeat = options_.repeat;
+          phase_options.verify = options_.verify;
+          phase_options.fetch_timeout = options_.fetch_timeout;
+          RankPhaseResult result;
+          RETURN_IF_ERROR(RunFetchPhase(world_, clients_, plan, phase_options, &result));
+          const double verified = world_.SumAll(static_cast<double>(result.verified_bytes));
+          ResultRow labels;
+          labels.transport = transport_label_;
+          labels.protocol = std::string(FetchProtocolName(protocol));
+          labels.pattern = std::string(FetchPatternName(pattern));
+          labels.object_size = size;
+          labels.ranks = world_.size();
+          labels.concurrency = concurrency;
+          std::vector<ResultRow> got = SummarizeRanks(world_, result, labels, options_.per_rank_rows);
+          if (world_.root() && !got.empty()) {
+            const ResultRow& a = got.back();
+            std::printf("    %.3f GB/s  p50 %.1f us  p99 %.1f us  verified %.0f bytes\n", a.gb_per_s, a.p50_us,
+                        a.p99_us, verified);
+            std::fflush(stdout);
+          }
+          rows->insert(rows->end(), got.begin(), got.end());
+        }
+      }
+    }
+  }
+  if (options_.tcp_baseline) {
+    if (world_.root()) std::printf("  [tcp_stream pairs] %zu sizes ...\n", sizes.size());
+    RETURN_IF_ERROR(RunTcpBaseline(world_, options_.listen_host, sizes, options_.warmup, options_.repeat,
+                                   options_.per_rank_rows, rows));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status BenchMpi::Report(const std::vector<ResultRow>& rows) {
+  absl::Status status;
+  if (world_.root()) {
+    PrintTable(rows);
+    status = WriteCsv(options_.csv, rows);
+    if (status.ok()) std::printf("csv: %s (%zu rows)\n", options_.csv.c_str(), rows.size());
+    if (status.ok() && !options_.png.empty()) {
+      std::string script = options_.plot_script;
+      if (script.empty()) script = options_.bin_dir + "/plot_bench.gp";
+      status = PlotCsv(script, options_.csv, options_.png);
+      if (status.ok()) std::printf("plot: %s\n", options_.png.c_str());
+    }
+    std::fflush(stdout);
+  }
+  return AgreeAcrossRanks(world_, status);
+}
+
+absl::Status BenchMpi::Run() {
+  RETURN_IF_ERROR(Setup());
+  if (world_.root()) {
+    std::printf("rplasma-bench-mpi: %d ranks, redis %s, transport %s, verify %s\n", world_.size(),
+                options_.redis.c_str(), options_.transport.c_str(), options_.verify ? "on" : "off");
+  }
+  std::vector<ResultRow> rows;
+  if (options_.tune) {
+    RETURN_IF_ERROR(RunTuner(*this, &rows));
+  } else {
+    RETURN_IF_ERROR(Sweep(&rows));
+  }
+  return Report(rows);
+}
+
+}  // namespace rplasma::bench

@@ -1,0 +1,118 @@
+#include "bench-mpi/mpi/fetch_phase.h"
+
+#include <atomic>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "bench-mpi/mpi/object_pattern.h"
+#include "protocol/status.h"
+
+namespace rplasma::bench {
+namespace {
+
+absl::Status PutObjects(Client& client, const std::vector<ObjectID>& ids, uint64_t size) {
+  for (const ObjectID& id : ids) {
+    ASSIGN_OR_RETURN(CreatedObject object, client.Create(id, size, {}, /*evict_if_full=*/false));
+    FillPattern(id, object.data);
+    RETURN_IF_ERROR(client.Seal(id));
+    RETURN_IF_ERROR(client.Release(id));
+  }
+  return absl::OkStatus();
+}
+
+// One round's fetches: thread t fetches ids t, t+C, t+2C, ... one at a time.
+absl::Status FetchRound(const std::vector<std::unique_ptr<Client>>& clients, const FetchPlan& plan,
+                        const FetchPhaseOptions& options, std::vector<int64_t>* samples_ns) {
+  const int threads = std::min<int>(options.concurrency, std::max<size_t>(plan.fetches.size(), 1));
+  absl::Mutex mu;
+  absl::Status first_error;
+  std::vector<std::vector<int64_t>> per_thread(threads);
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      for (size_t i = t; i < plan.fetches.size(); i += threads) {
+        const absl::Time start = absl::Now();
+        absl::Status status = clients[t]->Fetch({&plan.fetches[i], 1}, options.fetch_timeout);
+        per_thread[t].push_back(absl::ToInt64Nanoseconds(absl::Now() - start));
+        if (!status.ok()) {
+          absl::MutexLock lock(&mu);
+          if (first_error.ok()) {
+            first_error = MakeError(ErrorCodeOf(status), absl::StrCat("fetch of ", plan.fetches[i].Hex(),
+                                                                       " from rank ", plan.fetch_owner[i], ": ",
+                                                                       status.message()));
+          }
+          return;
+        }
+      }
+    });
+  }
+  for (std::thread& w : workers) w.join();
+  for (auto& v : per_thread) samples_ns->insert(samples_ns->end(), v.begin(), v.end());
+  return first_error;
+}
+
+// Checks and deletes this round's local copies.
+absl::Status VerifyAndDelete(Client& client, const FetchPlan& plan, bool verify, uint64_t* verified) {
+  if (plan.fetches.empty()) return absl::OkStatus();
+  if (verify) {
+    for (const ObjectID& id : plan.fetches) {
+      ASSIGN_OR_RETURN(ObjectBuffer buffer, client.GetOne(id, absl::Seconds(5)));
+      RETURN_IF_ERROR(VerifyPattern(id, buffer.data()));
+      *verified += buffer.data().size();
+    }
+  }
+  return client.Delete(plan.fetches);
+}
+
+}  // namespace
+
+absl::Status AgreeAcrossRanks(const MpiWorld& world, const absl::Status& status) {
+  if (world.AllTrue(status.ok())) return absl::OkStatus();
+  std::vector<std::string> messages = world.AllGather(status.ok() ? "" : status.ToString());
+  for (int r = 0; r < world.size(); ++r) {
+    if (!messages[r].empty()) return MakeError(ErrorCode::kUnavailable, absl::StrCat("rank ", r, ": ", messages[r]));
+  }
+  return MakeError(ErrorCode::kInternal, "a rank failed without a message");
+}
+
+LatencySummary RankPhaseResult::Summarize() const {
+  LatencyRecorder recorder;
+  recorder.Reserve(samples_ns.size());
+  for (int64_t ns : samples_ns) recorder.Record(ns);
+  return recorder.Summarize();
+}
+
+absl::Status RunFetchPhase(const MpiWorld& world, const std::vector<std::unique_ptr<Client>>& clients,
+                           const FetchPlan& plan, const FetchPhaseOptions& options, RankPhaseResult* result) {
+  *result = RankPhaseResult();
+  RETURN_IF_ERROR(AgreeAcrossRanks(world, PutObjects(*clients[0], plan.puts, options.object_size)));
+  world.Barrier();
+  absl::Status status;
+  for (int round = 0; round < options.warmup + options.repeat && status.ok(); ++round) {
+    world.Barrier();
+    std::vector<int64_t> samples;
+    const absl::Time start = absl::Now();
+    absl::Status round_status = FetchRound(clients, plan, options, &samples);
+    const double wall = absl::ToDoubleSeconds(absl::Now() - start);
+    if (round_status.ok()) round_status = VerifyAndDelete(*clients[0], plan, options.verify, &result->verified_bytes);
+    if (round_status.ok() && round >= options.warmup) {
+      result->fetches += static_cast<int64_t>(samples.size());
+      result->bytes += samples.size() * options.object_size;
+      result->wall_s += wall;
+      result->samples_ns.insert(result->samples_ns.end(), samples.begin(), samples.end());
+    }
+    status = AgreeAcrossRanks(world, round_status);
+  }
+  // Owners drop their objects whatever happened, so the next phase starts with an empty store.
+  world.Barrier();
+  if (!plan.puts.empty()) {
+    absl::Status deleted = clients[0]->Delete(plan.puts);
+    if (status.ok()) status = deleted;
+  }
+  if (!plan.fetches.empty() && !status.ok()) (void)clients[0]->Delete(plan.fetches);
+  return AgreeAcrossRanks(world, status);
+}
+
+}  // namespace rplasma::bench

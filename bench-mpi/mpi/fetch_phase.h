@@ -1,0 +1,55 @@
+// RunFetchPhase: one measured phase on every rank — owners put their objects, then in each round
+// every fetcher brings its objects over with `concurrency` threads (each with its own Client, one
+// Fetch in flight per thread), the round's fetches are timed, then every fetched byte is verified
+// (unless disabled) and the local copies deleted so the next round moves bytes again.
+//
+// Collective: every rank calls it with the same arguments except its own plan, in the same order.
+// Any rank's failure ends the phase on every rank (an AllTrue after each round), with the failing
+// rank's message. Thread-safety: main thread only (fetch threads never touch MPI).
+#ifndef RPLASMA_BENCH_MPI_MPI_FETCH_PHASE_H_
+#define RPLASMA_BENCH_MPI_MPI_FETCH_PHASE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "bench-mpi/common/latency_recorder.h"
+#include "bench-mpi/mpi/fetch_plan.h"
+#include "bench-mpi/mpi/mpi_world.h"
+#include "client/client.h"
+
+namespace rplasma::bench {
+
+struct FetchPhaseOptions {
+  uint64_t object_size = 0;
+  int concurrency = 1;  // threads; REQUIRES: clients.size() >= concurrency
+  int warmup = 0;
+  int repeat = 1;
+  bool verify = true;
+  absl::Duration fetch_timeout = absl::Seconds(60);
+};
+
+// This rank's measurements of one phase.
+struct RankPhaseResult {
+  int64_t fetches = 0;            // measured fetches
+  uint64_t bytes = 0;             // measured bytes
+  double wall_s = 0;              // summed wall time of the measured rounds (fetches only)
+  uint64_t verified_bytes = 0;    // every round, warm-up included
+  std::vector<int64_t> samples_ns;  // one per measured fetch (its Fetch call)
+
+  LatencySummary Summarize() const;
+};
+
+// Collective: OK on every rank only if `status` is OK on every rank; else the first failing
+// rank's message, on every rank.
+absl::Status AgreeAcrossRanks(const MpiWorld& world, const absl::Status& status);
+
+absl::Status RunFetchPhase(const MpiWorld& world, const std::vector<std::unique_ptr<Client>>& clients,
+                           const FetchPlan& plan, const FetchPhaseOptions& options, RankPhaseResult* result);
+
+}  // namespace rplasma::bench
+
+#endif  // RPLASMA_BENCH_MPI_MPI_FETCH_PHASE_H_

@@ -1,0 +1,37 @@
+# plot_bench.gp: the rplasma-bench-mpi plot. gnuplot -e "csv='in.csv'; png='out.png'" plot_bench.gp
+# Left: aggregate GB/s by object size; right: p50 (solid) and p99 (dashed) latency by size. One line
+# per system/protocol/pattern (aggregate rows, concurrency 1 by default: set conc=N to pick).
+# Uses pngcairo where it exists, else png.
+if (!exists("csv")) csv = 'rplasma-bench-mpi.csv'
+if (!exists("png")) png = 'rplasma-bench-mpi.png'
+if (!exists("conc")) conc = 1
+if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) {
+  set terminal pngcairo size 1400,600 font ",9"
+} else {
+  set terminal png size 1400,600
+}
+set output png
+set datafile separator ","
+set key autotitle columnhead
+set logscale x 2
+set logscale y 10
+set grid
+set key outside bottom center horizontal maxrows 4 font ",8" noautotitle
+
+# Columns: 1 benchmark 2 system 3 transport 4 protocol 5 object_size 6 ops_per_s 7 gb_per_s
+#          8 p50_us 9 p99_us 10 pattern 11 ranks 12 concurrency 13 mean_us 14 p95_us 15 rank 16 aggregate
+# The distinct series: "system protocol pattern" of aggregate fetch rows.
+series = system(sprintf("awk -F, 'NR>1 && $16==1 && $1==\"fetch\" && $12==%d {print $2\"/\"$4\"/\"$10}' '%s' | sort -u | tr '\\n' ' '", conc, csv))
+n = words(series)
+sel(s, col) = (strcol(2)."/".strcol(4)."/".strcol(10) eq s && strcol(16) eq "1" && strcol(1) eq "fetch" && int(column(12)) == conc) ? column(col) : NaN
+
+set multiplot layout 1,2 title sprintf("rplasma-bench-mpi (%s)", csv) noenhanced
+set title "aggregate bandwidth" noenhanced
+set xlabel "object size (bytes)"
+set ylabel "GB/s"
+plot for [i=1:n] csv using 5:(sel(word(series,i),7)) with linespoints lw 2 title word(series,i) noenhanced
+set title "latency: p50 (solid), p99 (dashed)" noenhanced
+set ylabel "microseconds"
+plot for [i=1:n] csv using 5:(sel(word(series,i),8)) with linespoints lw 2 lc i title word(series,i) noenhanced, \
+     for [i=1:n] csv using 5:(sel(word(series,i),9)) with lines dt 2 lc i notitle
+unset multiplot

@@ -1,0 +1,74 @@
+// RankNode: the rplasma node one MPI rank stands for — its rplasma-store and rplasma-manager.
+//
+// Start() posix_spawns a private store (LaunchedStore); StartManager() (re)starts the manager with
+// a given --rdma-threshold, so one run can measure each protocol on fresh managers, and returns
+// once the manager printed its ready line (node id, listen address). Attach() uses a store and a
+// manager that are already running (no restarts). The rank process itself only ever is a client:
+// it never registers memory, and posix_spawn (vfork semantics) copies no mappings anyway.
+//
+// Destruction stops the manager, then the store. Not thread-safe: main thread only.
+#ifndef RPLASMA_BENCH_MPI_MPI_RANK_NODE_H_
+#define RPLASMA_BENCH_MPI_MPI_RANK_NODE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "bench-mpi/common/child_process.h"
+#include "bench-mpi/common/store_launcher.h"
+
+namespace rplasma::bench {
+
+struct RankNodeOptions {
+  std::string bin_dir;            // holds rplasma-store and rplasma-manager
+  uint64_t store_memory = 1u << 30;
+  std::string node_name;          // manager --node_name (e.g. "rank3")
+  std::string redis;              // HOST:PORT
+  std::string secret_file;
+  std::string transport = "tcp";
+  std::string listen_host = "127.0.0.1";
+  std::string rdma_device;
+};
+
+class RankNode {
+ public:
+  static absl::StatusOr<std::unique_ptr<RankNode>> Start(const RankNodeOptions& options);
+  static absl::StatusOr<std::unique_ptr<RankNode>> Attach(const std::string& store_socket,
+                                                          const std::string& manager_socket);
+  ~RankNode();
+
+  // Stops the running manager (if this node started it) and starts one with --rdma-threshold
+  // `threshold`. kUnavailable with the manager's log if it does not come up.
+  absl::Status StartManager(const std::string& threshold);
+
+  const std::string& store_socket() const { return store_socket_; }
+  const std::string& manager_socket() const { return manager_socket_; }
+  // The running manager's node id ("" when attached and not yet asked).
+  const std::string& node_id() const { return node_id_; }
+  const std::string& manager_log() const { return manager_log_; }
+
+ private:
+  RankNode() = default;
+
+  RankNodeOptions options_;
+  std::unique_ptr<LaunchedStore> store_;
+  ScratchDir dir_;
+  ChildProcess manager_;
+  int manager_starts_ = 0;
+  std::string store_socket_;
+  std::string manager_socket_;
+  std::string manager_log_;
+  std::string node_id_;
+};
+
+// The manager's StatsReply JSON, asked on its --client-socket.
+absl::StatusOr<std::string> QueryManagerStats(const std::string& manager_socket);
+
+// The value of a top-level `"key":` in a flat JSON text: the raw token (a number, a quoted string
+// without its quotes, or an object's text). kObjectNotFound if absent.
+absl::StatusOr<std::string> JsonMember(const std::string& json, const std::string& key);
+
+}  // namespace rplasma::bench
+
+#endif  // RPLASMA_BENCH_MPI_MPI_RANK_NODE_H_

@@ -1,0 +1,208 @@
+#include "bench-mpi/mpi/tuner.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "bench-mpi/common/size_units.h"
+#include "bench-mpi/mpi/bench_mpi.h"
+#include "bench-mpi/mpi/cost_fit.h"
+#include "bench-mpi/mpi/fetch_phase.h"
+#include "bench-mpi/mpi/fetch_plan.h"
+#include "protocol/status.h"
+
+namespace rplasma::bench {
+namespace {
+
+// p50 (us) by [shift][size index]; aggregate p50 of shift 1 by size index.
+struct Sweep {
+  std::vector<std::vector<double>> mine;
+  std::vector<double> aggregate_shift1;
+};
+
+absl::Status MeasureProtocol(BenchMpi& bench, FetchProtocol protocol, const std::vector<uint64_t>& sizes,
+                             const std::string& threshold, Sweep* sweep, std::vector<ResultRow>* rows) {
+  const MpiWorld& world = bench.world();
+  RETURN_IF_ERROR(bench.StartManagers(threshold));
+  sweep->mine.assign(world.size(), std::vector<double>(sizes.size(), 0));
+  sweep->aggregate_shift1.assign(sizes.size(), 0);
+  for (int shift = 1; shift < world.size(); ++shift) {
+    if (world.root()) {
+      std::printf("  [tune %s shift %d] %zu sizes ...\n", std::string(FetchProtocolName(protocol)).c_str(), shift,
+                  sizes.size());
+      std::fflush(stdout);
+    }
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      const std::string phase =
+          absl::StrCat(bench.nonce(), "/tune/", threshold, "/", FetchProtocolName(protocol), "/", shift, "/", sizes[i]);
+      FetchPlan plan = MakeShiftPlan(shift, world.size(), world.rank(), 1, phase);
+      FetchPhaseOptions options;
+      options.object_size = sizes[i];
+      options.warmup = bench.options().warmup;
+      options.repeat = bench.options().repeat;
+      options.verify = bench.options().verify;
+      options.fetch_timeout = bench.options().fetch_timeout;
+      RankPhaseResult result;
+      RETURN_IF_ERROR(RunFetchPhase(world, bench.clients(), plan, options, &result));
+      sweep->mine[shift][i] = result.Summarize().p50_us;
+      ResultRow labels;
+      labels.benchmark = "tune";
+      labels.transport = bench.transport_label();
+      labels.protocol = std::string(FetchProtocolName(protocol));
+      labels.pattern = absl::StrCat("shift", shift);
+      labels.object_size = sizes[i];
+      labels.ranks = world.size();
+      std::vector<ResultRow> got = SummarizeRanks(world, result, labels, bench.options().per_rank_rows);
+      if (world.root() && shift == 1 && !got.empty()) sweep->aggregate_shift1[i] = got.back().p50_us;
+      rows->insert(rows->end(), got.begin(), got.end());
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string Encode(const std::vector<double>& v) {
+  std::string out;
+  for (double x : v) absl::StrAppend(&out, out.empty() ? "" : ",", x);
+  return out;
+}
+
+std::vector<double> Decode(const std::string& text) {
+  std::vector<double> out;
+  for (absl::string_view w : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+    double x = 0;
+    out.push_back(absl::SimpleAtod(w, &x) ? std::max(x, 1e-3) : 1e-3);
+  }
+  return out;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+void PrintWhy(const char* who, const std::vector<uint64_t>& sizes, const std::vector<double>& send,
+              const std::vector<double>& read, const ThresholdChoice& c) {
+  std::printf("%s: send fit %.1f us + %.3f GB/s (rms %.2f), read fit %.1f us + %.3f GB/s (rms %.2f)\n", who,
+              c.send.latency_us, c.send.us_per_byte > 0 ? 1e-3 / c.send.us_per_byte : 0, c.send.rms_rel_error,
+              c.read.latency_us, c.read.us_per_byte > 0 ? 1e-3 / c.read.us_per_byte : 0, c.read.rms_rel_error);
+  std::printf("  fitted crossover %.0f bytes, measured crossover %s, chosen threshold %s (%s one step)\n",
+              c.fit_crossover, FormatSize(std::max<uint64_t>(c.measured_crossover, 1)).c_str(),
+              c.threshold == 0 ? "0" : FormatSize(c.threshold).c_str(), c.within_one_step ? "within" : "NOT within");
+  // The two curves around the chosen point.
+  for (int i = std::max(0, c.chosen_index - 1); i <= std::min<int>(sizes.size() - 1, c.chosen_index + 1); ++i) {
+    std::printf("  at %8s: send p50 %9.1f us (fit %9.1f)  read p50 %9.1f us (fit %9.1f)%s\n",
+                FormatSize(sizes[i]).c_str(), send[i], c.send.At(sizes[i]), read[i], c.read.At(sizes[i]),
+                i == c.chosen_index ? "  <- threshold" : "");
+  }
+}
+
+}  // namespace
+
+absl::Status RunTuner(BenchMpi& bench, std::vector<ResultRow>* rows) {
+  const MpiWorld& world = bench.world();
+  const BenchMpiOptions& options = bench.options();
+  std::vector<uint64_t> sizes;
+  for (uint64_t s = options.tune_min_size; s <= options.tune_max_size; s *= 2) sizes.push_back(s);
+  if (sizes.size() < 3) return MakeError(ErrorCode::kInvalidArgument, "--tune needs at least 3 sizes");
+
+  Sweep send, read;
+  RETURN_IF_ERROR(MeasureProtocol(bench, FetchProtocol::kSend, sizes, bench.ThresholdFor(FetchProtocol::kSend),
+                                  &send, rows));
+  RETURN_IF_ERROR(MeasureProtocol(bench, FetchProtocol::kRead, sizes, bench.ThresholdFor(FetchProtocol::kRead),
+                                  &read, rows));
+  // Node ids of the managers now running (the read phase's).
+  const std::vector<std::string> nodes = world.AllGather(bench.node().node_id());
+  std::string mine;
+  for (int shift = 1; shift < world.size(); ++shift) {
+    absl::StrAppend(&mine, Encode(send.mine[shift]), ";", Encode(read.mine[shift]), "|");
+  }
+  const std::vector<std::string> all = world.AllGather(mine);
+
+  std::string file;
+  if (world.root()) {
+    std::vector<PeerChoice> peers;
+    std::vector<std::vector<double>> send_by_size(sizes.size()), read_by_size(sizes.size());
+    for (int r = 0; r < world.size(); ++r) {
+      std::vector<std::string> per_shift = absl::StrSplit(all[r], '|', absl::SkipEmpty());
+      for (size_t k = 0; k < per_shift.size(); ++k) {
+        std::vector<std::string> two = absl::StrSplit(per_shift[k], ';');
+        if (two.size() != 2) continue;
+        std::vector<double> s = Decode(two[0]), rd = Decode(two[1]);
+        if (s.size() != sizes.size() || rd.size() != sizes.size()) continue;
+        const int peer = (r + static_cast<int>(k) + 1) % world.size();
+        PeerChoice choice{nodes[r], nodes[peer], ChooseThreshold(sizes, s, rd)};
+        PrintWhy(absl::StrCat("pair ", nodes[r], " <- ", nodes[peer]).c_str(), sizes, s, rd, choice.choice);
+        peers.push_back(choice);
+        for (size_t i = 0; i < sizes.size(); ++i) {
+          send_by_size[i].push_back(s[i]);
+          read_by_size[i].push_back(rd[i]);
+        }
+      }
+    }
+    std::vector<double> send_med, read_med;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      send_med.push_back(Median(send_by_size[i]));
+      read_med.push_back(Median(read_by_size[i]));
+    }
+    ThresholdChoice cluster = ChooseThreshold(sizes, send_med, read_med);
+    PrintWhy("cluster (median over pairs)", sizes, send_med, read_med, cluster);
+    file = RenderThresholdFile(
+        cluster, peers,
+        absl::StrCat("# ", world.size(), " ranks, transport ", bench.transport_label(), ", sizes ",
+                     FormatSize(sizes.front()), "..", FormatSize(sizes.back()), ", ", options.repeat,
+                     " rounds per point; peer lines name this run's node ids\n"));
+  }
+  // Every rank loads its own copy (ranks may be on different hosts).
+  file = world.Broadcast(file);
+  absl::Status status;
+  if (world.root()) {
+    std::ofstream out(options.tune_out);
+    out << file;
+    out.close();
+    if (!out) status = MakeError(ErrorCode::kInternal, "cannot write " + options.tune_out);
+    else std::printf("threshold file: %s\n", options.tune_out.c_str());
+  }
+  RETURN_IF_ERROR(AgreeAcrossRanks(world, status));
+  const std::string local_copy = absl::StrCat(options.tune_out, ".rank", world.rank());
+  {
+    std::ofstream out(local_copy);
+    out << file;
+  }
+
+  // Evaluate auto with the tuned file.
+  Sweep with_file;
+  status = MeasureProtocol(bench, FetchProtocol::kAuto, sizes, local_copy, &with_file, rows);
+  std::remove(local_copy.c_str());
+  RETURN_IF_ERROR(status);
+  absl::StatusOr<std::string> stats = QueryManagerStats(bench.node().manager_socket());
+  std::string report = stats.status().ToString();
+  if (stats.ok()) {
+    absl::StatusOr<std::string> mode = JsonMember(*stats, "threshold_mode");
+    absl::StatusOr<std::string> thresholds = JsonMember(*stats, "peer_thresholds");
+    report = absl::StrCat("threshold_mode=", mode.ok() ? *mode : "?", " peer_thresholds=",
+                          thresholds.ok() ? *thresholds : "?");
+  }
+  const std::vector<std::string> reports = world.AllGather(report);
+  if (world.root()) {
+    for (int r = 0; r < world.size(); ++r) std::printf("manager stats rank %d: %s\n", r, reports[r].c_str());
+    std::printf("auto (tuned file) vs the better fixed protocol, shift-1 pairs, p50:\n");
+    double worst = 1e9;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      const double best = std::min(send.aggregate_shift1[i], read.aggregate_shift1[i]);
+      const double ratio = with_file.aggregate_shift1[i] > 0 ? best / with_file.aggregate_shift1[i] : 0;
+      worst = std::min(worst, ratio);
+      std::printf("  %8s: send %9.1f us  read %9.1f us  auto %9.1f us  auto/best %.3f%s\n",
+                  FormatSize(sizes[i]).c_str(), send.aggregate_shift1[i], read.aggregate_shift1[i],
+                  with_file.aggregate_shift1[i], ratio, ratio >= 0.95 ? "" : "  (< 0.95)");
+    }
+    std::printf("auto/best worst case %.3f (target >= 0.95)\n", worst);
+    std::fflush(stdout);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace rplasma::bench
