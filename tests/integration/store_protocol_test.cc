@@ -46,6 +46,13 @@ class StoreProtocolTest : public ::testing::Test {
     ASSERT_OK_AND_ASSIGN(client_, RawStoreClient::Connect(store_->socket_path(), "main"));
   }
   void TearDown() override {
+    // A clean SIGTERM exit also proves the store had no sanitizer finding or leak (LeakSanitizer
+    // turns the exit status non-zero) in sanitizer builds.
+    if (store_ != nullptr && store_->running()) {
+      absl::StatusOr<int> status = store_->Stop();
+      EXPECT_TRUE(status.ok() && WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
+          << "store did not exit cleanly: " << (status.ok() ? *status : -1);
+    }
     if (HasFailure() && store_ != nullptr) std::cerr << "store log:\n" << store_->ReadLog();
   }
 
@@ -421,7 +428,6 @@ TEST_F(StoreProtocolTest, SigtermShutsDownCleanlyAndRemovesTheSocket) {
   EXPECT_EQ(WEXITSTATUS(status), 0);
   struct stat st{};
   EXPECT_NE(::lstat(store_->socket_path().c_str(), &st), 0);
-  EXPECT_THAT(store_->ReadLog(), ::testing::HasSubstr("shutting down"));
 }
 
 TEST_F(StoreProtocolTest, SocketIsPrivateToTheStoresUser) {

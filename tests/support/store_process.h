@@ -29,8 +29,9 @@ struct StoreProcessOptions {
 
 class StoreProcess {
  public:
-  // Starts the store and waits (at most 5 s) until its socket accepts connections. On failure the
-  // error includes the store's log.
+  // Starts the store and waits (at most 5 s) until its socket accepts connections (it logs so;
+  // no probe connection is made, so OpenFdCount() right after Start is a clean baseline). On
+  // failure the error includes the store's log.
   static absl::StatusOr<std::unique_ptr<StoreProcess>> Start(StoreProcessOptions options = {});
   ~StoreProcess();
   StoreProcess(const StoreProcess&) = delete;
