@@ -148,6 +148,27 @@ TEST_F(RedisDirectoryFaultTest, CreateFailsClearlyWhenRedisIsUnreachable) {
   EXPECT_THAT(RedisDirectory::Create(bad), HasErrorCode(ErrorCode::kInvalidArgument));
 }
 
+TEST_F(RedisDirectoryFaultTest, RepeatedCrashesAndReconnectsLeakNoFileDescriptors) {
+  options_.reconnect_backoff_initial = absl::Milliseconds(1);
+  options_.reconnect_backoff_max = absl::Milliseconds(5);
+  const int baseline = testing::CountOpenFds();
+  {
+    ASSERT_OK_AND_ASSIGN(auto directory, RedisDirectory::Create(options_));
+    ASSERT_OK(directory->RegisterNode(NodeRecord{"node-a", "", "", 1}));
+    std::atomic<int> callbacks{0};
+    directory->SetReconnectCallback([&] { callbacks++; });
+    for (int cycle = 0; cycle < 10; ++cycle) {
+      redis_->Kill();
+      EXPECT_THAT(directory->Heartbeat(), HasErrorCode(ErrorCode::kUnavailable));
+      ASSERT_OK(redis_->Restart());
+      ASSERT_TRUE(testing::WaitFor([&] { return directory->Heartbeat().ok(); }, absl::Seconds(5))) << cycle;
+    }
+    EXPECT_EQ(callbacks.load(), 10);
+    EXPECT_EQ(directory->stats().reconnects, 10u);
+  }
+  EXPECT_EQ(testing::CountOpenFds(), baseline);
+}
+
 TEST_F(RedisDirectoryFaultTest, UnixSocketAddressesWork) {
   testing::TempDir dir;
   testing::RedisServerOptions server_options;
