@@ -41,14 +41,14 @@ absl::StatusOr<std::unique_ptr<LaunchedManager>> LaunchedManager::Start(const Ma
   manager->client_socket_ = manager->dir_.Join("manager.sock");
   manager->log_path_ = manager->dir_.Join("manager.log");
   std::vector<std::string> argv = {binary,
-                                   "--store-socket", options.store_socket,
+                                   "--store_socket", options.store_socket,
                                    "--redis", options.redis,
                                    "--listen", "127.0.0.1:0",
-                                   "--client-socket", manager->client_socket_,
-                                   "--secret-file", options.secret_file,
+                                   "--client_socket", manager->client_socket_,
+                                   "--secret_file", options.secret_file,
                                    "--transport", options.transport,
-                                   "--rdma-threshold", options.rdma_threshold,
-                                   "--node-name", options.node_name};
+                                   "--rdma_threshold", options.rdma_threshold,
+                                   "--node_name", options.node_name};
   argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
   ASSIGN_OR_RETURN(manager->process_, ChildProcess::Spawn(argv, manager->log_path_));
 

@@ -1,9 +1,9 @@
 // LaunchedManager: an rplasma-manager that a benchmark starts for itself, next to a store it
 // also started (store_launcher.h).
 //
-// Start() posix_spawns `rplasma-manager --store-socket S --redis HOST:PORT --listen 127.0.0.1:0
-// --client-socket <dir>/manager.sock --secret-file F --transport T --rdma-threshold N
-// --node-name NAME` from the bench's bin directory, and returns once it printed its ready line and
+// Start() posix_spawns `rplasma-manager --store_socket S --redis HOST:PORT --listen 127.0.0.1:0
+// --client_socket <dir>/manager.sock --secret_file F --transport T --rdma_threshold N
+// --node_name NAME` (absl flag spelling) from the bench's bin directory, and returns once it printed its ready line and
 // its client socket accepts connections. Destruction stops it. Not thread-safe.
 #ifndef RPLASMA_BENCH_MPI_COMMON_MANAGER_LAUNCHER_H_
 #define RPLASMA_BENCH_MPI_COMMON_MANAGER_LAUNCHER_H_
