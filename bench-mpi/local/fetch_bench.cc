@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <vector>
 
@@ -17,7 +18,10 @@
 #include "bench-mpi/common/tcp_stream_peer.h"
 #include "bench-mpi/local/target_summary.h"
 #include "client/client.h"
+#include "protocol/frame.h"
+#include "protocol/manager_messages.h"
 #include "protocol/object_id.h"
+#include "protocol/socket_io.h"
 #include "protocol/status.h"
 
 namespace rplasma::bench {
@@ -159,6 +163,19 @@ absl::Status RunRedisGetSize(const LoopLimits& limits, RedisConnection& redis, u
   return reporter.Add(MakeResult("get", "redis", "tcp", "resp", size, get.Summarize()));
 }
 
+// The manager's stats JSON (counters and per-fetch phase timings) from its client socket.
+absl::StatusOr<std::string> ManagerStatsJson(const std::string& socket) {
+  ASSIGN_OR_RETURN(UniqueFd fd, UnixConnect(socket));
+  RETURN_IF_ERROR(WriteFrame(fd.get(), EncodeManagerRequest(ManagerRequest{1, ManagerStatsRequest{}})));
+  ASSIGN_OR_RETURN(std::string payload,
+                   ReadFrame(fd.get(), kMaxManagerFrameBytes, absl::Now() + absl::Seconds(10)));
+  ASSIGN_OR_RETURN(ManagerReply reply, DecodeManagerReply(payload));
+  RETURN_IF_ERROR(reply.status());
+  const auto* stats = std::get_if<ManagerStatsReply>(&reply.body);
+  if (stats == nullptr) return ProtocolError("manager stats: reply is not a StatsReply");
+  return stats->json;
+}
+
 }  // namespace
 
 absl::Status RunFetchBench(const LocalBenchOptions& options, std::ostream& out) {
@@ -202,6 +219,21 @@ absl::Status RunFetchBench(const LocalBenchOptions& options, std::ostream& out) 
     note(RunStreamSize(limits, stream, size, *reporter));
     note(RunFetchSize(options, limits, a, b, size, *reporter));
     note(RunRedisGetSize(limits, redis, size, *reporter));
+  }
+  absl::StatusOr<std::string> stats = ManagerStatsJson(b.manager->client_socket());
+  if (stats.ok()) {
+    // The per-protocol mean phases are the useful part on screen; the whole document goes to a file.
+    const size_t begin = stats->find("\"by_protocol\"");
+    const size_t end = stats->find(",\"recent_fetches\"");
+    if (begin != std::string::npos && end != std::string::npos && end > begin) {
+      out << "\nnode B manager, mean fetch phases: " << stats->substr(begin, end - begin) << "\n";
+    }
+    if (!options.csv_path.empty()) {
+      std::ofstream json(options.csv_path + ".manager-b.json");
+      json << *stats << "\n";
+    }
+  } else {
+    out << "\nnode B manager stats unavailable: " << stats.status().message() << "\n";
   }
   PrintTargets(EvaluateFetchTargets(*reporter), out);
   if (!options.csv_path.empty()) out << "\nCSV: " << options.csv_path << "\n";
