@@ -64,6 +64,11 @@ absl::StatusOr<std::unique_ptr<StoreServer>> StoreServer::Create(const StoreOpti
 
 absl::Status StoreServer::Init() {
   RETURN_IF_ERROR(PrepareSocketDirectory(options_.socket_path));
+  // UnixListen replaces a stale socket file; a live one belongs to a running store: keep off it.
+  if (UnixConnect(options_.socket_path).ok()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     absl::StrCat("socket ", options_.socket_path, " is in use by another running store"));
+  }
   ASSIGN_OR_RETURN(listen_fd_, UnixListen(options_.socket_path));
   if (::chmod(options_.socket_path.c_str(), 0600) != 0) return ErrnoError("chmod", options_.socket_path, errno);
   RETURN_IF_ERROR(SetNonBlocking(listen_fd_.get()));

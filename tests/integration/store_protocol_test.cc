@@ -430,6 +430,17 @@ TEST_F(StoreProtocolTest, SigtermShutsDownCleanlyAndRemovesTheSocket) {
   EXPECT_NE(::lstat(store_->socket_path().c_str(), &st), 0);
 }
 
+TEST_F(StoreProtocolTest, SecondStoreOnALiveSocketRefusesToStart) {
+  StoreProcessOptions options;
+  options.extra_args = {"--socket", store_->socket_path()};  // the last --socket wins
+  absl::StatusOr<std::unique_ptr<StoreProcess>> second = StoreProcess::Start(options);
+  ASSERT_FALSE(second.ok());
+  EXPECT_THAT(std::string(second.status().message()), ::testing::HasSubstr("in use by another running store"));
+  // The first store still serves (the second's probe connection goes away).
+  EXPECT_TRUE(WaitFor([&] { return Stats(*client_).clients == 1; }, absl::Seconds(5)));
+  ExpectNoLeaks();
+}
+
 TEST_F(StoreProtocolTest, SocketIsPrivateToTheStoresUser) {
   struct stat st{};
   ASSERT_EQ(::stat(store_->socket_path().c_str(), &st), 0);
