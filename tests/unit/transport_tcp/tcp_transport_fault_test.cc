@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -270,6 +271,21 @@ TEST_F(TcpHostilePeerTest, TruncatedRequestThenHangUpEndsTheConnection) {
   fd.reset();
   EXPECT_TRUE(WaitFor([&] { return handler_.disconnect_count() == 1; }, absl::Seconds(5)));
   EXPECT_EQ(handler_.calls(), 0);
+}
+
+TEST_F(TcpHostilePeerTest, RandomBytesBeforeOrAfterAuthenticationNeverHarmTheOwner) {
+  std::mt19937_64 rng(20261122);
+  constexpr int kRounds = 30;
+  for (int i = 0; i < kRounds; ++i) {
+    UniqueFd fd = i % 2 == 0 ? RawConnect() : AuthenticatedRawConnect();
+    std::vector<uint8_t> junk(1 + rng() % 300);
+    for (auto& b : junk) b = static_cast<uint8_t>(rng());
+    if (i % 3 == 0 && junk.size() >= kTcpHeaderBytes) junk[0] = 1, junk[1] = 0;  // plausible version
+    Send(fd.get(), junk.data(), junk.size());
+  }  // each closes here
+  EXPECT_TRUE(WaitFor([&] { return handler_.disconnect_count() == kRounds / 2; }, absl::Seconds(10)));
+  EXPECT_TRUE(WaitFor([&] { return owner_->server_connection_count() == 1; }, absl::Seconds(10)));
+  EXPECT_EQ(handler_.calls(), 0) << "no random byte string made a complete valid request";
 }
 
 TEST_F(TcpHostilePeerTest, ManyAbruptConnectionsLeaveNoThreadsOrFdsBehind) {
