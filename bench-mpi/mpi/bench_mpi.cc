@@ -79,7 +79,7 @@ absl::Status BenchMpi::Setup() {
     out << secret << "\n";
     out.close();
     chmod(options_.secret_file.c_str(), 0600);
-    if (!out) status = MakeError(ErrorCode::kInternal, "cannot write " + options_.secret_file);
+    if (!out) status = MakeError(ErrorCode::kInternal, absl::StrCat("cannot write ", options_.secret_file));
   }
   RETURN_IF_ERROR(AgreeAcrossRanks(world_, status));
 

@@ -130,7 +130,7 @@ absl::Status PlotCsv(const std::string& script, const std::string& csv, const st
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     return MakeError(ErrorCode::kUnavailable, absl::StrCat("gnuplot ", script, " failed (status ", status, ")"));
   }
-  if (access(png.c_str(), R_OK) != 0) return MakeError(ErrorCode::kUnavailable, "gnuplot wrote no " + png);
+  if (access(png.c_str(), R_OK) != 0) return MakeError(ErrorCode::kUnavailable, absl::StrCat("gnuplot wrote no ", png));
   return absl::OkStatus();
 }
 

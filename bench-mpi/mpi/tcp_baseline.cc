@@ -69,7 +69,7 @@ absl::StatusOr<UniqueFd> Connect(const std::string& address) {
   const size_t colon = address.rfind(':');
   int port = 0;
   if (colon == std::string::npos || !absl::SimpleAtoi(address.substr(colon + 1), &port)) {
-    return MakeError(ErrorCode::kInvalidArgument, "tcp baseline: bad address " + address);
+    return MakeError(ErrorCode::kInvalidArgument, absl::StrCat("tcp baseline: bad address ", address));
   }
   UniqueFd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd.valid()) return ErrnoError("socket", "tcp baseline", errno);
@@ -77,7 +77,7 @@ absl::StatusOr<UniqueFd> Connect(const std::string& address) {
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
   if (inet_pton(AF_INET, address.substr(0, colon).c_str(), &addr.sin_addr) != 1) {
-    return MakeError(ErrorCode::kInvalidArgument, "tcp baseline: bad address " + address);
+    return MakeError(ErrorCode::kInvalidArgument, absl::StrCat("tcp baseline: bad address ", address));
   }
   if (connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
     return ErrnoError("connect", address, errno);
@@ -141,13 +141,8 @@ absl::Status RunTcpBaseline(const MpiWorld& world, const std::string& listen_hos
       }
     }
     RETURN_IF_ERROR(AgreeAcrossRanks(world, status));
-    ResultRow labels;
-    labels.system = "tcp_stream";
-    labels.transport = "tcp";
-    labels.protocol = "-";
-    labels.pattern = "pairs";
-    labels.object_size = size;
-    labels.ranks = world.size();
+    const ResultRow labels{.benchmark = "fetch", .system = "tcp_stream", .transport = "tcp", .protocol = "-",
+                           .pattern = "pairs", .object_size = size, .ranks = world.size()};
     std::vector<ResultRow> got = SummarizeRanks(world, mine, labels, per_rank_rows);
     rows->insert(rows->end(), got.begin(), got.end());
   }

@@ -163,7 +163,7 @@ absl::Status RunTuner(BenchMpi& bench, std::vector<ResultRow>* rows) {
     std::ofstream out(options.tune_out);
     out << file;
     out.close();
-    if (!out) status = MakeError(ErrorCode::kInternal, "cannot write " + options.tune_out);
+    if (!out) status = MakeError(ErrorCode::kInternal, absl::StrCat("cannot write ", options.tune_out));
     else std::printf("threshold file: %s\n", options.tune_out.c_str());
   }
   RETURN_IF_ERROR(AgreeAcrossRanks(world, status));
