@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_format.h"
 #include "manager/transport/verbs/endpoint.h"
+#include "manager/transport/verbs/verbs_lock.h"
 #include "manager/transport/verbs/read_plan.h"
 #include "protocol/logging.h"
 #include "protocol/status.h"
@@ -196,7 +197,7 @@ absl::Status Endpoint::BuildQp(DeviceContext* device) {
   // Receives are posted before the connection exists: the peer may send as soon as it is up.
   for (uint32_t i = 0; i < ring_->slots(); ++i) RETURN_IF_ERROR(ring_->PostRecv(qp(), i));
   {
-    absl::MutexLock lock(&mu_);
+    VerbsLock lock(&mu_);
     for (uint32_t i = 0; i < ring_->slots(); ++i) free_send_slots_.push_back(ring_->slots() - 1 - i);
   }
   if (int rc = ibv_req_notify_cq(cq_.get(), 0); rc != 0) return ErrnoError("ibv_req_notify_cq", device->name, rc);
@@ -207,7 +208,7 @@ absl::Status Endpoint::BuildQp(DeviceContext* device) {
 
 absl::Status Endpoint::Start(const AcceptData& peer) {
   {
-    absl::MutexLock lock(&mu_);
+    VerbsLock lock(&mu_);
     peer_message_bytes_ = peer.message_bytes;
     send_credits_ = peer.recv_credits;
     peer_credits_ = peer.recv_credits;
@@ -224,17 +225,17 @@ Endpoint::~Endpoint() {
 }
 
 bool Endpoint::healthy() const {
-  absl::MutexLock lock(&mu_);
+  VerbsLock lock(&mu_);
   return state_ == State::kConnected;
 }
 
 Endpoint::State Endpoint::state() const {
-  absl::MutexLock lock(&mu_);
+  VerbsLock lock(&mu_);
   return state_;
 }
 
 void Endpoint::Fail(const absl::Status& why) {
-  absl::MutexLock lock(&mu_);
+  VerbsLock lock(&mu_);
   FailLocked(why);
 }
 
@@ -265,14 +266,14 @@ void Endpoint::FailLocked(const absl::Status& why) {
 
 void Endpoint::Close() {
   {
-    absl::MutexLock lock(&mu_);
+    VerbsLock lock(&mu_);
     if (state_ == State::kClosed) return;
     closing_ = true;
     FailLocked(MakeError(ErrorCode::kUnavailable, "connection closed"));
     // Let flushed work requests come back before the completion thread stops.
     absl::Time limit = absl::Now() + absl::Seconds(2);
     while ((reads_in_flight_ > 0 || sends_in_flight_ > 0) && poll_thread_.joinable()) {
-      if (cv_.WaitWithDeadline(&mu_, limit)) break;
+      if (WaitWithDeadline(cv_, &mu_, limit)) break;
     }
   }
   stop_.store(true);
@@ -281,12 +282,12 @@ void Endpoint::Close() {
     if (::write(wake_fd_.get(), &one, sizeof(one)) < 0) LOG(WARNING) << "verbs endpoint: wake failed";
   }
   {
-    absl::MutexLock lock(&mu_);
+    VerbsLock lock(&mu_);
     cv_.SignalAll();
   }
   if (poll_thread_.joinable()) poll_thread_.join();
   if (dispatch_thread_.joinable()) dispatch_thread_.join();
-  absl::MutexLock lock(&mu_);
+  VerbsLock lock(&mu_);
   state_ = State::kClosed;
   cv_.SignalAll();
 }
@@ -339,8 +340,8 @@ void Endpoint::DispatchLoop() {
   for (;;) {
     Request req;
     {
-      absl::MutexLock lock(&mu_);
-      while (requests_.empty() && !stop_.load() && state_ == State::kConnected) cv_.Wait(&mu_);
+      VerbsLock lock(&mu_);
+      while (requests_.empty() && !stop_.load() && state_ == State::kConnected) Wait(cv_, &mu_);
       if (requests_.empty() || state_ != State::kConnected) return;
       req = std::move(requests_.front());
       requests_.pop_front();
@@ -352,7 +353,7 @@ void Endpoint::DispatchLoop() {
       flags = kFlagError;
     }
     {
-      absl::MutexLock lock(&mu_);
+      VerbsLock lock(&mu_);
       ++credits_owed_;  // the request's last fragment is consumed now; the reply carries the credit
     }
     absl::Status s = SendMessage(MessageType::kResponse, flags, req.id, reply, absl::Now() + options_.response_send_timeout);

@@ -1,4 +1,5 @@
 #include "manager/transport/verbs/listener.h"
+#include "manager/transport/verbs/verbs_lock.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -91,7 +92,7 @@ Listener::~Listener() {
   auth_.reset();
   absl::flat_hash_map<rdma_cm_id*, std::shared_ptr<Endpoint>> endpoints;
   {
-    absl::MutexLock lock(&mu_);
+    VerbsLock lock(&mu_);
     endpoints.swap(endpoints_);
   }
   for (auto& [id, ep] : endpoints) {
@@ -103,7 +104,7 @@ Listener::~Listener() {
 }
 
 uint64_t Listener::connections() const {
-  absl::MutexLock lock(&mu_);
+  VerbsLock lock(&mu_);
   return endpoints_.size();
 }
 
@@ -175,14 +176,14 @@ void Listener::OnConnectRequest(rdma_cm_id* raw, const std::vector<uint8_t>& pri
     handler_->OnDisconnect(conn_id);
     return;
   }
-  absl::MutexLock lock(&mu_);
+  VerbsLock lock(&mu_);
   endpoints_[raw] = std::move(*ep);
 }
 
 void Listener::Drop(rdma_cm_id* id) {
   std::shared_ptr<Endpoint> ep;
   {
-    absl::MutexLock lock(&mu_);
+    VerbsLock lock(&mu_);
     auto it = endpoints_.find(id);
     if (it == endpoints_.end()) return;
     ep = std::move(it->second);

@@ -1,4 +1,5 @@
 #include "manager/transport/verbs/verbs_channel.h"
+#include "manager/transport/verbs/verbs_lock.h"
 
 #include "protocol/status.h"
 
@@ -6,14 +7,14 @@ namespace rplasma::transport::verbs {
 
 absl::StatusOr<std::shared_ptr<Endpoint>> VerbsChannel::Acquire(absl::Time deadline) {
   {
-    absl::MutexLock lock(&mu_);
+    VerbsLock lock(&mu_);
     if (closed_) return MakeError(ErrorCode::kUnavailable, "verbs channel closed");
     if (endpoint_ && endpoint_->healthy()) return endpoint_;
   }
-  absl::MutexLock connect_lock(&connect_mu_);
+  VerbsLock connect_lock(&connect_mu_);
   std::shared_ptr<Endpoint> failed;
   {
-    absl::MutexLock lock(&mu_);
+    VerbsLock lock(&mu_);
     if (closed_) return MakeError(ErrorCode::kUnavailable, "verbs channel closed");
     if (endpoint_ && endpoint_->healthy()) return endpoint_;  // another thread rebuilt it
     failed = std::move(endpoint_);
@@ -21,7 +22,7 @@ absl::StatusOr<std::shared_ptr<Endpoint>> VerbsChannel::Acquire(absl::Time deadl
   failed.reset();  // drained by its own Close once in-flight operations let go
   ASSIGN_OR_RETURN(std::shared_ptr<Endpoint> fresh, connector_(deadline));
   counters_->reconnects.fetch_add(1);
-  absl::MutexLock lock(&mu_);
+  VerbsLock lock(&mu_);
   if (closed_) {
     fresh->Close();
     return MakeError(ErrorCode::kUnavailable, "verbs channel closed");
@@ -53,14 +54,14 @@ absl::Status VerbsChannel::Read(const RemoteRegion& region, uint8_t* dst, absl::
 }
 
 bool VerbsChannel::healthy() const {
-  absl::MutexLock lock(&mu_);
+  VerbsLock lock(&mu_);
   return !closed_ && endpoint_ && endpoint_->healthy();
 }
 
 void VerbsChannel::Close() {
   std::shared_ptr<Endpoint> ep;
   {
-    absl::MutexLock lock(&mu_);
+    VerbsLock lock(&mu_);
     closed_ = true;
     ep = std::move(endpoint_);
   }
@@ -68,7 +69,7 @@ void VerbsChannel::Close() {
 }
 
 std::shared_ptr<Endpoint> VerbsChannel::endpoint_for_test() const {
-  absl::MutexLock lock(&mu_);
+  VerbsLock lock(&mu_);
   return endpoint_;
 }
 

@@ -9,6 +9,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "manager/transport/transport.h"
+#include "manager/transport/verbs/verbs_lock.h"
 #include "manager/transport/verbs/verbs_transport.h"
 
 namespace rplasma::transport::testing {
@@ -41,27 +42,29 @@ class EchoHandler : public RequestHandler {
   void OnConnect(uint64_t conn_id, const std::string& peer) override { connects.fetch_add(1); }
   std::string HandleCall(uint64_t conn_id, absl::string_view request) override {
     calls.fetch_add(1);
-    absl::MutexLock lock(&mu_);
-    mu_.Await(absl::Condition(+[](bool* stalled) { return !*stalled; }, &stalled_));
+    verbs::VerbsLock lock(&mu_);
+    while (stalled_) verbs::Wait(cv_, &mu_);
     return "re:" + std::string(request);
   }
   bool AllowRead(uint64_t, const RemoteRegion&) override { return false; }
   void OnDisconnect(uint64_t conn_id) override { disconnects.fetch_add(1); }
 
   void Stall() {
-    absl::MutexLock lock(&mu_);
+    verbs::VerbsLock lock(&mu_);
     stalled_ = true;
   }
   void Resume() {
-    absl::MutexLock lock(&mu_);
+    verbs::VerbsLock lock(&mu_);
     stalled_ = false;
+    cv_.SignalAll();
   }
 
   std::atomic<int> connects{0}, disconnects{0}, calls{0};
 
  private:
   absl::Mutex mu_;
-  bool stalled_ = false;
+  absl::CondVar cv_;
+  bool stalled_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace rplasma::transport::testing

@@ -139,6 +139,45 @@ TEST_F(VerbsTransportTest, StalledHandlerMakesSendersWaitForCreditsNotRetry) {
   EXPECT_EQ(client_->stats().reconnects, 0u);
 }
 
+TEST_F(VerbsTransportTest, CallPastItsDeadlineFailsAndTheLateReplyIsDiscarded) {
+  Start();
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Channel> ch, client_->Connect(address_, Deadline()));
+  handler_.Stall();
+  EXPECT_THAT(ch->Call("slow", absl::Now() + absl::Milliseconds(300)), HasErrorCode(ErrorCode::kDeadlineExceeded));
+  handler_.Resume();
+  // The late reply still returns its credit; the next calls pair with their own replies.
+  for (int i = 0; i < 40; ++i) {
+    ASSERT_OK_AND_ASSIGN(std::string reply, ch->Call(absl::StrCat("next", i), Deadline()));
+    EXPECT_EQ(reply, absl::StrCat("re:next", i));
+  }
+  EXPECT_TRUE(ch->healthy());
+  EXPECT_EQ(client_->stats().reconnects, 0u);
+}
+
+TEST_F(VerbsTransportTest, ConcurrentReadsAndCallsShareOneChannel) {
+  Start();
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Channel> ch, client_->Connect(address_, Deadline()));
+  constexpr uint64_t kSlice = 512 << 10;
+  std::atomic<int> good{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 4; ++i) {
+        uint64_t src = (t * 4 + i) * 4099 % (kArenaBytes - kSlice);
+        uint8_t* dst = client_arena_.data() + t * 2 * kSlice;
+        if (!ch->Read(server_->RegionFor(src, kSlice), dst, Deadline(120)).ok()) return;
+        bool same = true;
+        for (uint64_t j = 0; j < kSlice; ++j) same &= dst[j] == Pattern(src + j);
+        absl::StatusOr<std::string> r = ch->Call(absl::StrCat(t, ":", i), Deadline(120));
+        if (same && r.ok() && *r == absl::StrCat("re:", t, ":", i)) good.fetch_add(1);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(good.load(), 16);
+  EXPECT_EQ(client_->stats().reads, 16u);
+}
+
 TEST_F(VerbsTransportTest, ReadCopiesEveryByteFromOneByteToSeveralMebibytes) {
   Start();
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Channel> ch, client_->Connect(address_, Deadline()));
