@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "client/annotated_mutex_lock.h"
 #include "protocol/frame.h"
 #include "protocol/logging.h"
 #include "protocol/socket_io.h"
@@ -75,13 +76,13 @@ absl::StatusOr<ClientConnection::Handshake> ClientConnection::Connect(const std:
 }
 
 ClientConnection::~ClientConnection() {
-  absl::MutexLock lock(&mu_);
+  client_internal::AnnotatedMutexLock lock(&mu_);
   CHECK(pending_.size() == static_cast<size_t>(detached_outstanding_))
       << "ClientConnection destroyed while callers still wait for replies";
 }
 
 absl::Status ClientConnection::health() const {
-  absl::MutexLock lock(&mu_);
+  client_internal::AnnotatedMutexLock lock(&mu_);
   return broken_;
 }
 
@@ -89,7 +90,7 @@ absl::Status ClientConnection::Send(RequestBody body, PendingReply* pending) {
   ASSIGN_OR_RETURN(uint64_t request_id, NextRequestId());
   ASSIGN_OR_RETURN(std::string payload, Encode(request_id, std::move(body)));
   {
-    absl::MutexLock lock(&mu_);
+    client_internal::AnnotatedMutexLock lock(&mu_);
     if (!broken_.ok()) return broken_;
     // Registered before the frame leaves, so the reply always finds its waiter.
     pending->owner_ = this;
@@ -100,21 +101,21 @@ absl::Status ClientConnection::Send(RequestBody body, PendingReply* pending) {
   }
   absl::Status status = WriteFrame(payload);
   if (!status.ok()) {
-    absl::MutexLock lock(&mu_);
+    client_internal::AnnotatedMutexLock lock(&mu_);
     Break(status);
   }
   return status;
 }
 
 absl::StatusOr<Reply> ClientConnection::Wait(PendingReply* pending) {
-  absl::MutexLock lock(&mu_);
+  client_internal::AnnotatedMutexLock lock(&mu_);
   while (!pending->done_) {
     if (!leader_active_) {
       // Lead: read frames (without mu_) until our own reply has been dispatched.
       leader_active_ = true;
-      mu_.Unlock();
+      lock.Unlock();
       absl::StatusOr<Reply> reply = ReadReply();
-      mu_.Lock();
+      lock.Lock();
       leader_active_ = false;
       if (reply.ok()) {
         Dispatch(std::move(reply));
@@ -123,7 +124,7 @@ absl::StatusOr<Reply> ClientConnection::Wait(PendingReply* pending) {
       }
       continue;
     }
-    pending->cv_.Wait(&mu_);
+    lock.Wait(&pending->cv_);
   }
   PromoteLeader();
   return std::move(pending->result_);
@@ -138,7 +139,7 @@ absl::StatusOr<Reply> ClientConnection::Call(RequestBody body) {
 absl::Status ClientConnection::SendDetached(RequestBody body) {
   bool too_many;
   {
-    absl::MutexLock lock(&mu_);
+    client_internal::AnnotatedMutexLock lock(&mu_);
     if (!broken_.ok()) return broken_;
     too_many = detached_outstanding_ >= kMaxDetached;
   }
@@ -147,21 +148,21 @@ absl::Status ClientConnection::SendDetached(RequestBody body) {
   ASSIGN_OR_RETURN(uint64_t request_id, NextRequestId());
   ASSIGN_OR_RETURN(std::string payload, Encode(request_id, std::move(body)));
   {
-    absl::MutexLock lock(&mu_);
+    client_internal::AnnotatedMutexLock lock(&mu_);
     if (!broken_.ok()) return broken_;
     pending_.emplace(request_id, nullptr);
     ++detached_outstanding_;
   }
   absl::Status status = WriteFrame(payload);
   if (!status.ok()) {
-    absl::MutexLock lock(&mu_);
+    client_internal::AnnotatedMutexLock lock(&mu_);
     Break(status);
   }
   return status;
 }
 
 absl::StatusOr<uint64_t> ClientConnection::NextRequestId() {
-  absl::MutexLock lock(&mu_);
+  client_internal::AnnotatedMutexLock lock(&mu_);
   if (!broken_.ok()) return broken_;
   return next_request_id_++;
 }
@@ -175,7 +176,7 @@ absl::StatusOr<std::string> ClientConnection::Encode(uint64_t request_id, Reques
 }
 
 void ClientConnection::Unregister(PendingReply* pending) {
-  absl::MutexLock lock(&mu_);
+  client_internal::AnnotatedMutexLock lock(&mu_);
   if (!pending->registered_) return;
   auto it = pending_.find(pending->request_id_);
   if (it != pending_.end() && it->second == pending) {
@@ -243,7 +244,7 @@ absl::Status ClientConnection::WriteFrame(const std::string& payload) {
   EncodeFrameHeader(static_cast<uint32_t>(payload.size()), header);
   iovec iov[2] = {{header, sizeof(header)}, {const_cast<char*>(payload.data()), payload.size()}};
   int iov_index = 0;
-  absl::MutexLock lock(&write_mu_);
+  client_internal::AnnotatedMutexLock lock(&write_mu_);
   while (iov_index < 2) {
     msghdr msg{};
     msg.msg_iov = &iov[iov_index];
