@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <iostream>
 #include <random>
 
 #include "absl/strings/str_cat.h"
@@ -20,7 +21,7 @@ class ManagerFetchTest : public ::testing::Test {
     RPLASMA_SKIP_IF_NO_REDIS_SERVER();
     ASSERT_OK_AND_ASSIGN(cluster_, ManagerTestCluster::Start());
     TestNodeOptions options;
-    options.store_memory = 768u << 20;
+    options.store_memory = 320u << 20;  // the largest sweep object (256 MiB) + room
     ASSERT_OK_AND_ASSIGN(a_, cluster_->AddNode(options));
     ASSERT_OK_AND_ASSIGN(b_, cluster_->AddNode(options));
   }
@@ -87,6 +88,7 @@ TEST_F(ManagerFetchTest, IntegritySweepOfLogUniformSizesByBothProtocols) {
     EXPECT_GT(by_pin, 0);
   }
   ASSERT_OK_AND_ASSIGN(std::string stats, StatsVia(b_->client_socket));
+  std::cout << "manager stats after the sweep: " << stats << "\n";
   EXPECT_EQ(JsonInt(stats, "checksum_mismatches"), 0) << stats;
   EXPECT_EQ(JsonInt(stats, "fetch_failures"), 0) << stats;
 }

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "absl/strings/numbers.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/strings/str_cat.h"
 #include "protocol/frame.h"
 #include "protocol/socket_io.h"
@@ -128,17 +129,25 @@ int64_t JsonInt(const std::string& json, const std::string& key) {
 }
 
 std::string TestBytes(uint64_t seed, uint64_t size) {
-  std::string out(size, '\0');
-  uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
-  size_t i = 0;
-  for (; i + 8 <= size; i += 8) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    std::memcpy(&out[i], &x, 8);
+  // Slices of one pseudo-random pool (grown on demand), at an offset that depends on the seed:
+  // cheap for the 256 MiB objects of the sweep, and different seeds give different bytes.
+  constexpr uint64_t kOffsets = 1u << 20;
+  static absl::Mutex mu;
+  static std::string* pool = new std::string();
+  const uint64_t offset = (seed * 8191) % kOffsets;
+  absl::MutexLock lock(&mu);
+  if (pool->size() < offset + size) {
+    const uint64_t want = std::max<uint64_t>(kOffsets + size, pool->size() * 2);
+    pool->resize(want);
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i + 8 <= want; i += 8) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      std::memcpy(&(*pool)[i], &x, 8);
+    }
   }
-  for (; i < size; ++i) out[i] = static_cast<char>(seed + i);
-  return out;
+  return pool->substr(offset, size);
 }
 
 absl::Status PutTestObject(Client& client, const ObjectID& id, uint64_t seed, uint64_t size,
