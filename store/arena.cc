@@ -1,6 +1,7 @@
 #include "store/arena.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/mman.h>
 #include <sys/statfs.h>
 #include <unistd.h>
@@ -48,6 +49,11 @@ absl::StatusOr<std::unique_ptr<Arena>> Arena::Create(uint64_t size, const std::s
   } else {
     struct statfs fs{};
     if (::statfs(hugepages_dir.c_str(), &fs) != 0) return ErrnoError("statfs", hugepages_dir, errno);
+    // Anything else would put the arena in a disk- or tmpfs-backed file, silently.
+    if (static_cast<uint64_t>(fs.f_type) != HUGETLBFS_MAGIC) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       absl::StrCat("--hugepages ", hugepages_dir, ": not a hugetlbfs mount"));
+    }
     size = RoundUp(size, static_cast<uint64_t>(fs.f_bsize));
     ASSIGN_OR_RETURN(fd, OpenHugetlbFile(hugepages_dir, size));
   }

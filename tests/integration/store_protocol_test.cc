@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <set>
 
 #include <gmock/gmock.h>
@@ -438,6 +440,40 @@ TEST_F(StoreProtocolTest, SecondStoreOnALiveSocketRefusesToStart) {
   EXPECT_THAT(std::string(second.status().message()), ::testing::HasSubstr("in use by another running store"));
   // The first store still serves (the second's probe connection goes away).
   EXPECT_TRUE(WaitFor([&] { return Stats(*client_).clients == 1; }, absl::Seconds(5)));
+  ExpectNoLeaks();
+}
+
+TEST_F(StoreProtocolTest, HugepagesDirectoryMustBeAHugetlbfsMount) {
+  StoreProcessOptions options;
+  options.extra_args = {"--hugepages", store_->dir()};
+  absl::StatusOr<std::unique_ptr<StoreProcess>> other = StoreProcess::Start(options);
+  ASSERT_FALSE(other.ok());
+  EXPECT_THAT(std::string(other.status().message()), ::testing::HasSubstr("not a hugetlbfs mount"));
+  ExpectNoLeaks();
+}
+
+// Runs only where a hugetlbfs mount with free huge pages exists (none is set up by the tests).
+TEST_F(StoreProtocolTest, ArenaOnHugetlbfsServesObjects) {
+  std::string mount;
+  std::ifstream mounts("/proc/mounts");
+  for (std::string line; std::getline(mounts, line);) {
+    std::istringstream fields(line);
+    std::string dev, dir, type;
+    fields >> dev >> dir >> type;
+    if (type == "hugetlbfs" && ::access(dir.c_str(), W_OK) == 0) mount = dir;
+  }
+  std::ifstream free_pages("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages");
+  int free_count = 0;
+  free_pages >> free_count;
+  if (mount.empty() || free_count < 2) GTEST_SKIP() << "no writable hugetlbfs mount with 2 free 2 MiB pages";
+  StoreProcessOptions options;
+  options.memory = 4 << 20;
+  options.extra_args = {"--hugepages", mount};
+  StartStore(options);
+  ObjectID id = ObjectID::FromLabel("huge");
+  CreateSealed(*client_, id);
+  EXPECT_THAT(Codes(*client_, ContainsRequest{{id}}), ElementsAre(ErrorCode::kOk));
+  EXPECT_THAT(Codes(*client_, ReleaseRequest{{id}}), ElementsAre(ErrorCode::kOk));
   ExpectNoLeaks();
 }
 
