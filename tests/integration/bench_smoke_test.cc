@@ -3,6 +3,7 @@
 // header has the shared columns and whose rows carry positive measurements.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <set>
@@ -107,6 +108,25 @@ TEST(BenchSmokeTest, RedisPeerIsMeasuredAgainstItsOwnRedisServer) {
   EXPECT_TRUE(seen.count("get/redis")) << run.csv;
   EXPECT_TRUE(seen.count("set_get/redis")) << run.csv;
   EXPECT_NE(run.output.find("small round trip"), std::string::npos) << run.output;
+}
+
+TEST(BenchSmokeTest, FetchModeMeasuresFetchStreamAndRedisAcrossTwoLocalNodes) {
+  RPLASMA_SKIP_IF_NO_REDIS_SERVER();
+  if (::access((std::string(RPLASMA_BIN_DIR) + "/rplasma-manager").c_str(), X_OK) != 0) {
+    GTEST_SKIP() << "rplasma-manager is not built; fetch mode needs it";
+  }
+  TempDir dir;
+  // 1 KiB takes the Get path, 128 KiB the Pin path (threshold 64 KiB).
+  BenchRun run = RunBench(dir, {"--mode", "fetch", "--sizes", "1K,128K", "--iterations", "5", "--duration", "0.05"});
+  if (run.exit_code == 2 && run.output.find("needs Client::Fetch") != std::string::npos) {
+    GTEST_SKIP() << "this build's client has no Fetch";
+  }
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::set<std::string> seen = CheckRows(run.csv);
+  EXPECT_TRUE(seen.count("fetch/rplasma")) << run.csv;
+  EXPECT_TRUE(seen.count("stream/tcp_stream")) << run.csv;
+  EXPECT_TRUE(seen.count("get/redis")) << run.csv;
+  EXPECT_NE(run.output.find("small fetch latency"), std::string::npos) << run.output;
 }
 
 TEST(BenchSmokeTest, UnknownFlagIsAUsageErrorWithExitCodeTwo) {
