@@ -196,8 +196,13 @@ absl::Status BenchMpi::Report(const std::vector<ResultRow>& rows) {
     if (status.ok() && !options_.png.empty()) {
       std::string script = options_.plot_script;
       if (script.empty()) script = options_.bin_dir + "/plot_bench.gp";
-      status = PlotCsv(script, options_.csv, options_.png);
-      if (status.ok()) std::printf("plot: %s\n", options_.png.c_str());
+      // A missing gnuplot costs the picture, not the measurements.
+      absl::Status plotted = PlotCsv(script, options_.csv, options_.png);
+      if (plotted.ok()) {
+        std::printf("plot: %s\n", options_.png.c_str());
+      } else {
+        std::fprintf(stderr, "plot: skipped: %s\n", std::string(plotted.message()).c_str());
+      }
     }
     std::fflush(stdout);
   }

@@ -11,8 +11,6 @@ if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) {
   set terminal png size 1400,600
 }
 set output png
-set datafile separator ","
-set key autotitle columnhead
 set logscale x 2
 set logscale y 10
 set grid
@@ -20,18 +18,22 @@ set key outside bottom center horizontal maxrows 4 font ",8" noautotitle
 
 # Columns: 1 benchmark 2 system 3 transport 4 protocol 5 object_size 6 ops_per_s 7 gb_per_s
 #          8 p50_us 9 p99_us 10 pattern 11 ranks 12 concurrency 13 mean_us 14 p95_us 15 rank 16 aggregate
-# The distinct series: "system protocol pattern" of aggregate fetch rows.
-series = system(sprintf("awk -F, 'NR>1 && $16==1 && $1==\"fetch\" && $12==%d {print $2\"/\"$4\"/\"$10}' '%s' | sort -u | tr '\\n' ' '", conc, csv))
+# The distinct series: "benchmark/system/protocol/pattern" of aggregate rows.
+series = system(sprintf("awk -F, 'NR>1 && $16==1 && $12==%d {print $1\"/\"$2\"/\"$4\"/\"$10}' '%s' | sort -u | tr '\\n' ' '", conc, csv))
 n = words(series)
-sel(s, col) = (strcol(2)."/".strcol(4)."/".strcol(10) eq s && strcol(16) eq "1" && strcol(1) eq "fetch" && int(column(12)) == conc) ? column(col) : NaN
-
+# One series' aggregate rows as "size gb_per_s p50_us p99_us", sorted by size (gnuplot would break
+# a line at every row of another series otherwise).
+rows(s) = sprintf("< awk -F, -v s='%s' -v c=%d 'NR>1 && $16==1 && $12==c && $1\"/\"$2\"/\"$4\"/\"$10==s {print $5, $7, $8, $9}' '%s' | sort -n", s, conc, csv)
+set xtics ("1K" 1024, "4K" 4096, "16K" 16384, "64K" 65536, "256K" 262144, "1M" 1048576, "4M" 4194304, \
+           "16M" 16777216, "64M" 67108864, "256M" 268435456, "1G" 1073741824)
+set datafile separator whitespace
 set multiplot layout 1,2 title sprintf("rplasma-bench-mpi (%s)", csv) noenhanced
 set title "aggregate bandwidth" noenhanced
 set xlabel "object size (bytes)"
 set ylabel "GB/s"
-plot for [i=1:n] csv using 5:(sel(word(series,i),7)) with linespoints lw 2 title word(series,i) noenhanced
+plot for [i=1:n] rows(word(series,i)) using 1:2 with linespoints lw 2 lc i title word(series,i) noenhanced
 set title "latency: p50 (solid), p99 (dashed)" noenhanced
 set ylabel "microseconds"
-plot for [i=1:n] csv using 5:(sel(word(series,i),8)) with linespoints lw 2 lc i title word(series,i) noenhanced, \
-     for [i=1:n] csv using 5:(sel(word(series,i),9)) with lines dt 2 lc i notitle
+plot for [i=1:n] rows(word(series,i)) using 1:3 with linespoints lw 2 lc i title word(series,i) noenhanced, \
+     for [i=1:n] rows(word(series,i)) using 1:4 with lines dt 2 lc i notitle
 unset multiplot

@@ -38,7 +38,7 @@ absl::Status MeasureProtocol(BenchMpi& bench, FetchProtocol protocol, const std:
     }
     for (size_t i = 0; i < sizes.size(); ++i) {
       const std::string phase =
-          absl::StrCat(bench.nonce(), "/tune/", threshold, "/", FetchProtocolName(protocol), "/", shift, "/", sizes[i]);
+          absl::StrCat(bench.nonce(), "/tune/", FetchProtocolName(protocol), "/", shift, "/", sizes[i]);
       FetchPlan plan = MakeShiftPlan(shift, world.size(), world.rank(), 1, phase);
       FetchPhaseOptions options;
       options.object_size = sizes[i];

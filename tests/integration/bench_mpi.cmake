@@ -1,0 +1,18 @@
+# rplasma-bench-mpi under mpirun on this machine (oversubscribed; as root in CI): every pattern and
+# protocol at small sizes with every byte verified, CSV and PNG produced (-np 2 and -np 4), and a
+# tuner run whose threshold file a manager then loads. Each test starts its own redis-server
+# (--start-redis) and skips when mpirun or redis-server is missing.
+if(TARGET rplasma-bench-mpi)
+  rplasma_test(bench_mpi_patterns_test
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/bench_mpi_patterns_test.cc
+    LABELS integration mpi redis
+    TIMEOUT 240)
+  rplasma_test(bench_mpi_tuner_test
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/bench_mpi_tuner_test.cc
+    LIBS rplasma_manager_protocol
+    LABELS integration mpi redis
+    TIMEOUT 240)
+  foreach(test bench_mpi_patterns_test bench_mpi_tuner_test)
+    add_dependencies(${test} rplasma-bench-mpi rplasma-store rplasma-manager)
+  endforeach()
+endif()

@@ -1,0 +1,70 @@
+// Runs `mpirun -np N rplasma-bench-mpi ...` for the bench_mpi_* tests: root-safe environment,
+// --oversubscribe, output to a log; and small helpers to read what it wrote.
+#ifndef RPLASMA_TESTS_INTEGRATION_BENCH_MPI_RUN_H_
+#define RPLASMA_TESTS_INTEGRATION_BENCH_MPI_RUN_H_
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/support/redis_server.h"
+#include "tests/support/status_matchers.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+
+namespace rplasma::testing {
+
+inline std::string ReadWholeFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline std::string FindMpirun() {
+  for (const char* p : {"/usr/bin/mpirun", "/usr/local/bin/mpirun"}) {
+    if (access(p, X_OK) == 0) return p;
+  }
+  return "";
+}
+
+#define RPLASMA_SKIP_IF_NO_MPI()                                                     \
+  do {                                                                               \
+    if (FindMpirun().empty()) GTEST_SKIP() << "mpirun is not installed (openmpi-bin)"; \
+    RPLASMA_SKIP_IF_NO_REDIS_SERVER();                                               \
+  } while (0)
+
+struct MpiRun {
+  int exit_code = -1;
+  std::string output;
+};
+
+// mpirun -np `ranks` --oversubscribe rplasma-bench-mpi --start-redis `args`, output in dir/mpirun.log.
+inline MpiRun RunBenchMpi(const TempDir& dir, int ranks, const std::vector<std::string>& args) {
+  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
+  std::vector<std::string> argv = {FindMpirun(), "-np", std::to_string(ranks), "--oversubscribe",
+                                   std::string(RPLASMA_BIN_DIR) + "/rplasma-bench-mpi", "--start_redis"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  MpiRun run;
+  const std::string log = dir.Join("mpirun.log");
+  auto process = Subprocess::Start(argv, log);
+  EXPECT_OK(process.status());
+  if (!process.ok()) return run;
+  std::optional<int> status = process->Wait(absl::Seconds(200));
+  EXPECT_TRUE(status.has_value()) << "mpirun did not finish:\n" << ReadWholeFile(log);
+  if (status.has_value() && WIFEXITED(*status)) run.exit_code = WEXITSTATUS(*status);
+  run.output = ReadWholeFile(log);
+  return run;
+}
+
+}  // namespace rplasma::testing
+
+#endif  // RPLASMA_TESTS_INTEGRATION_BENCH_MPI_RUN_H_

@@ -1,0 +1,96 @@
+// rplasma-bench-mpi --tune under mpirun -np 2 over TCP: writes a threshold file in the manager's
+// format whose default sits within one size step of the crossover measured in the same run; the
+// run's own managers restarted with that file report its threshold for their peer; and a fresh
+// rplasma-manager started with --rdma_threshold=FILE loads it (stats say threshold_mode "file").
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "protocol/frame.h"
+#include "protocol/manager_messages.h"
+#include "protocol/socket_io.h"
+#include "tests/integration/bench_mpi_run.h"
+#include "tests/support/store_process.h"
+
+namespace rplasma::testing {
+namespace {
+
+// The value of `default` in a threshold file, or -1.
+int64_t DefaultThreshold(const std::string& file) {
+  for (absl::string_view line : absl::StrSplit(file, '\n', absl::SkipEmpty())) {
+    std::vector<std::string> words = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    int64_t value = 0;
+    if (words.size() == 2 && words[0] == "default" && absl::SimpleAtoi(words[1], &value)) return value;
+  }
+  return -1;
+}
+
+absl::StatusOr<std::string> ManagerStats(const std::string& socket) {
+  ASSIGN_OR_RETURN(UniqueFd fd, UnixConnect(socket));
+  RETURN_IF_ERROR(WriteFrame(fd.get(), EncodeManagerRequest(ManagerRequest{1, ManagerStatsRequest{}})));
+  ASSIGN_OR_RETURN(std::string payload, ReadFrame(fd.get(), kMaxManagerFrameBytes, absl::Now() + absl::Seconds(5)));
+  ASSIGN_OR_RETURN(ManagerReply reply, DecodeManagerReply(payload));
+  const auto* stats = std::get_if<ManagerStatsReply>(&reply.body);
+  if (stats == nullptr) return absl::InternalError("not a stats reply");
+  return stats->json;
+}
+
+TEST(BenchMpiTunerTest, TunedThresholdFileIsWithinOneStepOfTheCrossoverAndManagersLoadIt) {
+  RPLASMA_SKIP_IF_NO_MPI();
+  TempDir dir;
+  const std::string file_path = dir.Join("threshold.txt");
+  MpiRun run = RunBenchMpi(dir, 2,
+                           // `--tune=true`, not `--tune`: mpirun takes a bare --tune as its own option.
+                           {"--tune=true", "--tune_out=" + file_path, "--tune_min_size=1K", "--tune_max_size=1M",
+                            "--fetch_timeout=20s",
+                            "--warmup=1", "--repeat=5", "--csv=" + dir.Join("tune.csv"),
+                            "--png=" + dir.Join("tune.png")});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::string file = ReadWholeFile(file_path);
+  const int64_t threshold = DefaultThreshold(file);
+  ASSERT_GE(threshold, 0) << file;
+  EXPECT_TRUE(absl::StrContains(file, "fit cluster")) << file;
+  // The cluster choice (and every pair's) sits within one step of the measured crossover.
+  EXPECT_FALSE(absl::StrContains(run.output, "NOT within one step")) << run.output;
+  EXPECT_TRUE(absl::StrContains(run.output, "within one step")) << run.output;
+  // The run's managers, restarted with the file, report its threshold for their peer.
+  for (int rank : {0, 1}) {
+    const std::string prefix = absl::StrCat("manager stats rank ", rank, ": threshold_mode=file peer_thresholds={");
+    const size_t at = run.output.find(prefix);
+    ASSERT_NE(at, std::string::npos) << run.output;
+    const std::string rest = run.output.substr(at + prefix.size(), run.output.find('\n', at) - at - prefix.size());
+    EXPECT_TRUE(absl::StrContains(rest, absl::StrCat("\":", threshold, "}"))) << rest << " vs " << threshold;
+  }
+  EXPECT_TRUE(absl::StrContains(run.output, "auto/best worst case")) << run.output;
+  const std::string png = ReadWholeFile(dir.Join("tune.png"));
+  ASSERT_GT(png.size(), 8u) << run.output;
+  EXPECT_EQ(png.substr(1, 3), "PNG");
+
+  // A fresh manager loads the file.
+  ASSERT_OK_AND_ASSIGN(auto redis, RedisServer::Start());
+  ASSERT_OK_AND_ASSIGN(auto store, StoreProcess::Start());
+  {
+    std::ofstream secret(dir.Join("secret"));
+    secret << "a-test-secret\n";
+  }
+  const std::string manager_socket = dir.Join("manager.sock");
+  ASSERT_OK_AND_ASSIGN(Subprocess manager,
+                       Subprocess::Start({std::string(RPLASMA_BIN_DIR) + "/rplasma-manager",
+                                          "--store_socket=" + store->socket_path(), "--redis=" + redis->address(),
+                                          "--client_socket=" + manager_socket, "--rdma_threshold=" + file_path,
+                                          "--secret_file=" + dir.Join("secret")},
+                                         dir.Join("manager.log")));
+  std::string stats;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        absl::StatusOr<std::string> s = ManagerStats(manager_socket);
+        if (s.ok()) stats = *s;
+        return s.ok();
+      },
+      absl::Seconds(20)))
+      << ReadWholeFile(dir.Join("manager.log"));
+  EXPECT_TRUE(absl::StrContains(stats, "\"threshold_mode\":\"file\"")) << stats;
+}
+
+}  // namespace
+}  // namespace rplasma::testing
