@@ -16,3 +16,12 @@ if(TARGET rplasma-bench-mpi)
     add_dependencies(${test} rplasma-bench-mpi rplasma-store rplasma-manager)
   endforeach()
 endif()
+
+# The pure parts (cost fit, plans, byte pattern, options): in process, no MPI.
+if(TARGET rplasma_bench_mpi_core)
+  rplasma_test(bench_mpi_core_test
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/bench_mpi_core_test.cc
+    LIBS rplasma_bench_mpi_core
+    LABELS unit
+    TIMEOUT 60)
+endif()

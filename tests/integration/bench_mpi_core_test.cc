@@ -1,0 +1,157 @@
+// The pure parts of rplasma-bench-mpi, in process (no MPI): the tuner's cost fit and threshold
+// choice, the fetch plans of each pattern, the byte pattern every fetch is verified against, and
+// option validation.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "absl/strings/match.h"
+#include "bench-mpi/mpi/bench_mpi_options.h"
+#include "bench-mpi/mpi/cost_fit.h"
+#include "bench-mpi/mpi/fetch_plan.h"
+#include "bench-mpi/mpi/object_pattern.h"
+#include "tests/support/status_matchers.h"
+
+namespace rplasma::bench {
+namespace {
+
+std::vector<uint64_t> Ladder(uint64_t from, uint64_t to) {
+  std::vector<uint64_t> out;
+  for (uint64_t s = from; s <= to; s *= 2) out.push_back(s);
+  return out;
+}
+
+TEST(CostFitTest, ExactLinearCostIsRecovered) {
+  const std::vector<uint64_t> sizes = Ladder(1024, 1u << 24);
+  std::vector<double> times;
+  for (uint64_t s : sizes) times.push_back(50 + s / 2000.0);  // 50 us + 2 GB/s
+  LinearCost fit = FitCost(sizes, times);
+  EXPECT_NEAR(fit.latency_us, 50, 1e-6);
+  EXPECT_NEAR(fit.us_per_byte, 1 / 2000.0, 1e-12);
+  EXPECT_NEAR(fit.rms_rel_error, 0, 1e-9);
+}
+
+TEST(CostFitTest, ThresholdSitsAtTheCrossoverOfTwoLines) {
+  // send: 20 us + 1 GB/s; read: 60 us + 4 GB/s -> lines meet at 40 us / (1/1000 - 1/4000) = 53333 B.
+  const std::vector<uint64_t> sizes = Ladder(1024, 1u << 22);
+  std::vector<double> send, read;
+  for (uint64_t s : sizes) {
+    send.push_back(20 + s / 1000.0);
+    read.push_back(60 + s / 4000.0);
+  }
+  ThresholdChoice c = ChooseThreshold(sizes, send, read);
+  EXPECT_NEAR(c.fit_crossover, 53333.3, 1);
+  EXPECT_EQ(c.measured_crossover, 32768u);  // the last size where send is cheaper
+  EXPECT_EQ(c.threshold, 65536u);           // the fit rounds to 64 KiB (nearest in log2)
+  EXPECT_TRUE(c.within_one_step);
+}
+
+TEST(CostFitTest, NoisyFitIsClampedToOneStepOfTheMeasuredCrossover) {
+  const std::vector<uint64_t> sizes = Ladder(1024, 1u << 20);  // 11 sizes
+  // Measured: send wins up to 8 KiB; the fits would meet far above (read's latency is huge).
+  std::vector<double> send, read;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    send.push_back(10 + sizes[i] / 1000.0);
+    read.push_back(i <= 3 ? 1e6 : 1);
+  }
+  ThresholdChoice c = ChooseThreshold(sizes, send, read);
+  EXPECT_EQ(c.measured_crossover, 8192u);
+  EXPECT_LE(c.threshold, 16384u);
+  EXPECT_GE(c.threshold, 4096u);
+  EXPECT_TRUE(c.within_one_step);
+}
+
+TEST(CostFitTest, ReadEverywhereGivesThresholdZero) {
+  const std::vector<uint64_t> sizes = Ladder(1024, 1u << 16);
+  std::vector<double> send(sizes.size(), 100), read(sizes.size(), 10);
+  ThresholdChoice c = ChooseThreshold(sizes, send, read);
+  EXPECT_EQ(c.measured_crossover, 0u);
+  EXPECT_LE(c.threshold, 1024u);
+}
+
+TEST(CostFitTest, FileHasPeerLinesDefaultAndFitLinesTheManagerIgnores) {
+  ThresholdChoice c;
+  c.threshold = 65536;
+  PeerChoice a{"rank0.x", "rank1.y", c}, b{"rank2.z", "rank1.y", c};
+  b.choice.threshold = 32768;
+  const std::string file = RenderThresholdFile(c, {a, b}, "# header\n");
+  EXPECT_TRUE(absl::StrContains(file, "\ndefault 65536\n")) << file;
+  EXPECT_TRUE(absl::StrContains(file, "\npeer rank1.y 32768\n")) << file;  // the smaller of two
+  EXPECT_TRUE(absl::StrContains(file, "\nfit cluster ")) << file;
+  EXPECT_TRUE(absl::StrContains(file, "\n# header\n")) << file;
+}
+
+int Count(const std::vector<ObjectID>& ids) { return static_cast<int>(std::set<ObjectID>(ids.begin(), ids.end()).size()); }
+
+TEST(FetchPlanTest, EveryFetchedObjectIsPutByItsOwnerOnce) {
+  for (FetchPattern pattern : {FetchPattern::kPairs, FetchPattern::kBroadcast, FetchPattern::kGather,
+                               FetchPattern::kAllToAll}) {
+    for (int ranks : {2, 3, 4}) {
+      std::vector<FetchPlan> plans;
+      for (int r = 0; r < ranks; ++r) plans.push_back(MakeFetchPlan(pattern, ranks, r, 2, "p"));
+      int fetched = 0;
+      for (int r = 0; r < ranks; ++r) {
+        for (size_t i = 0; i < plans[r].fetches.size(); ++i) {
+          const int owner = plans[r].fetch_owner[i];
+          ASSERT_NE(owner, r);
+          const auto& puts = plans[owner].puts;
+          EXPECT_EQ(std::count(puts.begin(), puts.end(), plans[r].fetches[i]), 1);
+          ++fetched;
+        }
+      }
+      EXPECT_GT(fetched, 0) << FetchPatternName(pattern) << " " << ranks;
+    }
+  }
+}
+
+TEST(FetchPlanTest, PatternsMoveTheExpectedNumberOfObjects) {
+  EXPECT_EQ(MakeFetchPlan(FetchPattern::kBroadcast, 4, 0, 3, "p").puts.size(), 3u);
+  EXPECT_EQ(MakeFetchPlan(FetchPattern::kBroadcast, 4, 2, 3, "p").fetches.size(), 3u);
+  EXPECT_EQ(MakeFetchPlan(FetchPattern::kGather, 4, 0, 3, "p").fetches.size(), 9u);
+  EXPECT_EQ(Count(MakeFetchPlan(FetchPattern::kAllToAll, 4, 1, 2, "p").puts), 6);
+  EXPECT_EQ(MakeFetchPlan(FetchPattern::kPairs, 3, 2, 1, "p").fetches.size(), 0u);  // odd rank out idles
+  FetchPlan shift = MakeShiftPlan(1, 4, 3, 1, "p");
+  ASSERT_EQ(shift.fetch_owner.size(), 1u);
+  EXPECT_EQ(shift.fetch_owner[0], 0);
+  EXPECT_NE(MakeFetchPlan(FetchPattern::kPairs, 2, 0, 1, "a").puts, MakeFetchPlan(FetchPattern::kPairs, 2, 0, 1, "b").puts);
+}
+
+TEST(ObjectPatternTest, FilledBytesVerifyAndAnyFlippedByteIsCaught) {
+  const ObjectID id = ObjectID::FromLabel("x");
+  for (size_t size : {1u, 7u, 8u, 1000u, 4099u}) {
+    std::vector<uint8_t> data(size);
+    FillPattern(id, absl::MakeSpan(data));
+    EXPECT_OK(VerifyPattern(id, data));
+    data[size - 1] ^= 1;
+    EXPECT_FALSE(VerifyPattern(id, data).ok()) << size;
+    data[size - 1] ^= 1;
+    data[0] ^= 0x80;
+    EXPECT_FALSE(VerifyPattern(id, data).ok()) << size;
+  }
+  std::vector<uint8_t> data(64);
+  FillPattern(id, absl::MakeSpan(data));
+  EXPECT_FALSE(VerifyPattern(ObjectID::FromLabel("y"), data).ok());  // another id's bytes
+}
+
+TEST(BenchMpiOptionsTest, DefaultLadderAndValidation) {
+  BenchMpiOptions o;
+  o.start_redis = true;
+  EXPECT_OK(o.Validate());
+  EXPECT_EQ(o.Sizes().front(), 1024u);
+  EXPECT_EQ(o.Sizes().back(), 1u << 30);
+  EXPECT_EQ(o.Sizes().size(), 21u);
+  o.start_redis = false;
+  EXPECT_FALSE(o.Validate().ok());  // no Redis
+  o.redis = "127.0.0.1:6379";
+  o.concurrency = {0};
+  EXPECT_FALSE(o.Validate().ok());
+  o.concurrency = {1};
+  o.attach = true;
+  EXPECT_FALSE(o.Validate().ok());  // attach needs sockets and one protocol
+  EXPECT_FALSE(ParsePatterns("pairs,ring").ok());
+  ASSERT_OK_AND_ASSIGN(auto protocols, ParseProtocols("read,send"));
+  EXPECT_EQ(protocols.size(), 2u);
+}
+
+}  // namespace
+}  // namespace rplasma::bench
