@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 
+#include <random>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -226,6 +227,57 @@ TEST_F(ObjectTableTest, ListPagesInIdOrderAndSkipsDeletedObjects) {
   ids.erase(ids.begin() + 3);
   EXPECT_EQ(seen, ids);
   table_.RemoveClient(kAlice);
+}
+
+// Random operations from several clients; after each, the table's books must balance: per-object
+// references equal the sum of per-client references, the stats equal the sums over objects, and
+// the allocator holds at least the visible objects' blocks. At the end everything is returned.
+TEST(ObjectTableRandomTest, RandomOperationsKeepReferenceAndMemoryBooksBalanced) {
+  ObjectTable table(64 * 1024, 1, nullptr);
+  std::mt19937_64 rng(99);
+  std::vector<ObjectID> ids;
+  for (int i = 0; i < 40; ++i) ids.push_back(ObjectID::FromLabel(absl::StrCat("r", i)));
+  const std::vector<ClientId> clients = {1, 2, 3, 4};
+  for (int step = 0; step < 20000; ++step) {
+    ClientId c = clients[rng() % clients.size()];
+    const ObjectID& id = ids[rng() % ids.size()];
+    switch (rng() % 9) {
+      case 0: (void)table.Create(c, id, rng() % 4000, rng() % 100, rng() % 2 == 0); break;
+      case 1: (void)table.Seal(c, id, step); break;
+      case 2: (void)table.Abort(c, id); break;
+      case 3: (void)table.Get(c, id); break;
+      case 4: case 5: (void)table.Release(c, id); break;
+      case 6: (void)table.Delete(id); break;
+      case 7: (void)table.Evict(rng() % 8000); break;
+      case 8: if (rng() % 20 == 0) table.RemoveClient(c); break;
+    }
+    bool more = false;
+    std::vector<ObjectInfo> visible = table.List(std::nullopt, kMaxListPage, &more);
+    uint64_t refs = 0, created = 0, sealed = 0, bytes = 0;
+    for (const ObjectInfo& o : visible) {
+      uint32_t by_clients = 0;
+      for (ClientId k : clients) by_clients += table.ClientRefs(k, o.id);
+      ASSERT_EQ(static_cast<uint32_t>(o.ref_count), by_clients) << "step " << step;
+      if (o.state == ObjectState::kCreated) {
+        ASSERT_EQ(o.ref_count, 1) << "an unsealed object is referenced by its creator only";
+      }
+      refs += o.ref_count;
+      (o.state == ObjectState::kSealed ? sealed : created) += 1;
+      bytes += Allocator::BlockSize(o.data_size + o.metadata_size);
+    }
+    ASSERT_EQ(table.stats().objects_created, created);
+    ASSERT_LE(sealed, table.stats().objects_sealed);  // hidden (deleted, referenced) ones are not listed
+    ASSERT_LE(refs, table.stats().ref_count);
+    ASSERT_LE(bytes, table.allocator().used_bytes());
+    ASSERT_EQ(table.allocator().used_bytes() + table.allocator().free_bytes(), table.allocator().capacity());
+  }
+  for (ClientId c : clients) table.RemoveClient(c);
+  bool more = false;
+  for (const ObjectInfo& o : table.List(std::nullopt, kMaxListPage, &more)) EXPECT_EQ(table.Delete(o.id), ErrorCode::kOk);
+  EXPECT_EQ(table.size(), 0u);
+  EXPECT_EQ(table.stats().ref_count, 0u);
+  EXPECT_EQ(table.allocator().used_bytes(), 0u);
+  EXPECT_EQ(table.allocator().free_blocks(), 1u);
 }
 
 // Memory the table needs per object at rest (sealed, unreferenced, evictable), measured with
