@@ -13,11 +13,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "client/annotated_mutex_lock.h"
 #include "client/checksum.h"
 #include "client/client_connection.h"
 #include "client/reply_body.h"
 #include "protocol/logging.h"
+#include "protocol/mutex_lock.h"
 #include "protocol/status.h"
 
 namespace rplasma {
@@ -116,7 +116,7 @@ absl::StatusOr<CreatedObject> Client::Create(const ObjectID& id, uint64_t data_s
   uint8_t* meta = data + data_size;
   if (!metadata.empty()) std::memcpy(meta, metadata.data(), metadata.size());
   {
-    client_internal::AnnotatedMutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     created_[id] = CreatedRegion{reply.offset, data_size, metadata.size()};
   }
   return CreatedObject{id, absl::MakeSpan(data, data_size), absl::MakeSpan(meta, metadata.size()), reply.offset,
@@ -124,14 +124,14 @@ absl::StatusOr<CreatedObject> Client::Create(const ObjectID& id, uint64_t data_s
 }
 
 void Client::ForgetCreated(const ObjectID& id) {
-  client_internal::AnnotatedMutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   created_.erase(id);
 }
 
 absl::Status Client::Seal(const ObjectID& id) {
   std::optional<CreatedRegion> region;
   {
-    client_internal::AnnotatedMutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     auto it = created_.find(id);
     if (it != created_.end()) region = it->second;
   }

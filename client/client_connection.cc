@@ -10,9 +10,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "client/annotated_mutex_lock.h"
 #include "protocol/frame.h"
 #include "protocol/logging.h"
+#include "protocol/mutex_lock.h"
 #include "protocol/socket_io.h"
 #include "protocol/status.h"
 
@@ -76,13 +76,13 @@ absl::StatusOr<ClientConnection::Handshake> ClientConnection::Connect(const std:
 }
 
 ClientConnection::~ClientConnection() {
-  client_internal::AnnotatedMutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   CHECK(pending_.size() == static_cast<size_t>(detached_outstanding_))
       << "ClientConnection destroyed while callers still wait for replies";
 }
 
 absl::Status ClientConnection::health() const {
-  client_internal::AnnotatedMutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return broken_;
 }
 
@@ -90,7 +90,7 @@ absl::Status ClientConnection::Send(RequestBody body, PendingReply* pending) {
   ASSIGN_OR_RETURN(uint64_t request_id, NextRequestId());
   ASSIGN_OR_RETURN(std::string payload, Encode(request_id, std::move(body)));
   {
-    client_internal::AnnotatedMutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (!broken_.ok()) return broken_;
     // Registered before the frame leaves, so the reply always finds its waiter.
     pending->owner_ = this;
@@ -101,14 +101,14 @@ absl::Status ClientConnection::Send(RequestBody body, PendingReply* pending) {
   }
   absl::Status status = WriteFrame(payload);
   if (!status.ok()) {
-    client_internal::AnnotatedMutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     Break(status);
   }
   return status;
 }
 
 absl::StatusOr<Reply> ClientConnection::Wait(PendingReply* pending) {
-  client_internal::AnnotatedMutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   while (!pending->done_) {
     if (!leader_active_) {
       // Lead: read frames (without mu_) until our own reply has been dispatched.
@@ -139,7 +139,7 @@ absl::StatusOr<Reply> ClientConnection::Call(RequestBody body) {
 absl::Status ClientConnection::SendDetached(RequestBody body) {
   bool too_many;
   {
-    client_internal::AnnotatedMutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (!broken_.ok()) return broken_;
     too_many = detached_outstanding_ >= kMaxDetached;
   }
@@ -148,21 +148,21 @@ absl::Status ClientConnection::SendDetached(RequestBody body) {
   ASSIGN_OR_RETURN(uint64_t request_id, NextRequestId());
   ASSIGN_OR_RETURN(std::string payload, Encode(request_id, std::move(body)));
   {
-    client_internal::AnnotatedMutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (!broken_.ok()) return broken_;
     pending_.emplace(request_id, nullptr);
     ++detached_outstanding_;
   }
   absl::Status status = WriteFrame(payload);
   if (!status.ok()) {
-    client_internal::AnnotatedMutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     Break(status);
   }
   return status;
 }
 
 absl::StatusOr<uint64_t> ClientConnection::NextRequestId() {
-  client_internal::AnnotatedMutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (!broken_.ok()) return broken_;
   return next_request_id_++;
 }
@@ -176,7 +176,7 @@ absl::StatusOr<std::string> ClientConnection::Encode(uint64_t request_id, Reques
 }
 
 void ClientConnection::Unregister(PendingReply* pending) {
-  client_internal::AnnotatedMutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (!pending->registered_) return;
   auto it = pending_.find(pending->request_id_);
   if (it != pending_.end() && it->second == pending) {
@@ -244,7 +244,7 @@ absl::Status ClientConnection::WriteFrame(const std::string& payload) {
   EncodeFrameHeader(static_cast<uint32_t>(payload.size()), header);
   iovec iov[2] = {{header, sizeof(header)}, {const_cast<char*>(payload.data()), payload.size()}};
   int iov_index = 0;
-  client_internal::AnnotatedMutexLock lock(&write_mu_);
+  MutexLock lock(&write_mu_);
   while (iov_index < 2) {
     msghdr msg{};
     msg.msg_iov = &iov[iov_index];
