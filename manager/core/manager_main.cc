@@ -3,7 +3,9 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -31,9 +33,28 @@ ABSL_FLAG(uint64_t, read_chunk_bytes, 64u << 20, "Pin path: bytes per Read");
 ABSL_FLAG(uint64_t, debug_serve_bytes_per_sec, 0,
           "TEST AID ONLY: serve Get replies and tcp reads as if at this rate (0 = off)");
 
+// The documented spelling is --store-socket; abseil names flags with underscores. Rewrites the name
+// part of every "--a-b[=v]" argument to "--a_b[=v]" (values are left alone).
+std::vector<std::string> NormalizeFlagNames(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  for (size_t i = 1; i < args.size(); ++i) {
+    std::string& a = args[i];
+    if (a == "--") break;
+    if (a.size() < 3 || a.compare(0, 2, "--") != 0) continue;
+    const size_t end = std::min(a.find('='), a.size());
+    for (size_t k = 2; k < end; ++k) {
+      if (a[k] == '-') a[k] = '_';
+    }
+  }
+  return args;
+}
+
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("rplasma-manager --store-socket PATH --redis HOST:PORT --secret-file PATH [...]");
-  absl::ParseCommandLine(argc, argv);
+  std::vector<std::string> args = NormalizeFlagNames(argc, argv);
+  std::vector<char*> arg_ptrs;
+  for (std::string& a : args) arg_ptrs.push_back(a.data());
+  absl::ParseCommandLine(static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
 
   rplasma::core::ManagerOptions options;
   options.store_socket = absl::GetFlag(FLAGS_store_socket);
