@@ -244,6 +244,9 @@ void StoreServer::ProcessFrames(ClientSession& s) {
 void StoreServer::SendReply(ClientSession& s, const Reply& reply, int fd_to_attach) {
   s.Enqueue(EncodeFrame(EncodeReply(reply)), fd_to_attach);
   MarkDirty(s);
+  // Input pauses long before this; only answers the client did not pace (completions of many
+  // waiting Gets) can get here.
+  if (s.queued_bytes() > options_.max_output_bytes) Doom(s, "output queue over --max_output_bytes");
 }
 
 void StoreServer::UpdateInterest(ClientSession& s) {

@@ -315,6 +315,34 @@ TEST_F(StoreFaultTest, SubscriberThatFallsBehindIsDisconnected) {
   ExpectHealthyAndBackAtBaseline();
 }
 
+TEST_F(StoreFaultTest, ClientWhoseUnreadGetAnswersOverflowTheQueueIsDisconnected) {
+  StoreProcessOptions options;
+  options.extra_args = {"--max_output_bytes", "256K"};
+  Start(options);
+  ASSERT_OK_AND_ASSIGN(auto greedy, RawStoreClient::Connect(store_->socket_path(), "greedy"));
+  int small = 4096;
+  ::setsockopt(greedy->fd(), SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+  ObjectID id = ObjectID::FromLabel("awaited");
+  std::vector<ObjectID> ids(16, id);
+  constexpr int kGets = 2000;  // answers: ~2000 x 16 x 72 bytes, far above 256 KiB
+  for (int i = 0; i < kGets; ++i) ASSERT_OK(greedy->Send(GetRequest{ids, -1}));
+  EXPECT_TRUE(WaitFor([&] { return Stats().waiting_gets == kGets; }, absl::Seconds(10)));
+  ASSERT_OK_AND_ASSIGN(Reply r, bystander_->Call(CreateRequest{id, 64, 0, true}));
+  ASSERT_OK(r.status());
+  ASSERT_OK_AND_ASSIGN(r, bystander_->Call(SealRequest{id, 0}));
+  ASSERT_OK(r.status());
+  EXPECT_TRUE(WaitFor([&] { return Stats().clients == 1; }, absl::Seconds(10)));
+  EXPECT_THAT(store_->ReadLog(), ::testing::HasSubstr("output queue over"));
+  // The greedy client's references went with it.
+  StatsReply s = Stats();
+  EXPECT_EQ(s.waiting_gets, 0u);
+  EXPECT_EQ(s.ref_count, 1u);  // the creator's
+  ASSERT_OK_AND_ASSIGN(r, bystander_->Call(ReleaseRequest{{id}}));
+  ASSERT_OK_AND_ASSIGN(r, bystander_->Call(DeleteRequest{{id}}));
+  greedy.reset();
+  ExpectHealthyAndBackAtBaseline();
+}
+
 // Runs `body` in a child process as uid/gid 65534 (nobody); returns its exit code.
 int RunAsNobody(const std::function<int()>& body) {
   pid_t pid = ::fork();
