@@ -38,8 +38,9 @@ uint64_t BenchMpi::StoreMemory() const {
     most = std::max(most, plan.puts.size() + plan.fetches.size());
   }
   std::vector<uint64_t> sizes = options_.Sizes();
-  uint64_t largest = *std::max_element(sizes.begin(), sizes.end());
-  if (options_.tune) largest = std::max(largest, options_.tune_max_size);
+  // The tuner only moves its own sizes (one object per pair at a time).
+  const uint64_t largest = options_.tune ? options_.tune_max_size : *std::max_element(sizes.begin(), sizes.end());
+  if (options_.tune) most = 2;
   const uint64_t bytes = most * (largest + 4096) + most * largest / 8 + (64u << 20);
   return (bytes + (1u << 20) - 1) & ~uint64_t{(1u << 20) - 1};
 }

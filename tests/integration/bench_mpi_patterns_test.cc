@@ -61,9 +61,13 @@ void RunAndCheck(int ranks, const std::vector<std::string>& concurrency_list, co
     }
   }
   EXPECT_TRUE(seen.count("tcp_stream/-/pairs/65536/1")) << "the raw TCP peer is missing";
-  const std::string png = ReadWholeFile(dir.Join("out.png"));
-  ASSERT_GT(png.size(), 8u) << run.output;
-  EXPECT_EQ(png.substr(1, 3), "PNG");
+  if (HaveGnuplot()) {
+    const std::string png = ReadWholeFile(dir.Join("out.png"));
+    ASSERT_GT(png.size(), 8u) << run.output;
+    EXPECT_EQ(png.substr(1, 3), "PNG");
+  } else {
+    EXPECT_TRUE(absl::StrContains(run.output, "plot: skipped")) << run.output;
+  }
 }
 
 TEST(BenchMpiPatternsTest, TwoRanksRunEveryPatternAndProtocolWithEveryByteVerified) {

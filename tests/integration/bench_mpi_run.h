@@ -34,6 +34,9 @@ inline std::string FindMpirun() {
   return "";
 }
 
+// The plot needs gnuplot (Debian gnuplot-nox); without it the run still measures and says so.
+inline bool HaveGnuplot() { return access("/usr/bin/gnuplot", X_OK) == 0 || access("/usr/local/bin/gnuplot", X_OK) == 0; }
+
 #define RPLASMA_SKIP_IF_NO_MPI()                                                     \
   do {                                                                               \
     if (FindMpirun().empty()) GTEST_SKIP() << "mpirun is not installed (openmpi-bin)"; \

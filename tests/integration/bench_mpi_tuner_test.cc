@@ -62,9 +62,13 @@ TEST(BenchMpiTunerTest, TunedThresholdFileIsWithinOneStepOfTheCrossoverAndManage
     EXPECT_TRUE(absl::StrContains(rest, absl::StrCat("\":", threshold, "}"))) << rest << " vs " << threshold;
   }
   EXPECT_TRUE(absl::StrContains(run.output, "auto/best worst case")) << run.output;
-  const std::string png = ReadWholeFile(dir.Join("tune.png"));
-  ASSERT_GT(png.size(), 8u) << run.output;
-  EXPECT_EQ(png.substr(1, 3), "PNG");
+  if (HaveGnuplot()) {
+    const std::string png = ReadWholeFile(dir.Join("tune.png"));
+    ASSERT_GT(png.size(), 8u) << run.output;
+    EXPECT_EQ(png.substr(1, 3), "PNG");
+  } else {
+    EXPECT_TRUE(absl::StrContains(run.output, "plot: skipped")) << run.output;
+  }
 
   // A fresh manager loads the file.
   ASSERT_OK_AND_ASSIGN(auto redis, RedisServer::Start());
