@@ -132,15 +132,15 @@ TEST_F(ManagerFaultTest, IdRecreatedWithNewBytesIsFetchedWholeNeverMixed) {
   std::atomic<int> version{0};
   ASSERT_OK(PutTestObject(*a->client, id, 0, size));
   std::thread writer([&] {
-    for (int v = 1; !stop.load() && v < 400; ++v) {
+    for (int v = 1; !stop.load() && v < 150; ++v) {
       (void)a->client->Delete({id});
       if (PutTestObject(*a->client, id, v, size).ok()) version.store(v);
-      absl::SleepFor(absl::Milliseconds(5));
+      absl::SleepFor(absl::Milliseconds(10));
     }
   });
   int fetched = 0;
-  for (int i = 0; i < 30; ++i) {
-    absl::StatusOr<std::vector<absl::Status>> result = FetchVia(b->client_socket, {id}, absl::Seconds(3));
+  for (int i = 0; i < 12; ++i) {
+    absl::StatusOr<std::vector<absl::Status>> result = FetchVia(b->client_socket, {id}, absl::Seconds(2));
     ASSERT_OK(result.status());
     if (!(*result)[0].ok()) continue;
     ++fetched;
