@@ -54,23 +54,34 @@ absl::StatusOr<std::vector<ObjectBuffer>> Client::GetLocal(absl::Span<const Obje
   std::vector<ObjectBuffer> out;
   out.reserve(ids.size());
   if (ids.empty()) return out;
-  const int64_t timeout_ms = TimeoutMs(timeout);
+  const bool forever = timeout == absl::InfiniteDuration();
+  const absl::Time deadline = forever ? absl::InfiniteFuture() : absl::Now() + std::max(timeout, absl::ZeroDuration());
   const size_t batch = max_ids_per_request_;
   const size_t batches = (ids.size() + batch - 1) / batch;
-  // Every batch is in flight at once, so they all wait the same `timeout` in parallel.
-  std::unique_ptr<PendingReply[]> pending(new PendingReply[batches]);
+  // At most kWindow batches are in flight: enough to overlap their waits, and few enough that
+  // their replies never exceed what the store queues before it stops reading this connection
+  // (a single-threaded caller that kept sending without reading would deadlock against it).
+  // Later batches wait only for what is left of the one timeout.
+  constexpr size_t kWindow = 2;
+  PendingReply pending[kWindow];
   size_t sent = 0;
   absl::Status status;
-  for (; sent < batches; ++sent) {
+  auto send_next = [&]() -> bool {
+    if (sent == batches || !status.ok()) return false;
     absl::Span<const ObjectID> part = ids.subspan(sent * batch, batch);
+    const int64_t timeout_ms = forever ? -1 : TimeoutMs(deadline - absl::Now());
     status = connection_->Send(GetRequest{std::vector<ObjectID>(part.begin(), part.end()), timeout_ms},
-                               &pending[sent]);
-    if (!status.ok()) break;
+                               &pending[sent % kWindow]);
+    if (!status.ok()) return false;
+    ++sent;
+    return true;
+  };
+  while (sent < kWindow && send_next()) {
   }
   for (size_t b = 0; b < sent; ++b) {
     absl::Span<const ObjectID> part = ids.subspan(b * batch, batch);
-    absl::StatusOr<ObjectsReply> reply =
-        ExpectBody<ObjectsReply>(connection_->Wait(&pending[b]), "get", part.size() == 1 ? part[0].Hex() : "");
+    absl::StatusOr<ObjectsReply> reply = ExpectBody<ObjectsReply>(connection_->Wait(&pending[b % kWindow]), "get",
+                                                                  part.size() == 1 ? part[0].Hex() : "");
     if (reply.ok() && reply->objects.size() != part.size()) {
       for (const ObjectInfo& info : reply->objects) {
         if (info.error == ErrorCode::kOk) (void)ReleaseDetached(info.id);
@@ -84,6 +95,7 @@ absl::StatusOr<std::vector<ObjectBuffer>> Client::GetLocal(absl::Span<const Obje
     }
     // Entries of a failed call are still collected: their buffers release the references.
     for (size_t i = 0; i < part.size(); ++i) out.push_back(ToBuffer(part[i], reply->objects[i]));
+    send_next();  // the slot just freed takes the next batch
   }
   if (!status.ok()) return status;
   return out;

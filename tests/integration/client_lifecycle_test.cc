@@ -214,6 +214,22 @@ TEST_F(ClientLifecycleTest, BatchesAboveThePerRequestLimitAreSplit) {
   ExpectBackAtBaseline();
 }
 
+TEST_F(ClientLifecycleTest, AHugeBatchFromOneThreadDoesNotDeadlockAgainstTheStoresFlowControl) {
+  ASSERT_NO_FATAL_FAILURE(StartStore());
+  // Far more reply bytes than the store queues before it stops reading this connection.
+  constexpr int kCount = 40 * kMaxIdsPerRequest + 17;
+  const std::vector<ObjectID> ids = Labels("absent", kCount);
+  const ObjectID present = ids[kCount - 1];
+  ASSERT_OK(client_->Put(present, AsSpan(Pattern(16, 1))));
+  ASSERT_OK_AND_ASSIGN(std::vector<ObjectBuffer> got, client_->Get(ids));
+  ASSERT_EQ(got.size(), ids.size());
+  for (int i = 0; i + 1 < kCount; ++i) ASSERT_THAT(got[i].status(), HasErrorCode(ErrorCode::kObjectNotFound)) << i;
+  EXPECT_TRUE(got.back().valid());
+  got.clear();
+  ASSERT_OK(client_->Delete({present}));
+  ExpectBackAtBaseline();
+}
+
 TEST_F(ClientLifecycleTest, DuplicateIdsInOneGetEachHoldAReference) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
   const ObjectID id = ObjectID::FromLabel("twice");
