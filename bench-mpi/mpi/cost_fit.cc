@@ -58,7 +58,9 @@ ThresholdChoice ChooseThreshold(const std::vector<uint64_t>& sizes, const std::v
     double cost = 0;
     for (int i = 0; i < n; ++i) {
       const double chosen = i <= k ? send_us[i] : read_us[i];
-      cost += chosen / std::min(send_us[i], read_us[i]);
+      // Excess over the better protocol, capped at 100%: one point slowed down by something else
+      // (a descheduled process) must not outvote all the others.
+      cost += std::min(chosen / std::min(send_us[i], read_us[i]) - 1.0, 1.0);
     }
     if (cost < best_cost - 1e-12) {
       best_cost = cost;

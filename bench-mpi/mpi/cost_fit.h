@@ -4,7 +4,8 @@
 // the manager's format (manager/core/threshold_file.h).
 //
 // Threshold choice: the measured crossover T_m is the swept size that minimises the summed
-// relative excess cost of "send up to T, read above" over the swept sizes. The fitted crossover
+// relative excess cost (each point's capped at 100%) of "send up to T, read above" over the
+// swept sizes. The fitted crossover
 // (where the two lines meet) is rounded to the nearest swept size and then clamped to within one
 // step of T_m, so the file never strays from what was measured in the same run.
 #ifndef RPLASMA_BENCH_MPI_MPI_COST_FIT_H_

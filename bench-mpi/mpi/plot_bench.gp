@@ -14,6 +14,7 @@ set output png
 set logscale x 2
 set logscale y 10
 set grid
+set format y "%g"
 set key outside bottom center horizontal maxrows 4 font ",8" noautotitle
 
 # Columns: 1 benchmark 2 system 3 transport 4 protocol 5 object_size 6 ops_per_s 7 gb_per_s

@@ -81,7 +81,8 @@ std::vector<double> Decode(const std::string& text) {
 
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
+  if (v.empty()) return 0;
+  return v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
 void PrintWhy(const char* who, const std::vector<uint64_t>& sizes, const std::vector<double>& send,

@@ -61,6 +61,18 @@ TEST(CostFitTest, NoisyFitIsClampedToOneStepOfTheMeasuredCrossover) {
   EXPECT_TRUE(c.within_one_step);
 }
 
+TEST(CostFitTest, OneSlowOutlierDoesNotMoveTheMeasuredCrossover) {
+  const std::vector<uint64_t> sizes = Ladder(1024, 1u << 20);
+  std::vector<double> send, read;
+  for (uint64_t s : sizes) {
+    send.push_back(20 + s / 1000.0);
+    read.push_back(60 + s / 4000.0);
+  }
+  send[0] = 1e5;  // 1 KiB send hit a descheduled process
+  ThresholdChoice c = ChooseThreshold(sizes, send, read);
+  EXPECT_EQ(c.measured_crossover, 32768u);
+}
+
 TEST(CostFitTest, ReadEverywhereGivesThresholdZero) {
   const std::vector<uint64_t> sizes = Ladder(1024, 1u << 16);
   std::vector<double> send(sizes.size(), 100), read(sizes.size(), 10);
