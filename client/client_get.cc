@@ -58,11 +58,12 @@ absl::StatusOr<std::vector<ObjectBuffer>> Client::GetLocal(absl::Span<const Obje
   const absl::Time deadline = forever ? absl::InfiniteFuture() : absl::Now() + std::max(timeout, absl::ZeroDuration());
   const size_t batch = max_ids_per_request_;
   const size_t batches = (ids.size() + batch - 1) / batch;
-  // At most kWindow batches are in flight: enough to overlap their waits, and few enough that
-  // their replies never exceed what the store queues before it stops reading this connection
-  // (a single-threaded caller that kept sending without reading would deadlock against it).
-  // Later batches wait only for what is left of the one timeout.
-  constexpr size_t kWindow = 2;
+  // One batch in flight at a time, and a thread never sends while a reply of its own is
+  // outstanding. Otherwise replies could pile up past what the store queues before it stops
+  // reading this connection, with every owner blocked in a send and nobody reading: a deadlock
+  // (a single thread with a huge batch hit it). Later batches wait only for what is left of the
+  // one timeout.
+  constexpr size_t kWindow = 1;
   PendingReply pending[kWindow];
   size_t sent = 0;
   absl::Status status;

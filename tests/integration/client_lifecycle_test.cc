@@ -217,7 +217,7 @@ TEST_F(ClientLifecycleTest, BatchesAboveThePerRequestLimitAreSplit) {
 TEST_F(ClientLifecycleTest, AHugeBatchFromOneThreadDoesNotDeadlockAgainstTheStoresFlowControl) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
   // Far more reply bytes than the store queues before it stops reading this connection.
-  constexpr int kCount = 40 * kMaxIdsPerRequest + 17;
+  constexpr int kCount = 20 * kMaxIdsPerRequest + 17;
   const std::vector<ObjectID> ids = Labels("absent", kCount);
   const ObjectID present = ids[kCount - 1];
   ASSERT_OK(client_->Put(present, AsSpan(Pattern(16, 1))));
