@@ -100,3 +100,39 @@ TEST_F(ManagerFetchTest, IntegritySweepOfLogUniformSizesByBothProtocols) {
 
 }  // namespace
 }  // namespace rplasma::testing
+
+namespace rplasma::testing {
+namespace {
+
+TEST(ManagerAutoThresholdTest, FirstConnectProbesThePeerAndTheChosenThresholdShowsInStats) {
+  RPLASMA_SKIP_IF_NO_REDIS_SERVER();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ManagerTestCluster> cluster, ManagerTestCluster::Start());
+  TestNodeOptions options;
+  options.store_memory = 128u << 20;
+  ASSERT_OK_AND_ASSIGN(TestNode* a, cluster->AddNode(options));
+  options.threshold = "auto";
+  ASSERT_OK_AND_ASSIGN(TestNode* b, cluster->AddNode(options));
+  std::vector<ObjectID> ids;
+  const std::vector<uint64_t> sizes = {10, 5000, 300000, 6u << 20};
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    ids.push_back(ObjectID::FromLabel(absl::StrCat("auto-", i)));
+    ASSERT_OK(PutTestObject(*a->client, ids.back(), 40 + i, sizes[i]));
+  }
+  ASSERT_OK_AND_ASSIGN(std::vector<absl::Status> result, FetchVia(b->client_socket, ids, absl::Seconds(30)));
+  for (size_t i = 0; i < ids.size(); ++i) {
+    ASSERT_OK(result[i]);
+    EXPECT_OK(CheckTestObject(*b->client, ids[i], 40 + i, sizes[i]));
+  }
+  ASSERT_OK_AND_ASSIGN(std::string stats, StatsVia(b->client_socket));
+  EXPECT_EQ(JsonInt(stats, "calibrations"), 1) << stats;
+  EXPECT_GT(JsonInt(stats, a->node_id), 0) << "a threshold for the peer: " << stats;
+  EXPECT_NE(stats.find("\"threshold_mode\":\"auto\""), std::string::npos) << stats;
+  // The probe left nothing behind on either side.
+  ASSERT_OK_AND_ASSIGN(std::string owner, StatsVia(a->client_socket));
+  EXPECT_EQ(JsonInt(owner, "leases_live"), 0) << owner;
+  ASSERT_OK_AND_ASSIGN(StatsReply store_b, b->client->Stats());
+  EXPECT_EQ(store_b.objects_created, 0u) << "the probe scratch object was aborted";
+}
+
+}  // namespace
+}  // namespace rplasma::testing
