@@ -167,6 +167,10 @@ std::vector<absl::Status> FetchEngine::FetchLed(const std::vector<ObjectID>& ids
     }
     pending = std::move(still_pending);
     if (pending.empty()) return result;
+    if (stopping_.load()) {
+      for (size_t i : pending) result[i] = MakeError(ErrorCode::kUnavailable, "fetch: the manager is shutting down");
+      return result;
+    }
     if (absl::Now() + backoff >= deadline) {
       for (size_t i : pending) result[i] = DeadlineError(ids[i], last_error[i]);
       return result;

@@ -18,6 +18,7 @@
 #ifndef RPLASMA_MANAGER_CORE_FETCH_ENGINE_H_
 #define RPLASMA_MANAGER_CORE_FETCH_ENGINE_H_
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,6 +53,8 @@ class FetchEngine {
 
   // One status per id, in order (duplicates share the outcome).
   std::vector<absl::Status> Fetch(absl::Span<const ObjectID> ids, absl::Duration timeout);
+  // Makes fetches still waiting for an object give up with kUnavailable (manager shutdown).
+  void Shutdown() { stopping_.store(true); }
 
  private:
   struct InFlight {
@@ -76,6 +79,7 @@ class FetchEngine {
   ThresholdPolicy* const policy_;
   ManagerStats* const stats_;
 
+  std::atomic<bool> stopping_{false};
   absl::Mutex mu_;
   absl::flat_hash_map<ObjectID, std::shared_ptr<InFlight>> in_flight_ ABSL_GUARDED_BY(mu_);
 };

@@ -163,6 +163,7 @@ void Manager::HeartbeatLoop() {
 void Manager::Shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
+  if (fetch_engine_) fetch_engine_->Shutdown();  // waiting fetches give up, so connections end
   if (client_server_) client_server_->Shutdown();
   {
     absl::MutexLock lock(&heartbeat_mu_);

@@ -190,6 +190,17 @@ TEST_F(FetchEngineTest, AnUnreachableSourceIsSkippedForTheNextOne) {
   EXPECT_EQ(stats_.transfer_failures.load(), 1u);
 }
 
+TEST_F(FetchEngineTest, ShutdownMakesWaitingFetchesGiveUp) {
+  std::vector<absl::Status> result;
+  const absl::Time start = absl::Now();
+  std::thread waiter([&] { result = engine_->Fetch({ObjectID::FromLabel("never sealed")}, absl::Seconds(30)); });
+  absl::SleepFor(absl::Milliseconds(50));
+  engine_->Shutdown();
+  waiter.join();
+  EXPECT_THAT(result[0], HasErrorCode(ErrorCode::kUnavailable));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+}
+
 TEST_F(FetchEngineTest, DirectoryDownFailsFastWithUnavailable) {
   directory_.SetDown(true);
   const absl::Time start = absl::Now();
