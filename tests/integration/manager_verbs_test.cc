@@ -1,0 +1,164 @@
+// The whole stack over verbs (label rdma-guest: runs inside tests/rdma-vm's Soft-RoCE guest, skips
+// elsewhere): redis-server, two real rplasma-stores and two real rplasma-managers with
+// `--transport verbs` listening on the RDMA netdev's address. Objects put on node A through the
+// client library are fetched by node B's Client (manager_socket) and checked byte by byte, with a
+// fixed threshold that sends small objects over SEND/RECV (get) and large ones over RDMA READ (pin),
+// and with `--rdma-threshold auto`. A serving manager SIGKILLed mid-READ must give B an error
+// within the fetch deadline and leave nothing visible or leaked in B's store.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "tests/integration/manager_test_cluster.h"
+#include "tests/support/status_matchers.h"
+#include "tests/unit/transport_verbs/verbs_test_env.h"
+
+namespace rplasma::testing {
+namespace {
+
+constexpr uint64_t kKiB = 1u << 10;
+constexpr uint64_t kMiB = 1u << 20;
+
+// `"<protocol>":{"fetches":N` in the manager's stats JSON (by_protocol), or -1.
+int64_t ProtocolFetches(const std::string& json, const std::string& protocol) {
+  const size_t at = json.find("\"by_protocol\":{");
+  if (at == std::string::npos) return -1;
+  return JsonInt(json.substr(json.find("\"" + protocol + "\":{", at)), "fetches");
+}
+
+// The value of "key" inside the "transport_stats" object, or -1.
+int64_t TransportStat(const std::string& json, const std::string& key) {
+  const size_t at = json.find("\"transport_stats\":{");
+  if (at == std::string::npos) return -1;
+  return JsonInt(json.substr(at), key);
+}
+
+class ManagerVerbsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    RPLASMA_REQUIRE_VERBS_IP(ip);
+    ip_ = ip;
+    RPLASMA_SKIP_IF_NO_REDIS_SERVER();
+    ASSERT_OK_AND_ASSIGN(cluster_, ManagerTestCluster::Start());
+  }
+
+  // A node whose manager speaks verbs on the RDMA netdev (later flags override the fixture's).
+  TestNode* AddVerbsNode(const std::string& threshold, std::vector<std::string> extra = {}) {
+    TestNodeOptions options;
+    options.threshold = threshold;
+    options.extra_manager_args = {"--transport=verbs", "--listen=" + ip_ + ":0"};
+    options.extra_manager_args.insert(options.extra_manager_args.end(), extra.begin(), extra.end());
+    absl::StatusOr<TestNode*> node = cluster_->AddNode(options);
+    EXPECT_OK(node.status());
+    return node.ok() ? *node : nullptr;
+  }
+
+  // Puts objects of every size on A, fetches them all from B, checks every byte on B.
+  void PutFetchAndCheckAllSizes(TestNode* a, TestNode* b, const std::string& tag) {
+    const std::vector<uint64_t> sizes = {1, 4 * kKiB, 64 * kKiB, 1 * kMiB, 4 * kMiB};
+    std::vector<ObjectID> ids;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      ids.push_back(ObjectID::FromLabel(absl::StrCat(tag, "-", sizes[i])));
+      ASSERT_OK(PutTestObject(*a->client, ids.back(), i + 1, sizes[i], "meta-" + tag));
+    }
+    absl::SleepFor(absl::Milliseconds(300));  // let A's publisher announce them
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      ASSERT_OK(b->client->Fetch({ids[i]}, absl::Seconds(20))) << tag << " size " << sizes[i];
+      EXPECT_OK(CheckTestObject(*b->client, ids[i], i + 1, sizes[i], "meta-" + tag)) << tag << " size " << sizes[i];
+    }
+  }
+
+  std::string ip_;
+  std::unique_ptr<ManagerTestCluster> cluster_;
+};
+
+TEST_F(ManagerVerbsTest, FetchesEverySizeOverSendRecvAndRdmaReadWithEveryByteIntact) {
+  TestNode* a = AddVerbsNode("16384");
+  TestNode* b = AddVerbsNode("16384");
+  ASSERT_TRUE(a && b);
+  ASSERT_NE(a->listen_address.find(ip_), std::string::npos) << a->listen_address;
+  PutFetchAndCheckAllSizes(a, b, "fixed");
+
+  ASSERT_OK_AND_ASSIGN(std::string b_stats, StatsVia(b->client_socket));
+  ASSERT_OK_AND_ASSIGN(std::string a_stats, StatsVia(a->client_socket));
+  SCOPED_TRACE("B stats: " + b_stats + "\nA stats: " + a_stats);
+  EXPECT_NE(b_stats.find("\"transport\":\"verbs\""), std::string::npos);
+  EXPECT_NE(a_stats.find("\"transport\":\"verbs\""), std::string::npos);
+  EXPECT_EQ(ProtocolFetches(b_stats, "get"), 2) << "1 B and 4 KiB go over SEND/RECV";
+  EXPECT_EQ(ProtocolFetches(b_stats, "pin"), 3) << "64 KiB, 1 MiB and 4 MiB go over RDMA READ";
+  EXPECT_GE(TransportStat(b_stats, "reads"), 3) << "B issued RDMA READs";
+  EXPECT_GE(TransportStat(b_stats, "read_bytes"), static_cast<int64_t>(64 * kKiB + 5 * kMiB));
+  EXPECT_EQ(JsonInt(b_stats, "fetch_failures"), 0);
+  EXPECT_EQ(JsonInt(a_stats, "gets"), 2) << "A served two inline gets";
+  EXPECT_EQ(JsonInt(a_stats, "pins"), 3) << "A leased three regions for READ";
+}
+
+TEST_F(ManagerVerbsTest, AutoThresholdFetchesSucceedOverVerbs) {
+  TestNode* a = AddVerbsNode("auto");
+  TestNode* b = AddVerbsNode("auto");
+  ASSERT_TRUE(a && b);
+  PutFetchAndCheckAllSizes(a, b, "auto");
+  ASSERT_OK_AND_ASSIGN(std::string b_stats, StatsVia(b->client_socket));
+  SCOPED_TRACE("B stats: " + b_stats);
+  EXPECT_NE(b_stats.find("\"transport\":\"verbs\""), std::string::npos);
+  EXPECT_NE(b_stats.find("\"threshold_mode\":\"auto\""), std::string::npos);
+  EXPECT_EQ(JsonInt(b_stats, "calibrations"), 1) << "one probe of the one peer";
+  EXPECT_EQ(ProtocolFetches(b_stats, "get") + ProtocolFetches(b_stats, "pin"), 5);
+  EXPECT_EQ(JsonInt(b_stats, "fetch_failures"), 0);
+}
+
+TEST_F(ManagerVerbsTest, ServingManagerKilledMidReadGivesAnErrorAndLeavesNothingOnTheFetcher) {
+  TestNode* a = AddVerbsNode("16384");
+  TestNode* b = AddVerbsNode("16384", {"--read_chunk_bytes=1048576"});
+  ASSERT_TRUE(a && b);
+  ASSERT_OK_AND_ASSIGN(StatsReply baseline, b->client->Stats());
+  const ObjectID id = ObjectID::FromLabel("killed-mid-read");
+  const uint64_t size = 32 * kMiB;
+  ASSERT_OK(PutTestObject(*a->client, id, 9, size));
+  absl::SleepFor(absl::Milliseconds(300));
+
+  absl::Status result;
+  const absl::Duration deadline = absl::Seconds(20);
+  const absl::Time start = absl::Now();
+  std::thread fetcher([&] {
+    absl::StatusOr<std::vector<absl::Status>> r = FetchVia(b->client_socket, {id}, deadline);
+    result = !r.ok() ? r.status() : r->size() == 1 ? (*r)[0] : absl::InternalError("reply size");
+  });
+  // Kill once B has begun reading (its transport counts the 1 MiB chunks it has read).
+  const bool reading = WaitFor(
+      [&] {
+        absl::StatusOr<std::string> stats = StatsVia(b->client_socket);
+        return stats.ok() && TransportStat(*stats, "reads") > 0;
+      },
+      absl::Seconds(10));
+  const absl::Duration killed_at = absl::Now() - start;
+  a->manager->Kill();
+  fetcher.join();
+  const absl::Duration took = absl::Now() - start;
+  std::cerr << "[ manager_verbs ] SIGKILL at " << absl::FormatDuration(killed_at) << " after the fetch began"
+            << (reading ? " (B mid-READ)" : " (no READ seen yet)") << "; fetch returned after "
+            << absl::FormatDuration(took) << ": " << result << "\n";
+  EXPECT_TRUE(reading) << "B never started reading";
+  EXPECT_FALSE(result.ok()) << "the fetch must fail: its owner died mid-READ";
+  EXPECT_LT(took, deadline + absl::Seconds(2)) << "the error arrives within the fetch deadline";
+  ASSERT_OK_AND_ASSIGN(bool contains, b->client->Contains(id));
+  EXPECT_FALSE(contains) << "a partial object must never be visible";
+  EXPECT_FALSE(b->client->GetOne(id, absl::Milliseconds(100)).ok());
+  StatsReply now;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        absl::StatusOr<StatsReply> stats = b->client->Stats();
+        if (stats.ok()) now = *stats;
+        return stats.ok() && stats->objects_created == baseline.objects_created &&
+               stats->objects_sealed == baseline.objects_sealed && stats->ref_count == baseline.ref_count &&
+               stats->used_bytes == baseline.used_bytes;
+      },
+      absl::Seconds(10)))
+      << "B's store is back to baseline: created " << now.objects_created << " sealed " << now.objects_sealed
+      << " refs " << now.ref_count << " used " << now.used_bytes << " (baseline used " << baseline.used_bytes << ")";
+  EXPECT_OK(StatsVia(b->client_socket).status()) << "B's manager is alive";
+}
+
+}  // namespace
+}  // namespace rplasma::testing
