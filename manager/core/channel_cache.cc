@@ -1,3 +1,4 @@
+#include "protocol/mutex_lock.h"
 #include "manager/core/channel_cache.h"
 
 #include <algorithm>
@@ -12,7 +13,7 @@ namespace rplasma::core {
 absl::StatusOr<std::shared_ptr<transport::Channel>> ChannelCache::ChannelTo(const std::string& node_id,
                                                                             absl::Time deadline) {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     auto it = channels_.find(node_id);
     if (it != channels_.end() && it->second->healthy()) return it->second;
   }
@@ -30,7 +31,7 @@ absl::StatusOr<std::shared_ptr<transport::Channel>> ChannelCache::ChannelTo(cons
   }
   std::shared_ptr<transport::Channel> chosen;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     auto& slot = channels_[node_id];
     if (slot == nullptr || !slot->healthy()) slot = *channel;
     chosen = slot;
@@ -42,7 +43,7 @@ absl::StatusOr<std::shared_ptr<transport::Channel>> ChannelCache::ChannelTo(cons
 void ChannelCache::MaybeCalibrate(const std::string& node_id, transport::Channel& channel, absl::Time deadline) {
   if (!policy_->adaptive() || policy_->Calibrated(node_id)) return;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (!calibrating_.insert(node_id).second) return;  // another thread probes it
   }
   // The probe is short; never let it eat more than a few seconds of a fetch's budget.
@@ -56,13 +57,13 @@ void ChannelCache::MaybeCalibrate(const std::string& node_id, transport::Channel
     LOG(WARNING) << "threshold probe of peer " << node_id << " failed (keeping " << policy_->ThresholdFor(node_id)
                  << " bytes): " << samples.status();
   }
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   calibrating_.erase(node_id);
 }
 
 void ChannelCache::Forget(const std::string& node_id) {
   std::shared_ptr<transport::Channel> dropped;  // closed outside the lock
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it = channels_.find(node_id);
   if (it == channels_.end()) return;
   dropped = std::move(it->second);
@@ -71,12 +72,12 @@ void ChannelCache::Forget(const std::string& node_id) {
 
 void ChannelCache::Clear() {
   std::map<std::string, std::shared_ptr<transport::Channel>> dropped;
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   dropped.swap(channels_);
 }
 
 size_t ChannelCache::size() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return channels_.size();
 }
 

@@ -1,3 +1,4 @@
+#include "protocol/mutex_lock.h"
 #include "manager/core/client_socket_server.h"
 
 #include <fcntl.h>
@@ -35,7 +36,7 @@ ClientSocketServer::~ClientSocketServer() { Shutdown(); }
 void ClientSocketServer::Shutdown() {
   std::list<Connection> connections;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (shutting_down_) return;
     shutting_down_ = true;
     for (Connection& c : connections_) ::shutdown(c.fd.get(), SHUT_RDWR);  // unblocks their reads
@@ -69,7 +70,7 @@ void ClientSocketServer::AcceptLoop() {
       }
       continue;
     }
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (shutting_down_) {
       ::close(fd);
       return;

@@ -1,3 +1,4 @@
+#include "protocol/mutex_lock.h"
 #include "manager/core/fetch_engine.h"
 
 #include <algorithm>
@@ -68,7 +69,7 @@ std::vector<absl::Status> FetchEngine::Fetch(absl::Span<const ObjectID> ids, abs
       outcome[id] = absl::OkStatus();
       continue;
     }
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     auto [it, inserted] = in_flight_.try_emplace(id);
     if (inserted) {
       it->second = std::make_shared<InFlight>();
@@ -91,8 +92,8 @@ std::vector<absl::Status> FetchEngine::Fetch(absl::Span<const ObjectID> ids, abs
 
   std::vector<ObjectID> retry;  // the leader gave up earlier than we would have
   for (auto& [id, flight] : joined) {
-    absl::MutexLock lock(&flight->mu);
-    if (!flight->mu.AwaitWithDeadline(absl::Condition(&flight->done), deadline)) {
+    MutexLock lock(&flight->mu);
+    if (!lock.AwaitWithDeadline(absl::Condition(&flight->done), deadline)) {
       outcome[id] = DeadlineError(id, absl::OkStatus());
     } else {
       outcome[id] = flight->status;
@@ -115,10 +116,10 @@ std::vector<absl::Status> FetchEngine::Fetch(absl::Span<const ObjectID> ids, abs
 
 void FetchEngine::Finish(const ObjectID& id, const std::shared_ptr<InFlight>& flight, const absl::Status& status) {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     in_flight_.erase(id);
   }
-  absl::MutexLock lock(&flight->mu);
+  MutexLock lock(&flight->mu);
   flight->status = status;
   flight->done = true;
 }

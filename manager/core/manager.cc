@@ -1,3 +1,4 @@
+#include "protocol/mutex_lock.h"
 #include "manager/core/manager.h"
 
 #include <fstream>
@@ -145,9 +146,9 @@ absl::Status Manager::Init() {
 void Manager::HeartbeatLoop() {
   const absl::Duration interval = options_.node_ttl / 3;
   absl::Time last_log = absl::InfinitePast();
-  absl::MutexLock lock(&heartbeat_mu_);
-  while (!heartbeat_mu_.AwaitWithTimeout(absl::Condition(&stopping_), interval)) {
-    heartbeat_mu_.Unlock();
+  MutexLock lock(&heartbeat_mu_);
+  while (!lock.AwaitWithTimeout(absl::Condition(&stopping_), interval)) {
+    lock.Unlock();
     absl::Status status = directory_->Heartbeat();
     if (!status.ok()) {
       stats_.heartbeat_errors.fetch_add(1, std::memory_order_relaxed);
@@ -156,7 +157,7 @@ void Manager::HeartbeatLoop() {
         last_log = absl::Now();
       }
     }
-    heartbeat_mu_.Lock();
+    lock.Lock();
   }
 }
 
@@ -166,7 +167,7 @@ void Manager::Shutdown() {
   if (fetch_engine_) fetch_engine_->Shutdown();  // waiting fetches give up, so connections end
   if (client_server_) client_server_->Shutdown();
   {
-    absl::MutexLock lock(&heartbeat_mu_);
+    MutexLock lock(&heartbeat_mu_);
     stopping_ = true;
   }
   if (heartbeat_.joinable()) heartbeat_.join();

@@ -1,3 +1,4 @@
+#include "protocol/mutex_lock.h"
 #include "manager/core/manager_stats.h"
 
 #include "absl/strings/str_cat.h"
@@ -26,7 +27,7 @@ void Add(FetchPhases& into, const FetchPhases& p) {
 }  // namespace
 
 void ManagerStats::RecordFetch(const FetchRecord& record) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   ProtocolTotals& t = totals_[record.protocol == PeerProtocol::kGet ? 0 : 1];
   ++t.fetches;
   t.bytes += record.bytes;
@@ -57,7 +58,7 @@ std::string ManagerStats::ToJson(const std::map<std::string, std::string>& extra
   counter("transport_fallbacks", transport_fallbacks);
   counter("calibrations", calibrations);
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     uint64_t fetches = 0;
     uint64_t bytes = 0;
     for (int p = 0; p < 2; ++p) {

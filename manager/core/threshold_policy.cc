@@ -1,3 +1,4 @@
+#include "protocol/mutex_lock.h"
 #include "manager/core/threshold_policy.h"
 
 #include <algorithm>
@@ -44,7 +45,7 @@ ThresholdPolicy::PeerState& ThresholdPolicy::StateLocked(const std::string& peer
 }
 
 PeerProtocol ThresholdPolicy::Choose(const std::string& peer, uint64_t size) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   PeerState& state = StateLocked(peer);
   PeerProtocol protocol = size <= state.threshold ? PeerProtocol::kGet : PeerProtocol::kPin;
   if (adaptive() && options_.explore_every > 0) {
@@ -60,7 +61,7 @@ PeerProtocol ThresholdPolicy::Choose(const std::string& peer, uint64_t size) {
 }
 
 uint64_t ThresholdPolicy::ThresholdFor(const std::string& peer) const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (auto it = peers_.find(peer); it != peers_.end()) return it->second.threshold;
   const auto& table = options_.setting.table;
   auto override_it = table.per_peer.find(peer);
@@ -68,7 +69,7 @@ uint64_t ThresholdPolicy::ThresholdFor(const std::string& peer) const {
 }
 
 bool ThresholdPolicy::Calibrated(const std::string& peer) const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it = peers_.find(peer);
   return it != peers_.end() && it->second.calibrated;
 }
@@ -77,7 +78,7 @@ void ThresholdPolicy::Calibrate(const std::string& peer, const std::vector<Probe
   if (!adaptive()) return;
   std::vector<ProbeSample> sorted = samples;
   std::sort(sorted.begin(), sorted.end(), [](const ProbeSample& a, const ProbeSample& b) { return a.bytes < b.bytes; });
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   PeerState& state = StateLocked(peer);
   state.calibrated = true;
   if (sorted.empty()) return;
@@ -100,7 +101,7 @@ void ThresholdPolicy::Calibrate(const std::string& peer, const std::vector<Probe
 
 void ThresholdPolicy::Observe(const std::string& peer, PeerProtocol protocol, uint64_t size, absl::Duration time) {
   if (!adaptive()) return;
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   PeerState& state = StateLocked(peer);
   const int b = BucketOf(size);
   const double scale = static_cast<double>(uint64_t{1} << b) / static_cast<double>(std::max<uint64_t>(size, 1));
@@ -134,7 +135,7 @@ void ThresholdPolicy::AdaptLocked(PeerState& state) {
 }
 
 std::map<std::string, uint64_t> ThresholdPolicy::Snapshot() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   std::map<std::string, uint64_t> out;
   for (const auto& [peer, state] : peers_) out[peer] = state.threshold;
   return out;

@@ -1,3 +1,4 @@
+#include "protocol/mutex_lock.h"
 #include "manager/peer/lease_table.h"
 
 #include <vector>
@@ -17,7 +18,7 @@ absl::Status LeaseTableOptions::Validate() const {
 
 absl::StatusOr<uint64_t> LeaseTable::Add(uint64_t conn_id, const transport::RemoteRegion& region,
                                          std::unique_ptr<PinnedObject> pinned, absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   uint64_t& count = per_connection_[conn_id];
   if (count >= options_.max_leases_per_connection) {
     if (count == 0) per_connection_.erase(conn_id);
@@ -34,7 +35,7 @@ absl::StatusOr<uint64_t> LeaseTable::Add(uint64_t conn_id, const transport::Remo
 bool LeaseTable::Remove(uint64_t conn_id, uint64_t lease_id) {
   std::unique_ptr<PinnedObject> released;  // destroyed after the lock: Release is store IPC
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     auto it = leases_.find(lease_id);
     if (it == leases_.end() || it->second.conn_id != conn_id) return false;
     released = std::move(it->second.pinned);
@@ -47,7 +48,7 @@ bool LeaseTable::Remove(uint64_t conn_id, uint64_t lease_id) {
 size_t LeaseTable::DropConnection(uint64_t conn_id) {
   std::vector<std::unique_ptr<PinnedObject>> released;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     for (auto it = leases_.begin(); it != leases_.end();) {
       if (it->second.conn_id == conn_id) {
         released.push_back(std::move(it->second.pinned));
@@ -64,7 +65,7 @@ size_t LeaseTable::DropConnection(uint64_t conn_id) {
 size_t LeaseTable::Expire(absl::Time now) {
   std::vector<std::unique_ptr<PinnedObject>> released;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     for (auto it = leases_.begin(); it != leases_.end();) {
       if (it->second.expiry <= now) {
         if (--per_connection_[it->second.conn_id] == 0) per_connection_.erase(it->second.conn_id);
@@ -80,7 +81,7 @@ size_t LeaseTable::Expire(absl::Time now) {
 }
 
 bool LeaseTable::AllowRead(uint64_t conn_id, const transport::RemoteRegion& region, absl::Time now) const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   for (const auto& [id, lease] : leases_) {
     if (lease.conn_id != conn_id || lease.expiry <= now || lease.region.rkey != region.rkey) continue;
     const transport::RemoteRegion& l = lease.region;
@@ -94,12 +95,12 @@ bool LeaseTable::AllowRead(uint64_t conn_id, const transport::RemoteRegion& regi
 }
 
 size_t LeaseTable::size() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return leases_.size();
 }
 
 uint64_t LeaseTable::expired_total() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return expired_total_;
 }
 

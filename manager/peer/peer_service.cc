@@ -1,3 +1,4 @@
+#include "protocol/mutex_lock.h"
 #include "manager/peer/peer_service.h"
 
 #include <algorithm>
@@ -40,12 +41,12 @@ PeerService::~PeerService() { Shutdown(); }
 
 void PeerService::Shutdown() {
   {
-    absl::MutexLock lock(&reap_mu_);
+    MutexLock lock(&reap_mu_);
     stopping_ = true;
   }
   if (reaper_.joinable()) reaper_.join();
   leases_.Expire(absl::InfiniteFuture());
-  absl::MutexLock lock(&probe_mu_);
+  MutexLock lock(&probe_mu_);
   if (probe_.has_value()) {
     absl::Status s = store_->Abort(probe_id_);
     if (!s.ok()) LOG(WARNING) << "abort of the probe object: " << s;
@@ -55,14 +56,14 @@ void PeerService::Shutdown() {
 
 void PeerService::ReapLoop() {
   const absl::Duration interval = std::min(options_.reap_interval, options_.leases.ttl / 4);
-  absl::MutexLock lock(&reap_mu_);
+  MutexLock lock(&reap_mu_);
   while (!stopping_) {
-    reap_mu_.AwaitWithTimeout(absl::Condition(&stopping_), interval);
+    lock.AwaitWithTimeout(absl::Condition(&stopping_), interval);
     if (stopping_) break;
-    reap_mu_.Unlock();  // releasing store references must not hold up Shutdown's flag
+    lock.Unlock();  // releasing store references must not hold up Shutdown's flag
     const size_t n = leases_.Expire(absl::Now());
     if (n > 0) LOG(INFO) << "peer leases expired: " << n;
-    reap_mu_.Lock();
+    lock.Lock();
   }
 }
 
@@ -142,7 +143,7 @@ absl::StatusOr<std::string> PeerService::HandlePin(uint64_t conn_id, const Objec
 }
 
 absl::StatusOr<CreatedSlot> PeerService::ProbeRegion() {
-  absl::MutexLock lock(&probe_mu_);
+  MutexLock lock(&probe_mu_);
   if (!probe_.has_value()) {
     ASSIGN_OR_RETURN(CreatedSlot slot, store_->Create(probe_id_, kMaxProbeBytes, 0));
     probe_ = slot;

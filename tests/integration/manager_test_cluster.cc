@@ -1,3 +1,4 @@
+#include "protocol/mutex_lock.h"
 #include "tests/integration/manager_test_cluster.h"
 
 #include <cstring>
@@ -135,7 +136,7 @@ std::string TestBytes(uint64_t seed, uint64_t size) {
   static absl::Mutex mu;
   static std::string* pool = new std::string();
   const uint64_t offset = (seed * 8191) % kOffsets;
-  absl::MutexLock lock(&mu);
+  MutexLock lock(&mu);
   if (pool->size() < offset + size) {
     const uint64_t want = std::max<uint64_t>(kOffsets + size, pool->size() * 2);
     pool->resize(want);

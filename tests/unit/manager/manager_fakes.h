@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "protocol/mutex_lock.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "client/checksum.h"
@@ -39,7 +40,7 @@ class FakeLocalStore : public peer::LocalStore {
    public:
     Pinned(FakeLocalStore* store, ObjectInfo info) : store_(store), info_(info) {}
     ~Pinned() override {
-      absl::MutexLock lock(&store_->mu_);
+      MutexLock lock(&store_->mu_);
       store_->objects_[info_.id].refs--;
     }
     const ObjectInfo& info() const override { return info_; }
@@ -51,7 +52,7 @@ class FakeLocalStore : public peer::LocalStore {
   };
 
   absl::StatusOr<std::unique_ptr<peer::PinnedObject>> Pin(const ObjectID& id) override {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     auto it = objects_.find(id);
     if (it == objects_.end()) return ObjectNotFoundError("fake store: no such object");
     if (!it->second.sealed) return ObjectNotSealedError("fake store: not sealed");
@@ -67,7 +68,7 @@ class FakeLocalStore : public peer::LocalStore {
     return std::unique_ptr<peer::PinnedObject>(new Pinned(this, info));
   }
   absl::StatusOr<peer::CreatedSlot> Create(const ObjectID& id, uint64_t data_size, uint64_t metadata_size) override {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (objects_.contains(id)) return ObjectExistsError("fake store: exists");
     const uint64_t total = data_size + metadata_size;
     const uint64_t offset = (next_ + 63) & ~uint64_t{63};
@@ -84,7 +85,7 @@ class FakeLocalStore : public peer::LocalStore {
     return peer::CreatedSlot{arena_.data() + offset, offset, data_size, metadata_size, e.generation};
   }
   absl::Status SealAndRelease(const ObjectID& id) override {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     auto it = objects_.find(id);
     if (it == objects_.end() || it->second.sealed) return ObjectNotFoundError("fake store: seal");
     Entry& e = it->second;
@@ -95,7 +96,7 @@ class FakeLocalStore : public peer::LocalStore {
     return absl::OkStatus();
   }
   absl::Status Abort(const ObjectID& id) override {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     auto it = objects_.find(id);
     if (it == objects_.end() || it->second.sealed) return ObjectNotFoundError("fake store: abort");
     objects_.erase(it);
@@ -103,12 +104,12 @@ class FakeLocalStore : public peer::LocalStore {
     return absl::OkStatus();
   }
   absl::StatusOr<bool> Contains(const ObjectID& id) override {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     auto it = objects_.find(id);
     return it != objects_.end() && it->second.sealed;
   }
   absl::StatusOr<std::vector<ObjectInfo>> ListSealed() override {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     std::vector<ObjectInfo> out;
     for (const auto& [id, e] : objects_) {
       if (!e.sealed) continue;
@@ -134,28 +135,28 @@ class FakeLocalStore : public peer::LocalStore {
     return Get(id);
   }
   Entry Get(const ObjectID& id) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     return objects_[id];
   }
   std::string Bytes(const ObjectID& id) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     const Entry& e = objects_[id];
     return std::string(reinterpret_cast<const char*>(arena_.data() + e.offset), e.data_size + e.metadata_size);
   }
   int unsealed() {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     int n = 0;
     for (const auto& [id, e] : objects_) n += !e.sealed;
     return n;
   }
   int total_refs() {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     int n = 0;
     for (const auto& [id, e] : objects_) n += e.refs;
     return n;
   }
   int aborts() {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     return aborts_;
   }
 
@@ -174,7 +175,7 @@ class FakeDirectory : public Directory {
   absl::Status Heartbeat() override { return absl::OkStatus(); }
   absl::Status UnregisterNode() override { return absl::OkStatus(); }
   absl::Status PublishObject(const ObjectID& id, const ObjectLocation& location) override {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     auto& v = locations_[id];
     for (auto& l : v) {
       if (l.node_id == location.node_id) {
@@ -191,7 +192,7 @@ class FakeDirectory : public Directory {
   }
   absl::Status RemoveObject(const ObjectID& id) override { return absl::OkStatus(); }
   absl::StatusOr<std::vector<std::vector<ObjectLocation>>> Lookup(absl::Span<const ObjectID> ids) override {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (down_) return MakeError(ErrorCode::kUnavailable, "fake directory down");
     ++lookups_;
     std::vector<std::vector<ObjectLocation>> out;
@@ -201,11 +202,11 @@ class FakeDirectory : public Directory {
   absl::StatusOr<NodeRecord> GetNode(const std::string& node_id) override { return NodeRecord{node_id, "", "", 0}; }
 
   void SetDown(bool down) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     down_ = down;
   }
   int lookups() {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     return lookups_;
   }
 
@@ -255,12 +256,12 @@ class FakeChannel : public transport::Channel {
 class FakeConnector : public core::PeerConnector {
  public:
   void Add(const std::string& node_id, std::shared_ptr<transport::Channel> channel) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     channels_[node_id] = std::move(channel);
   }
   absl::StatusOr<std::shared_ptr<transport::Channel>> ChannelTo(const std::string& node_id,
                                                                 absl::Time deadline) override {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     auto it = channels_.find(node_id);
     if (it == channels_.end()) return MakeError(ErrorCode::kUnavailable, "fake connector: unknown node " + node_id);
     return it->second;
