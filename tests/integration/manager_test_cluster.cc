@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <gtest/gtest.h>
+
 #include "absl/strings/numbers.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/strings/str_cat.h"
@@ -28,6 +30,21 @@ absl::StatusOr<std::unique_ptr<ManagerTestCluster>> ManagerTestCluster::Start() 
   std::unique_ptr<ManagerTestCluster> cluster(new ManagerTestCluster());
   ASSIGN_OR_RETURN(cluster->redis_, RedisServer::Start());
   return cluster;
+}
+
+ManagerTestCluster::~ManagerTestCluster() {
+  for (const auto& node : nodes_) {
+    if (node->manager) node->manager->Kill();
+    const std::string log = ReadFile(node->manager_log);
+    for (const char* marker : {"WARNING: ThreadSanitizer", "ERROR: AddressSanitizer", "runtime error:",
+                               "ERROR: LeakSanitizer"}) {
+      const size_t at = log.find(marker);
+      if (at != std::string::npos) {
+        ADD_FAILURE() << "sanitizer report in " << node->name << "'s manager log:\n" << log.substr(at, 6000);
+        break;
+      }
+    }
+  }
 }
 
 absl::StatusOr<TestNode*> ManagerTestCluster::AddNode(const TestNodeOptions& options) {

@@ -46,6 +46,8 @@ class ManagerTestCluster {
  public:
   // Starts redis-server (kUnavailable if missing: callers skip first).
   static absl::StatusOr<std::unique_ptr<ManagerTestCluster>> Start();
+  // Kills the managers, then fails the test if a manager's log holds a sanitizer report.
+  ~ManagerTestCluster();
 
   // Starts a store and a manager; waits until the manager's client socket answers.
   absl::StatusOr<TestNode*> AddNode(const TestNodeOptions& options);
