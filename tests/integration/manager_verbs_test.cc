@@ -23,8 +23,9 @@ constexpr uint64_t kMiB = 1u << 20;
 // `"<protocol>":{"fetches":N` in the manager's stats JSON (by_protocol), or -1.
 int64_t ProtocolFetches(const std::string& json, const std::string& protocol) {
   const size_t at = json.find("\"by_protocol\":{");
-  if (at == std::string::npos) return -1;
-  return JsonInt(json.substr(json.find("\"" + protocol + "\":{", at)), "fetches");
+  const size_t entry = at == std::string::npos ? at : json.find("\"" + protocol + "\":{", at);
+  if (entry == std::string::npos) return -1;
+  return JsonInt(json.substr(entry), "fetches");
 }
 
 // The value of "key" inside the "transport_stats" object, or -1.
