@@ -50,9 +50,6 @@ absl::Status ClientOptions::Validate() const {
   if (get_fetches_remote && manager_socket.empty()) {
     return InvalidOption("get_fetches_remote needs manager_socket");
   }
-#if !RPLASMA_CLIENT_HAS_FETCH
-  if (get_fetches_remote) return InvalidOption("get_fetches_remote: this build of the client has no Fetch");
-#endif
   return absl::OkStatus();
 }
 

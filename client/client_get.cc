@@ -103,7 +103,6 @@ absl::StatusOr<std::vector<ObjectBuffer>> Client::GetLocal(absl::Span<const Obje
 }
 
 absl::StatusOr<std::vector<ObjectBuffer>> Client::Get(absl::Span<const ObjectID> ids, absl::Duration timeout) {
-#if RPLASMA_CLIENT_HAS_FETCH
   if (options_.get_fetches_remote) {
     const absl::Time deadline = timeout == absl::InfiniteDuration() ? absl::InfiniteFuture() : absl::Now() + timeout;
     ASSIGN_OR_RETURN(std::vector<ObjectBuffer> out, GetLocal(ids, absl::ZeroDuration()));
@@ -125,7 +124,6 @@ absl::StatusOr<std::vector<ObjectBuffer>> Client::Get(absl::Span<const ObjectID>
     }
     return out;
   }
-#endif
   return GetLocal(ids, timeout);
 }
 

@@ -42,9 +42,7 @@ absl::StatusOr<ObjectID> TakeObjectId(absl::Span<const std::string>& args) {
 std::vector<Command> AllCommands() {
   std::vector<Command> all = ObjectCommands();
   for (const Command& c : StoreCommands()) all.push_back(c);
-#if RPLASMA_CLI_HAS_FETCH
   for (const Command& c : FetchCommands()) all.push_back(c);
-#endif
   return all;
 }
 

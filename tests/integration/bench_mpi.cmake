@@ -9,7 +9,6 @@ if(TARGET rplasma-bench-mpi)
     TIMEOUT 240)
   rplasma_test(bench_mpi_tuner_test
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/bench_mpi_tuner_test.cc
-    LIBS rplasma_manager_protocol
     LABELS integration mpi redis
     TIMEOUT 240)
   foreach(test bench_mpi_patterns_test bench_mpi_tuner_test)

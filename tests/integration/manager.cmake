@@ -3,7 +3,7 @@
 if(TARGET rplasma-manager AND TARGET rplasma_client)
   add_library(rplasma_manager_test_cluster STATIC ${CMAKE_CURRENT_LIST_DIR}/manager_test_cluster.cc)
   target_link_libraries(rplasma_manager_test_cluster
-    PUBLIC rplasma_test_support rplasma_client rplasma_manager_protocol rplasma_protocol GTest::gtest)
+    PUBLIC rplasma_test_support rplasma_client rplasma_protocol GTest::gtest)
 
   rplasma_test(manager_fetch_test
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/manager_fetch_test.cc
