@@ -5,6 +5,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "protocol/mutex_lock.h"
 #include "protocol/status.h"
 
 namespace rplasma {
@@ -36,7 +37,7 @@ ObjectID ObjectID::Random() {
   static absl::Mutex mu;
   static std::mt19937_64* engine = new std::mt19937_64(std::random_device{}());
   ObjectID id;
-  absl::MutexLock lock(&mu);
+  rplasma::MutexLock lock(&mu);
   for (size_t i = 0; i < kSize; i += 8) {
     uint64_t r = (*engine)();
     std::memcpy(id.bytes_.data() + i, &r, std::min<size_t>(8, kSize - i));

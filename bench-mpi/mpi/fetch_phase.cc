@@ -7,6 +7,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "bench-mpi/mpi/object_pattern.h"
+#include "protocol/mutex_lock.h"
 #include "protocol/status.h"
 
 namespace rplasma::bench {
@@ -37,7 +38,7 @@ absl::Status FetchRound(const std::vector<std::unique_ptr<Client>>& clients, con
         absl::Status status = clients[t]->Fetch({&plan.fetches[i], 1}, options.fetch_timeout);
         per_thread[t].push_back(absl::ToInt64Nanoseconds(absl::Now() - start));
         if (!status.ok()) {
-          absl::MutexLock lock(&mu);
+          rplasma::MutexLock lock(&mu);
           if (first_error.ok()) {
             first_error = MakeError(ErrorCodeOf(status), absl::StrCat("fetch of ", plan.fetches[i].Hex(),
                                                                        " from rank ", plan.fetch_owner[i], ": ",

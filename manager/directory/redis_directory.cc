@@ -20,7 +20,7 @@ RedisDirectory::~RedisDirectory() = default;
 absl::StatusOr<std::unique_ptr<RedisDirectory>> RedisDirectory::Create(const RedisDirectoryOptions& options) {
   RETURN_IF_ERROR(options.Validate());
   std::unique_ptr<RedisDirectory> directory(new RedisDirectory(options));
-  AnnotatedMutexLock lock(&directory->mu_);
+  MutexLock lock(&directory->mu_);
   RETURN_IF_ERROR(directory->ConnectLocked(absl::Now() + options.op_timeout));
   ASSIGN_OR_RETURN(std::vector<RedisReply> replies, directory->Run({RedisCommand{"PING"}}));
   RedisReplyView pong = replies[0].view();
@@ -186,14 +186,14 @@ void RedisDirectory::NoteGarbage(absl::string_view what) {
 }
 
 void RedisDirectory::SetReconnectCallback(std::function<void()> callback) {
-  AnnotatedMutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   reconnect_callback_ = std::move(callback);
 }
 
 void RedisDirectory::FireReconnectCallbackIfPending() {
   std::function<void()> callback;
   {
-    AnnotatedMutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (!reconnect_pending_) return;
     reconnect_pending_ = false;
     callback = reconnect_callback_;

@@ -32,7 +32,7 @@ absl::Status RedisDirectory::RegisterNode(const NodeRecord& node) {
                      absl::StrFormat("RegisterNode(%s): addresses must be [A-Za-z0-9._:%%[]-]{0,256}", node.node_id));
   }
   absl::Status status = [&] {
-    AnnotatedMutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (node_.has_value() && node_->node_id != node.node_id) {
       return MakeError(ErrorCode::kInvalidArgument,
                        absl::StrFormat("RegisterNode(%s): already registered as %s", node.node_id, node_->node_id));
@@ -47,7 +47,7 @@ absl::Status RedisDirectory::RegisterNode(const NodeRecord& node) {
 
 absl::Status RedisDirectory::Heartbeat() {
   absl::Status status = [&]() -> absl::Status {
-    AnnotatedMutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     ASSIGN_OR_RETURN(std::string node_id, OwnNodeId("Heartbeat"));
     // XX: only refresh an existing record, so that a vanished one is noticed.
     std::vector<RedisCommand> refresh = NodeRecordCommands(*node_);
@@ -78,7 +78,7 @@ absl::Status RedisDirectory::Heartbeat() {
 
 absl::Status RedisDirectory::UnregisterNode() {
   absl::Status status = [&]() -> absl::Status {
-    AnnotatedMutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (!node_.has_value()) return absl::OkStatus();
     const std::string node_id = node_->node_id;
     // Forget the record first so that a reconnect during the clean-up does not re-publish it. If
@@ -99,7 +99,7 @@ absl::StatusOr<NodeRecord> RedisDirectory::GetNode(const std::string& node_id) {
                      absl::StrFormat("GetNode: node id \"%s\" is not [A-Za-z0-9._:-]{1,128}", node_id.substr(0, 200)));
   }
   absl::StatusOr<NodeRecord> result = [&]() -> absl::StatusOr<NodeRecord> {
-    AnnotatedMutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     const std::string key = codec_.NodeKey(node_id);
     ASSIGN_OR_RETURN(std::vector<RedisReply> replies, Run({RedisCommand{"GET", key}}));
     RedisReplyView reply = replies[0].view();
@@ -167,7 +167,7 @@ absl::StatusOr<uint64_t> RedisDirectory::CleanNodeLocked(const std::string& node
 
 absl::Status RedisDirectory::SweepExpiredNodes() {
   absl::Status status = [&] {
-    AnnotatedMutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     last_sweep_ = absl::Now();
     return SweepLocked();
   }();

@@ -24,7 +24,7 @@ absl::Status RedisDirectory::PublishObject(const ObjectID& id, const ObjectLocat
 
 absl::Status RedisDirectory::PublishObjects(absl::Span<const std::pair<ObjectID, ObjectLocation>> objects) {
   absl::Status status = [&]() -> absl::Status {
-    AnnotatedMutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     ASSIGN_OR_RETURN(std::string node_id, OwnNodeId("PublishObjects"));
     const std::string set_key = codec_.NodeObjectsKey(node_id);
     std::vector<RedisCommand> commands;
@@ -47,7 +47,7 @@ absl::Status RedisDirectory::PublishObjects(absl::Span<const std::pair<ObjectID,
 
 absl::Status RedisDirectory::RemoveObject(const ObjectID& id) {
   absl::Status status = [&]() -> absl::Status {
-    AnnotatedMutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     ASSIGN_OR_RETURN(std::string node_id, OwnNodeId("RemoveObject"));
     return RunWrites({RedisCommand{"HDEL", codec_.ObjectKey(id), node_id},
                       RedisCommand{"SREM", codec_.NodeObjectsKey(node_id), id.Hex()}},
@@ -62,7 +62,7 @@ absl::StatusOr<std::vector<std::vector<ObjectLocation>>> RedisDirectory::Lookup(
   absl::StatusOr<Result> result = [&]() -> absl::StatusOr<Result> {
     Result found(ids.size());
     if (ids.empty()) return found;
-    AnnotatedMutexLock lock(&mu_);
+    MutexLock lock(&mu_);
 
     // Round trip 1: every location entry of every id.
     std::vector<RedisCommand> reads;

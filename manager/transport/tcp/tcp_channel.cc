@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "manager/transport/tcp/tcp_socket.h"
-#include "manager/transport/tcp/tsan_mutex_lock.h"
+#include "protocol/mutex_lock.h"
 #include "protocol/logging.h"
 #include "protocol/status.h"
 
@@ -20,7 +20,7 @@ absl::StatusOr<std::shared_ptr<TcpChannel>> TcpChannel::Create(UniqueFd fd, std:
   std::shared_ptr<TcpChannel> channel(
       new TcpChannel(std::move(fd), std::move(peer_address), arena, std::move(counters)));
   channel->counters_->connections.fetch_add(1, std::memory_order_relaxed);
-  TsanMutexLock lock(&channel->join_mu_);
+  MutexLock lock(&channel->join_mu_);
   channel->reader_ = std::thread([raw = channel.get()] { raw->ReaderLoop(); });
   return channel;
 }
@@ -33,10 +33,10 @@ TcpChannel::~TcpChannel() { Close(); }
 
 void TcpChannel::Close() {
   {
-    TsanMutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     FailLocked(MakeError(ErrorCode::kUnavailable, absl::StrCat("channel to ", peer_address_, " closed")));
   }
-  TsanMutexLock lock(&join_mu_);
+  MutexLock lock(&join_mu_);
   if (reader_.joinable()) reader_.join();
 }
 
@@ -65,7 +65,7 @@ void TcpChannel::FailLocked(const absl::Status& reason) {
 absl::Status TcpChannel::Execute(Pending& p, TcpHeader header, const void* payload, size_t payload_bytes,
                                  absl::Time deadline) {
   {
-    TsanMutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (closed_) {
       return MakeError(ErrorCode::kUnavailable,
                        absl::StrCat("tcp channel to ", peer_address_, " is closed: ", close_reason_.message()));
@@ -80,7 +80,7 @@ absl::Status TcpChannel::Execute(Pending& p, TcpHeader header, const void* paylo
   absl::Status sent;
   bool expired_unsent = false;
   {
-    TsanMutexLock write_lock(&write_mu_);
+    MutexLock write_lock(&write_mu_);
     // Waiting for the writer ahead of us may have used up our deadline: then give up cleanly,
     // before any byte of this request is on the wire (the channel stays usable).
     if (absl::Now() >= deadline) {
@@ -90,7 +90,7 @@ absl::Status TcpChannel::Execute(Pending& p, TcpHeader header, const void* paylo
     }
   }
   if (expired_unsent) {
-    TsanMutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     pending_.erase(header.request_id);
     if (p.done) return p.status;  // the channel failed meanwhile
     return MakeError(ErrorCode::kDeadlineExceeded,
@@ -101,7 +101,7 @@ absl::Status TcpChannel::Execute(Pending& p, TcpHeader header, const void* paylo
     TcpCounters::Add(counters_->tx_messages, 1);
   }
 
-  TsanMutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   bool timed_out = false;
   if (sent.ok()) timed_out = !lock.AwaitWithDeadline(absl::Condition(&p.done), deadline);
   if (!sent.ok() || timed_out) {
@@ -168,7 +168,7 @@ void TcpChannel::ReaderLoop() {
   while (true) {
     absl::Status s = ReadOneReply();
     if (!s.ok()) {
-      TsanMutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       if (!closed_) LOG(WARNING) << "tcp channel to " << peer_address_ << ": " << s.message();
       FailLocked(s);
       return;
@@ -182,7 +182,7 @@ absl::Status TcpChannel::ReadOneReply() {
   ASSIGN_OR_RETURN(TcpHeader header, ParseTcpHeader(encoded, TcpDirection::kReply));
   Pending* p = nullptr;
   {
-    TsanMutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     auto it = pending_.find(header.request_id);
     if (it == pending_.end()) {
       return ProtocolError(absl::StrCat("reply for unknown request id ", header.request_id));
@@ -213,7 +213,7 @@ absl::Status TcpChannel::ReadOneReply() {
       received = RecvAll(fd_.get(), error_text.data(), header.length, absl::InfiniteFuture());
       break;
   }
-  TsanMutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   p->idle = true;
   pending_.erase(header.request_id);
   p->done = true;

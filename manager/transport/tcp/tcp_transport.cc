@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "manager/auth/peer_auth.h"
 #include "manager/transport/tcp/tcp_socket.h"
-#include "manager/transport/tcp/tsan_mutex_lock.h"
+#include "protocol/mutex_lock.h"
 #include "protocol/logging.h"
 #include "protocol/status.h"
 
@@ -42,7 +42,7 @@ TcpTransport::~TcpTransport() { Shutdown(); }
 
 absl::Status TcpTransport::RegisterArena(uint8_t* base, uint64_t size) {
   if (base == nullptr || size == 0) return MakeError(ErrorCode::kInvalidArgument, "RegisterArena: empty arena");
-  TsanMutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (arena_.registered()) return absl::FailedPreconditionError("RegisterArena: an arena is already registered");
   arena_ = ArenaView{base, size};
   return absl::OkStatus();
@@ -53,13 +53,13 @@ RemoteRegion TcpTransport::RegionFor(uint64_t offset, uint64_t length) const {
 }
 
 size_t TcpTransport::server_connection_count() const {
-  TsanMutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return server_conns_.size();
 }
 
 absl::StatusOr<std::string> TcpTransport::Listen(const std::string& address, RequestHandler* handler) {
   if (handler == nullptr) return MakeError(ErrorCode::kInvalidArgument, "Listen: null RequestHandler");
-  TsanMutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (shut_down_) return MakeError(ErrorCode::kUnavailable, "Listen: transport is shut down");
   if (listen_fd_.valid()) return absl::FailedPreconditionError("Listen: already listening");
   ASSIGN_OR_RETURN(UniqueFd fd, TcpListen(address));
@@ -74,7 +74,7 @@ absl::StatusOr<std::string> TcpTransport::Listen(const std::string& address, Req
 void TcpTransport::AcceptLoop(int listen_fd) {
   while (true) {
     absl::StatusOr<UniqueFd> accepted = TcpAccept(listen_fd, absl::Now() + kReapInterval);
-    TsanMutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (shut_down_) return;
     ReapFinishedLocked();
     if (!accepted.ok()) {
@@ -120,7 +120,7 @@ absl::StatusOr<std::shared_ptr<Channel>> TcpTransport::Connect(const std::string
   std::vector<std::shared_ptr<TcpChannel>> dead;
   ArenaView arena;
   {
-    TsanMutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (shut_down_) return MakeError(ErrorCode::kUnavailable, "Connect: transport is shut down");
     auto it = channels_.find(address);
     if (it != channels_.end() && it->second->healthy()) return std::shared_ptr<Channel>(it->second);
@@ -152,7 +152,7 @@ absl::StatusOr<std::shared_ptr<Channel>> TcpTransport::Connect(const std::string
   ASSIGN_OR_RETURN(std::shared_ptr<TcpChannel> channel,
                    TcpChannel::Create(std::move(fd), address, arena, counters_));
 
-  TsanMutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (shut_down_) {
     channel->Close();
     return MakeError(ErrorCode::kUnavailable, "Connect: transport shut down meanwhile");
@@ -166,12 +166,12 @@ absl::StatusOr<std::shared_ptr<Channel>> TcpTransport::Connect(const std::string
 }
 
 void TcpTransport::Shutdown() {
-  TsanMutexLock serial(&shutdown_mu_);
+  MutexLock serial(&shutdown_mu_);
   std::thread accept_thread;
   absl::flat_hash_map<uint64_t, std::unique_ptr<TcpServerConnection>> conns;
   absl::flat_hash_map<std::string, std::shared_ptr<TcpChannel>> channels;
   {
-    TsanMutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (shut_down_) return;
     shut_down_ = true;
     if (listen_fd_.valid()) ::shutdown(listen_fd_.get(), SHUT_RDWR);
@@ -180,7 +180,7 @@ void TcpTransport::Shutdown() {
   // The accept thread sees shut_down_ at its next wake-up and takes no new connection after it.
   if (accept_thread.joinable()) accept_thread.join();
   {
-    TsanMutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     conns = std::move(server_conns_);
     channels = std::move(channels_);
     listen_fd_.reset();

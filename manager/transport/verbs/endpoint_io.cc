@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "manager/transport/verbs/endpoint.h"
-#include "manager/transport/verbs/verbs_lock.h"
+#include "protocol/mutex_lock.h"
 #include "protocol/logging.h"
 #include "protocol/status.h"
 
@@ -34,16 +34,16 @@ absl::StatusOr<std::string> Endpoint::Call(absl::string_view request, absl::Time
   PendingCall call;
   uint64_t id;
   {
-    VerbsLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (state_ != State::kConnected) return error_;
     id = next_id_++;
     calls_[id] = &call;
   }
   absl::Status sent = SendMessage(MessageType::kRequest, 0, id, request, deadline);
-  VerbsLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (sent.ok()) {
     while (!call.done) {
-      if (WaitWithDeadline(cv_, &mu_, deadline) && absl::Now() >= deadline) break;
+      if (lock.WaitWithDeadline(&cv_, deadline) && absl::Now() >= deadline) break;
     }
   }
   calls_.erase(id);
@@ -54,14 +54,14 @@ absl::StatusOr<std::string> Endpoint::Call(absl::string_view request, absl::Time
 
 absl::Status Endpoint::SendMessage(MessageType type, uint8_t flags, uint64_t request_id, absl::string_view payload,
                                    absl::Time deadline) {
-  VerbsLock lock(&mu_);
+  MutexLock lock(&mu_);
   const uint64_t fragment = std::min(ring_->message_bytes(), peer_message_bytes_) - kMessageHeaderBytes;
   const uint64_t total = payload.size();
   uint64_t offset = 0;
   do {
     // The sender never sends without a credit: wait for one (and for a free send buffer).
     while (state_ == State::kConnected && (send_credits_ == 0 || free_send_slots_.empty())) {
-      if (WaitWithDeadline(cv_, &mu_, deadline) && absl::Now() >= deadline) break;
+      if (lock.WaitWithDeadline(&cv_, deadline) && absl::Now() >= deadline) break;
     }
     if (state_ != State::kConnected) return error_;
     if (send_credits_ == 0 || free_send_slots_.empty()) {
@@ -107,7 +107,7 @@ void Endpoint::DrainCompletions() {
       return;
     }
     if (n == 0) return;
-    VerbsLock lock(&mu_);
+    MutexLock lock(&mu_);
     for (int i = 0; i < n; ++i) ProcessCompletionLocked(wc[i]);
     MaybeSendCreditLocked();
     cv_.SignalAll();
@@ -264,7 +264,7 @@ absl::Status Endpoint::Read(const RemoteRegion& region, uint8_t* dst, absl::Time
   if (region.addr + region.length < region.addr) return MakeError(ErrorCode::kInvalidArgument, "verbs read: region wraps");
   ReadOp op;
   op.length = region.length;
-  VerbsLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (state_ != State::kConnected) return error_;
   const uint64_t op_id = next_id_++;
   read_ops_[op_id] = &op;
@@ -281,13 +281,13 @@ absl::Status Endpoint::Read(const RemoteRegion& region, uint8_t* dst, absl::Time
     bool posting_over = op.next_offset >= op.length || !op.status.ok() || state_ != State::kConnected || timed_out;
     if (op.outstanding == 0 && posting_over) break;
     if (!timed_out) {
-      if (WaitWithDeadline(cv_, &mu_, deadline) && absl::Now() >= deadline) {
+      if (lock.WaitWithDeadline(&cv_, deadline) && absl::Now() >= deadline) {
         timed_out = true;
         // READs still out could land after we return: break the QP so they flush first.
         FailLocked(MakeError(ErrorCode::kDeadlineExceeded, "verbs read: deadline passed with READs outstanding"));
         flush_limit = absl::Now() + kFlushBound;
       }
-    } else if (WaitWithDeadline(cv_, &mu_, flush_limit) && absl::Now() >= flush_limit) {
+    } else if (lock.WaitWithDeadline(&cv_, flush_limit) && absl::Now() >= flush_limit) {
       LOG(ERROR) << "verbs read: " << op.outstanding << " READs did not flush within " << kFlushBound;
       break;
     }

@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_format.h"
 #include "manager/transport/verbs/endpoint.h"
-#include "manager/transport/verbs/verbs_lock.h"
+#include "protocol/mutex_lock.h"
 #include "manager/transport/verbs/read_plan.h"
 #include "protocol/logging.h"
 #include "protocol/status.h"
@@ -197,7 +197,7 @@ absl::Status Endpoint::BuildQp(DeviceContext* device) {
   // Receives are posted before the connection exists: the peer may send as soon as it is up.
   for (uint32_t i = 0; i < ring_->slots(); ++i) RETURN_IF_ERROR(ring_->PostRecv(qp(), i));
   {
-    VerbsLock lock(&mu_);
+    MutexLock lock(&mu_);
     for (uint32_t i = 0; i < ring_->slots(); ++i) free_send_slots_.push_back(ring_->slots() - 1 - i);
   }
   if (int rc = ibv_req_notify_cq(cq_.get(), 0); rc != 0) return ErrnoError("ibv_req_notify_cq", device->name, rc);
@@ -208,7 +208,7 @@ absl::Status Endpoint::BuildQp(DeviceContext* device) {
 
 absl::Status Endpoint::Start(const AcceptData& peer) {
   {
-    VerbsLock lock(&mu_);
+    MutexLock lock(&mu_);
     peer_message_bytes_ = peer.message_bytes;
     send_credits_ = peer.recv_credits;
     peer_credits_ = peer.recv_credits;
@@ -225,17 +225,17 @@ Endpoint::~Endpoint() {
 }
 
 bool Endpoint::healthy() const {
-  VerbsLock lock(&mu_);
+  MutexLock lock(&mu_);
   return state_ == State::kConnected;
 }
 
 Endpoint::State Endpoint::state() const {
-  VerbsLock lock(&mu_);
+  MutexLock lock(&mu_);
   return state_;
 }
 
 void Endpoint::Fail(const absl::Status& why) {
-  VerbsLock lock(&mu_);
+  MutexLock lock(&mu_);
   FailLocked(why);
 }
 
@@ -266,14 +266,14 @@ void Endpoint::FailLocked(const absl::Status& why) {
 
 void Endpoint::Close() {
   {
-    VerbsLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (state_ == State::kClosed) return;
     closing_ = true;
     FailLocked(MakeError(ErrorCode::kUnavailable, "connection closed"));
     // Let flushed work requests come back before the completion thread stops.
     absl::Time limit = absl::Now() + absl::Seconds(2);
     while ((reads_in_flight_ > 0 || sends_in_flight_ > 0) && poll_thread_.joinable()) {
-      if (WaitWithDeadline(cv_, &mu_, limit)) break;
+      if (lock.WaitWithDeadline(&cv_, limit)) break;
     }
   }
   stop_.store(true);
@@ -282,12 +282,12 @@ void Endpoint::Close() {
     if (::write(wake_fd_.get(), &one, sizeof(one)) < 0) LOG(WARNING) << "verbs endpoint: wake failed";
   }
   {
-    VerbsLock lock(&mu_);
+    MutexLock lock(&mu_);
     cv_.SignalAll();
   }
   if (poll_thread_.joinable()) poll_thread_.join();
   if (dispatch_thread_.joinable()) dispatch_thread_.join();
-  VerbsLock lock(&mu_);
+  MutexLock lock(&mu_);
   state_ = State::kClosed;
   cv_.SignalAll();
 }
@@ -340,8 +340,8 @@ void Endpoint::DispatchLoop() {
   for (;;) {
     Request req;
     {
-      VerbsLock lock(&mu_);
-      while (requests_.empty() && !stop_.load() && state_ == State::kConnected) Wait(cv_, &mu_);
+      MutexLock lock(&mu_);
+      while (requests_.empty() && !stop_.load() && state_ == State::kConnected) lock.Wait(&cv_);
       if (requests_.empty() || state_ != State::kConnected) return;
       req = std::move(requests_.front());
       requests_.pop_front();
@@ -353,7 +353,7 @@ void Endpoint::DispatchLoop() {
       flags = kFlagError;
     }
     {
-      VerbsLock lock(&mu_);
+      MutexLock lock(&mu_);
       ++credits_owed_;  // the request's last fragment is consumed now; the reply carries the credit
     }
     absl::Status s = SendMessage(MessageType::kResponse, flags, req.id, reply, absl::Now() + options_.response_send_timeout);

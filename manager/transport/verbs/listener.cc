@@ -1,5 +1,5 @@
 #include "manager/transport/verbs/listener.h"
-#include "manager/transport/verbs/verbs_lock.h"
+#include "protocol/mutex_lock.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -92,7 +92,7 @@ Listener::~Listener() {
   auth_.reset();
   absl::flat_hash_map<rdma_cm_id*, std::shared_ptr<Endpoint>> endpoints;
   {
-    VerbsLock lock(&mu_);
+    MutexLock lock(&mu_);
     endpoints.swap(endpoints_);
   }
   for (auto& [id, ep] : endpoints) {
@@ -104,7 +104,7 @@ Listener::~Listener() {
 }
 
 uint64_t Listener::connections() const {
-  VerbsLock lock(&mu_);
+  MutexLock lock(&mu_);
   return endpoints_.size();
 }
 
@@ -176,14 +176,14 @@ void Listener::OnConnectRequest(rdma_cm_id* raw, const std::vector<uint8_t>& pri
     handler_->OnDisconnect(conn_id);
     return;
   }
-  VerbsLock lock(&mu_);
+  MutexLock lock(&mu_);
   endpoints_[raw] = std::move(*ep);
 }
 
 void Listener::Drop(rdma_cm_id* id) {
   std::shared_ptr<Endpoint> ep;
   {
-    VerbsLock lock(&mu_);
+    MutexLock lock(&mu_);
     auto it = endpoints_.find(id);
     if (it == endpoints_.end()) return;
     ep = std::move(it->second);

@@ -1,5 +1,5 @@
 #include "manager/transport/verbs/ticket_book.h"
-#include "manager/transport/verbs/verbs_lock.h"
+#include "protocol/mutex_lock.h"
 
 #include <cstring>
 
@@ -14,7 +14,7 @@ Ticket TicketBook::Issue(absl::Time now) {
   static_assert(2 * auth::kNonceBytes == kTicketBytes);
   std::memcpy(t.data(), a.data(), a.size());
   std::memcpy(t.data() + a.size(), b.data(), b.size());
-  VerbsLock lock(&mu_);
+  MutexLock lock(&mu_);
   PruneLocked(now);
   while (expiry_.size() >= capacity_ && !order_.empty()) {
     expiry_.erase(order_.front());
@@ -27,7 +27,7 @@ Ticket TicketBook::Issue(absl::Time now) {
 }
 
 bool TicketBook::Redeem(const Ticket& ticket, absl::Time now) {
-  VerbsLock lock(&mu_);
+  MutexLock lock(&mu_);
   PruneLocked(now);
   auto it = expiry_.find(Key(ticket));
   if (it == expiry_.end()) return false;
@@ -37,7 +37,7 @@ bool TicketBook::Redeem(const Ticket& ticket, absl::Time now) {
 }
 
 size_t TicketBook::outstanding() const {
-  VerbsLock lock(&mu_);
+  MutexLock lock(&mu_);
   return expiry_.size();
 }
 

@@ -1,5 +1,5 @@
 #include "manager/transport/verbs/verbs_channel.h"
-#include "manager/transport/verbs/verbs_lock.h"
+#include "protocol/mutex_lock.h"
 
 #include "protocol/status.h"
 
@@ -7,14 +7,14 @@ namespace rplasma::transport::verbs {
 
 absl::StatusOr<std::shared_ptr<Endpoint>> VerbsChannel::Acquire(absl::Time deadline) {
   {
-    VerbsLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (closed_) return MakeError(ErrorCode::kUnavailable, "verbs channel closed");
     if (endpoint_ && endpoint_->healthy()) return endpoint_;
   }
-  VerbsLock connect_lock(&connect_mu_);
+  MutexLock connect_lock(&connect_mu_);
   std::shared_ptr<Endpoint> failed;
   {
-    VerbsLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (closed_) return MakeError(ErrorCode::kUnavailable, "verbs channel closed");
     if (endpoint_ && endpoint_->healthy()) return endpoint_;  // another thread rebuilt it
     failed = std::move(endpoint_);
@@ -22,7 +22,7 @@ absl::StatusOr<std::shared_ptr<Endpoint>> VerbsChannel::Acquire(absl::Time deadl
   failed.reset();  // drained by its own Close once in-flight operations let go
   ASSIGN_OR_RETURN(std::shared_ptr<Endpoint> fresh, connector_(deadline));
   counters_->reconnects.fetch_add(1);
-  VerbsLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (closed_) {
     fresh->Close();
     return MakeError(ErrorCode::kUnavailable, "verbs channel closed");
@@ -54,14 +54,14 @@ absl::Status VerbsChannel::Read(const RemoteRegion& region, uint8_t* dst, absl::
 }
 
 bool VerbsChannel::healthy() const {
-  VerbsLock lock(&mu_);
+  MutexLock lock(&mu_);
   return !closed_ && endpoint_ && endpoint_->healthy();
 }
 
 void VerbsChannel::Close() {
   std::shared_ptr<Endpoint> ep;
   {
-    VerbsLock lock(&mu_);
+    MutexLock lock(&mu_);
     closed_ = true;
     ep = std::move(endpoint_);
   }
@@ -69,7 +69,7 @@ void VerbsChannel::Close() {
 }
 
 std::shared_ptr<Endpoint> VerbsChannel::endpoint_for_test() const {
-  VerbsLock lock(&mu_);
+  MutexLock lock(&mu_);
   return endpoint_;
 }
 

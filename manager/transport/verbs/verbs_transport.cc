@@ -1,5 +1,5 @@
 #include "manager/transport/verbs/verbs_transport.h"
-#include "manager/transport/verbs/verbs_lock.h"
+#include "protocol/mutex_lock.h"
 
 #include <cstring>
 
@@ -52,7 +52,7 @@ VerbsTransport::VerbsTransport(const TransportOptions& options, std::shared_ptr<
 VerbsTransport::~VerbsTransport() { Shutdown(); }
 
 absl::Status VerbsTransport::RegisterArena(uint8_t* base, uint64_t size) {
-  verbs::VerbsLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (arena_frozen_ || shut_down_) {
     return MakeError(ErrorCode::kInvalidArgument, "verbs RegisterArena must precede Listen and Connect");
   }
@@ -69,7 +69,7 @@ RemoteRegion VerbsTransport::RegionFor(uint64_t offset, uint64_t length) const {
 }
 
 absl::StatusOr<std::string> VerbsTransport::Listen(const std::string& address, RequestHandler* handler) {
-  verbs::VerbsLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (shut_down_) return MakeError(ErrorCode::kUnavailable, "verbs transport shut down");
   if (listener_) return MakeError(ErrorCode::kInvalidArgument, "verbs transport already listening");
   arena_frozen_ = true;
@@ -89,7 +89,7 @@ absl::StatusOr<std::shared_ptr<Channel>> VerbsTransport::ConnectWithTicket(const
                                                                            absl::Time deadline) {
   ASSIGN_OR_RETURN(sockaddr_storage addr, verbs::ResolveHostPort(address));
   {
-    verbs::VerbsLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (shut_down_) return MakeError(ErrorCode::kUnavailable, "verbs transport shut down");
     arena_frozen_ = true;
   }
@@ -105,7 +105,7 @@ absl::StatusOr<std::shared_ptr<Channel>> VerbsTransport::ConnectWithTicket(const
   absl::Time d = std::min(deadline, absl::Now() + options_.connect_timeout);
   ASSIGN_OR_RETURN(std::shared_ptr<Endpoint> ep, Endpoint::Connect(eopts, devices_, counters_, addr, ticket, d));
   auto channel = std::make_shared<verbs::VerbsChannel>(address, std::move(connector), std::move(ep), counters_);
-  verbs::VerbsLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (shut_down_) {
     channel->Close();
     return MakeError(ErrorCode::kUnavailable, "verbs transport shut down");
@@ -150,7 +150,7 @@ void VerbsTransport::Shutdown() {
   std::vector<std::weak_ptr<verbs::VerbsChannel>> channels;
   std::unique_ptr<verbs::Listener> listener;
   {
-    verbs::VerbsLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (shut_down_) return;
     shut_down_ = true;
     channels.swap(channels_);
@@ -159,7 +159,7 @@ void VerbsTransport::Shutdown() {
     if (auto ch = weak.lock()) ch->Close();
   }
   {
-    verbs::VerbsLock lock(&mu_);
+    MutexLock lock(&mu_);
     listener = std::move(listener_);
   }
   listener.reset();

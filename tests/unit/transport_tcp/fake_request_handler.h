@@ -10,7 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
-#include "manager/transport/tcp/tsan_mutex_lock.h"
+#include "protocol/mutex_lock.h"
 #include "manager/transport/transport.h"
 
 namespace rplasma::transport::testing {
@@ -18,7 +18,7 @@ namespace rplasma::transport::testing {
 class FakeRequestHandler : public RequestHandler {
  public:
   void OnConnect(uint64_t conn_id, const std::string& peer_address) override {
-    tcp::TsanMutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     connects_[conn_id]++;
   }
   std::string HandleCall(uint64_t conn_id, absl::string_view request) override {
@@ -35,7 +35,7 @@ class FakeRequestHandler : public RequestHandler {
     return allow_reads_.load();
   }
   void OnDisconnect(uint64_t conn_id) override {
-    tcp::TsanMutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     disconnects_[conn_id]++;
   }
 
@@ -43,16 +43,16 @@ class FakeRequestHandler : public RequestHandler {
   int calls() const { return calls_.load(); }
   int allow_read_calls() const { return allow_read_calls_.load(); }
   size_t connect_count() const {
-    tcp::TsanMutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     return connects_.size();
   }
   size_t disconnect_count() const {
-    tcp::TsanMutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     return disconnects_.size();
   }
   // True if every connected id disconnected exactly once and nothing else disconnected.
   bool DisconnectsMatchConnects() const {
-    tcp::TsanMutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (connects_.size() != disconnects_.size()) return false;
     for (const auto& [id, n] : connects_) {
       auto it = disconnects_.find(id);

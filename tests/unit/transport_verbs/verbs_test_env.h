@@ -9,7 +9,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "manager/transport/transport.h"
-#include "manager/transport/verbs/verbs_lock.h"
+#include "protocol/mutex_lock.h"
 #include "manager/transport/verbs/verbs_transport.h"
 
 namespace rplasma::transport::testing {
@@ -42,19 +42,19 @@ class EchoHandler : public RequestHandler {
   void OnConnect(uint64_t conn_id, const std::string& peer) override { connects.fetch_add(1); }
   std::string HandleCall(uint64_t conn_id, absl::string_view request) override {
     calls.fetch_add(1);
-    verbs::VerbsLock lock(&mu_);
-    while (stalled_) verbs::Wait(cv_, &mu_);
+    MutexLock lock(&mu_);
+    while (stalled_) lock.Wait(&cv_);
     return "re:" + std::string(request);
   }
   bool AllowRead(uint64_t, const RemoteRegion&) override { return false; }
   void OnDisconnect(uint64_t conn_id) override { disconnects.fetch_add(1); }
 
   void Stall() {
-    verbs::VerbsLock lock(&mu_);
+    MutexLock lock(&mu_);
     stalled_ = true;
   }
   void Resume() {
-    verbs::VerbsLock lock(&mu_);
+    MutexLock lock(&mu_);
     stalled_ = false;
     cv_.SignalAll();
   }
