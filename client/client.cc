@@ -141,6 +141,10 @@ absl::Status Client::Seal(const ObjectID& id) {
     const uint8_t* data = arena_base_ + region->offset;
     checksum = ObjectChecksum({data, region->data_size}, {data + region->data_size, region->metadata_size});
   }
+  return Seal(id, checksum);
+}
+
+absl::Status Client::Seal(const ObjectID& id, uint64_t checksum) {
   absl::Status status =
       ExpectBody<EmptyReply>(connection_->Call(SealRequest{id, checksum}), "seal", id.Hex()).status();
   ErrorCode code = ErrorCodeOf(status);

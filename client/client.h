@@ -104,6 +104,10 @@ class Client {
   // Makes `id` immutable and visible. Computes the checksum (XXH3-64 of data then metadata).
   // The creator keeps its reference: Release it when done writing.
   absl::Status Seal(const ObjectID& id);
+  // Seal with a checksum the caller already holds — e.g. the manager, which has just verified the
+  // fetched bytes against the owner's — saving a second pass over the object.
+  // REQUIRES: checksum == ObjectChecksum(data, metadata) (client/checksum.h); the store trusts it.
+  absl::Status Seal(const ObjectID& id, uint64_t checksum);
   // Discards an unsealed object this client created.
   absl::Status Abort(const ObjectID& id);
   // Create + copy + Seal + Release.

@@ -38,8 +38,8 @@ absl::StatusOr<peer::CreatedSlot> ClientLocalStore::Create(const ObjectID& id, u
   return slot;
 }
 
-absl::Status ClientLocalStore::SealAndRelease(const ObjectID& id) {
-  RETURN_IF_ERROR(client_->Seal(id));
+absl::Status ClientLocalStore::SealAndRelease(const ObjectID& id, uint64_t checksum) {
+  RETURN_IF_ERROR(client_->Seal(id, checksum));
   return client_->Release(id);
 }
 

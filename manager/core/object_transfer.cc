@@ -43,7 +43,7 @@ class LocalObject {
                        absl::StrFormat("fetch %s: checksum %016x of the received bytes differs from the owner's %016x",
                                        id_.Hex(), checksum, owner.checksum));
     }
-    RETURN_IF_ERROR(store_.SealAndRelease(id_));
+    RETURN_IF_ERROR(store_.SealAndRelease(id_, checksum));
     committed_ = true;
     result.seal = absl::Now() - t1;
     return absl::OkStatus();

@@ -47,8 +47,9 @@ class LocalStore {
   // Creates `id` (evicting unreferenced objects if the arena is full) with metadata_size bytes of
   // metadata space, zero-filled; the caller then writes data and metadata in place.
   virtual absl::StatusOr<CreatedSlot> Create(const ObjectID& id, uint64_t data_size, uint64_t metadata_size) = 0;
-  // Seal + release the creator's reference.
-  virtual absl::Status SealAndRelease(const ObjectID& id) = 0;
+  // Seal + release the creator's reference. `checksum` is the verified checksum of the bytes
+  // (client/checksum.h), so sealing does not read the object again.
+  virtual absl::Status SealAndRelease(const ObjectID& id, uint64_t checksum) = 0;
   // Discards an object this process created and has not sealed.
   virtual absl::Status Abort(const ObjectID& id) = 0;
   virtual absl::StatusOr<bool> Contains(const ObjectID& id) = 0;

@@ -57,7 +57,11 @@ inline MpiRun RunBenchMpi(const TempDir& dir, int ranks, const std::vector<std::
   // attribute (their modules are unloaded at MPI_Finalize). Leak checking stays off in the ranks
   // (and their store and manager, which have their own leak-checked tests); every other ASan check
   // stays on.
-  setenv("ASAN_OPTIONS", "detect_leaks=0", 0);
+  // Appended, so it wins over an inherited ASAN_OPTIONS (scripts/test.sh sets detect_leaks=1).
+  const char* inherited = std::getenv("ASAN_OPTIONS");
+  std::string asan_options = inherited != nullptr && *inherited != '\0' ? std::string(inherited) + ":" : "";
+  asan_options += "detect_leaks=0";
+  setenv("ASAN_OPTIONS", asan_options.c_str(), 1);
   std::vector<std::string> argv = {FindMpirun(), "-np", std::to_string(ranks), "--oversubscribe",
                                    std::string(RPLASMA_BIN_DIR) + "/rplasma-bench-mpi", "--start_redis"};
   argv.insert(argv.end(), args.begin(), args.end());

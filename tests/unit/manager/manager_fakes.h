@@ -84,13 +84,12 @@ class FakeLocalStore : public peer::LocalStore {
     std::memset(arena_.data() + offset, 0, total);
     return peer::CreatedSlot{arena_.data() + offset, offset, data_size, metadata_size, e.generation};
   }
-  absl::Status SealAndRelease(const ObjectID& id) override {
+  absl::Status SealAndRelease(const ObjectID& id, uint64_t checksum) override {
     MutexLock lock(&mu_);
     auto it = objects_.find(id);
     if (it == objects_.end() || it->second.sealed) return ObjectNotFoundError("fake store: seal");
     Entry& e = it->second;
-    e.checksum = ObjectChecksum({arena_.data() + e.offset, e.data_size},
-                                {arena_.data() + e.offset + e.data_size, e.metadata_size});
+    e.checksum = checksum;  // trusted, as the real store does
     e.sealed = true;
     e.refs--;
     return absl::OkStatus();
@@ -131,7 +130,7 @@ class FakeLocalStore : public peer::LocalStore {
     absl::StatusOr<peer::CreatedSlot> slot = Create(id, data.size(), metadata.size());
     std::memcpy(slot->base, data.data(), data.size());
     std::memcpy(slot->base + data.size(), metadata.data(), metadata.size());
-    (void)SealAndRelease(id);
+    (void)SealAndRelease(id, ObjectChecksum({slot->base, data.size()}, {slot->base + data.size(), metadata.size()}));
     return Get(id);
   }
   Entry Get(const ObjectID& id) {
