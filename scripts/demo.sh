@@ -83,7 +83,7 @@ echo "== node B's store now holds:"
 
 echo
 echo "== short fetch benchmark (its own redis, two stores, two managers; TCP transport)"
-"$BIN/rplasma-bench" --mode fetch --sizes 1K,64K,1M,16M,64M --iterations 20 --duration 2s \
+"$BIN/rplasma-bench" --mode fetch --sizes 1K,64K,1M,16M,64M --iterations 20 --duration 2 \
   --csv "$WORK/fetch.csv"
 echo
 echo "demo: done; every process it started is stopped."
