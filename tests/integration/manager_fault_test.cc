@@ -176,8 +176,14 @@ TEST_F(ManagerFaultTest, RedisDownFailsFastAndLocationsAreRepublishedAfterItRetu
   EXPECT_LT(absl::Now() - start, absl::Seconds(3));
   const ObjectID during = ObjectID::FromLabel("during outage");
   ASSERT_OK(PutTestObject(*a->client, during, 2, 200000));
-  // Kept short (3 s, not 20 s) so the test stays fast; the mechanism is the same.
-  absl::SleepFor(absl::Seconds(3));
+  // A 20 s outage: longer than the node TTL, so the fresh Redis has nothing of either node.
+  absl::SleepFor(absl::Seconds(20));
+  // Still failing fast at the end of the outage (reconnect backoff is capped, never a hang).
+  const absl::Time late = absl::Now();
+  ASSERT_OK_AND_ASSIGN(std::vector<absl::Status> late_result,
+                       FetchVia(b->client_socket, {ObjectID::FromLabel("anything")}, absl::Seconds(20)));
+  EXPECT_THAT(late_result[0], HasErrorCode(ErrorCode::kUnavailable));
+  EXPECT_LT(absl::Now() - late, absl::Seconds(3));
   ASSERT_OK(cluster_->redis().Restart());  // a fresh, empty Redis on the same port
   const absl::Time back = absl::Now();
   bool both = false;
