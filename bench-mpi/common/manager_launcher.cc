@@ -43,7 +43,7 @@ absl::StatusOr<std::unique_ptr<LaunchedManager>> LaunchedManager::Start(const Ma
   std::vector<std::string> argv = {binary,
                                    "--store_socket", options.store_socket,
                                    "--redis", options.redis,
-                                   "--listen", "127.0.0.1:0",
+                                   "--listen", options.listen_host + ":0",
                                    "--client_socket", manager->client_socket_,
                                    "--secret_file", options.secret_file,
                                    "--transport", options.transport,

@@ -30,6 +30,7 @@ struct ManagerLaunchOptions {
   std::string node_name = "bench";
   std::string transport = "tcp";
   std::string rdma_threshold = "65536";
+  std::string listen_host = "127.0.0.1";  // the peer listener binds listen_host:0 (verbs: the RDMA netdev's IP)
   std::vector<std::string> extra_args;
   absl::Duration start_timeout = absl::Seconds(20);
 

@@ -61,6 +61,7 @@ absl::StatusOr<Node> StartNode(const std::string& name, uint64_t memory, const B
   manager_options.node_name = name;
   manager_options.transport = options.transport;
   manager_options.rdma_threshold = options.rdma_threshold;
+  manager_options.listen_host = options.listen_host;
   ASSIGN_OR_RETURN(node.manager, LaunchedManager::Start(manager_options));
   ClientOptions client_options;
   client_options.store_socket = node.store->socket_path();

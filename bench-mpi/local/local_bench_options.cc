@@ -74,6 +74,7 @@ std::string LocalBenchUsage() {
          "                        vs a raw TCP stream and Redis GET (sizes default 1K,64K,1M,16M,64M)\n"
          "  --transport T         fetch mode: managers' transport, tcp|verbs|auto (tcp)\n"
          "  --rdma-threshold B    fetch mode: managers' --rdma-threshold (65536)\n"
+         "  --listen-host IP      fetch mode: managers' peer listener host (127.0.0.1; verbs: the RDMA IP)\n"
          "  --only LIST           run only these benchmarks: copy,checksum,copy_checksum,\n"
          "                        create_write_seal,ping_pong,get,batch_get,set_get,create_seal_get,\n"
          "                        memory_per_object (default: all)\n";
@@ -130,6 +131,8 @@ absl::StatusOr<LocalBenchOptions> ParseLocalBenchOptions(int argc, char** argv, 
       ASSIGN_OR_RETURN(options.transport, next());
     } else if (flag == "--rdma-threshold") {
       ASSIGN_OR_RETURN(options.rdma_threshold, next());
+    } else if (flag == "--listen-host") {
+      ASSIGN_OR_RETURN(options.listen_host, next());
     } else if (flag == "--memory") {
       ASSIGN_OR_RETURN(std::string v, next());
       ASSIGN_OR_RETURN(options.memory_bytes, ParseSize(v));

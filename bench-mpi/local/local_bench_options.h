@@ -4,6 +4,7 @@
 //                 [--duration S] [--csv out.csv] [--store-socket PATH | --memory BYTES]
 //                 [--redis | --no-redis] [--objects-overhead N] [--batch N] [--only LIST]
 //                 [--transport tcp|verbs|auto] [--rdma-threshold BYTES|auto|FILE]   (fetch mode)
+//                 [--listen-host IP]                                           (fetch mode)
 //
 // Each (benchmark, size) runs `iterations` times, or fewer once `duration` has passed (but at
 // least kMinIterations). With --store-socket the bench attaches to a running store; otherwise it
@@ -47,6 +48,7 @@ struct LocalBenchOptions {
   std::vector<std::string> only;
   std::string transport = "tcp";         // fetch mode: the managers' --transport
   std::string rdma_threshold = "65536";  // fetch mode: the managers' --rdma-threshold
+  std::string listen_host = "127.0.0.1";  // fetch mode: the managers' peer listener host (verbs: the RDMA IP)
 
   // True if `benchmark` should run.
   bool Selected(const std::string& benchmark) const;
