@@ -17,7 +17,18 @@ absl::StatusOr<std::shared_ptr<transport::Channel>> ChannelCache::ChannelTo(cons
     auto it = channels_.find(node_id);
     if (it != channels_.end() && it->second->healthy()) return it->second;
   }
-  ASSIGN_OR_RETURN(NodeRecord node, directory_->GetNode(node_id));
+  absl::StatusOr<NodeRecord> record = directory_->GetNode(node_id);
+  if (!record.ok()) {
+    // A missing, expired or garbage node record makes this one source unusable, not the object
+    // unfetchable: report it as "not found here" so that the fetch keeps waiting for a good source.
+    const ErrorCode code = ErrorCodeOf(record.status());
+    if (code == ErrorCode::kObjectNotFound || code == ErrorCode::kProtocolError || code == ErrorCode::kInvalidArgument) {
+      return MakeError(ErrorCode::kObjectNotFound,
+                       absl::StrCat("node ", node_id, " has no usable record: ", record.status().message()));
+    }
+    return record.status();
+  }
+  const NodeRecord& node = *record;
   const std::string& address = verbs_ ? node.verbs_address : node.tcp_address;
   if (address.empty()) {
     return MakeError(ErrorCode::kUnavailable,

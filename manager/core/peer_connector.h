@@ -17,7 +17,9 @@ namespace rplasma::core {
 class PeerConnector {
  public:
   virtual ~PeerConnector() = default;
-  // A channel to the manager of `node_id` (reused across calls while healthy).
+  // A channel to the manager of `node_id` (reused across calls while healthy). kObjectNotFound when
+  // the node has no usable directory record (missing, expired, garbage): that source is skipped and
+  // the fetch keeps waiting for another; kUnavailable/kPermissionDenied when the connect fails.
   virtual absl::StatusOr<std::shared_ptr<transport::Channel>> ChannelTo(const std::string& node_id,
                                                                         absl::Time deadline) = 0;
   // Drops the cached channel to `node_id` after a transport error, so the next use reconnects.
