@@ -94,6 +94,10 @@ absl::StatusOr<TransferResult> ByPin(transport::Channel& channel, peer::LocalSto
   const auto* pin = std::get_if<peer::PinReply>(&reply);
   if (pin == nullptr) return ProtocolError("peer answered Pin with another reply kind");
   const peer::PinReply lease = *pin;
+  // The owner starts the lease's TTL when it receives the Pin, after t0: a read completed before
+  // t0 + TTL was done while the owner still held the object for us. After that, the owner may
+  // have released it and reused its bytes; one-sided READs cannot notice, so we check the clock.
+  const absl::Time lease_end = t0 + absl::Milliseconds(lease.lease_ttl_ms);
   // Unpin whatever happens next; a lost Unpin only costs the owner a lease until its TTL.
   auto unpin = [&] {
     std::string unpin_wire;
@@ -107,13 +111,23 @@ absl::StatusOr<TransferResult> ByPin(transport::Channel& channel, peer::LocalSto
     unpin();
     return local.status();
   }
-  absl::Status read = absl::OkStatus();
   const uint64_t total = lease.object.total_size();
+  auto lapsed = [&] {
+    return MakeError(ErrorCode::kStaleObject,
+                     absl::StrFormat("fetch %s: lease %d (TTL %d ms) expired before the reads completed; discarded",
+                                     id.Hex(), lease.lease_id, lease.lease_ttl_ms));
+  };
+  absl::Status read = absl::OkStatus();
   for (uint64_t off = 0; off < total && read.ok(); off += chunk) {
+    if (absl::Now() >= lease_end) {
+      read = lapsed();  // the owner would refuse (TCP) or may have reused the bytes (RDMA READ)
+      break;
+    }
     const uint64_t n = std::min(chunk, total - off);
     read = channel.Read(transport::RemoteRegion{lease.region.addr + off, n, lease.region.rkey},
                         local->slot().base + off, deadline);
   }
+  if (read.ok() && absl::Now() >= lease_end) read = lapsed();
   unpin();
   RETURN_IF_ERROR(read);
   result.transfer = absl::Now() - t0;

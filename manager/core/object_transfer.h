@@ -8,8 +8,10 @@
 //
 // Any failure after Create aborts the local object: a partial object is never visible. The
 // owner's reply is the truth for sizes, generation and checksum; the directory hint is not used
-// here. Errors: the peer's error (ObjectNotFound, ...), transport errors (Unavailable,
-// DeadlineExceeded), kStaleObject for a checksum mismatch, the local store's errors.
+// here. A Pin transfer whose reads complete after the lease's TTL (counted from before the Pin
+// was sent, so never later than the owner's own expiry) is discarded: the owner may have reused
+// the bytes. Errors: the peer's error (ObjectNotFound, ...), transport errors (Unavailable,
+// DeadlineExceeded), kStaleObject for a checksum mismatch or a lapsed lease, the local store's errors.
 //
 // Thread-safety: a free function; safe to run concurrently for different ids.
 #ifndef RPLASMA_MANAGER_CORE_OBJECT_TRANSFER_H_

@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "tests/support/subprocess.h"
 
@@ -145,6 +147,38 @@ TEST_F(FetchEngineTest, ChecksumMismatchIsRejectedAndNeverSealed) {
   EXPECT_FALSE(*local_.Contains(id));
   EXPECT_EQ(local_.unsealed(), 0);
   EXPECT_GE(stats_.checksum_mismatches.load(), 1u);
+}
+
+TEST_F(FetchEngineTest, ReadsFinishingAfterTheLeaseExpiredAreDiscardedAndTheFetchRetries) {
+  peer::PeerServiceOptions short_lease;
+  short_lease.leases.ttl = absl::Milliseconds(100);
+  std::unique_ptr<peer::PeerService> service =
+      *peer::PeerService::Create(short_lease, &owner_, [](uint64_t offset, uint64_t length) {
+        return transport::RemoteRegion{offset, length, 0};
+      });
+  auto channel = std::make_shared<FakeChannel>(service.get(), &owner_, 2);
+  connector_.Add("b", channel);
+  // The reader is stalled after its first READ until the lease is over (a stopped process):
+  // after its only READ (one chunk; the lapse is found when the reads are done), or before the
+  // next chunk is read (the lapse is found before asking the owner for bytes it may have reused).
+  int expected_aborts = 0;
+  for (size_t size : {50000, 200000}) {
+    const ObjectID id = ObjectID::FromLabel(absl::StrCat("lease lapses ", size));
+    PutRemote(id, Pattern(size, 8));
+    std::atomic<int> stalls{0};
+    channel->after_read = [&] {
+      if (stalls.fetch_add(1) == 0) absl::SleepFor(absl::Milliseconds(150));
+    };
+    std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(5));
+    ASSERT_OK(result[0]) << size;
+    EXPECT_EQ(local_.Bytes(id), Pattern(size, 8));
+    EXPECT_EQ(local_.aborts(), ++expected_aborts) << "the read that outlived its lease was discarded, then retried";
+    EXPECT_EQ(owner_.total_refs(), 0) << "the owner released the pin of both attempts";
+    channel->after_read = nullptr;
+  }
+  channel.reset();
+  connector_.Add("b", channel_);
+  service->Shutdown();
 }
 
 TEST_F(FetchEngineTest, OwnersGenerationWinsOverTheDirectoryHintAndIsCounted) {

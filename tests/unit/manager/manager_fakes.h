@@ -234,6 +234,7 @@ class FakeChannel : public transport::Channel {
     if (!handler_->AllowRead(conn_id_, region)) return MakeError(ErrorCode::kPermissionDenied, "fake: read refused");
     std::memcpy(dst, owner_->arena_base() + region.addr, region.length);
     if (corrupt_reads && region.length > 0) dst[region.length / 2] ^= 0xff;
+    if (after_read) after_read();
     return absl::OkStatus();
   }
   bool healthy() const override { return true; }
@@ -244,6 +245,7 @@ class FakeChannel : public transport::Channel {
   std::atomic<bool> fail_reads{false};
   std::atomic<bool> corrupt_reads{false};
   std::function<void()> before_call;  // set before use; called on every Call
+  std::function<void()> after_read;   // set before use; called after every successful Read
 
  private:
   transport::RequestHandler* handler_;
