@@ -4,9 +4,12 @@
 // client library are fetched by node B's Client (manager_socket) and checked byte by byte, with a
 // fixed threshold that sends small objects over SEND/RECV (get) and large ones over RDMA READ (pin),
 // and with `--rdma-threshold auto`. A serving manager SIGKILLed mid-READ must give B an error
-// within the fetch deadline and leave nothing visible or leaked in B's store.
+// within the fetch deadline and leave nothing visible or leaked in B's store. A reader stopped
+// (SIGSTOP) mid-READ past its lease must discard what it read and fetch again, while the owner
+// drops the lease's store reference on its own.
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -161,6 +164,54 @@ TEST_F(ManagerVerbsTest, ServingManagerKilledMidReadGivesAnErrorAndLeavesNothing
       << "B's store is back to baseline: created " << now.objects_created << " sealed " << now.objects_sealed
       << " refs " << now.ref_count << " used " << now.used_bytes << " (baseline used " << baseline.used_bytes << ")";
   EXPECT_OK(StatsVia(b->client_socket).status()) << "B's manager is alive";
+}
+
+TEST_F(ManagerVerbsTest, LeaseExpiredWhileTheReaderIsStoppedIsDiscardedAndTheOwnerReclaims) {
+  // An 8 s lease covers a normal read of the object (1-3 s at the guest's 10-30 MB/s), not a
+  // reader stopped for longer; A's reaper runs every TTL/4.
+  TestNode* a = AddVerbsNode("16384", {"--lease_ttl=8s"});
+  TestNode* b = AddVerbsNode("16384", {"--read_chunk_bytes=1048576"});
+  ASSERT_TRUE(a && b);
+  ASSERT_OK_AND_ASSIGN(StatsReply a_baseline, a->client->Stats());
+  const ObjectID id = ObjectID::FromLabel("stopped-reader");
+  const uint64_t size = 24 * kMiB;
+  ASSERT_OK(PutTestObject(*a->client, id, 11, size));
+  absl::SleepFor(absl::Milliseconds(300));
+
+  absl::Status result;
+  std::thread fetcher([&] {
+    absl::StatusOr<std::vector<absl::Status>> r = FetchVia(b->client_socket, {id}, absl::Seconds(60));
+    result = !r.ok() ? r.status() : r->size() == 1 ? (*r)[0] : absl::InternalError("reply size");
+  });
+  const bool reading = WaitFor(
+      [&] {
+        absl::StatusOr<std::string> stats = StatsVia(b->client_socket);
+        return stats.ok() && TransportStat(*stats, "reads") > 0;
+      },
+      absl::Seconds(10));
+  b->manager->Signal(SIGSTOP);
+  // The owner reclaims: the lease expires and its store reference is dropped, with B still stopped.
+  std::string a_stats;
+  const bool expired = WaitFor(
+      [&] {
+        absl::StatusOr<std::string> stats = StatsVia(a->client_socket);
+        if (stats.ok()) a_stats = *stats;
+        return stats.ok() && JsonInt(*stats, "leases_expired") >= 1 && JsonInt(*stats, "leases_live") == 0;
+      },
+      absl::Seconds(14));
+  absl::StatusOr<StatsReply> a_now = a->client->Stats();
+  b->manager->Signal(SIGCONT);
+  fetcher.join();
+  EXPECT_TRUE(reading) << "B never started reading";
+  EXPECT_TRUE(expired) << "A's lease did not expire while B was stopped: " << a_stats;
+  ASSERT_OK(a_now.status());
+  EXPECT_EQ(a_now->ref_count, a_baseline.ref_count) << "A's store holds no reference for the stopped reader";
+  // The reader discards what it read under the lapsed lease, then fetches again under a new one.
+  EXPECT_OK(result);
+  EXPECT_OK(CheckTestObject(*b->client, id, 11, size));
+  ASSERT_OK_AND_ASSIGN(std::string b_stats, StatsVia(b->client_socket));
+  EXPECT_GE(JsonInt(b_stats, "transfer_failures"), 1) << b_stats;
+  EXPECT_GE(ProtocolFetches(b_stats, "pin"), 1) << b_stats;
 }
 
 }  // namespace
