@@ -14,6 +14,7 @@
 #ifndef RPLASMA_CLIENT_CLIENT_H_
 #define RPLASMA_CLIENT_CLIENT_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -26,6 +27,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "client/manager_connection_pool.h"
 #include "protocol/object_id.h"
 #include "protocol/store_messages.h"
 
@@ -176,6 +178,11 @@ class Client {
 
   absl::Mutex mu_;
   absl::flat_hash_map<ObjectID, CreatedRegion> created_ ABSL_GUARDED_BY(mu_);
+
+  // Fetch's connections to the manager (kept between calls) and its request ids.
+  static constexpr size_t kMaxIdleManagerConnections = 4;
+  ManagerConnectionPool manager_connections_{options_.manager_socket, kMaxIdleManagerConnections};
+  std::atomic<uint64_t> next_fetch_request_id_{0};
 };
 
 // A stream of store events on its own connection. Not thread-safe; one reader.

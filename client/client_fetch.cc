@@ -1,6 +1,6 @@
 // Client::Fetch: asks the local rplasma-manager (its --client-socket) to bring objects from other
-// nodes into this store. One short-lived connection per call: Fetch is rare and long compared
-// with a connect, and no state is shared between concurrent callers.
+// nodes into this store. Connections come from the client's ManagerConnectionPool: a small fetch
+// is one request/reply exchange on a connection kept from the previous call.
 #include <algorithm>
 #include <vector>
 
@@ -18,6 +18,21 @@ namespace {
 // Time the manager gets beyond the fetch timeout to answer (lookups, a slow seal).
 constexpr absl::Duration kReplyGrace = absl::Seconds(5);
 
+// One Fetch request and its reply on `fd`.
+absl::StatusOr<ManagerFetchReply> Exchange(int fd, const ManagerRequest& request, size_t n, absl::Time deadline) {
+  RETURN_IF_ERROR(WriteFrame(fd, EncodeManagerRequest(request)));
+  ASSIGN_OR_RETURN(std::string payload,
+                   ReadFrame(fd, kMaxManagerFrameBytes, std::max(deadline, absl::Now()) + kReplyGrace));
+  ASSIGN_OR_RETURN(ManagerReply reply, DecodeManagerReply(payload));
+  if (reply.request_id != request.request_id) return ProtocolError("fetch: manager replied to another request");
+  RETURN_IF_ERROR(reply.status());
+  auto* result = std::get_if<ManagerFetchReply>(&reply.body);
+  if (result == nullptr || result->codes.size() != n || result->messages.size() != n) {
+    return ProtocolError("fetch: malformed manager reply");
+  }
+  return std::move(*result);
+}
+
 }  // namespace
 
 absl::Status Client::Fetch(absl::Span<const ObjectID> ids, absl::Duration timeout) {
@@ -27,29 +42,25 @@ absl::Status Client::Fetch(absl::Span<const ObjectID> ids, absl::Duration timeou
   }
   timeout = std::max(timeout, absl::ZeroDuration());
   const absl::Time deadline = absl::Now() + timeout;
-  absl::StatusOr<UniqueFd> fd = UnixConnect(options_.manager_socket);
-  if (!fd.ok()) {
-    return MakeError(ErrorCode::kUnavailable,
-                     absl::StrCat("fetch: manager at ", options_.manager_socket, ": ", fd.status().message()));
-  }
+  ASSIGN_OR_RETURN(ManagerConnectionPool::Lease connection, manager_connections_.Take());
   size_t failed = 0;
   ErrorCode first_code = ErrorCode::kOk;
   std::vector<std::string> failures;
-  uint64_t request_id = 0;
   for (size_t start = 0; start < ids.size(); start += kMaxFetchIds) {
     const size_t n = std::min<size_t>(kMaxFetchIds, ids.size() - start);
     ManagerFetchRequest fetch;
     fetch.ids.assign(ids.begin() + start, ids.begin() + start + n);
     fetch.timeout_ms = std::max<int64_t>(0, absl::ToInt64Milliseconds(deadline - absl::Now()));
-    ManagerRequest request{++request_id, std::move(fetch)};
-    RETURN_IF_ERROR(WriteFrame(fd->get(), EncodeManagerRequest(request)));
-    ASSIGN_OR_RETURN(std::string payload,
-                     ReadFrame(fd->get(), kMaxManagerFrameBytes, std::max(deadline, absl::Now()) + kReplyGrace));
-    ASSIGN_OR_RETURN(ManagerReply reply, DecodeManagerReply(payload));
-    if (reply.request_id != request_id) return ProtocolError("fetch: manager replied to another request");
-    RETURN_IF_ERROR(reply.status());
-    const auto* result = std::get_if<ManagerFetchReply>(&reply.body);
-    if (result == nullptr || result->codes.size() != n) return ProtocolError("fetch: malformed manager reply");
+    ManagerRequest request{next_fetch_request_id_.fetch_add(1, std::memory_order_relaxed) + 1, std::move(fetch)};
+    absl::StatusOr<ManagerFetchReply> result = Exchange(connection.fd.get(), request, n, deadline);
+    if (!result.ok() && connection.reused && ErrorCodeOf(result.status()) == ErrorCode::kUnavailable) {
+      // The kept connection was closed by the manager (a restart, say). Fetch is idempotent:
+      // ask again on a fresh one.
+      manager_connections_.Clear();
+      ASSIGN_OR_RETURN(connection, manager_connections_.Take());
+      result = Exchange(connection.fd.get(), request, n, deadline);
+    }
+    RETURN_IF_ERROR(result.status());
     for (size_t i = 0; i < n; ++i) {
       if (result->codes[i] == ErrorCode::kOk) continue;
       if (failed++ == 0) first_code = result->codes[i];
@@ -59,6 +70,7 @@ absl::Status Client::Fetch(absl::Span<const ObjectID> ids, absl::Duration timeou
       }
     }
   }
+  manager_connections_.GiveBack(std::move(connection.fd));
   if (failed == 0) return absl::OkStatus();
   return MakeError(first_code, absl::StrCat("fetch: ", failed, " of ", ids.size(), " objects failed (",
                                             absl::StrJoin(failures, "; "), failed > failures.size() ? "; ..." : "",

@@ -196,6 +196,21 @@ TEST_F(ManagerFaultTest, RedisDownFailsFastAndLocationsAreRepublishedAfterItRetu
   EXPECT_OK(CheckTestObject(*b->client, during, 2, 200000));
 }
 
+TEST_F(ManagerFaultTest, ClientFetchAfterItsManagerRestartedSucceedsOnAFreshConnection) {
+  TestNode* a = AddNode({});
+  TestNode* b = AddNode({});
+  ASSERT_TRUE(a && b);
+  const ObjectID first = ObjectID::FromLabel("before restart");
+  const ObjectID second = ObjectID::FromLabel("after restart");
+  ASSERT_OK(PutTestObject(*a->client, first, 5, 2000));
+  ASSERT_OK(b->client->Fetch({first}, absl::Seconds(5)));  // leaves a kept connection to B's manager
+  ASSERT_OK(cluster_->RestartManager(b));                  // which the restart closes
+  ASSERT_TRUE(WaitFor([&] { return StatsVia(b->client_socket).ok(); }, absl::Seconds(5)));
+  ASSERT_OK(PutTestObject(*a->client, second, 6, 2000));
+  EXPECT_OK(b->client->Fetch({second}, absl::Seconds(5)));
+  EXPECT_OK(CheckTestObject(*b->client, second, 6, 2000));
+}
+
 TEST_F(ManagerFaultTest, LocationsOfAKilledNodeStopBeingUsedWithinTtlPlusOneSecond) {
   TestNode* a = AddNode({"--node_ttl=1s"});
   TestNode* b = AddNode({});

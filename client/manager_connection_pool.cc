@@ -1,0 +1,45 @@
+#include "client/manager_connection_pool.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "protocol/mutex_lock.h"
+#include "protocol/socket_io.h"
+#include "protocol/status.h"
+
+namespace rplasma {
+
+absl::StatusOr<ManagerConnectionPool::Lease> ManagerConnectionPool::Take() {
+  {
+    MutexLock lock(&mu_);
+    if (!idle_.empty()) {
+      Lease lease{std::move(idle_.back()), true};
+      idle_.pop_back();
+      return lease;
+    }
+  }
+  absl::StatusOr<UniqueFd> fd = UnixConnect(socket_path_);
+  if (!fd.ok()) {
+    return MakeError(ErrorCode::kUnavailable, absl::StrCat("fetch: manager at ", socket_path_, ": ", fd.status().message()));
+  }
+  return Lease{*std::move(fd), false};
+}
+
+void ManagerConnectionPool::GiveBack(UniqueFd fd) {
+  MutexLock lock(&mu_);
+  if (idle_.size() < max_idle_) idle_.push_back(std::move(fd));
+  // else: `fd` closes here
+}
+
+void ManagerConnectionPool::Clear() {
+  std::vector<UniqueFd> closing;
+  MutexLock lock(&mu_);
+  closing.swap(idle_);
+}
+
+size_t ManagerConnectionPool::idle() const {
+  MutexLock lock(&mu_);
+  return idle_.size();
+}
+
+}  // namespace rplasma
