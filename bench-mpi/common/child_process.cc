@@ -2,7 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,28 +15,73 @@
 
 #include "absl/strings/str_cat.h"
 #include "protocol/status.h"
+#include "protocol/unique_fd.h"
 
 extern char** environ;
 
 namespace rplasma::bench {
 
+namespace {
+
+// The child's side of Spawn, between vfork and execve. It shares the parent's memory and the
+// parent is suspended, so it only makes system calls on what the parent prepared; on failure it
+// writes errno to `report_fd` (close-on-exec: an exec that succeeds closes it) and exits 127.
+[[noreturn]] void ExecChild(const char* path, char* const* args, const char* log_path, pid_t parent,
+                            const sigset_t& mask, int report_fd) {
+  int err = 0;
+  const int log = ::open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (log < 0 || null < 0 || ::dup2(log, STDOUT_FILENO) < 0 || ::dup2(log, STDERR_FILENO) < 0 ||
+      ::dup2(null, STDIN_FILENO) < 0) {
+    err = errno;
+  } else if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
+    err = errno;
+  } else if (::getppid() != parent) {
+    // The parent died before prctl took effect: no signal will come, so do not start at all.
+    err = ESRCH;
+  } else {
+    ::pthread_sigmask(SIG_SETMASK, &mask, nullptr);
+    ::execve(path, args, environ);
+    err = errno;
+  }
+  (void)!::write(report_fd, &err, sizeof(err));
+  ::_exit(127);
+}
+
+}  // namespace
+
 absl::StatusOr<ChildProcess> ChildProcess::Spawn(const std::vector<std::string>& argv,
                                                  const std::string& log_path) {
   if (argv.empty()) return MakeError(ErrorCode::kInvalidArgument, "spawn: empty argv");
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0600);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return ErrnoError("posix_spawn", argv[0], rc);
-  return ChildProcess(pid);
+  int report[2];
+  if (::pipe2(report, O_CLOEXEC) != 0) return ErrnoError("pipe2", "spawn report", errno);
+  UniqueFd report_read(report[0]);
+  UniqueFd report_write(report[1]);
+  // vfork (as posix_spawn does internally): no page tables are copied, so this is safe in a
+  // process with registered memory, and the parent waits until the child has exec'd. Signals
+  // stay blocked until the exec, so no handler of ours runs on the child's borrowed stack.
+  sigset_t all, old;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &old);
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::vfork();
+  if (pid == 0) ExecChild(argv[0].c_str(), args.data(), log_path.c_str(), parent, old, report_write.get());
+  const int vfork_errno = errno;
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (pid < 0) return ErrnoError("vfork", argv[0], vfork_errno);
+  report_write = UniqueFd();
+  int child_errno = 0;
+  ssize_t n;
+  while ((n = ::read(report_read.get(), &child_errno, sizeof(child_errno))) < 0 && errno == EINTR) {
+  }
+  if (n == 0) return ChildProcess(pid);  // exec'd: the report pipe closed unwritten
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return ErrnoError("spawn", argv[0], n == static_cast<ssize_t>(sizeof(child_errno)) ? child_errno : EIO);
 }
 
 ChildProcess::ChildProcess(ChildProcess&& other) noexcept : pid_(std::exchange(other.pid_, -1)) {}

@@ -1,6 +1,12 @@
 // ChildProcess: a helper process (rplasma-store, redis-server, rplasma-manager) that a benchmark
-// starts with posix_spawn and owns. Destruction stops it (SIGTERM, then SIGKILL after a grace
-// period) and reaps it, so a benchmark never leaves processes behind. Move-only; not thread-safe.
+// starts (vfork + execve, like posix_spawn: nothing is copied, so it is safe after ibv_reg_mr) and
+// owns. Destruction stops it (SIGTERM, then SIGKILL after a grace period) and reaps it. The child
+// also gets PR_SET_PDEATHSIG = SIGKILL, so it dies with the thread that spawned it even when this
+// process is SIGKILLed (an MPI rank killed by mpirun leaves no store or manager behind); a child
+// whose parent died before the prctl took effect exits without running. Move-only; not thread-safe.
+//
+// REQUIRES: spawn from a thread that outlives the child (the kernel's "parent" for PDEATHSIG is the
+// spawning thread, not the process) — in the benchmarks, the main thread.
 #ifndef RPLASMA_BENCH_MPI_COMMON_CHILD_PROCESS_H_
 #define RPLASMA_BENCH_MPI_COMMON_CHILD_PROCESS_H_
 
@@ -16,7 +22,8 @@ namespace rplasma::bench {
 
 class ChildProcess {
  public:
-  // Starts argv[0] (a path) with `argv`; stdout and stderr are appended to `log_path`.
+  // Starts argv[0] (a path) with `argv`; stdout and stderr are appended to `log_path`. An exec
+  // failure (missing binary, unwritable log) is this call's error.
   static absl::StatusOr<ChildProcess> Spawn(const std::vector<std::string>& argv,
                                             const std::string& log_path);
   ChildProcess() = default;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cstdio>
 #include <fstream>
 
@@ -84,6 +85,21 @@ absl::Status BenchMpi::Setup() {
   }
   RETURN_IF_ERROR(AgreeAcrossRanks(world_, status));
 
+  // Node names: unique across ranks, since the tuner's per-peer lines are keyed by them.
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0) std::snprintf(host, sizeof(host), "host");
+  const std::string short_host(host, strcspn(host, "."));
+  const std::string node_name = ExpandNodeName(options_.node_name, world_.rank(), short_host);
+  status = ValidateNodeName(node_name);
+  const std::vector<std::string> names = world_.AllGather(node_name);
+  for (size_t r = 0; r < names.size() && status.ok(); ++r) {
+    if (std::count(names.begin(), names.end(), names[r]) > 1) {
+      status = MakeError(ErrorCode::kInvalidArgument,
+                         absl::StrCat("--node_name: ranks share the name '", names[r], "' (add {rank})"));
+    }
+  }
+  RETURN_IF_ERROR(AgreeAcrossRanks(world_, status));
+
   if (options_.attach) {
     absl::StatusOr<std::unique_ptr<RankNode>> node = RankNode::Attach(options_.store_socket, options_.manager_socket);
     if (node.ok()) node_ = std::move(*node); else status = node.status();
@@ -91,7 +107,7 @@ absl::Status BenchMpi::Setup() {
     RankNodeOptions node_options;
     node_options.bin_dir = options_.bin_dir;
     node_options.store_memory = StoreMemory();
-    node_options.node_name = absl::StrCat("rank", world_.rank());
+    node_options.node_name = node_name;
     node_options.redis = options_.redis;
     node_options.secret_file = options_.secret_file;
     node_options.transport = options_.transport;

@@ -27,6 +27,8 @@ ABSL_FLAG(bool, tcp_baseline, true, "also measure a raw TCP stream between the p
 ABSL_FLAG(std::string, fetch_timeout, "60s", "bound on one fetch (e.g. 20s, 500ms)");
 ABSL_FLAG(std::string, transport, "tcp", "manager --transport: tcp | verbs | auto");
 ABSL_FLAG(std::string, listen_host, "127.0.0.1", "this rank's address for peers");
+ABSL_FLAG(std::string, node_name, "rank{rank}",
+          "each rank's manager --node_name ({rank}, {host} = short hostname); the tuner's peer lines use it");
 ABSL_FLAG(std::string, rdma_device, "", "manager --rdma-device");
 ABSL_FLAG(std::string, redis, "", "Redis HOST:PORT");
 ABSL_FLAG(bool, start_redis, false, "rank 0 starts redis-server and broadcasts its address");
@@ -71,6 +73,7 @@ absl::Status ParseOptions(rplasma::bench::BenchMpiOptions* o) {
   }
   o->transport = absl::GetFlag(FLAGS_transport);
   o->listen_host = absl::GetFlag(FLAGS_listen_host);
+  o->node_name = absl::GetFlag(FLAGS_node_name);
   o->rdma_device = absl::GetFlag(FLAGS_rdma_device);
   o->redis = absl::GetFlag(FLAGS_redis);
   o->start_redis = absl::GetFlag(FLAGS_start_redis);

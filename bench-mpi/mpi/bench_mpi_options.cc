@@ -1,6 +1,7 @@
 #include "bench-mpi/mpi/bench_mpi_options.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "protocol/status.h"
 
@@ -63,6 +64,21 @@ absl::StatusOr<std::vector<FetchProtocol>> ParseProtocols(absl::string_view text
   return out;
 }
 
+std::string ExpandNodeName(absl::string_view pattern, int rank, absl::string_view host) {
+  return absl::StrReplaceAll(pattern, {{"{rank}", absl::StrCat(rank)}, {"{host}", host}});
+}
+
+absl::Status ValidateNodeName(absl::string_view name) {
+  bool ok = !name.empty() && name.size() <= 100;
+  for (char c : name) {
+    ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+                c == '-');
+  }
+  if (ok) return absl::OkStatus();
+  return MakeError(ErrorCode::kInvalidArgument,
+                   absl::StrCat("--node_name: '", name, "' is not 1..100 of [A-Za-z0-9._-] ({rank}, {host} allowed)"));
+}
+
 std::vector<uint64_t> BenchMpiOptions::Sizes() const {
   if (!sizes.empty()) return sizes;
   std::vector<uint64_t> out;
@@ -86,6 +102,7 @@ absl::Status BenchMpiOptions::Validate() const {
   if (fetch_timeout <= absl::ZeroDuration()) return bad("--fetch-timeout must be positive");
   if (transport != "tcp" && transport != "verbs" && transport != "auto") return bad("--transport: tcp | verbs | auto");
   if (listen_host.empty()) return bad("--listen-host: empty");
+  RETURN_IF_ERROR(ValidateNodeName(ExpandNodeName(node_name, 0, "host")));
   if (redis.empty() && !start_redis) return bad("need --redis HOST:PORT or --start-redis");
   if (attach && (store_socket.empty() || manager_socket.empty())) {
     return bad("--attach needs --store-socket and --manager-socket");

@@ -29,6 +29,11 @@ absl::StatusOr<std::vector<FetchProtocol>> ParseProtocols(absl::string_view text
 // (transport::kMaxCallBytes, 64 MiB) with its header.
 inline constexpr uint64_t kMaxSendBytes = (64u << 20) - 4096;
 
+// `pattern` with {rank} and {host} replaced ("rank{rank}" -> "rank3").
+std::string ExpandNodeName(absl::string_view pattern, int rank, absl::string_view host);
+// kInvalidArgument unless `name` is a valid manager --node_name (1..100 of [A-Za-z0-9._-]).
+absl::Status ValidateNodeName(absl::string_view name);
+
 struct BenchMpiOptions {
   // What to measure.
   std::vector<FetchPattern> patterns = {FetchPattern::kPairs, FetchPattern::kBroadcast, FetchPattern::kGather,
@@ -47,6 +52,8 @@ struct BenchMpiOptions {
   // How each rank runs its node.
   std::string transport = "tcp";             // manager --transport: tcp | verbs | auto
   std::string listen_host = "127.0.0.1";     // this rank's address for peers (cluster: the host's)
+  std::string node_name = "rank{rank}";      // manager --node_name; {rank}, {host} (short hostname)
+                                             // are replaced. The tuner's peer lines use these names.
   std::string rdma_device;                   // manager --rdma-device ("" = rdma_cm picks)
   std::string redis;                         // HOST:PORT; required unless start_redis
   bool start_redis = false;                  // rank 0 starts redis-server and broadcasts its address

@@ -43,13 +43,14 @@ ThresholdChoice ChooseThreshold(const std::vector<uint64_t>& sizes, const std::v
 
 // One measured pair (fetcher's view of a peer).
 struct PeerChoice {
-  std::string fetcher_node;
+  std::string fetcher_node;  // node names (--node_name)
   std::string peer_node;
   ThresholdChoice choice;
 };
 
-// The threshold file: a header comment, `fit` lines per pair, `peer` lines keyed by peer node
-// id (the smallest per-peer threshold when several fetchers measured one peer), and `default`.
+// The threshold file: a header comment, `fit` lines per pair, `peer` lines keyed by the peer's node
+// name (the manager matches it to any node id of that name; the smallest per-peer threshold when
+// several fetchers measured one peer), and `default`.
 std::string RenderThresholdFile(const ThresholdChoice& cluster, const std::vector<PeerChoice>& peers,
                                 const std::string& header);
 

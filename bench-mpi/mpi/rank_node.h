@@ -47,6 +47,8 @@ class RankNode {
   // The running manager's node id ("" when attached and not yet asked).
   const std::string& node_id() const { return node_id_; }
   const std::string& manager_log() const { return manager_log_; }
+  // The manager's --node_name ("" when attached): the key of the tuner's per-peer lines.
+  const std::string& node_name() const { return options_.node_name; }
 
  private:
   RankNode() = default;

@@ -115,8 +115,9 @@ absl::Status RunTuner(BenchMpi& bench, std::vector<ResultRow>* rows) {
                                   &send, rows));
   RETURN_IF_ERROR(MeasureProtocol(bench, FetchProtocol::kRead, sizes, bench.ThresholdFor(FetchProtocol::kRead),
                                   &read, rows));
-  // Node ids of the managers now running (the read phase's).
-  const std::vector<std::string> nodes = world.AllGather(bench.node().node_id());
+  // Node names, not ids: a manager's id gets a new random suffix at every start, and the managers
+  // that load this file (ours below, or a cluster's later) are new starts.
+  const std::vector<std::string> nodes = world.AllGather(bench.node().node_name());
   std::string mine;
   for (int shift = 1; shift < world.size(); ++shift) {
     absl::StrAppend(&mine, Encode(send.mine[shift]), ";", Encode(read.mine[shift]), "|");
@@ -155,7 +156,7 @@ absl::Status RunTuner(BenchMpi& bench, std::vector<ResultRow>* rows) {
         cluster, peers,
         absl::StrCat("# ", world.size(), " ranks, transport ", bench.transport_label(), ", sizes ",
                      FormatSize(sizes.front()), "..", FormatSize(sizes.back()), ", ", options.repeat,
-                     " rounds per point; peer lines name this run's node ids\n"));
+                     " rounds per point; peer lines name nodes by --node_name\n"));
   }
   // Every rank loads its own copy (ranks may be on different hosts).
   file = world.Broadcast(file);
@@ -183,9 +184,10 @@ absl::Status RunTuner(BenchMpi& bench, std::vector<ResultRow>* rows) {
   std::string report = stats.status().ToString();
   if (stats.ok()) {
     absl::StatusOr<std::string> mode = JsonMember(*stats, "threshold_mode");
+    absl::StatusOr<std::string> fallback = JsonMember(*stats, "default_threshold");
     absl::StatusOr<std::string> thresholds = JsonMember(*stats, "peer_thresholds");
-    report = absl::StrCat("threshold_mode=", mode.ok() ? *mode : "?", " peer_thresholds=",
-                          thresholds.ok() ? *thresholds : "?");
+    report = absl::StrCat("threshold_mode=", mode.ok() ? *mode : "?", " default_threshold=",
+                          fallback.ok() ? *fallback : "?", " peer_thresholds=", thresholds.ok() ? *thresholds : "?");
   }
   const std::vector<std::string> reports = world.AllGather(report);
   if (world.root()) {

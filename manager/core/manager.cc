@@ -191,6 +191,7 @@ std::string Manager::StatsJson() const {
   extra["node_id"] = absl::StrCat("\"", node_id_, "\"");
   extra["transport"] = absl::StrCat("\"", transport_->name(), "\"");
   extra["threshold_mode"] = absl::StrCat("\"", threshold_mode_, "\"");
+  extra["default_threshold"] = absl::StrCat(policy_->default_threshold());
   std::string thresholds = "{";
   for (const auto& [peer, bytes] : policy_->Snapshot()) {
     absl::StrAppend(&thresholds, thresholds.size() > 1 ? "," : "", "\"", peer, "\":", bytes);

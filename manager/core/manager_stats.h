@@ -3,7 +3,10 @@
 //
 // Counters are atomics bumped from any thread; phase timings accumulate under a mutex together
 // with a ring of the most recent fetches (id, peer, protocol, bytes, phases), so each fetch's
-// protocol choice is visible. Thread-safety: thread-safe.
+// protocol choice is visible. Manager::StatsJson adds, as `extra` members: node_id, transport,
+// threshold_mode ("fixed" | "auto" | "file"), default_threshold (bytes; for auto, the value before
+// a peer is calibrated), peer_thresholds (node id -> bytes in force, for every peer fetched from),
+// transport_stats and peer_service. Thread-safety: thread-safe.
 #ifndef RPLASMA_MANAGER_CORE_MANAGER_STATS_H_
 #define RPLASMA_MANAGER_CORE_MANAGER_STATS_H_
 

@@ -38,6 +38,24 @@ bool ValidNodeId(absl::string_view id) {
 
 }  // namespace
 
+absl::string_view NodeNameOfId(absl::string_view node_id) {
+  constexpr size_t kSuffix = 8;  // hex digits after the final '.'
+  if (node_id.size() < kSuffix + 2 || node_id[node_id.size() - kSuffix - 1] != '.') return node_id;
+  for (char c : node_id.substr(node_id.size() - kSuffix)) {
+    if (!absl::ascii_isxdigit(static_cast<unsigned char>(c))) return node_id;
+  }
+  return node_id.substr(0, node_id.size() - kSuffix - 1);
+}
+
+uint64_t ThresholdTable::For(const std::string& node_id) const {
+  if (auto it = per_peer.find(node_id); it != per_peer.end()) return it->second;
+  const absl::string_view name = NodeNameOfId(node_id);
+  if (name.size() != node_id.size()) {
+    if (auto it = per_peer.find(std::string(name)); it != per_peer.end()) return it->second;
+  }
+  return default_bytes;
+}
+
 absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text) {
   text = absl::StripAsciiWhitespace(text);
   size_t digits = 0;
@@ -83,8 +101,8 @@ absl::StatusOr<ThresholdTable> ParseThresholdFile(absl::string_view contents) {
       table.default_bytes = *bytes;
       have_default = true;
     } else if (words[0] == "peer") {
-      if (words.size() != 3) return error("expected 'peer <node_id> <bytes>'");
-      if (!ValidNodeId(words[1])) return error(absl::StrCat("invalid node id '", words[1], "'"));
+      if (words.size() != 3) return error("expected 'peer <node_name> <bytes>'");
+      if (!ValidNodeId(words[1])) return error(absl::StrCat("invalid node name '", words[1], "'"));
       absl::StatusOr<uint64_t> bytes = ParseThreshold(words[2]);
       if (!bytes.ok()) return error(bytes.status().message());
       if (!table.per_peer.emplace(std::string(words[1]), *bytes).second) {

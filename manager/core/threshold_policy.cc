@@ -36,11 +36,7 @@ uint64_t ThresholdPolicy::Clamp(uint64_t threshold) const {
 
 ThresholdPolicy::PeerState& ThresholdPolicy::StateLocked(const std::string& peer) {
   auto [it, inserted] = peers_.try_emplace(peer);
-  if (inserted) {
-    const auto& table = options_.setting.table;
-    auto override_it = table.per_peer.find(peer);
-    it->second.threshold = override_it != table.per_peer.end() ? override_it->second : table.default_bytes;
-  }
+  if (inserted) it->second.threshold = options_.setting.table.For(peer);
   return it->second;
 }
 
@@ -63,9 +59,7 @@ PeerProtocol ThresholdPolicy::Choose(const std::string& peer, uint64_t size) {
 uint64_t ThresholdPolicy::ThresholdFor(const std::string& peer) const {
   MutexLock lock(&mu_);
   if (auto it = peers_.find(peer); it != peers_.end()) return it->second.threshold;
-  const auto& table = options_.setting.table;
-  auto override_it = table.per_peer.find(peer);
-  return override_it != table.per_peer.end() ? override_it->second : table.default_bytes;
+  return options_.setting.table.For(peer);
 }
 
 bool ThresholdPolicy::Calibrated(const std::string& peer) const {

@@ -3,6 +3,8 @@
 //   size <= threshold(peer)  -> kGet  (two-sided: bytes inline in the reply, one copy)
 //   size >  threshold(peer)  -> kPin  (one-sided: Pin, Read straight into the new object, Unpin)
 //
+// Peers are node ids ("rank1.3fa9c2d1"); a file's peer line matches the exact id or, as the tuner
+// writes them, the node name (ThresholdTable::For).
 // Fixed/file modes: threshold(peer) is the table's per-peer value or its default, forever.
 // Adaptive (auto) mode, pure logic — callers feed it measurements, it never reads a clock:
 //   * Calibrate(peer, probes): the probe's crossover (largest probed size where Get was at least
@@ -60,6 +62,9 @@ class ThresholdPolicy {
   explicit ThresholdPolicy(ThresholdPolicyOptions options);
 
   bool adaptive() const { return options_.setting.mode == ThresholdSetting::Mode::kAuto; }
+  ThresholdSetting::Mode mode() const { return options_.setting.mode; }
+  // The threshold for a peer without a per-peer value (auto: the start value before calibration).
+  uint64_t default_threshold() const { return options_.setting.table.default_bytes; }
   // The protocol for `size` bytes from `peer` (may explore, hence not const).
   PeerProtocol Choose(const std::string& peer, uint64_t size);
   uint64_t ThresholdFor(const std::string& peer) const;

@@ -16,11 +16,21 @@ if(TARGET rplasma-bench-mpi)
   endforeach()
 endif()
 
-# The pure parts (cost fit, plans, byte pattern, options): in process, no MPI.
-if(TARGET rplasma_bench_mpi_core)
+# The pure parts (cost fit, plans, byte pattern, options): in process, no MPI. The rendered
+# threshold file goes through the manager's own parser.
+if(TARGET rplasma_bench_mpi_core AND TARGET rplasma_manager_core)
   rplasma_test(bench_mpi_core_test
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/bench_mpi_core_test.cc
-    LIBS rplasma_bench_mpi_core
+    LIBS rplasma_bench_mpi_core rplasma_manager_core
     LABELS unit
+    TIMEOUT 60)
+endif()
+
+# ChildProcess (bench-mpi/common) with real processes: logs, exec errors, and PR_SET_PDEATHSIG.
+if(TARGET rplasma_bench_common)
+  rplasma_test(bench_mpi_child_process_test
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/bench_mpi_child_process_test.cc
+    LIBS rplasma_bench_common
+    LABELS integration
     TIMEOUT 60)
 endif()

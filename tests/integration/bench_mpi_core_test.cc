@@ -10,6 +10,7 @@
 #include "bench-mpi/mpi/cost_fit.h"
 #include "bench-mpi/mpi/fetch_plan.h"
 #include "bench-mpi/mpi/object_pattern.h"
+#include "manager/core/threshold_file.h"
 #include "tests/support/status_matchers.h"
 
 namespace rplasma::bench {
@@ -84,13 +85,21 @@ TEST(CostFitTest, ReadEverywhereGivesThresholdZero) {
 TEST(CostFitTest, FileHasPeerLinesDefaultAndFitLinesTheManagerIgnores) {
   ThresholdChoice c;
   c.threshold = 65536;
-  PeerChoice a{"rank0.x", "rank1.y", c}, b{"rank2.z", "rank1.y", c};
+  PeerChoice a{"rank0", "rank1", c}, b{"rank2", "rank1", c};
   b.choice.threshold = 32768;
   const std::string file = RenderThresholdFile(c, {a, b}, "# header\n");
   EXPECT_TRUE(absl::StrContains(file, "\ndefault 65536\n")) << file;
-  EXPECT_TRUE(absl::StrContains(file, "\npeer rank1.y 32768\n")) << file;  // the smaller of two
+  EXPECT_TRUE(absl::StrContains(file, "\npeer rank1 32768\n")) << file;  // the smaller of two
   EXPECT_TRUE(absl::StrContains(file, "\nfit cluster ")) << file;
   EXPECT_TRUE(absl::StrContains(file, "\n# header\n")) << file;
+
+  // The manager's parser takes the file whole, and its peer line matches any start of rank1.
+  absl::StatusOr<core::ThresholdTable> table = core::ParseThresholdFile(file);
+  ASSERT_TRUE(table.ok()) << table.status() << "\n" << file;
+  EXPECT_EQ(table->default_bytes, 65536u);
+  EXPECT_EQ(table->For("rank1.3fa9c2d1"), 32768u);
+  EXPECT_EQ(table->For("rank1.0badf00d"), 32768u);
+  EXPECT_EQ(table->For("rank0.3fa9c2d1"), 65536u);
 }
 
 int Count(const std::vector<ObjectID>& ids) { return static_cast<int>(std::set<ObjectID>(ids.begin(), ids.end()).size()); }
@@ -163,6 +172,22 @@ TEST(BenchMpiOptionsTest, DefaultLadderAndValidation) {
   EXPECT_FALSE(ParsePatterns("pairs,ring").ok());
   ASSERT_OK_AND_ASSIGN(auto protocols, ParseProtocols("read,send"));
   EXPECT_EQ(protocols.size(), 2u);
+}
+
+TEST(BenchMpiOptionsTest, NodeNamesExpandRankAndHostAndMustSuitTheManager) {
+  EXPECT_EQ(ExpandNodeName("rank{rank}", 3, "h"), "rank3");
+  EXPECT_EQ(ExpandNodeName("{host}", 3, "gpu07"), "gpu07");
+  EXPECT_EQ(ExpandNodeName("{host}-{rank}", 12, "gpu07"), "gpu07-12");
+  EXPECT_OK(ValidateNodeName("gpu07-12.a_b"));
+  EXPECT_FALSE(ValidateNodeName("").ok());
+  EXPECT_FALSE(ValidateNodeName("a b").ok());
+  EXPECT_FALSE(ValidateNodeName(std::string(101, 'a')).ok());
+  BenchMpiOptions o;
+  o.start_redis = true;
+  o.node_name = "{host}";
+  EXPECT_OK(o.Validate());
+  o.node_name = "rank/{rank}";
+  EXPECT_FALSE(o.Validate().ok());
 }
 
 }  // namespace

@@ -48,8 +48,10 @@ struct MpiRun {
   std::string output;
 };
 
-// mpirun -np `ranks` --oversubscribe rplasma-bench-mpi --start-redis `args`, output in dir/mpirun.log.
-inline MpiRun RunBenchMpi(const TempDir& dir, int ranks, const std::vector<std::string>& args) {
+// mpirun -np `ranks` --oversubscribe rplasma-bench-mpi --start-redis `args`, output in dir/mpirun.log;
+// killed after `timeout`.
+inline MpiRun RunBenchMpi(const TempDir& dir, int ranks, const std::vector<std::string>& args,
+                          absl::Duration timeout = absl::Seconds(200)) {
   setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
   setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
   setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
@@ -70,7 +72,8 @@ inline MpiRun RunBenchMpi(const TempDir& dir, int ranks, const std::vector<std::
   auto process = Subprocess::Start(argv, log);
   EXPECT_OK(process.status());
   if (!process.ok()) return run;
-  std::optional<int> status = process->Wait(absl::Seconds(200));
+  std::optional<int> status = process->Wait(timeout);
+  if (!status.has_value()) process->Kill();
   EXPECT_TRUE(status.has_value()) << "mpirun did not finish:\n" << ReadWholeFile(log);
   if (status.has_value() && WIFEXITED(*status)) run.exit_code = WEXITSTATUS(*status);
   run.output = ReadWholeFile(log);

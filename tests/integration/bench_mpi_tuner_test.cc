@@ -1,7 +1,8 @@
 // rplasma-bench-mpi --tune under mpirun -np 2 over TCP: writes a threshold file in the manager's
 // format whose default sits within one size step of the crossover measured in the same run; the
-// run's own managers restarted with that file report its threshold for their peer; and a fresh
-// rplasma-manager started with --rdma_threshold=FILE loads it (stats say threshold_mode "file").
+// run's own managers restarted with that file (new node ids) apply its per-peer line, keyed by node
+// name, to their peer; and a fresh rplasma-manager started with --rdma_threshold=FILE loads it
+// (stats say threshold_mode "file" and the file's default_threshold).
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -21,6 +22,18 @@ int64_t DefaultThreshold(const std::string& file) {
     std::vector<std::string> words = absl::StrSplit(line, ' ', absl::SkipEmpty());
     int64_t value = 0;
     if (words.size() == 2 && words[0] == "default" && absl::SimpleAtoi(words[1], &value)) return value;
+  }
+  return -1;
+}
+
+// The value of `peer <name>` in a threshold file, or -1.
+int64_t PeerThreshold(const std::string& file, const std::string& name) {
+  for (absl::string_view line : absl::StrSplit(file, '\n', absl::SkipEmpty())) {
+    std::vector<std::string> words = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    int64_t value = 0;
+    if (words.size() == 3 && words[0] == "peer" && words[1] == name && absl::SimpleAtoi(words[2], &value)) {
+      return value;
+    }
   }
   return -1;
 }
@@ -53,13 +66,18 @@ TEST(BenchMpiTunerTest, TunedThresholdFileIsWithinOneStepOfTheCrossoverAndManage
   // The cluster choice (and every pair's) sits within one step of the measured crossover.
   EXPECT_FALSE(absl::StrContains(run.output, "NOT within one step")) << run.output;
   EXPECT_TRUE(absl::StrContains(run.output, "within one step")) << run.output;
-  // The run's managers, restarted with the file, report its threshold for their peer.
+  // Peer lines name nodes (--node_name rank<r>), so the run's managers, restarted with the file
+  // (new node ids), apply the line for their peer, and report the file's default.
   for (int rank : {0, 1}) {
-    const std::string prefix = absl::StrCat("manager stats rank ", rank, ": threshold_mode=file peer_thresholds={");
+    const std::string peer = absl::StrCat("rank", 1 - rank);
+    const int64_t peer_threshold = PeerThreshold(file, peer);
+    ASSERT_GE(peer_threshold, 0) << "no line for " << peer << ":\n" << file;
+    const std::string prefix = absl::StrCat("manager stats rank ", rank, ": threshold_mode=file default_threshold=",
+                                            threshold, " peer_thresholds={\"", peer, ".");
     const size_t at = run.output.find(prefix);
-    ASSERT_NE(at, std::string::npos) << run.output;
+    ASSERT_NE(at, std::string::npos) << prefix << "\n" << run.output;
     const std::string rest = run.output.substr(at + prefix.size(), run.output.find('\n', at) - at - prefix.size());
-    EXPECT_TRUE(absl::StrContains(rest, absl::StrCat("\":", threshold, "}"))) << rest << " vs " << threshold;
+    EXPECT_TRUE(absl::StrContains(rest, absl::StrCat("\":", peer_threshold, "}"))) << rest << " vs " << peer_threshold;
   }
   EXPECT_TRUE(absl::StrContains(run.output, "auto/best worst case")) << run.output;
   if (HaveGnuplot()) {
@@ -94,6 +112,7 @@ TEST(BenchMpiTunerTest, TunedThresholdFileIsWithinOneStepOfTheCrossoverAndManage
       absl::Seconds(20)))
       << ReadWholeFile(dir.Join("manager.log"));
   EXPECT_TRUE(absl::StrContains(stats, "\"threshold_mode\":\"file\"")) << stats;
+  EXPECT_TRUE(absl::StrContains(stats, absl::StrCat("\"default_threshold\":", threshold, ","))) << stats;
 }
 
 }  // namespace

@@ -50,6 +50,31 @@ TEST(ThresholdFileTest, GarbageIsRejectedWithItsLineNumber) {
   EXPECT_FALSE(ParseThresholdFile(std::string("default 1\0\n", 11)).ok());
 }
 
+TEST(ThresholdFileTest, NodeNameOfIdStripsTheRandomSuffixOnly) {
+  EXPECT_EQ(NodeNameOfId("rank1.3fa9c2d1"), "rank1");
+  EXPECT_EQ(NodeNameOfId("host.example.0123abcd"), "host.example");
+  EXPECT_EQ(NodeNameOfId("rank1"), "rank1") << "no suffix";
+  EXPECT_EQ(NodeNameOfId("rank1.3fa9c2d"), "rank1.3fa9c2d") << "7 digits is part of the name";
+  EXPECT_EQ(NodeNameOfId("rank1.3fa9c2dz"), "rank1.3fa9c2dz") << "not hex";
+  EXPECT_EQ(NodeNameOfId(".3fa9c2d1"), ".3fa9c2d1") << "an empty name is no name";
+  EXPECT_EQ(NodeNameOfId(""), "");
+}
+
+TEST(ThresholdFileTest, PeerLinesMatchTheExactIdFirstThenTheNodeName) {
+  ASSERT_OK_AND_ASSIGN(ThresholdTable table, ParseThresholdFile(
+      "default 64KiB\n"
+      "peer rank1 16KiB\n"
+      "peer rank2.0000beef 4KiB\n"
+      "peer rank2 1MiB\n"));
+  EXPECT_EQ(table.For("rank1.3fa9c2d1"), 16384u) << "any start of rank1";
+  EXPECT_EQ(table.For("rank1.77777777"), 16384u);
+  EXPECT_EQ(table.For("rank1"), 16384u);
+  EXPECT_EQ(table.For("rank2.0000beef"), 4096u) << "the exact id wins over the name";
+  EXPECT_EQ(table.For("rank2.0000cafe"), 1u << 20);
+  EXPECT_EQ(table.For("rank3.3fa9c2d1"), 65536u) << "unknown node: default";
+  EXPECT_EQ(table.For("rank10.3fa9c2d1"), 65536u) << "a name matches whole, not by prefix";
+}
+
 TEST(ThresholdFileTest, SettingIsBytesAutoOrAFile) {
   ASSERT_OK_AND_ASSIGN(ThresholdSetting fixed, ParseThresholdSetting("64KiB", 1));
   EXPECT_EQ(fixed.mode, ThresholdSetting::Mode::kFixed);

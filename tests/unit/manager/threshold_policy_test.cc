@@ -26,6 +26,26 @@ TEST(ThresholdPolicyTest, FixedThresholdSplitsBySizeWithPerPeerOverrides) {
   EXPECT_EQ(policy.ThresholdFor("a"), 65536u);
 }
 
+TEST(ThresholdPolicyTest, FileLinesByNodeNameApplyToEveryStartOfThatNode) {
+  ThresholdPolicyOptions options = Options(ThresholdSetting::Mode::kFile, 65536);
+  options.setting.table.per_peer["rank1"] = 4096;
+  options.setting.table.per_peer["rank2.0000beef"] = 1u << 20;
+  ThresholdPolicy policy(options);
+  EXPECT_EQ(policy.mode(), ThresholdSetting::Mode::kFile);
+  EXPECT_EQ(policy.default_threshold(), 65536u);
+  // Node ids are name + "." + a suffix that changes when the peer's manager restarts.
+  EXPECT_EQ(policy.ThresholdFor("rank1.3fa9c2d1"), 4096u);
+  EXPECT_EQ(policy.Choose("rank1.3fa9c2d1", 8192), PeerProtocol::kPin);
+  EXPECT_EQ(policy.Choose("rank1.0badf00d", 4096), PeerProtocol::kGet) << "rank1 after a restart";
+  EXPECT_EQ(policy.Choose("rank1.0badf00d", 4097), PeerProtocol::kPin);
+  EXPECT_EQ(policy.Choose("rank2.0000beef", 1u << 20), PeerProtocol::kGet) << "exact id";
+  EXPECT_EQ(policy.Choose("rank2.12345678", 1u << 20), PeerProtocol::kPin) << "another rank2: default";
+  EXPECT_EQ(policy.Choose("rank3.3fa9c2d1", 65536), PeerProtocol::kGet);
+  const std::map<std::string, uint64_t> snapshot = policy.Snapshot();
+  EXPECT_EQ(snapshot.at("rank1.0badf00d"), 4096u);
+  EXPECT_EQ(snapshot.at("rank3.3fa9c2d1"), 65536u);
+}
+
 TEST(ThresholdPolicyTest, CalibrationPicksTheProbeCrossover) {
   ThresholdPolicy policy(Options(ThresholdSetting::Mode::kAuto, 65536));
   EXPECT_FALSE(policy.Calibrated("b"));
