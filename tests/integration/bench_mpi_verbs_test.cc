@@ -1,0 +1,206 @@
+// rplasma-bench-mpi over verbs (label rdma-guest: runs inside tests/rdma-vm's Soft-RoCE guest and
+// skips without an RDMA device and its address). Two ranks on one machine, managers with
+// `--transport=verbs` listening on the RDMA netdev's address:
+//   1. the sweep with the three protocols (send, read, auto), every fetched byte verified;
+//   2. the tuner, then two fresh managers (named like the tuner's ranks, so with new node ids)
+//      loading its threshold file: their stats show the file's threshold in force, and fetches of
+//      exactly that size and one byte more went over Get and Pin (RDMA READ).
+// Sizes stay small (4 KiB .. 1 MiB, 1 + 3 rounds): the guest is TCG-emulated.
+// The test prints the figures docs/BENCHMARKS.md records (p50 per size and protocol, the tuner's
+// choice, auto / best fixed).
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "tests/integration/bench_mpi_run.h"
+#include "tests/integration/manager_test_cluster.h"
+#include "tests/unit/transport_verbs/verbs_test_env.h"
+
+namespace rplasma::testing {
+namespace {
+
+constexpr uint64_t kKiB = 1u << 10;
+constexpr uint64_t kMiB = 1u << 20;
+constexpr int kWarmup = 1;
+constexpr int kRepeat = 3;
+
+// Rank-to-rank MPI traffic over shared memory only: keep Open MPI off the RDMA device (openib,
+// UCX), which belongs to the managers here.
+void KeepMpiOffTheRdmaDevice() {
+  setenv("OMPI_MCA_btl", "self,vader,tcp", 1);
+  setenv("OMPI_MCA_pml", "ob1", 1);
+}
+
+// Aggregate rows of the CSV: "protocol/size" -> p50 (us); every row must say transport verbs.
+std::map<std::string, double> AggregateP50(const std::string& csv, const std::string& benchmark) {
+  std::map<std::string, double> out;
+  std::vector<std::string> lines = absl::StrSplit(csv, '\n', absl::SkipEmpty());
+  for (size_t i = 1; i < lines.size(); ++i) {
+    std::vector<std::string> f = absl::StrSplit(lines[i], ',');
+    if (f.size() != 16 || f[0] != benchmark || f[1] != "rplasma") continue;
+    EXPECT_EQ(f[2], "verbs") << lines[i];
+    double p50 = 0;
+    EXPECT_TRUE(absl::SimpleAtod(f[7], &p50) && p50 > 0) << lines[i];
+    if (f[15] == "1" && (benchmark != "tune" || f[9] == "shift1")) out[f[3] + "/" + f[4]] = p50;
+  }
+  return out;
+}
+
+int Count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// The value of `<keyword> <name> <bytes>` / `default <bytes>` in a threshold file, or -1.
+int64_t FileValue(const std::string& file, const std::vector<std::string>& key) {
+  for (absl::string_view line : absl::StrSplit(file, '\n', absl::SkipEmpty())) {
+    std::vector<std::string> words = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    int64_t value = 0;
+    if (words.size() == key.size() + 1 && std::equal(key.begin(), key.end(), words.begin()) &&
+        absl::SimpleAtoi(words.back(), &value)) {
+      return value;
+    }
+  }
+  return -1;
+}
+
+// `"<protocol>":{"fetches":N` inside by_protocol of a manager's stats JSON, or -1.
+int64_t ProtocolFetches(const std::string& json, const std::string& protocol) {
+  const size_t at = json.find("\"by_protocol\":{");
+  const size_t entry = at == std::string::npos ? at : json.find("\"" + protocol + "\":{", at);
+  if (entry == std::string::npos) return -1;
+  return JsonInt(json.substr(entry), "fetches");
+}
+
+class BenchMpiVerbsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    RPLASMA_REQUIRE_VERBS_IP(ip);
+    ip_ = ip;
+    RPLASMA_SKIP_IF_NO_MPI();
+    KeepMpiOffTheRdmaDevice();
+  }
+
+  std::vector<std::string> VerbsArgs() const {
+    return {"--transport=verbs", "--listen_host=" + ip_, "--tcp_baseline=false", "--fetch_timeout=60s",
+            absl::StrCat("--warmup=", kWarmup), absl::StrCat("--repeat=", kRepeat), "--png="};
+  }
+
+  std::string ip_;
+};
+
+TEST_F(BenchMpiVerbsTest, TwoRanksFetchOverVerbsWithSendReadAndAutoAndEveryByteVerified) {
+  TempDir dir;
+  const std::vector<uint64_t> sizes = {4 * kKiB, 64 * kKiB, 1 * kMiB};
+  std::vector<std::string> args = VerbsArgs();
+  args.insert(args.end(), {"--patterns=pairs", "--protocols=send,read,auto", "--sizes=4K,64K,1M",
+                           "--csv=" + dir.Join("sweep.csv")});
+  MpiRun run = RunBenchMpi(dir, 2, args, absl::Seconds(300));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::printf("%s\n", run.output.c_str());
+  // pairs with 2 ranks: rank 1 fetches one object per round; every byte of every round verified,
+  // for each of the three protocols.
+  for (uint64_t size : sizes) {
+    EXPECT_EQ(Count(run.output, absl::StrCat(" verified ", (kWarmup + kRepeat) * size, " bytes\n")), 3)
+        << "size " << size << "\n" << run.output;
+  }
+  EXPECT_FALSE(absl::StrContains(run.output, "bytes differ")) << run.output;
+  const std::map<std::string, double> p50 = AggregateP50(ReadWholeFile(dir.Join("sweep.csv")), "fetch");
+  std::printf("guest sweep p50 (us):      size      send      read      auto\n");
+  for (uint64_t size : sizes) {
+    for (const char* protocol : {"send", "read", "auto"}) {
+      EXPECT_TRUE(p50.count(absl::StrCat(protocol, "/", size))) << protocol << " " << size;
+    }
+    std::printf("guest sweep p50 (us): %8llu %9.1f %9.1f %9.1f\n", static_cast<unsigned long long>(size),
+                p50.count(absl::StrCat("send/", size)) ? p50.at(absl::StrCat("send/", size)) : 0.0,
+                p50.count(absl::StrCat("read/", size)) ? p50.at(absl::StrCat("read/", size)) : 0.0,
+                p50.count(absl::StrCat("auto/", size)) ? p50.at(absl::StrCat("auto/", size)) : 0.0);
+  }
+}
+
+TEST_F(BenchMpiVerbsTest, TunedThresholdFileIsLoadedAndUsedByFreshManagersOverVerbs) {
+  TempDir dir;
+  const std::string file_path = dir.Join("threshold.txt");
+  std::vector<std::string> args = VerbsArgs();
+  args.insert(args.end(), {"--tune=true", "--tune_out=" + file_path, "--tune_min_size=4K", "--tune_max_size=1M",
+                           "--csv=" + dir.Join("tune.csv")});
+  MpiRun run = RunBenchMpi(dir, 2, args, absl::Seconds(300));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::printf("%s\n", run.output.c_str());
+  const std::string file = ReadWholeFile(file_path);
+  std::printf("threshold file:\n%s\n", file.c_str());
+  const int64_t fallback = FileValue(file, {"default"});
+  const int64_t from_rank0 = FileValue(file, {"peer", "rank0"});  // what rank1 applies to rank0
+  ASSERT_GE(fallback, 0) << file;
+  ASSERT_GE(from_rank0, 0) << file;
+  EXPECT_GE(FileValue(file, {"peer", "rank1"}), 0) << file;
+  EXPECT_TRUE(absl::StrContains(run.output, "within one step")) << run.output;
+  EXPECT_FALSE(absl::StrContains(run.output, "NOT within one step")) << run.output;
+  EXPECT_TRUE(absl::StrContains(run.output, "auto/best worst case")) << run.output;
+  // The run's own managers, restarted with the file, reported it in force.
+  EXPECT_TRUE(absl::StrContains(run.output, absl::StrCat("manager stats rank 1: threshold_mode=file default_threshold=",
+                                                         fallback, " peer_thresholds={\"rank0.")))
+      << run.output;
+  std::map<std::string, double> p50 = AggregateP50(ReadWholeFile(dir.Join("tune.csv")), "tune");
+  std::printf("guest tuner p50 (us):      size      send      read      auto  auto/best\n");
+  for (uint64_t size = 4 * kKiB; size <= kMiB; size *= 2) {
+    const double send = p50[absl::StrCat("send/", size)], read = p50[absl::StrCat("read/", size)],
+                 automatic = p50[absl::StrCat("auto/", size)];
+    EXPECT_GT(send * read * automatic, 0) << "size " << size;
+    std::printf("guest tuner p50 (us): %8llu %9.1f %9.1f %9.1f %9.3f\n", static_cast<unsigned long long>(size), send,
+                read, automatic, automatic > 0 ? std::min(send, read) / automatic : 0.0);
+  }
+
+  // Two fresh managers over verbs, named like the tuner's ranks (new node ids), load the file.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ManagerTestCluster> cluster, ManagerTestCluster::Start());
+  auto add = [&](const std::string& name) -> TestNode* {
+    TestNodeOptions options;
+    options.name = name;
+    options.threshold = file_path;
+    options.store_memory = 64 * kMiB;  // the store pre-faults its arena: small under TCG
+    options.extra_manager_args = {"--transport=verbs", "--listen=" + ip_ + ":0"};
+    absl::StatusOr<TestNode*> node = cluster->AddNode(options);
+    EXPECT_OK(node.status());
+    return node.ok() ? *node : nullptr;
+  };
+  TestNode* a = add("rank0");
+  TestNode* b = add("rank1");
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  // B fetches from A: B applies the file's `peer rank0` line. An object of exactly that many bytes
+  // goes by Get, one byte more by Pin (no Get side when the threshold is 0: read everywhere). No
+  // metadata: the threshold compares data + metadata bytes.
+  const uint64_t threshold = static_cast<uint64_t>(from_rank0);
+  std::vector<std::pair<ObjectID, uint64_t>> objects;
+  if (threshold > 0) objects.push_back({ObjectID::FromLabel("tuned-at-threshold"), threshold});
+  objects.push_back({ObjectID::FromLabel("tuned-above-threshold"), threshold + 1});
+  for (size_t i = 0; i < objects.size(); ++i) {
+    ASSERT_OK(PutTestObject(*a->client, objects[i].first, i + 7, objects[i].second));
+  }
+  absl::SleepFor(absl::Milliseconds(300));  // let A's publisher announce them
+  for (size_t i = 0; i < objects.size(); ++i) {
+    ASSERT_OK(b->client->Fetch({objects[i].first}, absl::Seconds(30))) << objects[i].second << " bytes";
+    EXPECT_OK(CheckTestObject(*b->client, objects[i].first, i + 7, objects[i].second));
+  }
+  ASSERT_OK_AND_ASSIGN(std::string stats, StatsVia(b->client_socket));
+  std::printf("rank1 manager stats after the two fetches: %s\n", stats.c_str());
+  EXPECT_TRUE(absl::StrContains(stats, "\"threshold_mode\":\"file\"")) << stats;
+  EXPECT_TRUE(absl::StrContains(stats, "\"transport\":\"verbs\"")) << stats;
+  EXPECT_EQ(JsonInt(stats, "default_threshold"), fallback) << stats;
+  ASSERT_FALSE(a->node_id.empty());
+  const size_t in_force = stats.find("\"peer_thresholds\":{");
+  ASSERT_NE(in_force, std::string::npos) << stats;
+  EXPECT_EQ(JsonInt(stats.substr(in_force), a->node_id), static_cast<int64_t>(threshold))
+      << "the file's rank0 line must be in force for " << a->node_id << ": " << stats;
+  EXPECT_EQ(ProtocolFetches(stats, "get"), threshold > 0 ? 1 : 0) << stats;
+  EXPECT_EQ(ProtocolFetches(stats, "pin"), 1) << stats;
+}
+
+}  // namespace
+}  // namespace rplasma::testing
