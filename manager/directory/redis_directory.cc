@@ -209,6 +209,7 @@ RedisDirectoryStats RedisDirectory::stats() const {
   stats.garbage_values = garbage_values_.load(std::memory_order_relaxed);
   stats.cleaned_entries = cleaned_entries_.load(std::memory_order_relaxed);
   stats.swept_nodes = swept_nodes_.load(std::memory_order_relaxed);
+  stats.liveness_cache_hits = liveness_cache_hits_.load(std::memory_order_relaxed);
   return stats;
 }
 

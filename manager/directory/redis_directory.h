@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -49,6 +50,7 @@ struct RedisDirectoryStats {
   uint64_t garbage_values = 0;   // malformed keys/values read from Redis and skipped
   uint64_t cleaned_entries = 0;  // location entries of expired nodes removed
   uint64_t swept_nodes = 0;      // expired nodes whose entries were swept
+  uint64_t liveness_cache_hits = 0;  // lookups' node checks answered by the liveness cache
 };
 
 class RedisDirectory : public Directory {
@@ -124,6 +126,9 @@ class RedisDirectory : public Directory {
   absl::Time last_sweep_ ABSL_GUARDED_BY(mu_) = absl::Now();
   bool reconnect_pending_ ABSL_GUARDED_BY(mu_) = false;
   std::function<void()> reconnect_callback_ ABSL_GUARDED_BY(mu_);
+  // Lookup's liveness cache: node id -> until when it counts as alive without asking Redis.
+  static constexpr size_t kMaxCachedNodes = 4096;
+  absl::flat_hash_map<std::string, absl::Time> alive_until_ ABSL_GUARDED_BY(mu_);
 
   std::atomic<uint64_t> ops_{0};
   std::atomic<uint64_t> errors_{0};
@@ -131,6 +136,7 @@ class RedisDirectory : public Directory {
   std::atomic<uint64_t> garbage_values_{0};
   std::atomic<uint64_t> cleaned_entries_{0};
   std::atomic<uint64_t> swept_nodes_{0};
+  std::atomic<uint64_t> liveness_cache_hits_{0};
 };
 
 }  // namespace rplasma

@@ -108,21 +108,38 @@ absl::StatusOr<std::vector<std::vector<ObjectLocation>>> RedisDirectory::Lookup(
     }
     if (nodes.empty()) return found;
 
-    // Round trip 2: which of those nodes are alive.
-    std::vector<RedisCommand> checks;
-    checks.reserve(nodes.size());
-    for (const std::string& node_id : nodes) checks.push_back(RedisCommand{"EXISTS", codec_.NodeKey(node_id)});
-    ASSIGN_OR_RETURN(std::vector<RedisReply> exists, RunChunked(checks));
+    // Round trip 2: which of those nodes are alive — skipped for nodes seen alive within the last
+    // liveness_cache (a steady stream of fetches from the same peers then costs one round trip).
     enum class Liveness { kAlive, kExpired, kUnknown };
     std::vector<Liveness> liveness(nodes.size(), Liveness::kUnknown);
+    const absl::Time now = absl::Now();
+    std::vector<RedisCommand> checks;
+    std::vector<size_t> checked;  // checks[k] asks about nodes[checked[k]]
     for (size_t n = 0; n < nodes.size(); ++n) {
-      RedisReplyView reply = exists[n].view();
-      if (reply.is_integer() && reply.integer() == 1) {
+      auto cached = alive_until_.find(nodes[n]);
+      if (cached != alive_until_.end() && cached->second > now) {
         liveness[n] = Liveness::kAlive;
-      } else if (reply.is_integer() && reply.integer() == 0) {
-        liveness[n] = Liveness::kExpired;
-      } else {
-        NoteGarbage(absl::StrFormat("EXISTS %s: %s", checks[n][1], reply.Describe()));
+        liveness_cache_hits_.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
+      checks.push_back(RedisCommand{"EXISTS", codec_.NodeKey(nodes[n])});
+      checked.push_back(n);
+    }
+    if (!checks.empty()) {
+      ASSIGN_OR_RETURN(std::vector<RedisReply> exists, RunChunked(checks));
+      if (alive_until_.size() > kMaxCachedNodes) alive_until_.clear();
+      for (size_t k = 0; k < checks.size(); ++k) {
+        const size_t n = checked[k];
+        RedisReplyView reply = exists[k].view();
+        if (reply.is_integer() && reply.integer() == 1) {
+          liveness[n] = Liveness::kAlive;
+          if (options_.liveness_cache > absl::ZeroDuration()) alive_until_[nodes[n]] = now + options_.liveness_cache;
+        } else if (reply.is_integer() && reply.integer() == 0) {
+          liveness[n] = Liveness::kExpired;
+          alive_until_.erase(nodes[n]);
+        } else {
+          NoteGarbage(absl::StrFormat("EXISTS %s: %s", checks[k][1], reply.Describe()));
+        }
       }
     }
 

@@ -26,6 +26,7 @@ absl::Status RedisDirectoryOptions::Validate() const {
   }
   if (!DirectoryCodec::IsValidPrefix(key_prefix)) return Bad("key_prefix", "must match [A-Za-z0-9._:-]{1,64}");
   if (sweep_interval < absl::ZeroDuration()) return Bad("sweep_interval", "must not be negative");
+  if (liveness_cache < absl::ZeroDuration()) return Bad("liveness_cache", "must not be negative");
   if (max_pipeline < 2 || max_pipeline > 65536) return Bad("max_pipeline", "must be in 2..65536");
   return absl::OkStatus();
 }

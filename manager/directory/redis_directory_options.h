@@ -29,6 +29,10 @@ struct RedisDirectoryOptions {
   // Heartbeat() also removes the entries of expired nodes (SweepExpiredNodes) at most this often.
   // absl::ZeroDuration() turns that off (lookups still clean lazily).
   absl::Duration sweep_interval = absl::Seconds(30);
+  // Lookup treats a node it found alive as alive for this long without asking Redis again, so a
+  // steady stream of lookups costs one round trip, not two. A node that dies is then still tried
+  // for at most this long (its connect fails fast). absl::ZeroDuration() asks every time.
+  absl::Duration liveness_cache = absl::Milliseconds(200);
   // Most commands sent in one pipeline (one round trip); bigger batches are split. 2..65536.
   size_t max_pipeline = 1024;
 

@@ -159,6 +159,7 @@ TEST_F(RedisDirectoryTest, NodeWhoseRecordExpiredIsNotReturnedAndItsEntriesAreCl
 
   // node-b stops heartbeating: its record expires after its TTL.
   ASSERT_TRUE(testing::WaitFor([&] { return !a->GetNode("node-b").ok(); }, absl::Seconds(5)));
+  absl::SleepFor(Options().liveness_cache);  // a's lookup above saw node-b alive: it may trust that this long
   ASSERT_OK_AND_ASSIGN(auto after, a->Lookup({id}));
   EXPECT_THAT(NodeIds(after[0]), ElementsAre("node-a"));
   EXPECT_EQ(Raw({"HEXISTS", "rplasma:obj:" + id.Hex(), "node-b"}), 0);
@@ -226,6 +227,29 @@ TEST_F(RedisDirectoryTest, LookupOfAThousandIdsTakesAtMostTwoRoundTrips) {
     EXPECT_EQ(found[i][0].generation, 1000u + i);
     EXPECT_EQ(found[i][0].data_size, static_cast<uint64_t>(i));
   }
+}
+
+TEST_F(RedisDirectoryTest, ANodeSeenAliveIsNotAskedAboutAgainWithinTheLivenessWindow) {
+  std::unique_ptr<RedisDirectory> a = NewNode("node-a");
+  ASSERT_NE(a, nullptr);
+  RedisDirectoryOptions options = Options();
+  options.liveness_cache = absl::Seconds(30);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisDirectory> cached, RedisDirectory::Create(options));
+  options.liveness_cache = absl::ZeroDuration();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisDirectory> uncached, RedisDirectory::Create(options));
+  const ObjectID id = ObjectID::FromLabel("liveness");
+  ASSERT_OK(a->PublishObject(id, Location(7, 1)));
+  for (RedisDirectory* d : {cached.get(), uncached.get()}) {
+    for (int round = 0; round < 3; ++round) {
+      const uint64_t ops_before = d->stats().ops;
+      ASSERT_OK_AND_ASSIGN(auto found, d->Lookup({id}));
+      EXPECT_THAT(NodeIds(found[0]), ElementsAre("node-a"));
+      const uint64_t expected = (d == cached.get() && round > 0) ? 1 : 2;
+      EXPECT_EQ(d->stats().ops - ops_before, expected) << (d == cached.get() ? "cached" : "uncached") << " round " << round;
+    }
+  }
+  EXPECT_EQ(cached->stats().liveness_cache_hits, 2u);
+  EXPECT_EQ(uncached->stats().liveness_cache_hits, 0u);
 }
 
 TEST_F(RedisDirectoryTest, LookupOfMoreIdsThanOnePipelineIsSplitAndStillComplete) {
