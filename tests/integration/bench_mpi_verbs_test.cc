@@ -159,9 +159,9 @@ TEST_F(BenchMpiVerbsTest, TunedThresholdFileIsLoadedAndUsedByFreshManagersOverVe
 
   // Two fresh managers over verbs, named like the tuner's ranks (new node ids), load the file.
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<ManagerTestCluster> cluster, ManagerTestCluster::Start());
-  auto add = [&](const std::string& name) -> TestNode* {
+  auto add = [&]() -> TestNode* {
     TestNodeOptions options;
-    options.name = name;
+    options.name = "rank";  // the cluster appends the node's index: rank0, rank1
     options.threshold = file_path;
     options.store_memory = 64 * kMiB;  // the store pre-faults its arena: small under TCG
     options.extra_manager_args = {"--transport=verbs", "--listen=" + ip_ + ":0"};
@@ -169,10 +169,12 @@ TEST_F(BenchMpiVerbsTest, TunedThresholdFileIsLoadedAndUsedByFreshManagersOverVe
     EXPECT_OK(node.status());
     return node.ok() ? *node : nullptr;
   };
-  TestNode* a = add("rank0");
-  TestNode* b = add("rank1");
+  TestNode* a = add();
+  TestNode* b = add();
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
+  ASSERT_EQ(a->name, "rank0");
+  ASSERT_EQ(b->name, "rank1");
   // B fetches from A: B applies the file's `peer rank0` line. An object of exactly that many bytes
   // goes by Get, one byte more by Pin (no Get side when the threshold is 0: read everywhere). No
   // metadata: the threshold compares data + metadata bytes.
