@@ -171,7 +171,7 @@ absl::Status Client::Put(const ObjectID& id, absl::Span<const uint8_t> data, abs
     (void)Abort(id);
     return sealed;
   }
-  return Release(id);
+  return ReleaseDetached(id);
 }
 
 absl::Status Client::Release(const ObjectID& id) {

@@ -112,7 +112,7 @@ class Client {
   absl::Status Seal(const ObjectID& id, uint64_t checksum);
   // Discards an unsealed object this client created.
   absl::Status Abort(const ObjectID& id);
-  // Create + copy + Seal + Release.
+  // Create + copy + Seal + ReleaseDetached: two round trips.
   absl::Status Put(const ObjectID& id, absl::Span<const uint8_t> data, absl::Span<const uint8_t> metadata = {});
 
   // One ObjectBuffer per id, in order. Waits up to `timeout` for ids not yet sealed; entries still
@@ -124,6 +124,10 @@ class Client {
   absl::StatusOr<ObjectBuffer> GetOne(const ObjectID& id, absl::Duration timeout = absl::ZeroDuration());
   // Drops one reference taken by Create or Get (ObjectBuffer does this itself).
   absl::Status Release(const ObjectID& id);
+  // Release without waiting for the store's answer. The store handles this client's requests in
+  // order, so any later request of this client sees the reference gone. An error (the store gone)
+  // shows up on this call or the next one.
+  absl::Status ReleaseDetached(const ObjectID& id);
 
   // True if `id` is present and sealed in the local store.
   absl::StatusOr<bool> Contains(const ObjectID& id);
@@ -165,8 +169,6 @@ class Client {
   ObjectBuffer ToBuffer(const ObjectID& expected, const ObjectInfo& info);
   // True if [offset, offset + size) lies inside the arena.
   bool InArena(uint64_t offset, uint64_t size) const;
-  // Drops one reference without waiting for the store's answer (ObjectBuffer's release).
-  absl::Status ReleaseDetached(const ObjectID& id);
   void ForgetCreated(const ObjectID& id);
 
   const ClientOptions options_;
