@@ -219,7 +219,9 @@ absl::Status FetchEngine::FetchFrom(const ObjectID& id, const ObjectLocation& so
   absl::StatusOr<TransferResult> transfer =
       TransferObject(**channel, *store_, id, record.protocol, deadline, options_.read_chunk_bytes);
   if (!transfer.ok()) {
-    if (ErrorCodeOf(transfer.status()) == ErrorCode::kStaleObject) {
+    if (IsLeaseLapse(transfer.status())) {
+      stats_->lease_lapses.fetch_add(1, std::memory_order_relaxed);
+    } else if (ErrorCodeOf(transfer.status()) == ErrorCode::kStaleObject) {
       stats_->checksum_mismatches.fetch_add(1, std::memory_order_relaxed);
     }
     if (TransportFailure(transfer.status()) && !(*channel)->healthy()) connector_->Forget(source.node_id);

@@ -47,6 +47,7 @@ std::string ManagerStats::ToJson(const std::map<std::string, std::string>& extra
   counter("fetch_failures", fetch_failures);
   counter("transfer_failures", transfer_failures);
   counter("checksum_mismatches", checksum_mismatches);
+  counter("lease_lapses", lease_lapses);
   counter("generation_hint_mismatches", generation_hint_mismatches);
   counter("directory_polls", directory_polls);
   counter("directory_errors", directory_errors);

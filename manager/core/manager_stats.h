@@ -51,6 +51,7 @@ class ManagerStats {
   std::atomic<uint64_t> fetch_failures{0};      // ids reported failed
   std::atomic<uint64_t> transfer_failures{0};   // one source tried and failed (local object aborted)
   std::atomic<uint64_t> checksum_mismatches{0};
+  std::atomic<uint64_t> lease_lapses{0};  // Pin reads that outlived their lease: discarded
   std::atomic<uint64_t> generation_hint_mismatches{0};  // owner's generation != directory's hint
   std::atomic<uint64_t> directory_polls{0};     // re-lookups of ids not yet sealed anywhere
   std::atomic<uint64_t> directory_errors{0};

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <variant>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "client/checksum.h"
@@ -13,6 +14,8 @@
 
 namespace rplasma::core {
 namespace {
+
+constexpr char kLeaseLapsePayload[] = "rplasma/lease-lapsed";
 
 // A created local object that is aborted unless Commit() sealed it.
 class LocalObject {
@@ -113,9 +116,12 @@ absl::StatusOr<TransferResult> ByPin(transport::Channel& channel, peer::LocalSto
   }
   const uint64_t total = lease.object.total_size();
   auto lapsed = [&] {
-    return MakeError(ErrorCode::kStaleObject,
-                     absl::StrFormat("fetch %s: lease %d (TTL %d ms) expired before the reads completed; discarded",
-                                     id.Hex(), lease.lease_id, lease.lease_ttl_ms));
+    absl::Status status =
+        MakeError(ErrorCode::kStaleObject,
+                  absl::StrFormat("fetch %s: lease %d (TTL %d ms) expired before the reads completed; discarded",
+                                  id.Hex(), lease.lease_id, lease.lease_ttl_ms));
+    status.SetPayload(kLeaseLapsePayload, absl::Cord("1"));
+    return status;
   };
   absl::Status read = absl::OkStatus();
   for (uint64_t off = 0; off < total && read.ok(); off += chunk) {
@@ -138,6 +144,10 @@ absl::StatusOr<TransferResult> ByPin(transport::Channel& channel, peer::LocalSto
 }
 
 }  // namespace
+
+bool IsLeaseLapse(const absl::Status& status) {
+  return ErrorCodeOf(status) == ErrorCode::kStaleObject && status.GetPayload(kLeaseLapsePayload).has_value();
+}
 
 absl::StatusOr<TransferResult> TransferObject(transport::Channel& channel, peer::LocalStore& store,
                                               const ObjectID& id, PeerProtocol protocol, absl::Time deadline,

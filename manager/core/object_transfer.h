@@ -36,6 +36,10 @@ struct TransferResult {
   absl::Duration seal;
 };
 
+// True for the kStaleObject of a Pin transfer discarded because its lease ran out (as opposed to
+// a checksum mismatch).
+bool IsLeaseLapse(const absl::Status& status);
+
 absl::StatusOr<TransferResult> TransferObject(transport::Channel& channel, peer::LocalStore& store,
                                               const ObjectID& id, PeerProtocol protocol, absl::Time deadline,
                                               uint64_t read_chunk_bytes);

@@ -210,7 +210,8 @@ TEST_F(ManagerVerbsTest, LeaseExpiredWhileTheReaderIsStoppedIsDiscardedAndTheOwn
   EXPECT_OK(result);
   EXPECT_OK(CheckTestObject(*b->client, id, 11, size));
   ASSERT_OK_AND_ASSIGN(std::string b_stats, StatsVia(b->client_socket));
-  EXPECT_GE(JsonInt(b_stats, "transfer_failures"), 1) << b_stats;
+  EXPECT_GE(JsonInt(b_stats, "lease_lapses"), 1) << b_stats;
+  EXPECT_EQ(JsonInt(b_stats, "checksum_mismatches"), 0) << b_stats;
   EXPECT_GE(ProtocolFetches(b_stats, "pin"), 1) << b_stats;
 }
 

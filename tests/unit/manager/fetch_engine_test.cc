@@ -174,6 +174,8 @@ TEST_F(FetchEngineTest, ReadsFinishingAfterTheLeaseExpiredAreDiscardedAndTheFetc
     EXPECT_EQ(local_.Bytes(id), Pattern(size, 8));
     EXPECT_EQ(local_.aborts(), ++expected_aborts) << "the read that outlived its lease was discarded, then retried";
     EXPECT_EQ(owner_.total_refs(), 0) << "the owner released the pin of both attempts";
+    EXPECT_EQ(stats_.lease_lapses.load(), static_cast<uint64_t>(expected_aborts));
+    EXPECT_EQ(stats_.checksum_mismatches.load(), 0u);
     channel->after_read = nullptr;
   }
   channel.reset();
