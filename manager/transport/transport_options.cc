@@ -14,6 +14,7 @@ absl::Status TransportOptions::Validate() const {
   if (max_reads_in_flight < 1 || max_reads_in_flight > 1024) return invalid("max_reads_in_flight must be 1..1024");
   if (read_chunk_bytes < 4096 || read_chunk_bytes > (1ull << 30)) return invalid("read_chunk_bytes must be 4 KiB..1 GiB");
   if (connect_timeout <= absl::ZeroDuration()) return invalid("connect_timeout must be positive");
+  if (cq_spin < absl::ZeroDuration() || cq_spin > absl::Milliseconds(10)) return invalid("cq_spin must be 0..10 ms");
   return absl::OkStatus();
 }
 

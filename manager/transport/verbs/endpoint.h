@@ -6,8 +6,17 @@
 //
 // Threads: one completion thread per endpoint (CQ events; for the active side also its cm events);
 // a passive endpoint also runs one dispatch thread that calls RequestHandler::HandleCall for the
-// connection's requests in arrival order. Callers of Call/Read block on the endpoint's CondVar.
-// Everything below mu_ is shared between them. Thread-safe.
+// connection's requests in arrival order. Everything below mu_ is shared between them. Thread-safe.
+//
+// Completions (endpoint_poll.cc): at most one thread at a time polls the CQ — the "poller". A
+// thread that waits for a completion (a Call for its reply, a Read for its READs, a sender for a
+// credit, the dispatch thread for the next request) becomes the poller itself if nobody polls, and
+// busy-polls for up to `cq_spin` after the last completion it saw: the completion it waits for
+// then needs no thread hand-off. The completion thread is the fallback: it blocks on the
+// completion channel, and when an event wakes it while nobody polls it spins the same way. A
+// poller that lets go arms the CQ (ibv_req_notify_cq) unless it is still armed, polls once more so
+// nothing that landed before the arm is stranded, then wakes waiters. With cq_spin 0 nobody spins:
+// waiters block on the CondVar and the completion thread drains the CQ after each event.
 //
 // Errors: any failed work completion, a peer's DISCONNECT, a protocol violation or a deadline hit
 // with READs outstanding moves the endpoint to kError: the QP is forced into the error state so
@@ -26,6 +35,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -34,6 +44,7 @@
 #include "manager/transport/verbs/message_ring.h"
 #include "manager/transport/verbs/verbs_raii.h"
 #include "manager/transport/verbs/wire_format.h"
+#include "protocol/mutex_lock.h"
 #include "protocol/unique_fd.h"
 
 namespace rplasma::transport::verbs {
@@ -43,6 +54,9 @@ struct VerbsCounters {
   std::atomic<uint64_t> tx_bytes{0}, rx_bytes{0}, tx_messages{0}, rx_messages{0};
   std::atomic<uint64_t> reads{0}, read_bytes{0}, errors{0}, reconnects{0};
   std::atomic<uint64_t> qps_created{0}, qps_open{0};
+  // Completion-channel events consumed (completion thread wake-ups for the CQ), and completions
+  // polled by a thread that was waiting for them rather than by the completion thread.
+  std::atomic<uint64_t> cq_events{0}, waiter_completions{0};
 };
 
 struct EndpointOptions {
@@ -54,6 +68,7 @@ struct EndpointOptions {
   uint32_t max_reads_in_flight = 16;
   uint64_t read_chunk_bytes = 1 << 20;
   absl::Duration response_send_timeout = absl::Seconds(30);  // server: bound on sending one reply
+  absl::Duration cq_spin = absl::Microseconds(50);  // busy-poll window after a completion; 0 = block at once
 };
 
 class Endpoint {
@@ -128,15 +143,28 @@ class Endpoint {
   // Control path (endpoint_setup.cc).
   absl::Status BuildQp(DeviceContext* device);
   absl::Status Start(const AcceptData& peer_limits);
-  void PollLoop();
   void DispatchLoop();
   void HandleCmEvents();
   void FailLocked(const absl::Status& why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // Completion processing (endpoint_poll.cc).
+  enum class Poller { kWaiter, kCompletionThread };
+  void PollLoop();
+  // Waits until done() or the deadline; returns done(). Polls the CQ itself while that pays off
+  // (see the header comment), else blocks on cv_.
+  bool AwaitLocked(MutexLock& lock, absl::FunctionRef<bool()> done, absl::Time deadline)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes the poller role (REQUIRES: free), polls until done(), the deadline, cq_spin without a
+  // completion, or (completion thread) a waiter asking for the role; then arms and lets go.
+  void SpinLocked(MutexLock& lock, Poller who, absl::FunctionRef<bool()> done, absl::Time deadline)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // One ibv_poll_cq (mu_ released around it) and the processing of what it returned.
+  // REQUIRES: the poller role. Returns the number of completions, -1 after a poll failure.
+  int PollOnceLocked(MutexLock& lock, Poller who) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   // Hot path (endpoint_io.cc).
   absl::Status SendMessage(MessageType type, uint8_t flags, uint64_t request_id, absl::string_view payload,
                            absl::Time deadline);
-  void DrainCompletions();
   void ProcessCompletionLocked(const ibv_wc& wc) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ProcessReceiveLocked(const ibv_wc& wc) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void DeliverLocked(const MessageHeader& h, absl::Span<const uint8_t> payload) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -184,6 +212,12 @@ class Endpoint {
   uint32_t reads_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   uint32_t sends_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   absl::flat_hash_map<uint64_t, ReadOp*> read_ops_ ABSL_GUARDED_BY(mu_);
+  // The poller role (endpoint_poll.cc).
+  bool poller_active_ ABSL_GUARDED_BY(mu_) = false;
+  bool cq_armed_ ABSL_GUARDED_BY(mu_) = false;     // armed, and no event consumed since
+  uint64_t poll_batches_ ABSL_GUARDED_BY(mu_) = 0;  // non-empty polls so far
+  uint64_t idle_at_batch_ ABSL_GUARDED_BY(mu_) = ~uint64_t{0};  // poll_batches_ when a spin last ran dry
+  uint32_t role_wanted_ ABSL_GUARDED_BY(mu_) = 0;   // waiters blocked only because someone else polls
 };
 
 }  // namespace rplasma::transport::verbs

@@ -41,11 +41,7 @@ absl::StatusOr<std::string> Endpoint::Call(absl::string_view request, absl::Time
   }
   absl::Status sent = SendMessage(MessageType::kRequest, 0, id, request, deadline);
   MutexLock lock(&mu_);
-  if (sent.ok()) {
-    while (!call.done) {
-      if (lock.WaitWithDeadline(&cv_, deadline) && absl::Now() >= deadline) break;
-    }
-  }
+  if (sent.ok()) AwaitLocked(lock, [&call] { return call.done; }, deadline);
   calls_.erase(id);
   if (!sent.ok()) return sent;
   if (!call.done) return MakeError(ErrorCode::kDeadlineExceeded, "verbs call: no reply before the deadline");
@@ -60,9 +56,9 @@ absl::Status Endpoint::SendMessage(MessageType type, uint8_t flags, uint64_t req
   uint64_t offset = 0;
   do {
     // The sender never sends without a credit: wait for one (and for a free send buffer).
-    while (state_ == State::kConnected && (send_credits_ == 0 || free_send_slots_.empty())) {
-      if (lock.WaitWithDeadline(&cv_, deadline) && absl::Now() >= deadline) break;
-    }
+    AwaitLocked(lock, [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+      return state_ != State::kConnected || (send_credits_ > 0 && !free_send_slots_.empty());
+    }, deadline);
     if (state_ != State::kConnected) return error_;
     if (send_credits_ == 0 || free_send_slots_.empty()) {
       absl::Status late = MakeError(ErrorCode::kDeadlineExceeded, "verbs send: no credit from the peer before the deadline");
@@ -95,23 +91,6 @@ absl::Status Endpoint::SendMessage(MessageType type, uint8_t flags, uint64_t req
     offset += len;
   } while (offset < total);
   return absl::OkStatus();
-}
-
-void Endpoint::DrainCompletions() {
-  ibv_wc wc[32];
-  for (;;) {
-    int n = ibv_poll_cq(cq_.get(), 32, wc);
-    if (n < 0) {
-      LOG(ERROR) << "ibv_poll_cq failed: " << n;
-      Fail(MakeError(ErrorCode::kUnavailable, "ibv_poll_cq failed"));
-      return;
-    }
-    if (n == 0) return;
-    MutexLock lock(&mu_);
-    for (int i = 0; i < n; ++i) ProcessCompletionLocked(wc[i]);
-    MaybeSendCreditLocked();
-    cv_.SignalAll();
-  }
 }
 
 void Endpoint::ProcessCompletionLocked(const ibv_wc& wc) {
@@ -281,13 +260,21 @@ absl::Status Endpoint::Read(const RemoteRegion& region, uint8_t* dst, absl::Time
     bool posting_over = op.next_offset >= op.length || !op.status.ok() || state_ != State::kConnected || timed_out;
     if (op.outstanding == 0 && posting_over) break;
     if (!timed_out) {
-      if (lock.WaitWithDeadline(&cv_, deadline) && absl::Now() >= deadline) {
+      // Progress: room in the window while chunks remain to be posted, else all READs back (after
+      // a failure too: every READ must have completed or flushed before we return).
+      auto progress = [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+        if (state_ == State::kConnected && op.status.ok() && op.next_offset < op.length) {
+          return reads_in_flight_ < read_window_;
+        }
+        return op.outstanding == 0;
+      };
+      if (!AwaitLocked(lock, progress, deadline)) {
         timed_out = true;
         // READs still out could land after we return: break the QP so they flush first.
         FailLocked(MakeError(ErrorCode::kDeadlineExceeded, "verbs read: deadline passed with READs outstanding"));
         flush_limit = absl::Now() + kFlushBound;
       }
-    } else if (lock.WaitWithDeadline(&cv_, flush_limit) && absl::Now() >= flush_limit) {
+    } else if (!AwaitLocked(lock, [&op] { return op.outstanding == 0; }, flush_limit)) {
       LOG(ERROR) << "verbs read: " << op.outstanding << " READs did not flush within " << kFlushBound;
       break;
     }

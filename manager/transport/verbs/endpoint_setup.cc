@@ -201,6 +201,10 @@ absl::Status Endpoint::BuildQp(DeviceContext* device) {
     for (uint32_t i = 0; i < ring_->slots(); ++i) free_send_slots_.push_back(ring_->slots() - 1 - i);
   }
   if (int rc = ibv_req_notify_cq(cq_.get(), 0); rc != 0) return ErrnoError("ibv_req_notify_cq", device->name, rc);
+  {
+    MutexLock lock(&mu_);
+    cq_armed_ = true;
+  }
   wake_fd_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!wake_fd_) return ErrnoError("eventfd", "endpoint", errno);
   return absl::OkStatus();
@@ -292,31 +296,6 @@ void Endpoint::Close() {
   cv_.SignalAll();
 }
 
-void Endpoint::PollLoop() {
-  while (!stop_.load()) {
-    pollfd fds[3] = {{comp_channel_->fd, POLLIN, 0}, {wake_fd_.get(), POLLIN, 0}, {-1, POLLIN, 0}};
-    int n = 2;
-    if (events_) fds[n++].fd = events_->fd;
-    int rc = ::poll(fds, n, 1000);
-    if (rc < 0 && errno != EINTR) {
-      LOG(ERROR) << "verbs endpoint: poll failed: " << std::strerror(errno);
-      return;
-    }
-    if (stop_.load()) return;
-    if (n == 3 && fds[2].revents != 0) HandleCmEvents();
-    if (fds[0].revents != 0) {
-      ibv_cq* cq = nullptr;
-      void* ctx = nullptr;
-      if (ibv_get_cq_event(comp_channel_.get(), &cq, &ctx) == 0) {
-        ibv_ack_cq_events(cq, 1);
-        if (int r = ibv_req_notify_cq(cq_.get(), 0); r != 0) LOG(ERROR) << "ibv_req_notify_cq failed: " << r;
-      }
-    }
-    // Always drain: also catches completions that raced with re-arming.
-    DrainCompletions();
-  }
-}
-
 void Endpoint::HandleCmEvents() {
   rdma_cm_event* ev = nullptr;
   while (rdma_get_cm_event(events_.get(), &ev) == 0) {
@@ -341,7 +320,10 @@ void Endpoint::DispatchLoop() {
     Request req;
     {
       MutexLock lock(&mu_);
-      while (requests_.empty() && !stop_.load() && state_ == State::kConnected) lock.Wait(&cv_);
+      // Between requests this thread polls the CQ itself (cq_spin): the next request needs no hand-off.
+      AwaitLocked(lock, [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+        return !requests_.empty() || stop_.load() || state_ != State::kConnected;
+      }, absl::InfiniteFuture());
       if (requests_.empty() || state_ != State::kConnected) return;
       req = std::move(requests_.front());
       requests_.pop_front();

@@ -23,6 +23,7 @@ ABSL_FLAG(uint64_t, read_bytes_per_size, 64u << 20, "bytes read per size (at lea
 ABSL_FLAG(uint32_t, message_bytes, 64 * 1024, "TransportOptions.message_bytes");
 ABSL_FLAG(uint64_t, read_chunk_bytes, 1 << 20, "TransportOptions.read_chunk_bytes");
 ABSL_FLAG(uint32_t, max_reads_in_flight, 16, "TransportOptions.max_reads_in_flight");
+ABSL_FLAG(int64_t, cq_spin_us, -1, "TransportOptions.cq_spin in microseconds (-1: the default)");
 
 namespace {
 
@@ -70,6 +71,7 @@ int main(int argc, char** argv) {
   o.message_bytes = absl::GetFlag(FLAGS_message_bytes);
   o.read_chunk_bytes = absl::GetFlag(FLAGS_read_chunk_bytes);
   o.max_reads_in_flight = absl::GetFlag(FLAGS_max_reads_in_flight);
+  if (absl::GetFlag(FLAGS_cq_spin_us) >= 0) o.cq_spin = absl::Microseconds(absl::GetFlag(FLAGS_cq_spin_us));
   std::vector<uint64_t> read_sizes = Sizes(absl::GetFlag(FLAGS_read_sizes));
   uint64_t arena_bytes = 1 << 20;
   for (uint64_t s : read_sizes) arena_bytes = std::max(arena_bytes, s);

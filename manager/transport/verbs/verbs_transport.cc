@@ -30,6 +30,7 @@ verbs::EndpointOptions EndpointOptionsFrom(const TransportOptions& o) {
   e.rnr_retry = o.rnr_retry;
   e.max_reads_in_flight = o.max_reads_in_flight;
   e.read_chunk_bytes = o.read_chunk_bytes;
+  e.cq_spin = o.cq_spin;
   return e;
 }
 
@@ -138,6 +139,10 @@ TransportStats VerbsTransport::stats() const {
 uint64_t VerbsTransport::qps_created() const { return counters_->qps_created.load(); }
 
 uint64_t VerbsTransport::ticket_refusals() const { return auth_counters_->ticket_refusals.load(); }
+
+uint64_t VerbsTransport::cq_events() const { return counters_->cq_events.load(); }
+
+uint64_t VerbsTransport::waiter_completions() const { return counters_->waiter_completions.load(); }
 
 uint32_t VerbsTransport::read_window(const Channel& channel) const {
   const auto* vc = dynamic_cast<const verbs::VerbsChannel*>(&channel);

@@ -4,7 +4,8 @@
 //
 // Layering: VerbsTransport (DeviceSet: PD + arena MR per device; Listener; channels)
 //   -> VerbsChannel (one per peer, rebuilds its endpoint after errors)
-//   -> Endpoint (cm_id, CQ, MessageRing, QP; one completion thread).
+//   -> Endpoint (cm_id, CQ, MessageRing, QP; one completion thread; waiting threads poll the CQ
+//      themselves for up to options.cq_spin, see endpoint.h).
 // Peers authenticate (manager/auth HMAC handshake on a TCP port with the listener's number) and
 // present a one-time ticket in rdma_connect private data before the server creates any QP.
 //
@@ -60,6 +61,8 @@ class VerbsTransport : public Transport {
   // Diagnostics and test hooks.
   uint64_t qps_created() const;          // QPs this transport ever created (both sides)
   uint64_t ticket_refusals() const;      // CONNECT_REQUESTs rejected for their ticket
+  uint64_t cq_events() const;            // completion-channel wake-ups of completion threads
+  uint64_t waiter_completions() const;   // completions polled by the thread waiting for them
   uint32_t read_window(const Channel& channel) const;  // 0 if not a live verbs channel
   // Runs only the TCP authentication and returns the ticket (kTicketBytes raw bytes).
   absl::StatusOr<std::string> FetchTicket(const std::string& address, absl::Time deadline);

@@ -261,6 +261,66 @@ TEST_F(VerbsTransportTest, ReplayedTicketIsRejected) {
   EXPECT_EQ(server_->ticket_refusals(), 1u);
 }
 
+TEST_F(VerbsTransportTest, WaitingCallersPollTheirOwnRepliesWhenSpinningIsOn) {
+  TransportOptions o = Options();
+  o.cq_spin = absl::Milliseconds(10);  // far longer than a round trip, even in the emulated guest
+  Start(o, o);
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Channel> ch, client_->Connect(address_, Deadline()));
+  constexpr int kCalls = 50;
+  for (int i = 0; i < kCalls; ++i) {
+    ASSERT_OK_AND_ASSIGN(std::string reply, ch->Call(absl::StrCat("spin", i), Deadline()));
+    EXPECT_EQ(reply, absl::StrCat("re:spin", i));
+  }
+  // Each Call completes a SEND and a RECV on the client: most must have been polled by the caller
+  // itself, and most requests by the server's dispatch thread, not handed over by a CQ thread.
+  EXPECT_GE(client_->waiter_completions(), uint64_t{kCalls});
+  EXPECT_GE(server_->waiter_completions(), uint64_t{kCalls});
+  EXPECT_EQ(client_->stats().reconnects, 0u);
+}
+
+TEST_F(VerbsTransportTest, WithoutSpinningEveryCompletionComesThroughTheCompletionThread) {
+  TransportOptions o = Options();
+  o.cq_spin = absl::ZeroDuration();
+  Start(o, o);
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Channel> ch, client_->Connect(address_, Deadline()));
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_OK_AND_ASSIGN(std::string reply, ch->Call(std::string(5000, 'z'), Deadline()));  // 2 fragments
+    EXPECT_EQ(reply.size(), 5003u);
+  }
+  ASSERT_OK(ch->Read(server_->RegionFor(0, 1 << 20), client_arena_.data(), Deadline()));
+  EXPECT_EQ(client_->waiter_completions(), 0u);
+  EXPECT_EQ(server_->waiter_completions(), 0u);
+  EXPECT_GE(client_->cq_events(), 20u);
+  EXPECT_GE(server_->cq_events(), 20u);
+}
+
+TEST_F(VerbsTransportTest, ConcurrentCallsAndReadsWithLongSpinsShareThePollerRole) {
+  TransportOptions o = Options();
+  o.cq_spin = absl::Milliseconds(10);
+  o.queue_depth = 4;  // senders also wait (and poll) for credits
+  Start(o, o);
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Channel> ch, client_->Connect(address_, Deadline()));
+  std::atomic<int> good{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 10; ++i) {
+        std::string req = absl::StrCat("t", t, "-", i, std::string((i * 1999) % 9000, 'y'));
+        absl::StatusOr<std::string> r = ch->Call(req, Deadline(120));
+        uint8_t* dst = client_arena_.data() + t * (256 << 10);
+        absl::Status read = ch->Read(server_->RegionFor(t * 1000 + i, 200000), dst, Deadline(120));
+        if (r.ok() && *r == "re:" + req && read.ok() && std::memcmp(dst, server_arena_.data() + t * 1000 + i, 200000) == 0) {
+          good.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(good.load(), 60);
+  EXPECT_EQ(client_->stats().errors, 0u);
+  EXPECT_EQ(client_->stats().reconnects, 0u);
+}
+
 TEST_F(VerbsTransportTest, ShutdownWithChannelsStillHeldClosesThemAndIsIdempotent) {
   Start();
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Channel> ch, client_->Connect(address_, Deadline()));
