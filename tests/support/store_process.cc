@@ -27,7 +27,10 @@ absl::StatusOr<std::unique_ptr<StoreProcess>> StoreProcess::Start(StoreProcessOp
 
   const char* level = std::getenv("RPLASMA_LOG_LEVEL");
   const bool quiet = level != nullptr && std::atoi(level) > 0;
-  absl::Time deadline = absl::Now() + absl::Seconds(5);
+  // Generous: the store pre-faults its whole arena before it listens, which takes seconds under
+  // sanitizers, in an emulated guest, or on a loaded CI machine.
+  constexpr absl::Duration kStartTimeout = absl::Seconds(30);
+  absl::Time deadline = absl::Now() + kStartTimeout;
   for (;;) {
     // Ready once it logged that it listens (after bind, listen and chmod). Not probed with a
     // connection: the store would still be closing it when a test measures its fd baseline.
@@ -40,7 +43,8 @@ absl::StatusOr<std::unique_ptr<StoreProcess>> StoreProcess::Start(StoreProcessOp
     }
     if (absl::Now() > deadline) {
       return MakeError(ErrorCode::kDeadlineExceeded,
-                       absl::StrCat("rplasma-store did not accept within 5 s; log:\n", store->ReadLog()));
+                       absl::StrCat("rplasma-store did not listen within ", absl::FormatDuration(kStartTimeout), "; log:\n",
+                                    store->ReadLog()));
     }
     absl::SleepFor(absl::Milliseconds(5));
   }
