@@ -1,7 +1,7 @@
 // LaunchedManager: an rplasma-manager that a benchmark starts for itself, next to a store it
 // also started (store_launcher.h).
 //
-// Start() posix_spawns `rplasma-manager --store_socket S --redis HOST:PORT --listen 127.0.0.1:0
+// Start() spawns (ChildProcess) `rplasma-manager --store_socket S --redis HOST:PORT --listen 127.0.0.1:0
 // --client_socket <dir>/manager.sock --secret_file F --transport T --rdma_threshold N
 // --node_name NAME` (absl flag spelling) from the bench's bin directory, and returns once it printed its ready line and
 // its client socket accepts connections. Destruction stops it. Not thread-safe.

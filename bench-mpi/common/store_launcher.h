@@ -1,6 +1,6 @@
 // LaunchedStore: an rplasma-store that a benchmark starts for itself.
 //
-// Start() posix_spawns `rplasma-store --socket <dir>/store.sock --memory <bytes>` from the same
+// Start() spawns (ChildProcess) `rplasma-store --socket <dir>/store.sock --memory <bytes>` from the same
 // bin directory as the running benchmark (build/bin), in a private ScratchDir that also holds its
 // log, and returns once the socket accepts connections. Destruction stops the store (SIGTERM,
 // then SIGKILL) and removes the directory. Not thread-safe.

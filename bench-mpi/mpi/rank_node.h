@@ -1,10 +1,11 @@
 // RankNode: the rplasma node one MPI rank stands for — its rplasma-store and rplasma-manager.
 //
-// Start() posix_spawns a private store (LaunchedStore); StartManager() (re)starts the manager with
+// Start() spawns a private store (LaunchedStore); StartManager() (re)starts the manager with
 // a given --rdma-threshold, so one run can measure each protocol on fresh managers, and returns
 // once the manager printed its ready line (node id, listen address). Attach() uses a store and a
 // manager that are already running (no restarts). The rank process itself only ever is a client:
-// it never registers memory, and posix_spawn (vfork semantics) copies no mappings anyway.
+// it never registers memory, and ChildProcess (vfork + execve) copies no mappings anyway. Its
+// children die with it (PR_SET_PDEATHSIG).
 //
 // Destruction stops the manager, then the store. Not thread-safe: main thread only.
 #ifndef RPLASMA_BENCH_MPI_MPI_RANK_NODE_H_
