@@ -11,8 +11,11 @@
 // Completions (endpoint_poll.cc): at most one thread at a time polls the CQ — the "poller". A
 // thread that waits for a completion (a Call for its reply, a Read for its READs, a sender for a
 // credit, the dispatch thread for the next request) becomes the poller itself if nobody polls, and
-// busy-polls for up to `cq_spin` after the last completion it saw: the completion it waits for
-// then needs no thread hand-off. The completion thread is the fallback: it blocks on the
+// busy-polls until no completion came for one spin window: the completion it waits for then
+// needs no thread hand-off. The window adapts per endpoint between `cq_spin` and
+// SpinWindowCap(cq_spin): it doubles when a spin ran dry and the next completion still came within
+// the cap (spinning a little longer would have caught it), and halves when the CQ then stayed
+// quiet for longer than the cap (sparse traffic: spinning does not pay). The completion thread is the fallback: it blocks on the
 // completion channel, and when an event wakes it while nobody polls it spins the same way. A
 // poller that lets go arms the CQ (ibv_req_notify_cq) unless it is still armed, polls once more so
 // nothing that landed before the arm is stranded, then wakes waiters. With cq_spin 0 nobody spins:
@@ -58,6 +61,10 @@ struct VerbsCounters {
   // polled by a thread that was waiting for them rather than by the completion thread.
   std::atomic<uint64_t> cq_events{0}, waiter_completions{0};
 };
+
+// The longest a poller spins without a completion: 16 x cq_spin, at most 2 ms (or cq_spin itself if
+// that is longer).
+absl::Duration SpinWindowCap(absl::Duration cq_spin);
 
 struct EndpointOptions {
   uint32_t queue_depth = 64;       // data credits we grant (receive buffers beyond control ones)
@@ -161,6 +168,8 @@ class Endpoint {
   // One ibv_poll_cq (mu_ released around it) and the processing of what it returned.
   // REQUIRES: the poller role. Returns the number of completions, -1 after a poll failure.
   int PollOnceLocked(MutexLock& lock, Poller who) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A completion arrived `quiet` after the start of a quiet period in which a spin ran dry.
+  void AdaptSpinWindowLocked(absl::Duration quiet) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Hot path (endpoint_io.cc).
   absl::Status SendMessage(MessageType type, uint8_t flags, uint64_t request_id, absl::string_view payload,
@@ -218,6 +227,8 @@ class Endpoint {
   uint64_t poll_batches_ ABSL_GUARDED_BY(mu_) = 0;  // non-empty polls so far
   uint64_t idle_at_batch_ ABSL_GUARDED_BY(mu_) = ~uint64_t{0};  // poll_batches_ when a spin last ran dry
   uint32_t role_wanted_ ABSL_GUARDED_BY(mu_) = 0;   // waiters blocked only because someone else polls
+  absl::Duration spin_window_ ABSL_GUARDED_BY(mu_);  // cq_spin .. SpinWindowCap(cq_spin)
+  absl::Time dry_since_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();  // quiet period a spin gave up in
 };
 
 }  // namespace rplasma::transport::verbs

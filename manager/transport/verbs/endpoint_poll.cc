@@ -15,8 +15,10 @@
 // finds the role free and polls, so nothing is stranded either way).
 #include <poll.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 #include "manager/transport/verbs/endpoint.h"
 #include "protocol/logging.h"
@@ -35,7 +37,22 @@ inline void CpuRelax() {
 #endif
 }
 
+constexpr uint32_t kPollsPerClockRead = 4;
+constexpr uint32_t kPollsPerYield = 32;
+constexpr int kSpinGrowth = 16;
+constexpr absl::Duration kSpinCapLimit = absl::Milliseconds(2);
+
 }  // namespace
+
+absl::Duration SpinWindowCap(absl::Duration cq_spin) {
+  return std::max(cq_spin, std::min(cq_spin * kSpinGrowth, kSpinCapLimit));
+}
+
+void Endpoint::AdaptSpinWindowLocked(absl::Duration quiet) {
+  const absl::Duration cap = SpinWindowCap(options_.cq_spin);
+  spin_window_ = quiet <= cap ? std::min(cap, spin_window_ * 2) : std::max(options_.cq_spin, spin_window_ / 2);
+  dry_since_ = absl::InfinitePast();
+}
 
 int Endpoint::PollOnceLocked(MutexLock& lock, Poller who) {
   ibv_wc wc[kPollBatch];
@@ -49,6 +66,7 @@ int Endpoint::PollOnceLocked(MutexLock& lock, Poller who) {
   }
   if (n == 0) return 0;
   ++poll_batches_;
+  if (dry_since_ != absl::InfinitePast()) AdaptSpinWindowLocked(absl::Now() - dry_since_);
   if (who == Poller::kWaiter) counters_->waiter_completions.fetch_add(n, std::memory_order_relaxed);
   for (int i = 0; i < n; ++i) ProcessCompletionLocked(wc[i]);
   MaybeSendCreditLocked();
@@ -60,21 +78,31 @@ void Endpoint::SpinLocked(MutexLock& lock, Poller who, absl::FunctionRef<bool()>
   poller_active_ = true;
   absl::Time last_completion = absl::Now();
   bool ran_dry = false;
+  uint32_t empty_polls = 0;
+  absl::Time now = last_completion;
   for (;;) {
     int n = PollOnceLocked(lock, who);
     if (n < 0 || done()) break;
-    absl::Time now = absl::Now();
+    // Reading the clock can cost more than a poll (a guest on an emulated HPET): not every time.
+    if (n > 0 || empty_polls % kPollsPerClockRead == 0) now = absl::Now();
     if (n > 0) last_completion = now;  // the window restarts after every completion
     if (now >= deadline) break;
     // The completion thread makes way for a thread that waits: that one saves a hand-off.
     if (who == Poller::kCompletionThread && role_wanted_ > 0) break;
     if (n > 0) continue;
-    if (now - last_completion >= options_.cq_spin) {
+    if (now - last_completion >= spin_window_) {
       ran_dry = true;
+      if (dry_since_ == absl::InfinitePast()) dry_since_ = last_completion;
       break;
     }
     lock.Unlock();
-    for (int i = 0; i < 16; ++i) CpuRelax();
+    // Now and then let a runnable thread on this CPU go first: on an oversubscribed host it may be
+    // the one (e.g. the kernel's softirq thread for a software RDMA device) that makes progress.
+    if (++empty_polls % kPollsPerYield == 0) {
+      std::this_thread::yield();
+    } else {
+      for (int i = 0; i < 16; ++i) CpuRelax();
+    }
     lock.Lock();
   }
   // Let go of the role: arm (unless still armed), then poll once more to close the race.

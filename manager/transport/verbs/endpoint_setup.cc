@@ -83,7 +83,7 @@ absl::Span<const uint8_t> AuthRejectData() { return absl::Span<const uint8_t>(kA
 Endpoint::Endpoint(const EndpointOptions& options, std::shared_ptr<DeviceSet> devices,
                    std::shared_ptr<VerbsCounters> counters, RequestHandler* handler, uint64_t conn_id)
     : options_(options), devices_(std::move(devices)), counters_(std::move(counters)), handler_(handler),
-      conn_id_(conn_id) {}
+      conn_id_(conn_id), spin_window_(options.cq_spin) {}
 
 absl::StatusOr<std::shared_ptr<Endpoint>> Endpoint::Connect(const EndpointOptions& options,
                                                             std::shared_ptr<DeviceSet> devices,

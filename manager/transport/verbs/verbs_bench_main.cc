@@ -103,6 +103,8 @@ int main(int argc, char** argv) {
     int iters = absl::GetFlag(FLAGS_call_iters);
     std::vector<double> lat;
     for (int i = 0; i < 10; ++i) (void)(*channel)->Call(request, absl::Now() + absl::Seconds(30));  // warm-up
+    const uint64_t events0 = (*client)->cq_events() + (*server)->cq_events();
+    const uint64_t polled0 = (*client)->waiter_completions() + (*server)->waiter_completions();
     absl::Time start = absl::Now();
     for (int i = 0; i < iters; ++i) {
       absl::Time t0 = absl::Now();
@@ -114,6 +116,11 @@ int main(int argc, char** argv) {
       lat.push_back(absl::ToDoubleMicroseconds(absl::Now() - t0));
     }
     Row("call_rtt", "send", size, iters, absl::ToDoubleSeconds(absl::Now() - start), lat);
+    // Which completion path ran (both sides): wake-ups of completion threads vs own polling.
+    std::fprintf(stderr, "call %llu B: per call %.2f completion-thread wake-ups, %.2f completions polled by waiters\n",
+                 static_cast<unsigned long long>(size),
+                 static_cast<double>((*client)->cq_events() + (*server)->cq_events() - events0) / iters,
+                 static_cast<double>((*client)->waiter_completions() + (*server)->waiter_completions() - polled0) / iters);
   }
 
   for (uint64_t size : read_sizes) {

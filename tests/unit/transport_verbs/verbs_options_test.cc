@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "manager/transport/transport.h"
+#include "manager/transport/verbs/endpoint.h"
 #include "tests/support/status_matchers.h"
 
 namespace rplasma::transport {
@@ -31,6 +32,13 @@ TEST(VerbsOptionsTest, NegativeOrHugeOrInfiniteCqSpinIsRefused) {
     o.cq_spin = bad;
     EXPECT_THAT(o.Validate(), HasErrorCode(ErrorCode::kInvalidArgument)) << bad;
   }
+}
+
+TEST(VerbsOptionsTest, AdaptiveSpinWindowGrowsToSixteenTimesCqSpinButNotPastTwoMilliseconds) {
+  EXPECT_EQ(verbs::SpinWindowCap(absl::ZeroDuration()), absl::ZeroDuration());
+  EXPECT_EQ(verbs::SpinWindowCap(absl::Microseconds(50)), absl::Microseconds(800));
+  EXPECT_EQ(verbs::SpinWindowCap(absl::Microseconds(500)), absl::Milliseconds(2));
+  EXPECT_EQ(verbs::SpinWindowCap(absl::Milliseconds(10)), absl::Milliseconds(10));
 }
 
 }  // namespace

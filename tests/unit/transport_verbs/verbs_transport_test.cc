@@ -271,10 +271,12 @@ TEST_F(VerbsTransportTest, WaitingCallersPollTheirOwnRepliesWhenSpinningIsOn) {
     ASSERT_OK_AND_ASSIGN(std::string reply, ch->Call(absl::StrCat("spin", i), Deadline()));
     EXPECT_EQ(reply, absl::StrCat("re:spin", i));
   }
-  // Each Call completes a SEND and a RECV on the client: most must have been polled by the caller
-  // itself, and most requests by the server's dispatch thread, not handed over by a CQ thread.
+  // Each Call completes a SEND and a RECV on the client: at least half of them must have been
+  // polled by the caller itself rather than handed over by the completion thread. The server's
+  // dispatch thread polls too (how much depends on scheduling: its reply's SEND completion may
+  // wake the completion thread while the handler runs), never with cq_spin 0 (next test).
   EXPECT_GE(client_->waiter_completions(), uint64_t{kCalls});
-  EXPECT_GE(server_->waiter_completions(), uint64_t{kCalls});
+  EXPECT_GT(server_->waiter_completions(), 0u);
   EXPECT_EQ(client_->stats().reconnects, 0u);
 }
 
