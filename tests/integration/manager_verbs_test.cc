@@ -75,6 +75,25 @@ class ManagerVerbsTest : public ::testing::Test {
     }
   }
 
+  // A thread fetching `id` through `node`'s manager; its outcome lands in `*result`.
+  static std::thread FetchInBackground(TestNode* node, const ObjectID& id, absl::Duration timeout,
+                                       absl::Status* result) {
+    return std::thread([socket = node->client_socket, id, timeout, result] {
+      absl::StatusOr<std::vector<absl::Status>> r = FetchVia(socket, {id}, timeout);
+      *result = !r.ok() ? r.status() : r->size() == 1 ? (*r)[0] : absl::InternalError("reply size");
+    });
+  }
+
+  // True once `node`'s transport has completed a READ (within 10 s).
+  static bool WaitUntilReading(TestNode* node) {
+    return WaitFor(
+        [&] {
+          absl::StatusOr<std::string> stats = StatsVia(node->client_socket);
+          return stats.ok() && TransportStat(*stats, "reads") > 0;
+        },
+        absl::Seconds(10));
+  }
+
   std::string ip_;
   std::unique_ptr<ManagerTestCluster> cluster_;
 };
@@ -127,17 +146,9 @@ TEST_F(ManagerVerbsTest, ServingManagerKilledMidReadGivesAnErrorAndLeavesNothing
   absl::Status result;
   const absl::Duration deadline = absl::Seconds(20);
   const absl::Time start = absl::Now();
-  std::thread fetcher([&] {
-    absl::StatusOr<std::vector<absl::Status>> r = FetchVia(b->client_socket, {id}, deadline);
-    result = !r.ok() ? r.status() : r->size() == 1 ? (*r)[0] : absl::InternalError("reply size");
-  });
+  std::thread fetcher = FetchInBackground(b, id, deadline, &result);
   // Kill once B has begun reading (its transport counts the 1 MiB chunks it has read).
-  const bool reading = WaitFor(
-      [&] {
-        absl::StatusOr<std::string> stats = StatsVia(b->client_socket);
-        return stats.ok() && TransportStat(*stats, "reads") > 0;
-      },
-      absl::Seconds(10));
+  const bool reading = WaitUntilReading(b);
   const absl::Duration killed_at = absl::Now() - start;
   a->manager->Kill();
   fetcher.join();
@@ -179,16 +190,8 @@ TEST_F(ManagerVerbsTest, LeaseExpiredWhileTheReaderIsStoppedIsDiscardedAndTheOwn
   absl::SleepFor(absl::Milliseconds(300));
 
   absl::Status result;
-  std::thread fetcher([&] {
-    absl::StatusOr<std::vector<absl::Status>> r = FetchVia(b->client_socket, {id}, absl::Seconds(60));
-    result = !r.ok() ? r.status() : r->size() == 1 ? (*r)[0] : absl::InternalError("reply size");
-  });
-  const bool reading = WaitFor(
-      [&] {
-        absl::StatusOr<std::string> stats = StatsVia(b->client_socket);
-        return stats.ok() && TransportStat(*stats, "reads") > 0;
-      },
-      absl::Seconds(10));
+  std::thread fetcher = FetchInBackground(b, id, absl::Seconds(60), &result);
+  const bool reading = WaitUntilReading(b);
   b->manager->Signal(SIGSTOP);
   // The owner reclaims: the lease expires and its store reference is dropped, with B still stopped.
   std::string a_stats;
