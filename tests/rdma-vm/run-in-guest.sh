@@ -46,6 +46,7 @@ if [ "${1:-}" = --guest-stage2 ]; then
   mkdir -p "/lib/modules/$KVER" && mount --bind "$KROOT/lib/modules/$KVER" "/lib/modules/$KVER" || die "modules"
   mkdir -p "$SHARE" && mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=none share "$SHARE" || die "mount $SHARE"
   ip link set lo up
+  hostname rdma-vm  # Open MPI refuses the kernel's default "(none)"
   modprobe dummy numdummies=0 && ip link add rxenet0 type dummy && ip link set rxenet0 up || die "dummy netdev"
   ip addr add "$GUEST_IP" dev rxenet0 || die "ip addr"
   modprobe rdma_rxe && modprobe rdma_ucm || die "modprobe rdma_rxe/rdma_ucm"
