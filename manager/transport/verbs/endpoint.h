@@ -15,9 +15,10 @@
 // needs no thread hand-off. The window adapts per endpoint between `cq_spin` and
 // SpinWindowCap(cq_spin): it doubles when a spin ran dry and the next completion still came within
 // the cap (spinning a little longer would have caught it), and halves when the CQ then stayed
-// quiet for longer than the cap (sparse traffic: spinning does not pay). The completion thread is the fallback: it blocks on the
-// completion channel, and when an event wakes it while nobody polls it spins the same way. A
-// poller that lets go arms the CQ (ibv_req_notify_cq) unless it is still armed, polls once more so
+// quiet for longer than the cap (sparse traffic: spinning does not pay). Every 32 empty polls the
+// spinner yields the CPU once. The completion thread is the fallback: it blocks on the completion
+// channel; when an event wakes it while nobody polls and its first poll finds something, it spins
+// the same way, making way for a waiter that asks for the role. A poller that lets go arms the CQ (ibv_req_notify_cq) unless it is still armed, polls once more so
 // nothing that landed before the arm is stranded, then wakes waiters. With cq_spin 0 nobody spins:
 // waiters block on the CondVar and the completion thread drains the CQ after each event.
 //
@@ -161,8 +162,9 @@ class Endpoint {
   // (see the header comment), else blocks on cv_.
   bool AwaitLocked(MutexLock& lock, absl::FunctionRef<bool()> done, absl::Time deadline)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Takes the poller role (REQUIRES: free), polls until done(), the deadline, cq_spin without a
-  // completion, or (completion thread) a waiter asking for the role; then arms and lets go.
+  // Takes the poller role (REQUIRES: free), polls until done(), the deadline, a spin window without
+  // a completion, or (completion thread) a waiter asking for the role or a first poll that found
+  // nothing; then arms and lets go.
   void SpinLocked(MutexLock& lock, Poller who, absl::FunctionRef<bool()> done, absl::Time deadline)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // One ibv_poll_cq (mu_ released around it) and the processing of what it returned.

@@ -80,9 +80,12 @@ void Endpoint::SpinLocked(MutexLock& lock, Poller who, absl::FunctionRef<bool()>
   bool ran_dry = false;
   uint32_t empty_polls = 0;
   absl::Time now = last_completion;
-  for (;;) {
+  for (bool first = true;; first = false) {
     int n = PollOnceLocked(lock, who);
     if (n < 0 || done()) break;
+    // An event whose completions a waiter already took (the thread wakes late on a busy host):
+    // spinning now would only keep the role from the waiter that comes back for it.
+    if (first && n == 0 && who == Poller::kCompletionThread) break;
     // Reading the clock can cost more than a poll (a guest on an emulated HPET): not every time.
     if (n > 0 || empty_polls % kPollsPerClockRead == 0) now = absl::Now();
     if (n > 0) last_completion = now;  // the window restarts after every completion
