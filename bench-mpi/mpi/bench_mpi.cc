@@ -11,11 +11,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bench-mpi/common/size_units.h"
+#include "bench-mpi/mpi/auto_ratio.h"
 #include "bench-mpi/mpi/fetch_phase.h"
 #include "bench-mpi/mpi/fetch_plan.h"
 #include "bench-mpi/mpi/tcp_baseline.h"
 #include "bench-mpi/mpi/tuner.h"
 #include "protocol/object_id.h"
+#include "protocol/logging.h"
 #include "protocol/status.h"
 
 namespace rplasma::bench {
@@ -100,41 +102,85 @@ absl::Status BenchMpi::Setup() {
   }
   RETURN_IF_ERROR(AgreeAcrossRanks(world_, status));
 
-  if (options_.attach) {
-    absl::StatusOr<std::unique_ptr<RankNode>> node = RankNode::Attach(options_.store_socket, options_.manager_socket);
-    if (node.ok()) node_ = std::move(*node); else status = node.status();
-  } else {
-    RankNodeOptions node_options;
-    node_options.bin_dir = options_.bin_dir;
-    node_options.store_memory = StoreMemory();
-    node_options.node_name = node_name;
-    node_options.redis = options_.redis;
-    node_options.secret_file = options_.secret_file;
-    node_options.transport = options_.transport;
-    node_options.listen_host = options_.listen_host;
-    node_options.rdma_device = options_.rdma_device;
-    absl::StatusOr<std::unique_ptr<RankNode>> node = RankNode::Start(node_options);
-    if (node.ok()) node_ = std::move(*node); else status = node.status();
+  node_name_ = node_name;
+  std::vector<FetchProtocol> protocols = options_.protocols;
+  // The tuner forces send and read, then runs auto with the file it wrote.
+  if (options_.tune) protocols = {FetchProtocol::kSend, FetchProtocol::kRead, FetchProtocol::kAuto};
+  RETURN_IF_ERROR(StartNodes(protocols));
+  if (!options_.tune) {
+    // The sweep's managers run for the whole run; the tuner starts its own per phase.
+    for (const ProtocolNode& n : nodes_) RETURN_IF_ERROR(StartManagers(n.protocol, ThresholdFor(n.protocol)));
   }
-  RETURN_IF_ERROR(AgreeAcrossRanks(world_, status));
+  return absl::OkStatus();
+}
 
+absl::Status BenchMpi::StartNodes(const std::vector<FetchProtocol>& protocols) {
+  absl::Status status;
   const int threads = *std::max_element(options_.concurrency.begin(), options_.concurrency.end());
-  for (int t = 0; t < threads && status.ok(); ++t) {
-    ClientOptions client_options;
-    client_options.store_socket = node_->store_socket();
-    client_options.manager_socket = node_->manager_socket();
-    client_options.client_name = absl::StrCat("bench-mpi rank ", world_.rank(), " thread ", t);
-    absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect(client_options);
-    if (client.ok()) clients_.push_back(std::move(*client)); else status = client.status();
+  for (FetchProtocol protocol : protocols) {
+    ProtocolNode n{protocol, nullptr, {}};
+    if (options_.attach) {
+      absl::StatusOr<std::unique_ptr<RankNode>> node = RankNode::Attach(options_.store_socket, options_.manager_socket);
+      if (node.ok()) n.node = std::move(*node); else status = node.status();
+    } else {
+      RankNodeOptions node_options;
+      node_options.bin_dir = options_.bin_dir;
+      node_options.store_memory = StoreMemory();
+      node_options.node_name =
+          protocol == FetchProtocol::kAuto ? node_name_ : absl::StrCat(node_name_, "-", FetchProtocolName(protocol));
+      node_options.redis = options_.redis;
+      node_options.secret_file = options_.secret_file;
+      node_options.transport = options_.transport;
+      node_options.listen_host = options_.listen_host;
+      node_options.rdma_device = options_.rdma_device;
+      status = ValidateNodeName(node_options.node_name);
+      if (status.ok()) {
+        absl::StatusOr<std::unique_ptr<RankNode>> node = RankNode::Start(node_options);
+        if (node.ok()) n.node = std::move(*node); else status = node.status();
+      }
+    }
+    for (int t = 0; t < threads && status.ok(); ++t) {
+      ClientOptions client_options;
+      client_options.store_socket = n.node->store_socket();
+      client_options.manager_socket = n.node->manager_socket();
+      client_options.client_name =
+          absl::StrCat("bench-mpi rank ", world_.rank(), " ", FetchProtocolName(protocol), " thread ", t);
+      absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect(client_options);
+      if (client.ok()) n.clients.push_back(std::move(*client)); else status = client.status();
+    }
+    if (!status.ok()) break;
+    nodes_.push_back(std::move(n));
   }
   return AgreeAcrossRanks(world_, status);
 }
 
-absl::Status BenchMpi::StartManagers(const std::string& threshold) {
-  absl::Status status = options_.attach ? absl::OkStatus() : node_->StartManager(threshold);
+const BenchMpi::ProtocolNode* BenchMpi::Find(FetchProtocol protocol) const {
+  for (const ProtocolNode& n : nodes_) {
+    if (n.protocol == protocol) return &n;
+  }
+  return nullptr;
+}
+
+bool BenchMpi::HasNode(FetchProtocol protocol) const { return Find(protocol) != nullptr; }
+
+RankNode& BenchMpi::node(FetchProtocol protocol) {
+  const ProtocolNode* n = Find(protocol);
+  CHECK(n != nullptr) << "no node for protocol " << FetchProtocolName(protocol);
+  return *n->node;
+}
+
+const std::vector<std::unique_ptr<Client>>& BenchMpi::clients(FetchProtocol protocol) const {
+  const ProtocolNode* n = Find(protocol);
+  CHECK(n != nullptr) << "no node for protocol " << FetchProtocolName(protocol);
+  return n->clients;
+}
+
+absl::Status BenchMpi::StartManagers(FetchProtocol protocol, const std::string& threshold) {
+  RankNode& n = node(protocol);
+  absl::Status status = options_.attach ? absl::OkStatus() : n.StartManager(threshold);
   RETURN_IF_ERROR(AgreeAcrossRanks(world_, status));
   // The transport the managers really run (auto resolves to tcp or verbs).
-  absl::StatusOr<std::string> stats = QueryManagerStats(node_->manager_socket());
+  absl::StatusOr<std::string> stats = QueryManagerStats(n.manager_socket());
   if (stats.ok()) {
     absl::StatusOr<std::string> transport = JsonMember(*stats, "transport");
     if (transport.ok()) transport_label_ = *transport;
@@ -144,56 +190,78 @@ absl::Status BenchMpi::StartManagers(const std::string& threshold) {
   return absl::OkStatus();
 }
 
+absl::Status BenchMpi::SweepPoint(FetchPattern pattern, int concurrency, uint64_t size,
+                                  std::vector<ResultRow>* rows) {
+  std::vector<FetchProtocol> protocols;
+  std::vector<FetchLane> lanes;
+  for (FetchProtocol protocol : options_.protocols) {
+    if (protocol == FetchProtocol::kSend && size > kMaxSendBytes) {
+      if (world_.root()) {
+        std::printf("  skip %s send %s: a Get reply is at most 64 MiB (transport::kMaxCallBytes)\n",
+                    std::string(FetchPatternName(pattern)).c_str(), FormatSize(size).c_str());
+      }
+      continue;
+    }
+    const std::string phase = absl::StrCat(nonce_, "/", FetchProtocolName(protocol), "/", FetchPatternName(pattern),
+                                           "/", concurrency, "/", size);
+    protocols.push_back(protocol);
+    lanes.push_back({&clients(protocol), MakeFetchPlan(pattern, world_.size(), world_.rank(), concurrency, phase)});
+  }
+  if (lanes.empty()) return absl::OkStatus();
+  if (world_.root()) {
+    std::string names;
+    for (FetchProtocol p : protocols) absl::StrAppend(&names, names.empty() ? "" : ",", FetchProtocolName(p));
+    std::printf("  [%s c=%d %s] %s: %d+%d rounds each, interleaved ...\n", std::string(FetchPatternName(pattern)).c_str(),
+                concurrency, FormatSize(size).c_str(), names.c_str(), options_.warmup, options_.repeat);
+    std::fflush(stdout);
+  }
+  FetchPhaseOptions phase_options;
+  phase_options.object_size = size;
+  phase_options.concurrency = concurrency;
+  phase_options.warmup = options_.warmup;
+  phase_options.repeat = options_.repeat;
+  phase_options.verify = options_.verify;
+  phase_options.fetch_timeout = options_.fetch_timeout;
+  std::vector<RankPhaseResult> results;
+  RETURN_IF_ERROR(RunInterleavedFetchPhases(world_, lanes, phase_options, &results));
+  double p50[3] = {0, 0, 0};  // by FetchProtocol
+  size_t auto_row = rows->size();
+  for (size_t l = 0; l < lanes.size(); ++l) {
+    const double verified = world_.SumAll(static_cast<double>(results[l].verified_bytes));
+    ResultRow labels;
+    labels.transport = transport_label_;
+    labels.protocol = std::string(FetchProtocolName(protocols[l]));
+    labels.pattern = std::string(FetchPatternName(pattern));
+    labels.object_size = size;
+    labels.ranks = world_.size();
+    labels.concurrency = concurrency;
+    std::vector<ResultRow> got = SummarizeRanks(world_, results[l], labels, options_.per_rank_rows);
+    if (world_.root() && !got.empty()) {
+      const ResultRow& a = got.back();
+      p50[static_cast<int>(protocols[l])] = a.p50_us;
+      std::printf("    %-4s %.3f GB/s  p50 %.1f us  p99 %.1f us  verified %.0f bytes\n", labels.protocol.c_str(),
+                  a.gb_per_s, a.p50_us, a.p99_us, verified);
+      if (protocols[l] == FetchProtocol::kAuto) auto_row = rows->size() + got.size() - 1;
+    }
+    rows->insert(rows->end(), got.begin(), got.end());
+  }
+  if (world_.root() && auto_row < rows->size()) {
+    const double ratio = AutoVsBest(p50[static_cast<int>(FetchProtocol::kSend)],
+                                    p50[static_cast<int>(FetchProtocol::kRead)],
+                                    p50[static_cast<int>(FetchProtocol::kAuto)]);
+    (*rows)[auto_row].auto_vs_best = ratio;
+    if (ratio >= 0) std::printf("    auto/best %.3f\n", ratio);
+  }
+  if (world_.root()) std::fflush(stdout);
+  return absl::OkStatus();
+}
+
 absl::Status BenchMpi::Sweep(std::vector<ResultRow>* rows) {
   const std::vector<uint64_t> sizes = options_.Sizes();
-  for (FetchProtocol protocol : options_.protocols) {
-    RETURN_IF_ERROR(StartManagers(ThresholdFor(protocol)));
-    for (FetchPattern pattern : options_.patterns) {
-      for (int concurrency : options_.concurrency) {
-        for (uint64_t size : sizes) {
-          if (protocol == FetchProtocol::kSend && size > kMaxSendBytes) {
-            if (world_.root()) {
-              std::printf("  skip %s send %s: a Get reply is at most 64 MiB (transport::kMaxCallBytes)\n",
-                          std::string(FetchPatternName(pattern)).c_str(), FormatSize(size).c_str());
-            }
-            continue;
-          }
-          if (world_.root()) {
-            std::printf("  [%s %s c=%d %s] %d+%d rounds ...\n", std::string(FetchProtocolName(protocol)).c_str(),
-                        std::string(FetchPatternName(pattern)).c_str(), concurrency, FormatSize(size).c_str(),
-                        options_.warmup, options_.repeat);
-            std::fflush(stdout);
-          }
-          const std::string phase = absl::StrCat(nonce_, "/", FetchProtocolName(protocol), "/",
-                                                 FetchPatternName(pattern), "/", concurrency, "/", size);
-          FetchPlan plan = MakeFetchPlan(pattern, world_.size(), world_.rank(), concurrency, phase);
-          FetchPhaseOptions phase_options;
-          phase_options.object_size = size;
-          phase_options.concurrency = concurrency;
-          phase_options.warmup = options_.warmup;
-          phase_options.repeat = options_.repeat;
-          phase_options.verify = options_.verify;
-          phase_options.fetch_timeout = options_.fetch_timeout;
-          RankPhaseResult result;
-          RETURN_IF_ERROR(RunFetchPhase(world_, clients_, plan, phase_options, &result));
-          const double verified = world_.SumAll(static_cast<double>(result.verified_bytes));
-          ResultRow labels;
-          labels.transport = transport_label_;
-          labels.protocol = std::string(FetchProtocolName(protocol));
-          labels.pattern = std::string(FetchPatternName(pattern));
-          labels.object_size = size;
-          labels.ranks = world_.size();
-          labels.concurrency = concurrency;
-          std::vector<ResultRow> got = SummarizeRanks(world_, result, labels, options_.per_rank_rows);
-          if (world_.root() && !got.empty()) {
-            const ResultRow& a = got.back();
-            std::printf("    %.3f GB/s  p50 %.1f us  p99 %.1f us  verified %.0f bytes\n", a.gb_per_s, a.p50_us,
-                        a.p99_us, verified);
-            std::fflush(stdout);
-          }
-          rows->insert(rows->end(), got.begin(), got.end());
-        }
-      }
+  // Every protocol at one point before the next point, interleaved round by round (fetch_phase.h).
+  for (FetchPattern pattern : options_.patterns) {
+    for (int concurrency : options_.concurrency) {
+      for (uint64_t size : sizes) RETURN_IF_ERROR(SweepPoint(pattern, concurrency, size, rows));
     }
   }
   if (options_.tcp_baseline) {
@@ -208,6 +276,25 @@ absl::Status BenchMpi::Report(const std::vector<ResultRow>& rows) {
   absl::Status status;
   if (world_.root()) {
     PrintTable(rows);
+    std::vector<AutoRatioPoint> points;
+    for (const ResultRow& r : rows) {
+      if (r.rank >= 0 || r.auto_vs_best < 0) continue;
+      AutoRatioPoint p;
+      p.label = absl::StrCat(r.benchmark == "fetch" ? "" : r.benchmark + " ", r.pattern, " c=", r.concurrency);
+      p.size = r.object_size;
+      for (const ResultRow& f : rows) {
+        if (f.rank >= 0 || f.benchmark != r.benchmark || f.system != r.system || f.pattern != r.pattern ||
+            f.concurrency != r.concurrency || f.object_size != r.object_size) {
+          continue;
+        }
+        if (f.protocol == "send") p.send_p50_us = f.p50_us;
+        if (f.protocol == "read") p.read_p50_us = f.p50_us;
+        if (f.protocol == "auto") p.auto_p50_us = f.p50_us;
+      }
+      points.push_back(p);
+    }
+    const std::string summary = AutoRatioSummary(points);
+    if (!summary.empty()) std::printf("auto vs the better fixed protocol (p50, measured interleaved):\n%s", summary.c_str());
     status = WriteCsv(options_.csv, rows);
     if (status.ok()) std::printf("csv: %s (%zu rows)\n", options_.csv.c_str(), rows.size());
     if (status.ok() && !options_.png.empty()) {

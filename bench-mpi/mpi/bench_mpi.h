@@ -1,8 +1,15 @@
 // BenchMpi: one rplasma-bench-mpi run on one rank. Setup (collective): rank 0 picks the run's
 // nonce, starts redis-server (--start-redis) and writes the shared secret, and broadcasts all
-// three; every rank starts its node (store, then a manager per protocol) and connects its
-// clients. Then either the measurement sweep (patterns x sizes x protocols x concurrency, and the
-// TCP stream peer) or the tuner (tuner.h). Rank 0 prints, writes the CSV and plots.
+// three; every rank starts one node per protocol (its own store and a manager whose
+// --rdma-threshold forces that protocol) and connects that node's clients. The protocol of a
+// fetch is chosen by the node whose client asks, so the protocols can be measured interleaved,
+// round by round, with no manager restart in between. Then either the measurement sweep
+// (patterns x concurrency x sizes, the protocols interleaved at each point, and the TCP stream
+// peer) or the tuner (tuner.h). Rank 0 prints, writes the CSV and plots.
+//
+// Node names: the `auto` node is --node_name (rank0, ...: the name a tuned file's peer lines
+// use); the `send` and `read` nodes are <name>-send and <name>-read. With --attach there is one
+// node (the running one) for the one protocol.
 //
 // Thread-safety: main thread only.
 #ifndef RPLASMA_BENCH_MPI_MPI_BENCH_MPI_H_
@@ -33,11 +40,15 @@ class BenchMpi {
   // For the tuner: the pieces of a run it drives.
   const MpiWorld& world() const { return world_; }
   const BenchMpiOptions& options() const { return options_; }
-  RankNode& node() { return *node_; }
-  const std::vector<std::unique_ptr<Client>>& clients() const { return clients_; }
+  // The node (and its clients) that runs `protocol`. REQUIRES: HasNode(protocol).
+  bool HasNode(FetchProtocol protocol) const;
+  RankNode& node(FetchProtocol protocol);
+  const std::vector<std::unique_ptr<Client>>& clients(FetchProtocol protocol) const;
+  // This rank's --node_name (the `auto` node's name; the key of a tuned file's peer lines).
+  const std::string& node_name() const { return node_name_; }
   const std::string& nonce() const { return nonce_; }
-  // Restarts every rank's manager with `threshold` (collective).
-  absl::Status StartManagers(const std::string& threshold);
+  // Restarts every rank's manager of the `protocol` node with `threshold` (collective).
+  absl::Status StartManagers(FetchProtocol protocol, const std::string& threshold);
   // The --rdma-threshold value for a protocol.
   std::string ThresholdFor(FetchProtocol protocol) const;
   std::string transport_label() const { return transport_label_; }
@@ -45,9 +56,20 @@ class BenchMpi {
   absl::Status Report(const std::vector<ResultRow>& rows);
 
  private:
+  // One node per protocol: its store and manager, and the clients that fetch through it.
+  struct ProtocolNode {
+    FetchProtocol protocol;
+    std::unique_ptr<RankNode> node;
+    std::vector<std::unique_ptr<Client>> clients;
+  };
+
   absl::Status Setup();
+  absl::Status StartNodes(const std::vector<FetchProtocol>& protocols);
   absl::Status Sweep(std::vector<ResultRow>* rows);
+  // One (pattern, concurrency, size) point: every protocol that can move `size`, interleaved.
+  absl::Status SweepPoint(FetchPattern pattern, int concurrency, uint64_t size, std::vector<ResultRow>* rows);
   uint64_t StoreMemory() const;
+  const ProtocolNode* Find(FetchProtocol protocol) const;
 
   const MpiWorld& world_;
   BenchMpiOptions options_;
@@ -55,8 +77,8 @@ class BenchMpi {
   std::string transport_label_;
   std::unique_ptr<BenchRedisServer> redis_;  // rank 0 with --start-redis
   ScratchDir scratch_;
-  std::unique_ptr<RankNode> node_;
-  std::vector<std::unique_ptr<Client>> clients_;
+  std::string node_name_;
+  std::vector<ProtocolNode> nodes_;
 };
 
 }  // namespace rplasma::bench

@@ -87,32 +87,63 @@ LatencySummary RankPhaseResult::Summarize() const {
 
 absl::Status RunFetchPhase(const MpiWorld& world, const std::vector<std::unique_ptr<Client>>& clients,
                            const FetchPlan& plan, const FetchPhaseOptions& options, RankPhaseResult* result) {
-  *result = RankPhaseResult();
-  RETURN_IF_ERROR(AgreeAcrossRanks(world, PutObjects(*clients[0], plan.puts, options.object_size)));
+  std::vector<FetchLane> lanes(1);
+  lanes[0].clients = &clients;
+  lanes[0].plan = plan;
+  std::vector<RankPhaseResult> results;
+  absl::Status status = RunInterleavedFetchPhases(world, lanes, options, &results);
+  *result = results.empty() ? RankPhaseResult() : std::move(results[0]);
+  return status;
+}
+
+absl::Status RunInterleavedFetchPhases(const MpiWorld& world, const std::vector<FetchLane>& lanes,
+                                       const FetchPhaseOptions& options, std::vector<RankPhaseResult>* results) {
+  results->assign(lanes.size(), RankPhaseResult());
+  absl::Status put;
+  for (const FetchLane& lane : lanes) {
+    if (put.ok()) put = PutObjects(*(*lane.clients)[0], lane.plan.puts, options.object_size);
+  }
+  absl::Status status = AgreeAcrossRanks(world, put);
   world.Barrier();
-  absl::Status status;
-  for (int round = 0; round < options.warmup + options.repeat && status.ok(); ++round) {
+  // One batch of one lane: every rank runs the same (lane, round) sequence, so the barriers and
+  // the AllTrue inside AgreeAcrossRanks line up.
+  auto batch = [&](size_t l, bool measured) {
+    const FetchLane& lane = lanes[l];
+    RankPhaseResult& result = (*results)[l];
     world.Barrier();
     std::vector<int64_t> samples;
     const absl::Time start = absl::Now();
-    absl::Status round_status = FetchRound(clients, plan, options, &samples);
+    absl::Status round_status = FetchRound(*lane.clients, lane.plan, options, &samples);
     const double wall = absl::ToDoubleSeconds(absl::Now() - start);
-    if (round_status.ok()) round_status = VerifyAndDelete(*clients[0], plan, options.verify, &result->verified_bytes);
-    if (round_status.ok() && round >= options.warmup) {
-      result->fetches += static_cast<int64_t>(samples.size());
-      result->bytes += samples.size() * options.object_size;
-      result->wall_s += wall;
-      result->samples_ns.insert(result->samples_ns.end(), samples.begin(), samples.end());
+    if (round_status.ok()) {
+      round_status = VerifyAndDelete(*(*lane.clients)[0], lane.plan, options.verify, &result.verified_bytes);
+    }
+    if (round_status.ok() && measured) {
+      result.fetches += static_cast<int64_t>(samples.size());
+      result.bytes += samples.size() * options.object_size;
+      result.wall_s += wall;
+      result.samples_ns.insert(result.samples_ns.end(), samples.begin(), samples.end());
     }
     status = AgreeAcrossRanks(world, round_status);
+  };
+  const size_t n = lanes.size();
+  // Warm-ups per lane (each lane's connections and caches), then the measured rounds interleaved.
+  for (size_t l = 0; l < n && status.ok(); ++l) {
+    for (int round = 0; round < options.warmup && status.ok(); ++round) batch(l, /*measured=*/false);
   }
-  // Owners drop their objects whatever happened, so the next phase starts with an empty store.
+  for (int round = 0; round < options.repeat && status.ok(); ++round) {
+    for (size_t k = 0; k < n && status.ok(); ++k) batch((round + k) % n, /*measured=*/true);
+  }
+  // Owners drop their objects whatever happened, so the next phase starts with empty stores.
   world.Barrier();
-  if (!plan.puts.empty()) {
-    absl::Status deleted = clients[0]->Delete(plan.puts);
-    if (status.ok()) status = deleted;
+  for (const FetchLane& lane : lanes) {
+    Client& client = *(*lane.clients)[0];
+    if (!lane.plan.puts.empty()) {
+      absl::Status deleted = client.Delete(lane.plan.puts);
+      if (status.ok()) status = deleted;
+    }
+    if (!lane.plan.fetches.empty() && !status.ok()) (void)client.Delete(lane.plan.fetches);
   }
-  if (!plan.fetches.empty() && !status.ok()) (void)clients[0]->Delete(plan.fetches);
   return AgreeAcrossRanks(world, status);
 }
 

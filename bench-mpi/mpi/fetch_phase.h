@@ -3,6 +3,12 @@
 // Fetch in flight per thread), the round's fetches are timed, then every fetched byte is verified
 // (unless disabled) and the local copies deleted so the next round moves bytes again.
 //
+// RunInterleavedFetchPhases does the same for several lanes at once (one lane per protocol: each
+// has its own node's clients and its own objects). Every lane gets its warm-up rounds first; then
+// measured round k runs one batch of every lane, starting with lane k mod n (lane order rotates
+// so that none is always first). So every lane sees the same machine conditions, give or take
+// one batch, and a drift in machine speed shows up in all of them alike.
+//
 // Collective: every rank calls it with the same arguments except its own plan, in the same order.
 // Any rank's failure ends the phase on every rank (an AllTrue after each round), with the failing
 // rank's message. Thread-safety: main thread only (fetch threads never touch MPI).
@@ -49,6 +55,17 @@ absl::Status AgreeAcrossRanks(const MpiWorld& world, const absl::Status& status)
 
 absl::Status RunFetchPhase(const MpiWorld& world, const std::vector<std::unique_ptr<Client>>& clients,
                            const FetchPlan& plan, const FetchPhaseOptions& options, RankPhaseResult* result);
+
+// One lane of an interleaved run: the clients of the node that runs this lane's protocol, and the
+// lane's plan (its own object ids). REQUIRES: clients outlive the call.
+struct FetchLane {
+  const std::vector<std::unique_ptr<Client>>* clients = nullptr;
+  FetchPlan plan;
+};
+
+// Collective. `results` gets one RankPhaseResult per lane, in lane order.
+absl::Status RunInterleavedFetchPhases(const MpiWorld& world, const std::vector<FetchLane>& lanes,
+                                       const FetchPhaseOptions& options, std::vector<RankPhaseResult>* results);
 
 }  // namespace rplasma::bench
 

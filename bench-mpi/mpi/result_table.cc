@@ -75,7 +75,7 @@ std::vector<ResultRow> SummarizeRanks(const MpiWorld& world, const RankPhaseResu
 }
 
 std::vector<std::string> CsvExtraColumns() {
-  return {"pattern", "ranks", "concurrency", "mean_us", "p95_us", "rank", "aggregate"};
+  return {"pattern", "ranks", "concurrency", "mean_us", "p95_us", "rank", "aggregate", "auto_vs_best"};
 }
 
 absl::Status WriteCsv(const std::string& path, const std::vector<ResultRow>& rows) {
@@ -97,18 +97,19 @@ absl::Status WriteCsv(const std::string& path, const std::vector<ResultRow>& row
                  absl::StrFormat("%.3f", r.mean_us),
                  absl::StrFormat("%.3f", r.p95_us),
                  r.rank < 0 ? "all" : absl::StrCat(r.rank),
-                 r.rank < 0 ? "1" : "0"};
+                 r.rank < 0 ? "1" : "0",
+                 r.auto_vs_best >= 0 ? absl::StrFormat("%.4f", r.auto_vs_best) : ""};
     RETURN_IF_ERROR(csv->Write(row));
   }
   return absl::OkStatus();
 }
 
 void PrintTable(const std::vector<ResultRow>& rows) {
-  std::printf("%-9s %-10s %-9s %-5s %9s %3s %10s %9s %10s %10s %10s %10s\n", "benchmark", "system", "pattern",
+  std::printf("%-10s %-10s %-9s %-5s %9s %3s %10s %9s %10s %10s %10s %10s\n", "benchmark", "system", "pattern",
               "proto", "size", "C", "ops/s", "GB/s", "mean_us", "p50_us", "p95_us", "p99_us");
   for (const ResultRow& r : rows) {
     if (r.rank >= 0) continue;
-    std::printf("%-9s %-10s %-9s %-5s %9s %3d %10.0f %9.3f %10.1f %10.1f %10.1f %10.1f\n", r.benchmark.c_str(),
+    std::printf("%-10s %-10s %-9s %-5s %9s %3d %10.0f %9.3f %10.1f %10.1f %10.1f %10.1f\n", r.benchmark.c_str(),
                 r.system.c_str(), r.pattern.c_str(), r.protocol.c_str(), FormatSize(r.object_size).c_str(),
                 r.concurrency, r.ops_per_s, r.gb_per_s, r.mean_us, r.p50_us, r.p95_us, r.p99_us);
   }

@@ -1,5 +1,6 @@
 // ResultRow and what rank 0 does with the rows: a table on stdout, the CSV (DESIGN.md's columns
-// plus pattern, ranks, concurrency, mean_us, p95_us, rank, aggregate) and the PNG plot (gnuplot).
+// plus pattern, ranks, concurrency, mean_us, p95_us, rank, aggregate, auto_vs_best) and the PNG
+// plot (gnuplot).
 // Also SummarizeRanks, which turns every rank's RankPhaseResult into per-rank and aggregate rows.
 #ifndef RPLASMA_BENCH_MPI_MPI_RESULT_TABLE_H_
 #define RPLASMA_BENCH_MPI_MPI_RESULT_TABLE_H_
@@ -27,6 +28,9 @@ struct ResultRow {
   double ops_per_s = 0;
   double gb_per_s = 0;
   double mean_us = 0, p50_us = 0, p95_us = 0, p99_us = 0;
+  // On the aggregate `auto` row of a point where send and/or read ran alongside (interleaved):
+  // min(p50 send, p50 read) / p50 auto (auto_ratio.h). -1 = none (an empty CSV cell).
+  double auto_vs_best = -1;
 };
 
 // Collective: every rank's result -> rows (on rank 0; other ranks get {}). Aggregate GB/s is all

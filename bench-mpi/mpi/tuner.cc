@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "bench-mpi/common/size_units.h"
+#include "bench-mpi/mpi/auto_ratio.h"
 #include "bench-mpi/mpi/bench_mpi.h"
 #include "bench-mpi/mpi/cost_fit.h"
 #include "bench-mpi/mpi/fetch_phase.h"
@@ -24,41 +25,53 @@ struct Sweep {
   std::vector<double> aggregate_shift1;
 };
 
-absl::Status MeasureProtocol(BenchMpi& bench, FetchProtocol protocol, const std::vector<uint64_t>& sizes,
-                             const std::string& threshold, Sweep* sweep, std::vector<ResultRow>* rows) {
+// Measures `protocols` interleaved (fetch_phase.h) at every shift and size, on the nodes that run
+// them; sweeps[l] gets protocols[l]'s p50s. Rows are labelled `benchmark`.
+absl::Status MeasureInterleaved(BenchMpi& bench, const std::vector<FetchProtocol>& protocols,
+                                const std::vector<uint64_t>& sizes, const std::string& benchmark,
+                                std::vector<Sweep>* sweeps, std::vector<ResultRow>* rows) {
   const MpiWorld& world = bench.world();
-  RETURN_IF_ERROR(bench.StartManagers(threshold));
-  sweep->mine.assign(world.size(), std::vector<double>(sizes.size(), 0));
-  sweep->aggregate_shift1.assign(sizes.size(), 0);
+  sweeps->assign(protocols.size(), Sweep());
+  for (Sweep& sweep : *sweeps) {
+    sweep.mine.assign(world.size(), std::vector<double>(sizes.size(), 0));
+    sweep.aggregate_shift1.assign(sizes.size(), 0);
+  }
+  std::string names;
+  for (FetchProtocol p : protocols) absl::StrAppend(&names, names.empty() ? "" : ",", FetchProtocolName(p));
   for (int shift = 1; shift < world.size(); ++shift) {
     if (world.root()) {
-      std::printf("  [tune %s shift %d] %zu sizes ...\n", std::string(FetchProtocolName(protocol)).c_str(), shift,
+      std::printf("  [%s %s shift %d] %zu sizes, interleaved ...\n", benchmark.c_str(), names.c_str(), shift,
                   sizes.size());
       std::fflush(stdout);
     }
     for (size_t i = 0; i < sizes.size(); ++i) {
-      const std::string phase =
-          absl::StrCat(bench.nonce(), "/tune/", FetchProtocolName(protocol), "/", shift, "/", sizes[i]);
-      FetchPlan plan = MakeShiftPlan(shift, world.size(), world.rank(), 1, phase);
+      std::vector<FetchLane> lanes;
+      for (FetchProtocol protocol : protocols) {
+        const std::string phase = absl::StrCat(bench.nonce(), "/", benchmark, "/", FetchProtocolName(protocol), "/",
+                                               shift, "/", sizes[i]);
+        lanes.push_back({&bench.clients(protocol), MakeShiftPlan(shift, world.size(), world.rank(), 1, phase)});
+      }
       FetchPhaseOptions options;
       options.object_size = sizes[i];
       options.warmup = bench.options().warmup;
       options.repeat = bench.options().repeat;
       options.verify = bench.options().verify;
       options.fetch_timeout = bench.options().fetch_timeout;
-      RankPhaseResult result;
-      RETURN_IF_ERROR(RunFetchPhase(world, bench.clients(), plan, options, &result));
-      sweep->mine[shift][i] = result.Summarize().p50_us;
-      ResultRow labels;
-      labels.benchmark = "tune";
-      labels.transport = bench.transport_label();
-      labels.protocol = std::string(FetchProtocolName(protocol));
-      labels.pattern = absl::StrCat("shift", shift);
-      labels.object_size = sizes[i];
-      labels.ranks = world.size();
-      std::vector<ResultRow> got = SummarizeRanks(world, result, labels, bench.options().per_rank_rows);
-      if (world.root() && shift == 1 && !got.empty()) sweep->aggregate_shift1[i] = got.back().p50_us;
-      rows->insert(rows->end(), got.begin(), got.end());
+      std::vector<RankPhaseResult> results;
+      RETURN_IF_ERROR(RunInterleavedFetchPhases(world, lanes, options, &results));
+      for (size_t l = 0; l < protocols.size(); ++l) {
+        (*sweeps)[l].mine[shift][i] = results[l].Summarize().p50_us;
+        ResultRow labels;
+        labels.benchmark = benchmark;
+        labels.transport = bench.transport_label();
+        labels.protocol = std::string(FetchProtocolName(protocols[l]));
+        labels.pattern = absl::StrCat("shift", shift);
+        labels.object_size = sizes[i];
+        labels.ranks = world.size();
+        std::vector<ResultRow> got = SummarizeRanks(world, results[l], labels, bench.options().per_rank_rows);
+        if (world.root() && shift == 1 && !got.empty()) (*sweeps)[l].aggregate_shift1[i] = got.back().p50_us;
+        rows->insert(rows->end(), got.begin(), got.end());
+      }
     }
   }
   return absl::OkStatus();
@@ -110,14 +123,17 @@ absl::Status RunTuner(BenchMpi& bench, std::vector<ResultRow>* rows) {
   for (uint64_t s = options.tune_min_size; s <= options.tune_max_size; s *= 2) sizes.push_back(s);
   if (sizes.size() < 3) return MakeError(ErrorCode::kInvalidArgument, "--tune needs at least 3 sizes");
 
-  Sweep send, read;
-  RETURN_IF_ERROR(MeasureProtocol(bench, FetchProtocol::kSend, sizes, bench.ThresholdFor(FetchProtocol::kSend),
-                                  &send, rows));
-  RETURN_IF_ERROR(MeasureProtocol(bench, FetchProtocol::kRead, sizes, bench.ThresholdFor(FetchProtocol::kRead),
-                                  &read, rows));
+  // 1. send and read, interleaved, for the fit (rows: benchmark `tune`).
+  for (FetchProtocol p : {FetchProtocol::kSend, FetchProtocol::kRead}) {
+    RETURN_IF_ERROR(bench.StartManagers(p, bench.ThresholdFor(p)));
+  }
+  std::vector<Sweep> fixed;
+  RETURN_IF_ERROR(MeasureInterleaved(bench, {FetchProtocol::kSend, FetchProtocol::kRead}, sizes, "tune", &fixed, rows));
+  const Sweep& send = fixed[0];
+  const Sweep& read = fixed[1];
   // Node names, not ids: a manager's id gets a new random suffix at every start, and the managers
   // that load this file (ours below, or a cluster's later) are new starts.
-  const std::vector<std::string> nodes = world.AllGather(bench.node().node_name());
+  const std::vector<std::string> nodes = world.AllGather(bench.node_name());
   std::string mine;
   for (int shift = 1; shift < world.size(); ++shift) {
     absl::StrAppend(&mine, Encode(send.mine[shift]), ";", Encode(read.mine[shift]), "|");
@@ -175,12 +191,17 @@ absl::Status RunTuner(BenchMpi& bench, std::vector<ResultRow>* rows) {
     out << file;
   }
 
-  // Evaluate auto with the tuned file.
-  Sweep with_file;
-  status = MeasureProtocol(bench, FetchProtocol::kAuto, sizes, local_copy, &with_file, rows);
+  // 2. auto with the tuned file, interleaved with send and read again, so that auto / best
+  // compares measurements taken under the same machine conditions (rows: `tune_check`).
+  std::vector<Sweep> check;
+  status = bench.StartManagers(FetchProtocol::kAuto, local_copy);
+  if (status.ok()) {
+    status = MeasureInterleaved(bench, {FetchProtocol::kSend, FetchProtocol::kRead, FetchProtocol::kAuto}, sizes,
+                                "tune_check", &check, rows);
+  }
   std::remove(local_copy.c_str());
   RETURN_IF_ERROR(status);
-  absl::StatusOr<std::string> stats = QueryManagerStats(bench.node().manager_socket());
+  absl::StatusOr<std::string> stats = QueryManagerStats(bench.node(FetchProtocol::kAuto).manager_socket());
   std::string report = stats.status().ToString();
   if (stats.ok()) {
     absl::StatusOr<std::string> mode = JsonMember(*stats, "threshold_mode");
@@ -192,17 +213,22 @@ absl::Status RunTuner(BenchMpi& bench, std::vector<ResultRow>* rows) {
   const std::vector<std::string> reports = world.AllGather(report);
   if (world.root()) {
     for (int r = 0; r < world.size(); ++r) std::printf("manager stats rank %d: %s\n", r, reports[r].c_str());
-    std::printf("auto (tuned file) vs the better fixed protocol, shift-1 pairs, p50:\n");
-    double worst = 1e9;
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      const double best = std::min(send.aggregate_shift1[i], read.aggregate_shift1[i]);
-      const double ratio = with_file.aggregate_shift1[i] > 0 ? best / with_file.aggregate_shift1[i] : 0;
-      worst = std::min(worst, ratio);
-      std::printf("  %8s: send %9.1f us  read %9.1f us  auto %9.1f us  auto/best %.3f%s\n",
-                  FormatSize(sizes[i]).c_str(), send.aggregate_shift1[i], read.aggregate_shift1[i],
-                  with_file.aggregate_shift1[i], ratio, ratio >= 0.95 ? "" : "  (< 0.95)");
+    // The ratio goes on the aggregate shift-1 auto rows of the check (the CSV's auto_vs_best).
+    for (ResultRow& row : *rows) {
+      if (row.benchmark != "tune_check" || row.protocol != "auto" || row.rank >= 0 || row.pattern != "shift1") continue;
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        if (sizes[i] != row.object_size) continue;
+        row.auto_vs_best =
+            AutoVsBest(check[0].aggregate_shift1[i], check[1].aggregate_shift1[i], check[2].aggregate_shift1[i]);
+      }
     }
-    std::printf("auto/best worst case %.3f (target >= 0.95)\n", worst);
+    std::vector<AutoRatioPoint> points;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      points.push_back({"shift1", sizes[i], check[0].aggregate_shift1[i], check[1].aggregate_shift1[i],
+                        check[2].aggregate_shift1[i]});
+    }
+    std::printf("auto (tuned file) vs the better fixed protocol, shift-1 pairs, p50, measured interleaved:\n%s",
+                AutoRatioSummary(points).c_str());
     std::fflush(stdout);
   }
   return absl::OkStatus();

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "absl/strings/match.h"
+#include "bench-mpi/mpi/auto_ratio.h"
 #include "bench-mpi/mpi/bench_mpi_options.h"
 #include "bench-mpi/mpi/cost_fit.h"
 #include "bench-mpi/mpi/fetch_plan.h"
@@ -188,6 +189,28 @@ TEST(BenchMpiOptionsTest, NodeNamesExpandRankAndHostAndMustSuitTheManager) {
   EXPECT_OK(o.Validate());
   o.node_name = "rank/{rank}";
   EXPECT_FALSE(o.Validate().ok());
+}
+
+TEST(AutoRatioTest, AutoIsComparedWithTheFasterOfTheFixedProtocolsThatRan) {
+  // p50s in us: throughput at the median is size / p50, so the ratio is best p50 / auto p50.
+  EXPECT_DOUBLE_EQ(AutoVsBest(100, 200, 100), 1.0);
+  EXPECT_DOUBLE_EQ(AutoVsBest(400, 200, 250), 0.8);
+  EXPECT_DOUBLE_EQ(AutoVsBest(0, 200, 100), 2.0);  // send skipped (> 64 MiB): read alone
+  EXPECT_LT(AutoVsBest(100, 200, 0), 0);           // no auto: no ratio
+  EXPECT_LT(AutoVsBest(0, 0, 100), 0);             // no fixed protocol: no ratio
+}
+
+TEST(AutoRatioTest, SummaryListsEveryPointAndSaysShortWhenOneMissesTheTarget) {
+  std::vector<AutoRatioPoint> points = {{"pairs c=1", 4096, 100, 120, 101}, {"pairs c=1", 65536, 300, 200, 250},
+                                        {"pairs c=1", 1 << 20, 0, 0, 0}};
+  const std::string summary = AutoRatioSummary(points);
+  EXPECT_TRUE(absl::StrContains(summary, "auto/best 0.990")) << summary;
+  EXPECT_TRUE(absl::StrContains(summary, "auto/best 0.800  (< 0.95)")) << summary;
+  EXPECT_TRUE(absl::StrContains(summary, "auto/best worst case 0.800 (pairs c=1 64KiB), 1 of 2 points >= 0.95: SHORT\n"))
+      << summary;
+  points[1].auto_p50_us = 190;
+  EXPECT_TRUE(absl::StrContains(AutoRatioSummary(points), "2 of 2 points >= 0.95: PASS\n")) << AutoRatioSummary(points);
+  EXPECT_EQ(AutoRatioSummary({points[2]}), "");
 }
 
 }  // namespace

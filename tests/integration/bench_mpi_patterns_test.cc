@@ -14,9 +14,11 @@ namespace {
 
 constexpr char kHeader[] =
     "benchmark,system,transport,protocol,object_size,ops_per_s,gb_per_s,p50_us,p99_us,pattern,ranks,"
-    "concurrency,mean_us,p95_us,rank,aggregate";
+    "concurrency,mean_us,p95_us,rank,aggregate,auto_vs_best";
 
 // Checks the CSV and returns the set of "system/protocol/pattern/size/concurrency" of aggregate rows.
+// Every aggregate `auto` row (send and read ran at the same point, interleaved) carries auto / best
+// fixed (a positive number: no bound on it, that would be a timed assertion); no other row does.
 std::set<std::string> CheckCsv(const std::string& csv, int ranks) {
   std::vector<std::string> lines = absl::StrSplit(csv, '\n', absl::SkipEmpty());
   std::set<std::string> seen;
@@ -25,14 +27,20 @@ std::set<std::string> CheckCsv(const std::string& csv, int ranks) {
   EXPECT_EQ(lines[0], kHeader);
   for (size_t i = 1; i < lines.size(); ++i) {
     std::vector<std::string> f = absl::StrSplit(lines[i], ',');
-    EXPECT_EQ(f.size(), 16u) << lines[i];
-    if (f.size() != 16) continue;
+    EXPECT_EQ(f.size(), 17u) << lines[i];
+    if (f.size() != 17) continue;
     double gbps = 0, p50 = 0, p99 = 0;
     EXPECT_TRUE(absl::SimpleAtod(f[6], &gbps) && gbps > 0) << lines[i];
     EXPECT_TRUE(absl::SimpleAtod(f[7], &p50) && p50 > 0) << lines[i];
     EXPECT_TRUE(absl::SimpleAtod(f[8], &p99) && p99 >= p50) << lines[i];
     EXPECT_EQ(f[10], std::to_string(ranks)) << lines[i];
     EXPECT_EQ(f[2], "tcp") << lines[i];
+    if (f[15] == "1" && f[1] == "rplasma" && f[3] == "auto") {
+      double ratio = 0;
+      EXPECT_TRUE(absl::SimpleAtod(f[16], &ratio) && ratio > 0) << "auto_vs_best missing: " << lines[i];
+    } else {
+      EXPECT_EQ(f[16], "") << lines[i];
+    }
     if (f[15] == "1") seen.insert(f[1] + "/" + f[3] + "/" + f[9] + "/" + f[4] + "/" + f[11]);
   }
   return seen;
@@ -61,6 +69,9 @@ void RunAndCheck(int ranks, const std::vector<std::string>& concurrency_list, co
     }
   }
   EXPECT_TRUE(seen.count("tcp_stream/-/pairs/65536/1")) << "the raw TCP peer is missing";
+  // The summary: one auto/best line per point, then the verdict against 0.95.
+  EXPECT_TRUE(absl::StrContains(run.output, "auto/best worst case")) << run.output;
+  EXPECT_TRUE(absl::StrContains(run.output, ": PASS\n") || absl::StrContains(run.output, ": SHORT\n")) << run.output;
   if (HaveGnuplot()) {
     const std::string png = ReadWholeFile(dir.Join("out.png"));
     ASSERT_GT(png.size(), 8u) << run.output;

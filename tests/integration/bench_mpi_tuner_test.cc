@@ -3,6 +3,8 @@
 // run's own managers restarted with that file (new node ids) apply its per-peer line, keyed by node
 // name, to their peer; and a fresh rplasma-manager started with --rdma_threshold=FILE loads it
 // (stats say threshold_mode "file" and the file's default_threshold).
+#include <set>
+
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -80,6 +82,20 @@ TEST(BenchMpiTunerTest, TunedThresholdFileIsWithinOneStepOfTheCrossoverAndManage
     EXPECT_TRUE(absl::StrContains(rest, absl::StrCat("\":", peer_threshold, "}"))) << rest << " vs " << peer_threshold;
   }
   EXPECT_TRUE(absl::StrContains(run.output, "auto/best worst case")) << run.output;
+  EXPECT_TRUE(absl::StrContains(run.output, ": PASS\n") || absl::StrContains(run.output, ": SHORT\n")) << run.output;
+  // The check (auto with the file, interleaved with send and read) has auto / best filled for
+  // every size, on the aggregate shift-1 auto row (column 17; only that it is there and positive).
+  std::set<std::string> with_ratio;
+  for (absl::string_view line : absl::StrSplit(ReadWholeFile(dir.Join("tune.csv")), '\n', absl::SkipEmpty())) {
+    std::vector<std::string> f = absl::StrSplit(line, ',');
+    if (f.size() != 17 || f[0] != "tune_check" || f[3] != "auto" || f[9] != "shift1" || f[15] != "1") continue;
+    double ratio = 0;
+    EXPECT_TRUE(absl::SimpleAtod(f[16], &ratio) && ratio > 0) << line;
+    with_ratio.insert(f[4]);
+  }
+  for (uint64_t size = 1024; size <= (1u << 20); size *= 2) {
+    EXPECT_TRUE(with_ratio.count(std::to_string(size))) << "no auto/best at " << size;
+  }
   if (HaveGnuplot()) {
     const std::string png = ReadWholeFile(dir.Join("tune.png"));
     ASSERT_GT(png.size(), 8u) << run.output;

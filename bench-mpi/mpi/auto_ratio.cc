@@ -1,0 +1,46 @@
+#include "bench-mpi/mpi/auto_ratio.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "bench-mpi/common/size_units.h"
+
+namespace rplasma::bench {
+
+double AutoVsBest(double send_p50_us, double read_p50_us, double auto_p50_us) {
+  if (!(auto_p50_us > 0)) return -1;
+  double best = 0;
+  if (send_p50_us > 0) best = send_p50_us;
+  if (read_p50_us > 0) best = best > 0 ? std::min(best, read_p50_us) : read_p50_us;
+  if (!(best > 0)) return -1;
+  return best / auto_p50_us;
+}
+
+std::string AutoRatioSummary(const std::vector<AutoRatioPoint>& points, double target) {
+  std::string out;
+  int with_ratio = 0, reached = 0;
+  double worst = 0;
+  std::string worst_at;
+  for (const AutoRatioPoint& p : points) {
+    const double ratio = AutoVsBest(p.send_p50_us, p.read_p50_us, p.auto_p50_us);
+    if (ratio < 0) continue;
+    absl::StrAppend(&out, absl::StrFormat("  %-12s %8s: send %10.1f us  read %10.1f us  auto %10.1f us  "
+                                          "auto/best %.3f%s\n",
+                                          p.label, FormatSize(p.size), p.send_p50_us, p.read_p50_us, p.auto_p50_us,
+                                          ratio, ratio >= target ? "" : absl::StrFormat("  (< %.2f)", target)));
+    if (with_ratio == 0 || ratio < worst) {
+      worst = ratio;
+      worst_at = absl::StrCat(p.label, " ", FormatSize(p.size));
+    }
+    ++with_ratio;
+    if (ratio >= target) ++reached;
+  }
+  if (with_ratio == 0) return "";
+  absl::StrAppend(&out, absl::StrFormat("auto/best worst case %.3f (%s), %d of %d points >= %.2f: %s\n", worst,
+                                        worst_at, reached, with_ratio, target,
+                                        reached == with_ratio ? "PASS" : "SHORT"));
+  return out;
+}
+
+}  // namespace rplasma::bench
