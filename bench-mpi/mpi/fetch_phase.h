@@ -6,8 +6,9 @@
 // RunInterleavedFetchPhases does the same for several lanes at once (one lane per protocol: each
 // has its own node's clients and its own objects). Every lane gets its warm-up rounds first; then
 // measured round k runs one batch of every lane, starting with lane k mod n (lane order rotates
-// so that none is always first). So every lane sees the same machine conditions, give or take
-// one batch, and a drift in machine speed shows up in all of them alike.
+// so that none is always first, and reverses every n rounds so that none always follows the same
+// other lane). So every lane sees the same machine conditions, give or take one batch, and a
+// drift in machine speed shows up in all of them alike.
 //
 // Collective: every rank calls it with the same arguments except its own plan, in the same order.
 // Any rank's failure ends the phase on every rank (an AllTrue after each round), with the failing
