@@ -19,6 +19,7 @@ set key outside bottom center horizontal maxrows 4 font ",8" noautotitle
 
 # Columns: 1 benchmark 2 system 3 transport 4 protocol 5 object_size 6 ops_per_s 7 gb_per_s
 #          8 p50_us 9 p99_us 10 pattern 11 ranks 12 concurrency 13 mean_us 14 p95_us 15 rank 16 aggregate
+#          17 auto_vs_best (not plotted)
 # The distinct series: "benchmark/system/protocol/pattern" of aggregate rows.
 series = system(sprintf("awk -F, 'NR>1 && $16==1 && $12==%d {print $1\"/\"$2\"/\"$4\"/\"$10}' '%s' | sort -u | tr '\\n' ' '", conc, csv))
 n = words(series)
