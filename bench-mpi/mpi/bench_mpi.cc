@@ -211,8 +211,9 @@ absl::Status BenchMpi::SweepPoint(FetchPattern pattern, int concurrency, uint64_
   if (world_.root()) {
     std::string names;
     for (FetchProtocol p : protocols) absl::StrAppend(&names, names.empty() ? "" : ",", FetchProtocolName(p));
-    std::printf("  [%s c=%d %s] %s: %d+%d rounds each, interleaved ...\n", std::string(FetchPatternName(pattern)).c_str(),
-                concurrency, FormatSize(size).c_str(), names.c_str(), options_.warmup, options_.repeat);
+    std::printf("  [%s c=%d %s] %s: %d+%d rounds each, interleaved ...\n",
+                std::string(FetchPatternName(pattern)).c_str(), concurrency, FormatSize(size).c_str(), names.c_str(),
+                options_.warmup, options_.repeat);
     std::fflush(stdout);
   }
   FetchPhaseOptions phase_options;
@@ -294,7 +295,9 @@ absl::Status BenchMpi::Report(const std::vector<ResultRow>& rows) {
       points.push_back(p);
     }
     const std::string summary = AutoRatioSummary(points);
-    if (!summary.empty()) std::printf("auto vs the better fixed protocol (p50, measured interleaved):\n%s", summary.c_str());
+    if (!summary.empty()) {
+      std::printf("auto vs the better fixed protocol (p50, measured interleaved):\n%s", summary.c_str());
+    }
     status = WriteCsv(options_.csv, rows);
     if (status.ok()) std::printf("csv: %s (%zu rows)\n", options_.csv.c_str(), rows.size());
     if (status.ok() && !options_.png.empty()) {

@@ -206,7 +206,8 @@ TEST(AutoRatioTest, SummaryListsEveryPointAndSaysShortWhenOneMissesTheTarget) {
   const std::string summary = AutoRatioSummary(points);
   EXPECT_TRUE(absl::StrContains(summary, "auto/best 0.990")) << summary;
   EXPECT_TRUE(absl::StrContains(summary, "auto/best 0.800  (< 0.95)")) << summary;
-  EXPECT_TRUE(absl::StrContains(summary, "auto/best worst case 0.800 (pairs c=1 64KiB), 1 of 2 points >= 0.95: SHORT\n"))
+  EXPECT_TRUE(absl::StrContains(
+      summary, "auto/best worst case 0.800 (pairs c=1 64KiB), 1 of 2 points >= 0.95: SHORT\n"))
       << summary;
   points[1].auto_p50_us = 190;
   EXPECT_TRUE(absl::StrContains(AutoRatioSummary(points), "2 of 2 points >= 0.95: PASS\n")) << AutoRatioSummary(points);
