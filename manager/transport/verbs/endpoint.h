@@ -10,17 +10,19 @@
 //
 // Completions (endpoint_poll.cc): at most one thread at a time polls the CQ — the "poller". A
 // thread that waits for a completion (a Call for its reply, a Read for its READs, a sender for a
-// credit, the dispatch thread for the next request) becomes the poller itself if nobody polls, and
-// busy-polls until no completion came for one spin window: the completion it waits for then
-// needs no thread hand-off. The window adapts per endpoint between `cq_spin` and
+// credit, the dispatch thread for the next request, Close for flushes) becomes the poller itself
+// if nobody polls, and busy-polls until no completion came for one spin window: the completion it
+// waits for then needs no thread hand-off. The window adapts per endpoint between `cq_spin` and
 // SpinWindowCap(cq_spin): it doubles when a spin ran dry and the next completion still came within
-// the cap (spinning a little longer would have caught it), and halves when the CQ then stayed
-// quiet for longer than the cap (sparse traffic: spinning does not pay). Every 32 empty polls the
-// spinner yields the CPU once. The completion thread is the fallback: it blocks on the completion
-// channel; when an event wakes it while nobody polls and its first poll finds something, it spins
-// the same way, making way for a waiter that asks for the role. A poller that lets go arms the CQ (ibv_req_notify_cq) unless it is still armed, polls once more so
-// nothing that landed before the arm is stranded, then wakes waiters. With cq_spin 0 nobody spins:
-// waiters block on the CondVar and the completion thread drains the CQ after each event.
+// the cap, and halves when the CQ then stayed quiet longer than the cap (sparse traffic). Every 32
+// empty polls the spinner yields the CPU once. The completion thread is the fallback: it blocks on
+// the completion channel; when an event wakes it while nobody polls and its first poll finds
+// something, it spins the same way, making way for a waiter that asks for the role. A poller that
+// lets go arms the CQ (ibv_req_notify_cq) unless it is still armed, polls once more so nothing
+// that landed before the arm is stranded, then wakes waiters — except on the active side while no
+// thread is blocked waiting (every completion there answers a thread that polls for it;
+// endpoint_poll.cc says why). With cq_spin 0 nobody spins and the CQ is always re-armed: waiters
+// block on the CondVar and the completion thread drains the CQ after each event.
 //
 // Errors: any failed work completion, a peer's DISCONNECT, a protocol violation or a deadline hit
 // with READs outstanding moves the endpoint to kError: the QP is forced into the error state so
@@ -229,6 +231,7 @@ class Endpoint {
   uint64_t poll_batches_ ABSL_GUARDED_BY(mu_) = 0;  // non-empty polls so far
   uint64_t idle_at_batch_ ABSL_GUARDED_BY(mu_) = ~uint64_t{0};  // poll_batches_ when a spin last ran dry
   uint32_t role_wanted_ ABSL_GUARDED_BY(mu_) = 0;   // waiters blocked only because someone else polls
+  uint32_t blocked_waiters_ ABSL_GUARDED_BY(mu_) = 0;  // threads blocked in AwaitLocked
   absl::Duration spin_window_ ABSL_GUARDED_BY(mu_);  // cq_spin .. SpinWindowCap(cq_spin)
   absl::Time dry_since_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();  // quiet period a spin gave up in
 };

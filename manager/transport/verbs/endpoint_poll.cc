@@ -13,6 +13,14 @@
 // cq_armed_ skips the ibv_req_notify_cq syscall while the previous arm has not fired (an event
 // already raised but not yet consumed leaves cq_armed_ true; the completion thread consumes it,
 // finds the role free and polls, so nothing is stranded either way).
+//
+// Why the active side may leave the CQ unarmed: there every completion is the consequence of
+// some thread's own request (its SEND, its READ, the reply or credit it waits for), and every
+// thread that waits polls for itself, arming before it blocks; so while no thread is blocked the
+// CQ need not raise events. Arming anyway would make the next Call's first completion wake the
+// completion thread for nothing. What nobody waits for (a late reply, a stray credit update, the
+// SEND completion that lags its reply) is picked up by the next waiter, by Close, or by the
+// completion thread's periodic drain. The passive side always arms: requests arrive unasked.
 #include <poll.h>
 
 #include <algorithm>
@@ -108,8 +116,11 @@ void Endpoint::SpinLocked(MutexLock& lock, Poller who, absl::FunctionRef<bool()>
     }
     lock.Lock();
   }
-  // Let go of the role: arm (unless still armed), then poll once more to close the race.
-  for (;;) {
+  // Let go of the role: arm (unless still armed), then poll once more to close the race. Active
+  // side, spinning on: when no thread is blocked waiting, the CQ stays unarmed (see the header).
+  const bool leave_unarmed = options_.cq_spin > absl::ZeroDuration() && handler_ == nullptr &&
+                             blocked_waiters_ == 0 && (who == Poller::kCompletionThread || done());
+  while (!leave_unarmed) {
     if (!cq_armed_) {
       if (int rc = ibv_req_notify_cq(cq_.get(), 0); rc != 0) {
         // The completion thread's periodic wake-up still drains the CQ.
@@ -134,14 +145,17 @@ bool Endpoint::AwaitLocked(MutexLock& lock, absl::FunctionRef<bool()> done, absl
     if (absl::Now() >= deadline) return false;
     // Spin unless this wait already spun and nothing completed since the last spin ran dry:
     // waiters must not take turns spinning on an idle CQ.
-    const bool eligible = may_spin && (!spun || idle_at_batch_ != poll_batches_);
+    // An unarmed CQ (active side) must be armed before anyone blocks: the spin's release does it.
+    const bool eligible = may_spin && (!spun || idle_at_batch_ != poll_batches_ || !cq_armed_);
     if (eligible && !poller_active_) {
       SpinLocked(lock, Poller::kWaiter, done, deadline);
       spun = true;
       continue;
     }
     if (eligible) ++role_wanted_;
+    ++blocked_waiters_;  // a poller letting go now arms the CQ for us
     lock.WaitWithDeadline(&cv_, deadline);
+    --blocked_waiters_;
     if (eligible) --role_wanted_;
   }
   return true;

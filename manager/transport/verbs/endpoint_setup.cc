@@ -274,10 +274,12 @@ void Endpoint::Close() {
     if (state_ == State::kClosed) return;
     closing_ = true;
     FailLocked(MakeError(ErrorCode::kUnavailable, "connection closed"));
-    // Let flushed work requests come back before the completion thread stops.
-    absl::Time limit = absl::Now() + absl::Seconds(2);
-    while ((reads_in_flight_ > 0 || sends_in_flight_ > 0) && poll_thread_.joinable()) {
-      if (lock.WaitWithDeadline(&cv_, limit)) break;
+    // Let flushed work requests come back before the completion thread stops (polling for them
+    // like any waiter: the active side's CQ may be unarmed).
+    if (poll_thread_.joinable()) {
+      AwaitLocked(lock, [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+        return reads_in_flight_ == 0 && sends_in_flight_ == 0;
+      }, absl::Now() + absl::Seconds(2));
     }
   }
   stop_.store(true);
