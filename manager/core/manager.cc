@@ -86,6 +86,7 @@ absl::Status Manager::Init() {
   transport_options.qp_timeout = options_.qp_timeout;
   transport_options.retry_count = options_.retry_count;
   transport_options.rnr_retry = options_.rnr_retry;
+  transport_options.cq_spin = options_.cq_spin;
   RETURN_IF_ERROR(transport_options.Validate());
   ASSIGN_OR_RETURN(MadeTransport made, MakeTransport(options_.transport, transport_options));
   transport_ = std::move(made.transport);

@@ -29,6 +29,8 @@ ABSL_FLAG(std::string, rdma_device, "", "verbs device (default: chosen by rdma_c
 ABSL_FLAG(int, qp_timeout, 14, "verbs QP timeout exponent (4.096us * 2^N)");
 ABSL_FLAG(int, retry_count, 7, "verbs QP retry count (0..7)");
 ABSL_FLAG(int, rnr_retry, 6, "verbs RNR retry (0..6)");
+ABSL_FLAG(absl::Duration, cq_spin, absl::Microseconds(50),
+          "verbs: how long a waiting thread busy-polls the completion queue before blocking (0: block at once)");
 ABSL_FLAG(uint64_t, read_chunk_bytes, 64u << 20, "Pin path: bytes per Read");
 ABSL_FLAG(uint64_t, debug_serve_bytes_per_sec, 0,
           "TEST AID ONLY: serve Get replies and tcp reads as if at this rate (0 = off)");
@@ -72,6 +74,7 @@ int main(int argc, char** argv) {
   options.qp_timeout = absl::GetFlag(FLAGS_qp_timeout);
   options.retry_count = absl::GetFlag(FLAGS_retry_count);
   options.rnr_retry = absl::GetFlag(FLAGS_rnr_retry);
+  options.cq_spin = absl::GetFlag(FLAGS_cq_spin);
   options.read_chunk_bytes = absl::GetFlag(FLAGS_read_chunk_bytes);
   options.debug_serve_bytes_per_sec = absl::GetFlag(FLAGS_debug_serve_bytes_per_sec);
 
