@@ -1,0 +1,47 @@
+#!/bin/bash
+# fetch-compare.sh BUILD_DIR OUT_DIR — inside the rdma-vm guest: the full-stack fetch benchmark
+# (rplasma-bench --mode fetch over verbs) with SEND/RECV forced, RDMA READ forced and `auto`, next to
+# perftest (ib_send_lat, ib_read_lat, ib_read_bw) at the same sizes on the same rxe0, then a summary
+# (fetch-summary.py): per-size p50 of each protocol, the measured crossover, where auto put its
+# threshold, auto / better fixed, and the ratios to perftest. From the host:
+#   tests/rdma-vm/run-in-guest.sh -d "$PWD" -t 1500 -- tests/rdma-vm/fetch-compare.sh build build/fetch-compare
+set -u
+B=$(readlink -f "${1:-build}")
+OUT=$(mkdir -p "${2:-$B/fetch-compare}" && readlink -f "${2:-$B/fetch-compare}")
+HERE=$(dirname "$(readlink -f "$0")")
+IP=${RDMA_VM_IP:?run inside tests/rdma-vm/run-in-guest.sh}
+G=${RDMA_VM_GID_IDX:-1}
+SIZES=${FETCH_COMPARE_SIZES:-1K,4K,16K,64K,256K,1M,4M}
+DURATION=${FETCH_COMPARE_DURATION:-3}
+cd "$OUT" || exit 1
+rm -f ./*.csv ./*.json ./*.txt
+
+# Largest Call = the manager's kMaxCallBytes (64 MiB): every size here goes by Get.
+for mode in send:67108864 read:0 auto:auto; do
+  name=${mode%%:*}; threshold=${mode#*:}
+  echo "### rplasma-bench fetch, protocol $name (--rdma-threshold $threshold)"
+  "$B/bin/rplasma-bench" --mode fetch --transport verbs --listen-host "$IP" --rdma-threshold "$threshold" \
+    --no-redis --sizes "$SIZES" --iterations 200 --duration "$DURATION" --csv "$OUT/fetch-$name.csv" 2>&1 |
+    grep -E '^(fetch|stream) ' || echo "(rplasma-bench failed)"
+done
+
+port=19200
+pair() {  # pair TOOL ARGS... : perftest server + client on this host, client output only
+  port=$((port + 1))
+  timeout 300 "$1" -d rxe0 -x "$G" -p $port "${@:2}" > "$OUT/perftest-server.txt" 2>&1 &
+  local srv=$!
+  for _ in $(seq 600); do ss -Htln "sport = :$port" | grep -q . && break; sleep 0.1; done
+  timeout 300 "$1" -d rxe0 -x "$G" -p $port "${@:2}" "$IP"
+  wait $srv
+}
+bytes() { numfmt --from=iec "$1"; }
+for s in ${SIZES//,/ }; do
+  n=$(bytes "$s")
+  iters=200; [ "$n" -ge 1048576 ] && iters=20
+  echo "### ib_send_lat -s $n"; pair ib_send_lat -s "$n" -n $iters -F | grep -E '^ *[0-9]+ +[0-9]+' | tee -a "$OUT/ib_send_lat.txt"
+  echo "### ib_read_lat -s $n"; pair ib_read_lat -s "$n" -n $iters -F | grep -E '^ *[0-9]+ +[0-9]+' | tee -a "$OUT/ib_read_lat.txt"
+  if [ "$n" -ge 65536 ]; then
+    echo "### ib_read_bw -s $n"; pair ib_read_bw -s "$n" -n $iters -F | grep -E '^ *[0-9]+ +[0-9]+' | tee -a "$OUT/ib_read_bw.txt"
+  fi
+done
+python3 "$HERE/fetch-summary.py" "$OUT" | tee "$OUT/summary.txt"
