@@ -18,4 +18,21 @@ uint64_t ObjectChecksum(absl::Span<const uint8_t> data, absl::Span<const uint8_t
   return XXH3_64bits_digest(&state);
 }
 
+struct ChecksumBuilder::State {
+  XXH3_state_t xxh;  // 64-byte aligned; `new State` honours that (C++17 aligned new)
+};
+
+ChecksumBuilder::ChecksumBuilder() : state_(new State) {
+  XXH3_INITSTATE(&state_->xxh);
+  XXH3_64bits_reset(&state_->xxh);
+}
+
+ChecksumBuilder::~ChecksumBuilder() = default;
+
+void ChecksumBuilder::Update(absl::Span<const uint8_t> bytes) {
+  XXH3_64bits_update(&state_->xxh, bytes.data(), bytes.size());
+}
+
+uint64_t ChecksumBuilder::Finish() const { return XXH3_64bits_digest(&state_->xxh); }
+
 }  // namespace rplasma

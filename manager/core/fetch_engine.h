@@ -40,7 +40,7 @@ struct FetchEngineOptions {
   std::string self_node_id;                          // locations of this node are skipped
   absl::Duration poll_initial = absl::Milliseconds(5);  // first re-lookup delay
   absl::Duration poll_max = absl::Milliseconds(250);    // backoff cap
-  uint64_t read_chunk_bytes = 64u << 20;             // Pin path: bytes per Read call
+  uint64_t read_chunk_bytes = 4u << 20;              // Pin path: bytes per Read call
 
   absl::Status Validate() const;
 };

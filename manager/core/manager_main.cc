@@ -31,7 +31,8 @@ ABSL_FLAG(int, retry_count, 7, "verbs QP retry count (0..7)");
 ABSL_FLAG(int, rnr_retry, 6, "verbs RNR retry (0..6)");
 ABSL_FLAG(absl::Duration, cq_spin, absl::Microseconds(50),
           "verbs: how long a waiting thread busy-polls the completion queue before blocking (0: block at once)");
-ABSL_FLAG(uint64_t, read_chunk_bytes, 64u << 20, "Pin path: bytes per Read");
+ABSL_FLAG(uint64_t, read_chunk_bytes, 4u << 20,
+          "Pin path: bytes per Read (each chunk is checksummed while the next one is read)");
 ABSL_FLAG(uint64_t, debug_serve_bytes_per_sec, 0,
           "TEST AID ONLY: serve Get replies and tcp reads as if at this rate (0 = off)");
 

@@ -28,7 +28,7 @@ struct ManagerOptions {
   int retry_count = 7;
   int rnr_retry = 6;
   absl::Duration cq_spin = absl::Microseconds(50);  // verbs: busy-poll window before blocking (0: block)
-  uint64_t read_chunk_bytes = 64u << 20;     // Pin path: bytes per Read call
+  uint64_t read_chunk_bytes = 4u << 20;      // Pin path: bytes per Read call (hashed while the next is read)
   uint64_t debug_serve_bytes_per_sec = 0;    // TEST AID: throttle serving (0 = off)
 
   absl::Status Validate() const;

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "client/checksum.h"
+#include "manager/core/read_and_hash.h"
 #include "manager/peer/peer_messages.h"
 #include "protocol/logging.h"
 #include "protocol/status.h"
@@ -39,8 +40,13 @@ class LocalObject {
     const absl::Time t0 = absl::Now();
     const uint64_t checksum = ObjectChecksum({slot_.base, slot_.data_size},
                                              {slot_.base + slot_.data_size, slot_.metadata_size});
+    result.verify = absl::Now() - t0;
+    return SealIfMatches(owner, checksum, result);
+  }
+
+  // `checksum` is ObjectChecksum of the local bytes, computed by the caller.
+  absl::Status SealIfMatches(const peer::ObjectDescription& owner, uint64_t checksum, TransferResult& result) {
     const absl::Time t1 = absl::Now();
-    result.verify = t1 - t0;
     if (checksum != owner.checksum) {
       return MakeError(ErrorCode::kStaleObject,
                        absl::StrFormat("fetch %s: checksum %016x of the received bytes differs from the owner's %016x",
@@ -123,23 +129,19 @@ absl::StatusOr<TransferResult> ByPin(transport::Channel& channel, peer::LocalSto
     status.SetPayload(kLeaseLapsePayload, absl::Cord("1"));
     return status;
   };
-  absl::Status read = absl::OkStatus();
-  for (uint64_t off = 0; off < total && read.ok(); off += chunk) {
-    if (absl::Now() >= lease_end) {
-      read = lapsed();  // the owner would refuse (TCP) or may have reused the bytes (RDMA READ)
-      break;
-    }
-    const uint64_t n = std::min(chunk, total - off);
-    read = channel.Read(transport::RemoteRegion{lease.region.addr + off, n, lease.region.rkey},
-                        local->slot().base + off, deadline);
-  }
-  if (read.ok() && absl::Now() >= lease_end) read = lapsed();
+  // The owner would refuse a chunk read after the lease (TCP) or may have reused its bytes (READ).
+  auto lease_live = [&] { return absl::Now() >= lease_end ? lapsed() : absl::OkStatus(); };
+  absl::StatusOr<ReadAndHashResult> read =
+      ReadAndHash(channel, transport::RemoteRegion{lease.region.addr, total, lease.region.rkey}, local->slot().base,
+                  chunk, deadline, lease_live);
+  if (read.ok() && read->reads_done >= lease_end) read = lapsed();
   unpin();
-  RETURN_IF_ERROR(read);
-  result.transfer = absl::Now() - t0;
+  RETURN_IF_ERROR(read.status());
+  result.transfer = read->reads_done - t0;
   result.bytes = total;
   result.owner_generation = lease.object.generation;
-  RETURN_IF_ERROR(local->VerifyAndSeal(lease.object, result));
+  result.verify = read->hash_tail;  // the hashing not overlapped with the reads
+  RETURN_IF_ERROR(local->SealIfMatches(lease.object, read->checksum, result));
   return result;
 }
 

@@ -3,7 +3,8 @@
 //
 //   Get: Call(Get) -> the owner's description + bytes -> Create locally -> one memcpy
 //   Pin: Call(Pin) -> lease + RemoteRegion -> Create locally -> Read (in chunks) straight into the
-//        new object -> Unpin (always, even after a failure; the lease TTL covers a lost Unpin)
+//        new object, checksumming each chunk while the next one is read (read_and_hash.h) ->
+//        Unpin (always, even after a failure; the lease TTL covers a lost Unpin)
 //   then: checksum (client/checksum.h) over the local bytes == the owner's checksum -> SealAndRelease.
 //
 // Any failure after Create aborts the local object: a partial object is never visible. The

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,23 @@ TEST(ObjectChecksumTest, OneFlippedBitChangesTheChecksum) {
   const uint64_t before = ObjectChecksum(Bytes(data), {});
   data[1234] ^= 0x10;
   EXPECT_NE(ObjectChecksum(Bytes(data), {}), before);
+}
+
+TEST(ChecksumBuilderTest, AnySplitInOrderGivesObjectChecksum) {
+  std::string data(300000, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 7 + (i >> 9));
+  const std::string metadata = "meta";
+  const uint64_t expected = ObjectChecksum(Bytes(data), Bytes(metadata));
+  const std::string joined = data + metadata;
+  for (size_t piece : {size_t{1} << 10, size_t{65536}, size_t{100003}, joined.size()}) {
+    ChecksumBuilder builder;
+    for (size_t off = 0; off < joined.size(); off += piece) {
+      builder.Update(Bytes(joined.substr(off, std::min(piece, joined.size() - off))));
+    }
+    EXPECT_EQ(builder.Finish(), expected) << "pieces of " << piece;
+  }
+  ChecksumBuilder empty;
+  EXPECT_EQ(empty.Finish(), ObjectChecksum({}, {}));
 }
 
 }  // namespace

@@ -1,0 +1,36 @@
+// ReadAndHash: reads a remote region into a local buffer chunk by chunk and checksums it while it
+// lands, so verifying a fetched object overlaps its transfer instead of following it.
+//
+// With more than one chunk, a helper thread issues the Reads back to back (as a plain loop would)
+// and publishes how far the bytes have landed; the calling thread hashes up to there, then waits
+// for more. The checksum is ChecksumBuilder over the whole region, in order (client/checksum.h).
+// `before_chunk` runs on the reading thread before each Read; an error from it stops the reads
+// (the Pin path's lease check). Any error stops both sides; the hash is then meaningless.
+//
+// Thread-safety: a free function; `channel` must allow a Read from another thread (every
+// transport::Channel does). Returns only after the helper thread has finished.
+#ifndef RPLASMA_MANAGER_CORE_READ_AND_HASH_H_
+#define RPLASMA_MANAGER_CORE_READ_AND_HASH_H_
+
+#include <cstdint>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "manager/transport/transport.h"
+
+namespace rplasma::core {
+
+struct ReadAndHashResult {
+  uint64_t checksum = 0;
+  absl::Time reads_done;     // when the last Read returned
+  absl::Duration hash_tail;  // hashing still left after the last Read (not overlapped)
+};
+
+absl::StatusOr<ReadAndHashResult> ReadAndHash(transport::Channel& channel, const transport::RemoteRegion& region,
+                                              uint8_t* dst, uint64_t chunk, absl::Time deadline,
+                                              absl::FunctionRef<absl::Status()> before_chunk);
+
+}  // namespace rplasma::core
+
+#endif  // RPLASMA_MANAGER_CORE_READ_AND_HASH_H_
