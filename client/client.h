@@ -131,6 +131,8 @@ class Client {
 
   // True if `id` is present and sealed in the local store.
   absl::StatusOr<bool> Contains(const ObjectID& id);
+  // Contains for each id, in order, in one request per max_ids_per_request ids.
+  absl::StatusOr<std::vector<bool>> Contains(absl::Span<const ObjectID> ids);
   // Deletes each id; an object still referenced is deleted when its last reference goes.
   absl::Status Delete(absl::Span<const ObjectID> ids);
   // Evicts at least `bytes` of unreferenced sealed objects (LRU order), if there are that many.

@@ -31,6 +31,31 @@ absl::StatusOr<bool> Client::Contains(const ObjectID& id) {
   }
 }
 
+absl::StatusOr<std::vector<bool>> Client::Contains(absl::Span<const ObjectID> ids) {
+  std::vector<bool> present;
+  present.reserve(ids.size());
+  for (size_t start = 0; start < ids.size(); start += max_ids_per_request_) {
+    absl::Span<const ObjectID> part = ids.subspan(start, max_ids_per_request_);
+    ASSIGN_OR_RETURN(CodesReply codes,
+                     ExpectCodes(connection_->Call(ContainsRequest{std::vector<ObjectID>(part.begin(), part.end())}),
+                                 part.size(), "contains", part.size() == 1 ? part[0].Hex() : ""));
+    for (size_t i = 0; i < part.size(); ++i) {
+      switch (codes.codes[i]) {
+        case ErrorCode::kOk:
+          present.push_back(true);
+          break;
+        case ErrorCode::kObjectNotFound:
+        case ErrorCode::kObjectNotSealed:
+          present.push_back(false);
+          break;
+        default:
+          return client_internal::ObjectError(codes.codes[i], "contains", part[i].Hex());
+      }
+    }
+  }
+  return present;
+}
+
 absl::Status Client::Delete(absl::Span<const ObjectID> ids) {
   size_t failed = 0;
   absl::Status first_error;

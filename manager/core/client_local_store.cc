@@ -47,6 +47,10 @@ absl::Status ClientLocalStore::Abort(const ObjectID& id) { return client_->Abort
 
 absl::StatusOr<bool> ClientLocalStore::Contains(const ObjectID& id) { return client_->Contains(id); }
 
+absl::StatusOr<std::vector<bool>> ClientLocalStore::ContainsAll(absl::Span<const ObjectID> ids) {
+  return client_->Contains(ids);
+}
+
 absl::StatusOr<std::vector<ObjectInfo>> ClientLocalStore::ListSealed() {
   ASSIGN_OR_RETURN(std::vector<ObjectInfo> all, client_->List());
   std::vector<ObjectInfo> sealed;

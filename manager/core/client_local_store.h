@@ -17,6 +17,7 @@ class ClientLocalStore : public peer::LocalStore {
   absl::Status SealAndRelease(const ObjectID& id, uint64_t checksum) override;
   absl::Status Abort(const ObjectID& id) override;
   absl::StatusOr<bool> Contains(const ObjectID& id) override;
+  absl::StatusOr<std::vector<bool>> ContainsAll(absl::Span<const ObjectID> ids) override;
   absl::StatusOr<std::vector<ObjectInfo>> ListSealed() override;
   uint8_t* arena_base() const override { return client_->arena_base(); }
   uint64_t arena_size() const override { return client_->arena_size(); }

@@ -57,14 +57,25 @@ std::vector<absl::Status> FetchEngine::Fetch(absl::Span<const ObjectID> ids, abs
   std::vector<ObjectID> led;
   std::vector<std::pair<ObjectID, std::shared_ptr<InFlight>>> joined;
   absl::flat_hash_map<ObjectID, std::shared_ptr<InFlight>> led_flights;
-  for (const ObjectID& id : ids) {
-    if (outcome.contains(id) || led_flights.contains(id)) continue;
-    absl::StatusOr<bool> local = store_->Contains(id);
+  // Which ids are here already: one store round trip for the whole (deduplicated) batch.
+  std::vector<ObjectID> distinct;
+  {
+    absl::flat_hash_set<ObjectID> seen;
+    for (const ObjectID& id : ids) {
+      if (seen.insert(id).second) distinct.push_back(id);
+    }
+  }
+  absl::StatusOr<std::vector<bool>> local = store_->ContainsAll(distinct);
+  if (local.ok() && local->size() != distinct.size()) {
+    local = MakeError(ErrorCode::kInternal, "local store: wrong number of Contains answers");
+  }
+  for (size_t k = 0; k < distinct.size(); ++k) {
+    const ObjectID& id = distinct[k];
     if (!local.ok()) {
       outcome[id] = local.status();
       continue;
     }
-    if (*local) {
+    if ((*local)[k]) {
       stats_->fetch_local.fetch_add(1, std::memory_order_relaxed);
       outcome[id] = absl::OkStatus();
       continue;

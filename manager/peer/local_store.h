@@ -53,6 +53,8 @@ class LocalStore {
   // Discards an object this process created and has not sealed.
   virtual absl::Status Abort(const ObjectID& id) = 0;
   virtual absl::StatusOr<bool> Contains(const ObjectID& id) = 0;
+  // Contains for each id, in order (one store round trip for a batch).
+  virtual absl::StatusOr<std::vector<bool>> ContainsAll(absl::Span<const ObjectID> ids) = 0;
   // Every sealed object (for republishing).
   virtual absl::StatusOr<std::vector<ObjectInfo>> ListSealed() = 0;
 

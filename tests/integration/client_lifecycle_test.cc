@@ -48,6 +48,12 @@ TEST_F(ClientLifecycleTest, CreatedObjectIsInvisibleUntilSealedAndCreatorKeepsIt
   EXPECT_THAT(client_->GetOne(id), HasErrorCode(ErrorCode::kObjectNotSealed));
   ASSERT_OK_AND_ASSIGN(bool present, client_->Contains(id));
   EXPECT_FALSE(present);
+  const ObjectID sealed_id = ObjectID::FromLabel("sealed beside it");
+  ASSERT_OK(client_->Put(sealed_id, AsSpan(Pattern(100, 4))));
+  const ObjectID unknown = ObjectID::FromLabel("never created");
+  ASSERT_OK_AND_ASSIGN(std::vector<bool> batch, client_->Contains(std::vector<ObjectID>{id, sealed_id, unknown}));
+  EXPECT_EQ(batch, (std::vector<bool>{false, true, false})) << "batch Contains: unsealed, sealed, unknown";
+  ASSERT_OK(client_->Delete({sealed_id}));
   ASSERT_OK(client_->Seal(id));
   ASSERT_OK_AND_ASSIGN(StatsReply sealed, client_->Stats());
   EXPECT_EQ(sealed.ref_count, 1u) << "the creator keeps its reference after Seal";

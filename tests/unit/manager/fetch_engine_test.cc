@@ -102,6 +102,26 @@ TEST_F(FetchEngineTest, IdsAlreadyLocalAreDoneWithoutALookup) {
   EXPECT_EQ(stats_.fetch_local.load(), 1u);
 }
 
+TEST_F(FetchEngineTest, ABatchAsksTheLocalStoreOnceAndFetchesOnlyWhatIsMissing) {
+  std::vector<ObjectID> ids;
+  for (int i = 0; i < 20; ++i) {
+    ids.push_back(ObjectID::FromLabel(absl::StrCat("batch ", i)));
+    if (i % 2 == 0) {
+      local_.Put(ids.back(), "already here");
+    } else {
+      PutRemote(ids.back(), Pattern(1000 + i, i));
+    }
+  }
+  ids.push_back(ids[1]);  // a duplicate of a remote id
+  std::vector<absl::Status> result = engine_->Fetch(ids, absl::Seconds(5));
+  ASSERT_EQ(result.size(), ids.size());
+  for (const absl::Status& s : result) EXPECT_OK(s);
+  EXPECT_EQ(local_.contains_batches(), 1) << "one store round trip for the whole batch";
+  EXPECT_EQ(stats_.fetch_local.load(), 10u);
+  EXPECT_EQ(channel_->calls.load(), 10) << "one Get per missing id";
+  for (int i = 1; i < 20; i += 2) EXPECT_EQ(local_.Bytes(ids[i]), Pattern(1000 + i, i));
+}
+
 TEST_F(FetchEngineTest, ConcurrentFetchesOfOneIdAreMergedIntoOneTransfer) {
   const ObjectID id = ObjectID::FromLabel("merged");
   PutRemote(id, Pattern(2000, 3));

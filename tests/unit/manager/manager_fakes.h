@@ -102,6 +102,16 @@ class FakeLocalStore : public peer::LocalStore {
     ++aborts_;
     return absl::OkStatus();
   }
+  absl::StatusOr<std::vector<bool>> ContainsAll(absl::Span<const ObjectID> ids) override {
+    std::vector<bool> present;
+    for (const ObjectID& id : ids) {
+      ASSIGN_OR_RETURN(bool p, Contains(id));
+      present.push_back(p);
+    }
+    contains_batches_++;
+    return present;
+  }
+  int contains_batches() const { return contains_batches_.load(); }
   absl::StatusOr<bool> Contains(const ObjectID& id) override {
     MutexLock lock(&mu_);
     auto it = objects_.find(id);
@@ -165,6 +175,7 @@ class FakeLocalStore : public peer::LocalStore {
   uint64_t next_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
   int aborts_ ABSL_GUARDED_BY(mu_) = 0;
+  std::atomic<int> contains_batches_{0};
   absl::flat_hash_map<ObjectID, Entry> objects_ ABSL_GUARDED_BY(mu_);
 };
 
