@@ -36,14 +36,18 @@ absl::StatusOr<ReadAndHashResult> ReadAndHash(transport::Channel& channel, const
   };
   ChecksumBuilder hash;
   ReadAndHashResult result;
+  // Once every byte is hashed: the digest, and how long hashing ran past the last Read.
+  auto finish = [&] {
+    result.checksum = hash.Finish();
+    result.hash_tail = std::max(absl::ZeroDuration(), absl::Now() - result.reads_done);
+    return result;
+  };
 
   if (total <= chunk) {  // one Read: nothing to overlap
     if (total > 0) RETURN_IF_ERROR(read_chunk(0));
     result.reads_done = absl::Now();
     hash.Update({dst, total});
-    result.checksum = hash.Finish();
-    result.hash_tail = absl::Now() - result.reads_done;
-    return result;
+    return finish();
   }
 
   Progress progress;
@@ -91,11 +95,7 @@ absl::StatusOr<ReadAndHashResult> ReadAndHash(transport::Channel& channel, const
   }
   reader.join();
   RETURN_IF_ERROR(status);
-  const absl::Time tail_start = absl::Now();
-  if (hashed < total) hash.Update({dst + hashed, total - hashed});  // not reached: `finished` saw all
-  result.checksum = hash.Finish();
-  result.hash_tail = std::max(absl::ZeroDuration(), absl::Now() - std::max(tail_start, result.reads_done));
-  return result;
+  return finish();  // the loop hashed up to `landed`, which is `total` once every Read succeeded
 }
 
 }  // namespace rplasma::core
