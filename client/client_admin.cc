@@ -18,17 +18,8 @@ using client_internal::ExpectCodes;
 }  // namespace
 
 absl::StatusOr<bool> Client::Contains(const ObjectID& id) {
-  const std::string hex = id.Hex();
-  ASSIGN_OR_RETURN(CodesReply codes, ExpectCodes(connection_->Call(ContainsRequest{{id}}), 1, "contains", hex));
-  switch (codes.codes[0]) {
-    case ErrorCode::kOk:
-      return true;
-    case ErrorCode::kObjectNotFound:
-    case ErrorCode::kObjectNotSealed:
-      return false;
-    default:
-      return client_internal::ObjectError(codes.codes[0], "contains", hex);
-  }
+  ASSIGN_OR_RETURN(std::vector<bool> present, Contains(absl::Span<const ObjectID>(&id, 1)));
+  return present[0];
 }
 
 absl::StatusOr<std::vector<bool>> Client::Contains(absl::Span<const ObjectID> ids) {
