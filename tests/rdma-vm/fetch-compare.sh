@@ -26,14 +26,8 @@ for mode in send:67108864 read:0 auto:auto; do
 done
 
 port=19200
-pair() {  # pair TOOL ARGS... : perftest server + client on this host, client output only
-  port=$((port + 1))
-  timeout 300 "$1" -d rxe0 -x "$G" -p $port "${@:2}" > "$OUT/perftest-server.txt" 2>&1 &
-  local srv=$!
-  for _ in $(seq 600); do ss -Htln "sport = :$port" | grep -q . && break; sleep 0.1; done
-  timeout 300 "$1" -d rxe0 -x "$G" -p $port "${@:2}" "$IP"
-  wait $srv
-}
+PERFTEST_SERVER_LOG="$OUT/perftest-server.txt"
+. "$HERE/perftest-pair.sh"
 bytes() { numfmt --from=iec "$1"; }
 for s in ${SIZES//,/ }; do
   n=$(bytes "$s")

@@ -8,14 +8,7 @@ B=$(readlink -f "${1:-.}")
 IP=${RDMA_VM_IP:?run inside tests/rdma-vm/run-in-guest.sh}
 G=${RDMA_VM_GID_IDX:-1}
 port=19100
-pair() {  # pair TOOL ARGS... : perftest server + client on this host, client output only
-  port=$((port + 1))
-  timeout 300 "$1" -d rxe0 -x "$G" -p $port "${@:2}" > /tmp/perf_srv.log 2>&1 &
-  local srv=$!
-  for _ in $(seq 600); do ss -Htln "sport = :$port" | grep -q . && break; sleep 0.1; done
-  timeout 300 "$1" -d rxe0 -x "$G" -p $port "${@:2}" "$IP"
-  wait $srv
-}
+. "$(dirname "$(readlink -f "$0")")/perftest-pair.sh"
 echo "### rplasma-verbs-bench"
 "$B/bin/rplasma-verbs-bench" --address="$IP" --call_sizes=64,4096,65536 --call_iters=500 \
   --read_sizes=4096,65536,1048576,4194304 --read_bytes_per_size=$((32 << 20))
