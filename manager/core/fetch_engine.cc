@@ -2,8 +2,8 @@
 #include "manager/core/fetch_engine.h"
 
 #include <algorithm>
+#include <optional>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "manager/core/object_transfer.h"
 #include "manager/transport/transport.h"
@@ -57,29 +57,12 @@ std::vector<absl::Status> FetchEngine::Fetch(absl::Span<const ObjectID> ids, abs
   std::vector<ObjectID> led;
   std::vector<std::pair<ObjectID, std::shared_ptr<InFlight>>> joined;
   absl::flat_hash_map<ObjectID, std::shared_ptr<InFlight>> led_flights;
-  // Which ids are here already: one store round trip for the whole (deduplicated) batch.
-  std::vector<ObjectID> distinct;
-  {
-    absl::flat_hash_set<ObjectID> seen;
-    for (const ObjectID& id : ids) {
-      if (seen.insert(id).second) distinct.push_back(id);
-    }
-  }
-  absl::StatusOr<std::vector<bool>> local = store_->ContainsAll(distinct);
-  if (local.ok() && local->size() != distinct.size()) {
-    local = MakeError(ErrorCode::kInternal, "local store: wrong number of Contains answers");
-  }
-  for (size_t k = 0; k < distinct.size(); ++k) {
-    const ObjectID& id = distinct[k];
-    if (!local.ok()) {
-      outcome[id] = local.status();
-      continue;
-    }
-    if ((*local)[k]) {
-      stats_->fetch_local.fetch_add(1, std::memory_order_relaxed);
-      outcome[id] = absl::OkStatus();
-      continue;
-    }
+  // No store round trip here: whether an id is already local is asked only where the directory's
+  // answer makes it possible (FetchLed), so the common case — the id lives on other nodes only —
+  // goes straight from the lookup to the transfer.
+  for (const ObjectID& id : ids) {
+    if (outcome.contains(id)) continue;  // a duplicate shares the outcome
+    outcome[id] = absl::OkStatus();      // placeholder, filled below
     MutexLock lock(&mu_);
     auto [it, inserted] = in_flight_.try_emplace(id);
     if (inserted) {
@@ -89,7 +72,6 @@ std::vector<absl::Status> FetchEngine::Fetch(absl::Span<const ObjectID> ids, abs
     } else {
       stats_->fetch_merged.fetch_add(1, std::memory_order_relaxed);
       joined.emplace_back(id, it->second);
-      outcome[id] = absl::OkStatus();  // placeholder, filled below
     }
   }
 
@@ -152,24 +134,64 @@ std::vector<absl::Status> FetchEngine::FetchLed(const std::vector<ObjectID>& ids
       stats_->directory_errors.fetch_add(1, std::memory_order_relaxed);
       const absl::Status error = locations.ok() ? MakeError(ErrorCode::kInternal, "directory lookup: wrong reply count")
                                                 : locations.status();
-      for (size_t i : pending) {
+      // Ids sealed here need no directory: this failure path is the only one that asks the store
+      // about every pending id.
+      const std::vector<absl::StatusOr<bool>> local = AskLocal(batch);
+      for (size_t k = 0; k < pending.size(); ++k) {
+        const size_t i = pending[k];
+        if (local[k].ok() && *local[k]) {
+          stats_->fetch_local.fetch_add(1, std::memory_order_relaxed);
+          result[i] = absl::OkStatus();
+          continue;
+        }
         result[i] = MakeError(ErrorCodeOf(error) == ErrorCode::kOk ? ErrorCode::kUnavailable : ErrorCodeOf(error),
                               absl::StrCat("fetch ", ids[i].Hex(), ": directory lookup failed: ", error.message()));
       }
       return result;
     }
+    // Sources are the other nodes. The store is asked (in one batch) only about ids that may be
+    // here already: listed on this node, or listed nowhere (sealed here but not yet published).
+    std::vector<std::vector<ObjectLocation>> sources(pending.size());
+    std::vector<size_t> ask;  // positions in `pending`
+    std::vector<ObjectID> ask_ids;
+    for (size_t k = 0; k < pending.size(); ++k) {
+      bool listed_here = false;
+      for (const ObjectLocation& loc : (*locations)[k]) {
+        if (loc.node_id == options_.self_node_id) {
+          listed_here = true;
+        } else {
+          sources[k].push_back(loc);
+        }
+      }
+      if (listed_here || (*locations)[k].empty()) {
+        ask.push_back(k);
+        ask_ids.push_back(batch[k]);
+      }
+    }
+    std::vector<std::optional<absl::Status>> settled(pending.size());
+    if (!ask.empty()) {
+      const std::vector<absl::StatusOr<bool>> local = AskLocal(ask_ids);
+      for (size_t j = 0; j < ask.size(); ++j) {
+        if (!local[j].ok()) {
+          settled[ask[j]] = local[j].status();
+        } else if (*local[j]) {
+          stats_->fetch_local.fetch_add(1, std::memory_order_relaxed);
+          settled[ask[j]] = absl::OkStatus();
+        }
+      }
+    }
     std::vector<size_t> still_pending;
     for (size_t k = 0; k < pending.size(); ++k) {
       const size_t i = pending[k];
-      std::vector<ObjectLocation> sources;
-      for (const ObjectLocation& loc : (*locations)[k]) {
-        if (loc.node_id != options_.self_node_id) sources.push_back(loc);
+      if (settled[k].has_value()) {
+        result[i] = *settled[k];
+        continue;
       }
-      if (sources.empty()) {
+      if (sources[k].empty()) {
         still_pending.push_back(i);
         continue;
       }
-      absl::Status status = FetchFromAny(ids[i], sources, deadline, lookup_time);
+      absl::Status status = FetchFromAny(ids[i], sources[k], deadline, lookup_time);
       if (status.ok() || !WorthWaiting(status) || absl::Now() >= deadline) {
         result[i] = status;
       } else {
@@ -193,6 +215,23 @@ std::vector<absl::Status> FetchEngine::FetchLed(const std::vector<ObjectID>& ids
   }
 }
 
+std::vector<absl::StatusOr<bool>> FetchEngine::AskLocal(absl::Span<const ObjectID> ids) {
+  absl::StatusOr<std::vector<bool>> local = store_->ContainsAll(ids);
+  if (local.ok() && local->size() != ids.size()) {
+    local = MakeError(ErrorCode::kInternal, "local store: wrong number of Contains answers");
+  }
+  std::vector<absl::StatusOr<bool>> out;
+  out.reserve(ids.size());
+  for (size_t k = 0; k < ids.size(); ++k) {
+    if (local.ok()) {
+      out.emplace_back(static_cast<bool>((*local)[k]));
+    } else {
+      out.emplace_back(local.status());
+    }
+  }
+  return out;
+}
+
 absl::Status FetchEngine::FetchFromAny(const ObjectID& id, const std::vector<ObjectLocation>& sources,
                                        absl::Time deadline, absl::Duration lookup_time) {
   absl::Status last;
@@ -200,13 +239,19 @@ absl::Status FetchEngine::FetchFromAny(const ObjectID& id, const std::vector<Obj
     if (absl::Now() >= deadline) break;
     last = FetchFrom(id, source, deadline, lookup_time);
     if (last.ok()) return last;
-    stats_->transfer_failures.fetch_add(1, std::memory_order_relaxed);
     if (ErrorCodeOf(last) == ErrorCode::kObjectExists) {
-      // Created locally meanwhile (by an application): done if it is sealed.
+      // Here already, though the directory did not say so (sealed here and not yet published, or
+      // created meanwhile by an application): done if it is sealed. The only store round trip a
+      // fetch of an id listed on other nodes only can cost, and only in this rare case.
       absl::StatusOr<bool> local = store_->Contains(id);
-      if (local.ok() && *local) return absl::OkStatus();
+      if (local.ok() && *local) {
+        stats_->fetch_local.fetch_add(1, std::memory_order_relaxed);
+        return absl::OkStatus();
+      }
+      stats_->transfer_failures.fetch_add(1, std::memory_order_relaxed);
       return last;
     }
+    stats_->transfer_failures.fetch_add(1, std::memory_order_relaxed);
     if (ErrorCodeOf(last) == ErrorCode::kOutOfMemory) return last;  // no other source helps
     LOG(INFO) << "fetch " << id.Hex() << " from " << source.node_id << " failed: " << last;
   }

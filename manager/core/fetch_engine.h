@@ -1,17 +1,22 @@
 // FetchEngine: brings remote objects into the local store (the manager's Fetch).
 //
 // Fetch(ids, timeout), for each distinct id:
-//   1. already sealed locally -> OK.
-//   2. merging: if another Fetch is already bringing the id, wait for its outcome (in-flight map);
+//   1. merging: if another Fetch is already bringing the id, wait for its outcome (in-flight map);
 //      else this call leads the id.
-//   3. the led ids are looked up in the directory in one pipelined batch; for each id with live
-//      locations on other nodes, sources are tried in turn (channel from the PeerConnector,
-//      protocol from the ThresholdPolicy, TransferObject) until one succeeds. A failed source has
-//      already aborted its local object.
+//   2. the led ids are looked up in the directory in one pipelined batch. The local store is asked
+//      (one Contains batch) only about ids that may be here already: those the directory lists on
+//      this node, and those it lists nowhere (sealed here, not yet published). Sealed here -> OK.
+//      An id listed on other nodes only costs no store round trip before its transfer.
+//   3. for each id with live locations on other nodes, sources are tried in turn (channel from the
+//      PeerConnector, protocol from the ThresholdPolicy, TransferObject) until one succeeds. A
+//      failed source has already aborted its local object. If creating the local object fails
+//      with ObjectExists, the store is asked: sealed here -> OK.
 //   4. ids not sealed anywhere yet (no location, or the owner no longer has it / it changed
-//      under us) are looked up again with exponential backoff until the deadline.
+//      under us) are looked up again, and asked of the store again, with exponential backoff
+//      until the deadline.
 //   5. ids that fail otherwise (transport errors, store out of memory, ...) are reported at once.
-// A directory failure (Redis down) fails the led ids immediately with kUnavailable.
+// A directory failure (Redis down) fails the led ids immediately with kUnavailable, except those
+// the store then reports sealed here.
 //
 // Thread-safety: thread-safe; Fetch runs on the caller's thread (client-socket connection
 // threads). Hand-offs: the in-flight map (mu_) passes a leader's outcome to merged waiters.
@@ -25,6 +30,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
@@ -70,6 +76,8 @@ class FetchEngine {
                             absl::Duration lookup_time);
   absl::Status FetchFrom(const ObjectID& id, const ObjectLocation& source, absl::Time deadline,
                          absl::Duration lookup_time);
+  // ContainsAll of `ids` as one answer per id (the store's error for each when it fails).
+  std::vector<absl::StatusOr<bool>> AskLocal(absl::Span<const ObjectID> ids);
   void Finish(const ObjectID& id, const std::shared_ptr<InFlight>& flight, const absl::Status& status);
 
   const FetchEngineOptions options_;

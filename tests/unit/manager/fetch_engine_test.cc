@@ -92,14 +92,120 @@ TEST_F(FetchEngineTest, SmallObjectsComeByGetAndLargeByPinWithEveryByteIntact) {
   EXPECT_NE(json.find(R"("pin":{"fetches":1)"), std::string::npos) << json;
 }
 
-TEST_F(FetchEngineTest, IdsAlreadyLocalAreDoneWithoutALookup) {
-  const ObjectID id = ObjectID::FromLabel("here");
+TEST_F(FetchEngineTest, AnIdListedOnOtherNodesOnlyCostsNoStoreContains) {
+  const ObjectID id = ObjectID::FromLabel("remote only");
+  PutRemote(id, Pattern(1024, 10));
+  std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(5));
+  ASSERT_OK(result[0]);
+  EXPECT_EQ(local_.contains_round_trips(), 0) << "the directory said: elsewhere only";
+  EXPECT_EQ(directory_.lookups(), 1);
+  EXPECT_EQ(channel_->calls.load(), 1);
+  EXPECT_EQ(local_.Bytes(id), Pattern(1024, 10));
+  EXPECT_EQ(stats_.fetch_local.load(), 0u);
+}
+
+TEST_F(FetchEngineTest, ABatchListedOnOtherNodesOnlyCostsNoStoreContains) {
+  std::vector<ObjectID> ids;
+  for (int i = 0; i < 5; ++i) {
+    ids.push_back(ObjectID::FromLabel(absl::StrCat("remote batch ", i)));
+    PutRemote(ids.back(), Pattern(100 + i, i));
+  }
+  ids.push_back(ids[0]);
+  std::vector<absl::Status> result = engine_->Fetch(ids, absl::Seconds(5));
+  for (const absl::Status& s : result) EXPECT_OK(s);
+  EXPECT_EQ(local_.contains_round_trips(), 0);
+  EXPECT_EQ(channel_->calls.load(), 5);
+}
+
+TEST_F(FetchEngineTest, AnIdListedNowhereButSealedHereSucceedsWithoutATransfer) {
+  const ObjectID id = ObjectID::FromLabel("here, unpublished");
   local_.Put(id, "local bytes");
   std::vector<absl::Status> result = engine_->Fetch({id, id}, absl::Seconds(1));
   EXPECT_OK(result[0]);
   EXPECT_OK(result[1]);
-  EXPECT_EQ(directory_.lookups(), 0);
+  EXPECT_EQ(directory_.lookups(), 1);
+  EXPECT_EQ(local_.contains_round_trips(), 1) << "listed nowhere: the store is asked once";
+  EXPECT_EQ(channel_->calls.load(), 0);
   EXPECT_EQ(stats_.fetch_local.load(), 1u);
+  EXPECT_EQ(local_.Bytes(id), "local bytes");
+}
+
+TEST_F(FetchEngineTest, AnIdListedOnThisNodeIsAskedOfTheStoreAndNotTransferred) {
+  const ObjectID id = ObjectID::FromLabel("here and there");
+  FakeLocalStore::Entry mine = local_.Put(id, "local bytes");
+  ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"a", mine.data_size, 0, mine.generation, mine.checksum}));
+  PutRemote(id, "remote bytes");
+  std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(1));
+  ASSERT_OK(result[0]);
+  EXPECT_EQ(local_.contains_round_trips(), 1);
+  EXPECT_EQ(channel_->calls.load(), 0) << "sealed here: node b is never asked";
+  EXPECT_EQ(stats_.fetch_local.load(), 1u);
+  EXPECT_EQ(local_.Bytes(id), "local bytes");
+}
+
+TEST_F(FetchEngineTest, AStaleLocationOfThisNodeFallsBackToTheOtherSource) {
+  const ObjectID id = ObjectID::FromLabel("evicted here");
+  FakeLocalStore::Entry theirs = PutRemote(id, Pattern(700, 11));
+  // The directory still lists this node (its object was evicted, the removal not yet published).
+  ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"a", theirs.data_size, 0, 99, 1}));
+  std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(2));
+  ASSERT_OK(result[0]);
+  EXPECT_EQ(local_.contains_round_trips(), 1);
+  EXPECT_EQ(channel_->calls.load(), 1);
+  EXPECT_EQ(local_.Bytes(id), Pattern(700, 11));
+}
+
+TEST_F(FetchEngineTest, AnIdSealedHereButListedOnlyElsewhereSucceedsWhenCreateFindsIt) {
+  const ObjectID id = ObjectID::FromLabel("here, listed there");
+  local_.Put(id, "local bytes");
+  PutRemote(id, "remote bytes");
+  std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(1));
+  ASSERT_OK(result[0]);
+  EXPECT_EQ(local_.contains_batches(), 0);
+  EXPECT_EQ(local_.contains_singles(), 1) << "asked only after Create reported ObjectExists";
+  EXPECT_EQ(local_.Bytes(id), "local bytes") << "the local object is untouched";
+  EXPECT_EQ(local_.aborts(), 0);
+  EXPECT_EQ(stats_.transfer_failures.load(), 0u);
+  EXPECT_EQ(stats_.fetch_local.load(), 1u);
+  EXPECT_EQ(owner_.total_refs(), 0);
+}
+
+TEST_F(FetchEngineTest, AnIdSealedHereWhileWaitingForALocationIsFoundWithoutATransfer) {
+  const ObjectID id = ObjectID::FromLabel("sealed here later");
+  std::thread writer([&] {
+    absl::SleepFor(absl::Milliseconds(50));
+    local_.Put(id, "arrived locally");  // never published: the store is asked on every poll
+  });
+  std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(10));
+  writer.join();
+  ASSERT_OK(result[0]);
+  EXPECT_GE(local_.contains_batches(), 2);
+  EXPECT_EQ(channel_->calls.load(), 0);
+  EXPECT_EQ(local_.Bytes(id), "arrived locally");
+}
+
+TEST_F(FetchEngineTest, ALocalIdSucceedsWhileTheDirectoryIsDownAndOthersFailWithUnavailable) {
+  const ObjectID here = ObjectID::FromLabel("here, redis down");
+  const ObjectID there = ObjectID::FromLabel("there, redis down");
+  local_.Put(here, "local bytes");
+  PutRemote(there, "remote bytes");
+  directory_.SetDown(true);
+  std::vector<absl::Status> result = engine_->Fetch({here, there}, absl::Seconds(10));
+  EXPECT_OK(result[0]);
+  EXPECT_THAT(result[1], HasErrorCode(ErrorCode::kUnavailable));
+  EXPECT_EQ(local_.contains_batches(), 1);
+  EXPECT_EQ(channel_->calls.load(), 0);
+}
+
+TEST_F(FetchEngineTest, AFailedStoreContainsFailsTheIdsItWasAskedAbout) {
+  const ObjectID nowhere = ObjectID::FromLabel("listed nowhere, store fails");
+  const ObjectID there = ObjectID::FromLabel("listed there, store fails");
+  PutRemote(there, Pattern(300, 12));
+  local_.fail_contains = true;
+  std::vector<absl::Status> result = engine_->Fetch({nowhere, there}, absl::Seconds(10));
+  EXPECT_THAT(result[0], HasErrorCode(ErrorCode::kUnavailable));
+  EXPECT_OK(result[1]) << "an id listed elsewhere only never needed the store's Contains";
+  EXPECT_EQ(local_.Bytes(there), Pattern(300, 12));
 }
 
 TEST_F(FetchEngineTest, ABatchAsksTheLocalStoreOnceAndFetchesOnlyWhatIsMissing) {
@@ -116,7 +222,7 @@ TEST_F(FetchEngineTest, ABatchAsksTheLocalStoreOnceAndFetchesOnlyWhatIsMissing) 
   std::vector<absl::Status> result = engine_->Fetch(ids, absl::Seconds(5));
   ASSERT_EQ(result.size(), ids.size());
   for (const absl::Status& s : result) EXPECT_OK(s);
-  EXPECT_EQ(local_.contains_batches(), 1) << "one store round trip for the whole batch";
+  EXPECT_EQ(local_.contains_round_trips(), 1) << "one store round trip for the ids listed nowhere";
   EXPECT_EQ(stats_.fetch_local.load(), 10u);
   EXPECT_EQ(channel_->calls.load(), 10) << "one Get per missing id";
   for (int i = 1; i < 20; i += 2) EXPECT_EQ(local_.Bytes(ids[i]), Pattern(1000 + i, i));

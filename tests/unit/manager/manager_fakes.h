@@ -103,20 +103,24 @@ class FakeLocalStore : public peer::LocalStore {
     return absl::OkStatus();
   }
   absl::StatusOr<std::vector<bool>> ContainsAll(absl::Span<const ObjectID> ids) override {
-    std::vector<bool> present;
-    for (const ObjectID& id : ids) {
-      ASSIGN_OR_RETURN(bool p, Contains(id));
-      present.push_back(p);
-    }
     contains_batches_++;
+    if (fail_contains) return MakeError(ErrorCode::kUnavailable, "fake store: contains failed");
+    std::vector<bool> present;
+    MutexLock lock(&mu_);
+    for (const ObjectID& id : ids) present.push_back(SealedLocked(id));
     return present;
   }
-  int contains_batches() const { return contains_batches_.load(); }
   absl::StatusOr<bool> Contains(const ObjectID& id) override {
+    contains_singles_++;
+    if (fail_contains) return MakeError(ErrorCode::kUnavailable, "fake store: contains failed");
     MutexLock lock(&mu_);
-    auto it = objects_.find(id);
-    return it != objects_.end() && it->second.sealed;
+    return SealedLocked(id);
   }
+  // Store round trips spent on Contains: ContainsAll batches, and single-id Contains calls.
+  int contains_batches() const { return contains_batches_.load(); }
+  int contains_singles() const { return contains_singles_.load(); }
+  int contains_round_trips() const { return contains_batches() + contains_singles(); }
+  std::atomic<bool> fail_contains{false};  // Contains and ContainsAll fail with kUnavailable
   absl::StatusOr<std::vector<ObjectInfo>> ListSealed() override {
     MutexLock lock(&mu_);
     std::vector<ObjectInfo> out;
@@ -175,7 +179,13 @@ class FakeLocalStore : public peer::LocalStore {
   uint64_t next_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
   int aborts_ ABSL_GUARDED_BY(mu_) = 0;
+  bool SealedLocked(const ObjectID& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    auto it = objects_.find(id);
+    return it != objects_.end() && it->second.sealed;
+  }
+
   std::atomic<int> contains_batches_{0};
+  std::atomic<int> contains_singles_{0};
   absl::flat_hash_map<ObjectID, Entry> objects_ ABSL_GUARDED_BY(mu_);
 };
 
