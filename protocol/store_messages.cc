@@ -113,6 +113,7 @@ absl::StatusOr<RequestBody> DecodeBody(const fb::StoreRequest& r) {
       SealRequest out;
       ASSIGN_OR_RETURN(out.id, RequireId(m->id(), "seal"));
       out.checksum = m->checksum();
+      out.release = m->release();
       return out;
     }
     case fb::RequestBody::AbortRequest: {
@@ -131,6 +132,7 @@ absl::StatusOr<RequestBody> DecodeBody(const fb::StoreRequest& r) {
     case fb::RequestBody::ReleaseRequest: {
       ReleaseRequest out;
       ASSIGN_OR_RETURN(out.ids, DecodeIds(r.body_as_ReleaseRequest()->ids(), "release"));
+      out.no_reply = r.body_as_ReleaseRequest()->no_reply();
       return out;
     }
     case fb::RequestBody::ContainsRequest: {
@@ -159,10 +161,31 @@ absl::StatusOr<RequestBody> DecodeBody(const fb::StoreRequest& r) {
       return StatsRequest{};
     case fb::RequestBody::SubscribeRequest:
       return SubscribeRequest{r.body_as_SubscribeRequest()->include_existing()};
+    case fb::RequestBody::PutRequest: {
+      const auto* m = r.body_as_PutRequest();
+      PutRequest out;
+      ASSIGN_OR_RETURN(out.id, RequireId(m->id(), "put"));
+      if (m->data() != nullptr) out.data = {m->data()->data(), m->data()->size()};
+      if (m->metadata() != nullptr) out.metadata = {m->metadata()->data(), m->metadata()->size()};
+      out.checksum = m->checksum();
+      out.evict_if_full = m->evict_if_full();
+      if (out.data.size() + out.metadata.size() > kMaxInlinePutBytes) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         absl::StrCat("put(", out.id.Hex(), "): ", out.data.size(), "+", out.metadata.size(),
+                                      " bytes inline exceed the limit of ", kMaxInlinePutBytes));
+      }
+      return out;
+    }
     case fb::RequestBody::NONE:
       break;
   }
   return ProtocolError(absl::StrCat("request: unknown body type ", static_cast<int>(r.body_type())));
+}
+
+// Room for the whole request up front, so an inline Put is not regrown (and copied) while built.
+size_t InitialBuilderBytes(const RequestBody& body) {
+  if (const auto* put = std::get_if<PutRequest>(&body)) return 256 + put->data.size() + put->metadata.size();
+  return 128;
 }
 
 template <typename T>
@@ -174,7 +197,7 @@ std::string Finish(FlatBufferBuilder& b, Offset<T> root) {
 }  // namespace
 
 std::string EncodeRequest(const Request& request) {
-  FlatBufferBuilder b(128);
+  FlatBufferBuilder b(InitialBuilderBytes(request.body));
   auto [type, body] = std::visit(
       [&b](const auto& m) -> std::pair<fb::RequestBody, Offset<void>> {
         using T = std::decay_t<decltype(m)>;
@@ -186,14 +209,15 @@ std::string EncodeRequest(const Request& request) {
                   fb::CreateCreateRequest(b, &id, m.data_size, m.metadata_size, m.evict_if_full).Union()};
         } else if constexpr (std::is_same_v<T, SealRequest>) {
           fb::ObjectIdFb id = ToFb(m.id);
-          return {fb::RequestBody::SealRequest, fb::CreateSealRequest(b, &id, m.checksum).Union()};
+          return {fb::RequestBody::SealRequest, fb::CreateSealRequest(b, &id, m.checksum, m.release).Union()};
         } else if constexpr (std::is_same_v<T, AbortRequest>) {
           fb::ObjectIdFb id = ToFb(m.id);
           return {fb::RequestBody::AbortRequest, fb::CreateAbortRequest(b, &id).Union()};
         } else if constexpr (std::is_same_v<T, GetRequest>) {
           return {fb::RequestBody::GetRequest, fb::CreateGetRequest(b, IdVector(b, m.ids), m.timeout_ms).Union()};
         } else if constexpr (std::is_same_v<T, ReleaseRequest>) {
-          return {fb::RequestBody::ReleaseRequest, fb::CreateReleaseRequest(b, IdVector(b, m.ids)).Union()};
+          return {fb::RequestBody::ReleaseRequest,
+                  fb::CreateReleaseRequest(b, IdVector(b, m.ids), m.no_reply).Union()};
         } else if constexpr (std::is_same_v<T, ContainsRequest>) {
           return {fb::RequestBody::ContainsRequest, fb::CreateContainsRequest(b, IdVector(b, m.ids)).Union()};
         } else if constexpr (std::is_same_v<T, DeleteRequest>) {
@@ -207,16 +231,22 @@ std::string EncodeRequest(const Request& request) {
                   fb::CreateListRequest(b, m.start_after ? &id : nullptr, m.limit).Union()};
         } else if constexpr (std::is_same_v<T, StatsRequest>) {
           return {fb::RequestBody::StatsRequest, fb::CreateStatsRequest(b).Union()};
-        } else {
-          static_assert(std::is_same_v<T, SubscribeRequest>);
+        } else if constexpr (std::is_same_v<T, SubscribeRequest>) {
           return {fb::RequestBody::SubscribeRequest, fb::CreateSubscribeRequest(b, m.include_existing).Union()};
+        } else {
+          static_assert(std::is_same_v<T, PutRequest>);
+          fb::ObjectIdFb id = ToFb(m.id);
+          auto data = b.CreateVector(m.data.data(), m.data.size());
+          auto metadata = b.CreateVector(m.metadata.data(), m.metadata.size());
+          return {fb::RequestBody::PutRequest,
+                  fb::CreatePutRequest(b, &id, data, metadata, m.checksum, m.evict_if_full).Union()};
         }
       },
       request.body);
   return Finish(b, fb::CreateStoreRequest(b, request.request_id, type, body));
 }
 
-absl::StatusOr<Request> DecodeRequest(absl::string_view payload) {
+absl::StatusOr<Request> DecodeRequest(absl::string_view payload, uint64_t* request_id) {
   flatbuffers::Verifier verifier(reinterpret_cast<const uint8_t*>(payload.data()), payload.size());
   if (!verifier.VerifyBuffer<fb::StoreRequest>(nullptr)) {
     return ProtocolError("request: flatbuffer verification failed");
@@ -224,6 +254,7 @@ absl::StatusOr<Request> DecodeRequest(absl::string_view payload) {
   const auto* r = flatbuffers::GetRoot<fb::StoreRequest>(payload.data());
   Request out;
   out.request_id = r->request_id();
+  if (request_id != nullptr) *request_id = out.request_id;
   ASSIGN_OR_RETURN(out.body, DecodeBody(*r));
   return out;
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "protocol/object_id.h"
 #include "protocol/status.h"
 
@@ -24,6 +25,8 @@ inline constexpr uint32_t kMaxIdsPerRequest = 4096;
 inline constexpr uint32_t kMaxListPage = 4096;
 inline constexpr uint64_t kMaxObjectBytes = uint64_t{1} << 46;  // 64 TiB: far above any arena
 inline constexpr size_t kMaxClientNameBytes = 256;
+// The most data + metadata a PutRequest may carry inline (larger objects: Create, write, Seal).
+inline constexpr uint64_t kMaxInlinePutBytes = 64 * 1024;
 
 enum class ObjectState : uint8_t { kCreated = 0, kSealed = 1 };
 enum class EventKind : uint8_t { kSealed = 0, kDeleted = 1, kEvicted = 2 };
@@ -48,13 +51,20 @@ struct CreateRequest {
   uint64_t metadata_size = 0;
   bool evict_if_full = true;
 };
-struct SealRequest { ObjectID id; uint64_t checksum = 0; };
+struct SealRequest {
+  ObjectID id;
+  uint64_t checksum = 0;
+  bool release = false;  // also drop the creator's reference
+};
 struct AbortRequest { ObjectID id; };
 struct GetRequest {
   std::vector<ObjectID> ids;
   int64_t timeout_ms = -1;  // -1 waits forever, 0 does not wait
 };
-struct ReleaseRequest { std::vector<ObjectID> ids; };
+struct ReleaseRequest {
+  std::vector<ObjectID> ids;
+  bool no_reply = false;  // the store answers nothing
+};
 struct ContainsRequest { std::vector<ObjectID> ids; };
 struct DeleteRequest { std::vector<ObjectID> ids; };
 struct EvictRequest { uint64_t bytes = 0; };
@@ -64,10 +74,20 @@ struct ListRequest {
 };
 struct StatsRequest {};
 struct SubscribeRequest { bool include_existing = true; };
+// Create, copy, seal and release in one request. `data` and `metadata` are views: when encoding,
+// into the caller's buffers; when decoding, into the payload passed to DecodeRequest (valid only
+// while it lives). Together at most kMaxInlinePutBytes.
+struct PutRequest {
+  ObjectID id;
+  absl::Span<const uint8_t> data;
+  absl::Span<const uint8_t> metadata;
+  uint64_t checksum = 0;  // ObjectChecksum(data, metadata), trusted like SealRequest's
+  bool evict_if_full = true;
+};
 
 using RequestBody = std::variant<ConnectRequest, CreateRequest, SealRequest, AbortRequest, GetRequest,
                                  ReleaseRequest, ContainsRequest, DeleteRequest, EvictRequest,
-                                 ListRequest, StatsRequest, SubscribeRequest>;
+                                 ListRequest, StatsRequest, SubscribeRequest, PutRequest>;
 struct Request {
   uint64_t request_id = 0;
   RequestBody body;
@@ -122,7 +142,9 @@ struct Reply {
 };
 
 std::string EncodeRequest(const Request& request);
-absl::StatusOr<Request> DecodeRequest(absl::string_view payload);
+// A payload that fails verification is kProtocolError; a well-formed request whose values fail the
+// semantic checks is kInvalidArgument, and then `request_id` (if given) is set to its id.
+absl::StatusOr<Request> DecodeRequest(absl::string_view payload, uint64_t* request_id = nullptr);
 
 std::string EncodeReply(const Reply& reply);
 // An error reply for `request_id` carrying `status`.

@@ -227,11 +227,17 @@ void StoreServer::ProcessFrames(ClientSession& s) {
       return;
     }
     if (!frame->has_value()) return;
-    absl::StatusOr<Request> request = DecodeRequest(**frame);
+    uint64_t request_id = 0;
+    absl::StatusOr<Request> request = DecodeRequest(**frame, &request_id);
     if (!request.ok()) {
-      SendReply(s, ErrorReply(0, request.status()));
-      Doom(s, std::string(request.status().message()));
-      return;
+      SendReply(s, ErrorReply(request_id, request.status()));
+      // Bytes that are not a request end the connection; a well-formed request with values out
+      // of bounds (too many ids, a Put above the inline limit...) is only answered with the error.
+      if (ErrorCodeOf(request.status()) == ErrorCode::kProtocolError) {
+        Doom(s, std::string(request.status().message()));
+        return;
+      }
+      continue;
     }
     HandleRequest(s, *std::move(request));
     if (s.queued_bytes() > options_.pause_input_bytes && !s.input_paused) {

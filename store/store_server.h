@@ -78,6 +78,9 @@ class StoreServer {
   void HandleConnect(ClientSession& s, uint64_t rid, const ConnectRequest& m);
   void HandleCreate(ClientSession& s, uint64_t rid, const CreateRequest& m);
   void HandleSeal(ClientSession& s, uint64_t rid, const SealRequest& m);
+  void HandlePut(ClientSession& s, uint64_t rid, const PutRequest& m);
+  // After `id` was sealed: completes the Gets that were waiting for it.
+  void WakeGetsFor(const ObjectID& id);
   void HandleGet(ClientSession& s, uint64_t rid, const GetRequest& m);
   void HandleSubscribe(ClientSession& s, uint64_t rid, const SubscribeRequest& m);
   StatsReply Stats() const;

@@ -1,4 +1,5 @@
 // StoreServer's request handlers: decoded requests in, replies (and events) queued out.
+#include <cstring>
 #include <type_traits>
 #include <utility>
 
@@ -48,7 +49,7 @@ void StoreServer::HandleRequest(ClientSession& s, Request request) {
         } else if constexpr (std::is_same_v<T, ReleaseRequest>) {
           CodesReply codes;
           for (const ObjectID& id : m.ids) codes.codes.push_back(ErrorCodeOf(table_.Release(s.id(), id)));
-          SendReply(s, OkReply(rid, std::move(codes)));
+          if (!m.no_reply) SendReply(s, OkReply(rid, std::move(codes)));
         } else if constexpr (std::is_same_v<T, ContainsRequest>) {
           CodesReply codes;
           for (const ObjectID& id : m.ids) codes.codes.push_back(table_.Contains(id));
@@ -68,6 +69,8 @@ void StoreServer::HandleRequest(ClientSession& s, Request request) {
           SendReply(s, OkReply(rid, Stats()));
         } else if constexpr (std::is_same_v<T, SubscribeRequest>) {
           HandleSubscribe(s, rid, m);
+        } else if constexpr (std::is_same_v<T, PutRequest>) {
+          HandlePut(s, rid, m);
         }
       },
       request.body);
@@ -98,11 +101,38 @@ void StoreServer::HandleCreate(ClientSession& s, uint64_t rid, const CreateReque
 }
 
 void StoreServer::HandleSeal(ClientSession& s, uint64_t rid, const SealRequest& m) {
-  absl::Status st = table_.Seal(s.id(), m.id, m.checksum);
+  const absl::Status sealed = table_.Seal(s.id(), m.id, m.checksum);
+  // The creator's reference goes only once the seal took: a failed seal leaves the object to Abort.
+  absl::Status st = sealed;
+  if (sealed.ok() && m.release) st = table_.Release(s.id(), m.id);
   SendReply(s, st.ok() ? OkReply(rid, EmptyReply{}) : ErrorReply(rid, st));
-  if (!st.ok()) return;
-  std::vector<PendingGet> done =
-      waiters_.OnSealed(m.id, [&](ClientId client) { return table_.Get(client, m.id); });
+  if (sealed.ok()) WakeGetsFor(m.id);
+}
+
+void StoreServer::HandlePut(ClientSession& s, uint64_t rid, const PutRequest& m) {
+  const uint64_t data_size = m.data.size();
+  absl::StatusOr<ObjectInfo> info = table_.Create(s.id(), m.id, data_size, m.metadata.size(), m.evict_if_full);
+  if (!info.ok()) {
+    SendReply(s, ErrorReply(rid, info.status()));
+    return;
+  }
+  uint8_t* at = arena_->base() + info->offset;
+  if (data_size > 0) std::memcpy(at, m.data.data(), data_size);
+  if (!m.metadata.empty()) std::memcpy(at + data_size, m.metadata.data(), m.metadata.size());
+  // Neither can fail on an object this client has just created and still references.
+  absl::Status st = table_.Seal(s.id(), m.id, m.checksum);
+  if (st.ok()) st = table_.Release(s.id(), m.id);
+  if (!st.ok()) {
+    (void)table_.Abort(s.id(), m.id);
+    SendReply(s, ErrorReply(rid, st));
+    return;
+  }
+  SendReply(s, OkReply(rid, CreateReply{info->offset, info->generation}));
+  WakeGetsFor(m.id);
+}
+
+void StoreServer::WakeGetsFor(const ObjectID& id) {
+  std::vector<PendingGet> done = waiters_.OnSealed(id, [&](ClientId client) { return table_.Get(client, id); });
   for (PendingGet& get : done) CompleteGet(std::move(get));
 }
 

@@ -12,3 +12,10 @@ rplasma_test(store_fault_test
   LABELS integration fault
   TIMEOUT 240)
 add_dependencies(store_fault_test rplasma_store)
+
+rplasma_test(store_one_round_trip_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/store_one_round_trip_test.cc
+  LIBS rplasma_protocol
+  LABELS integration
+  TIMEOUT 60)
+add_dependencies(store_one_round_trip_test rplasma_store)

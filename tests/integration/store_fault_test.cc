@@ -72,6 +72,25 @@ absl::StatusOr<ErrorCode> ErrorThenClose(int fd) {
   }
 }
 
+// A well-formed request with out-of-bounds values: one error reply naming request `rid`, then the
+// same connection still answers (a Stats request).
+absl::Status ErrorThenStillServed(int fd, uint64_t rid) {
+  ASSIGN_OR_RETURN(std::string payload, ReadFrame(fd, kDefaultMaxFrameBytes, absl::Now() + absl::Seconds(5)));
+  ASSIGN_OR_RETURN(Reply reply, DecodeReply(payload));
+  if (reply.error != ErrorCode::kInvalidArgument || reply.request_id != rid) {
+    return ProtocolError(absl::StrCat("expected InvalidArgument for request ", rid, ", got ",
+                                      ErrorCodeName(reply.error), " for ", reply.request_id));
+  }
+  const std::string stats = EncodeFrame(EncodeRequest(Request{rid + 1, StatsRequest{}}));
+  RETURN_IF_ERROR(WriteAll(fd, stats.data(), stats.size()));
+  ASSIGN_OR_RETURN(payload, ReadFrame(fd, kDefaultMaxFrameBytes, absl::Now() + absl::Seconds(5)));
+  ASSIGN_OR_RETURN(reply, DecodeReply(payload));
+  if (reply.request_id != rid + 1 || !std::holds_alternative<StatsReply>(reply.body)) {
+    return ProtocolError("the connection was not served after the error");
+  }
+  return absl::OkStatus();
+}
+
 class StoreFaultTest : public ::testing::Test {
  protected:
   void SetUp() override { Start({}); }
@@ -115,13 +134,18 @@ class StoreFaultTest : public ::testing::Test {
   int baseline_fds_ = 0;
 };
 
-TEST_F(StoreFaultTest, MalformedFramesGetAnErrorOrACloseAndTheStoreKeepsServing) {
+TEST_F(StoreFaultTest, MalformedFramesGetAnErrorOrACloseOutOfBoundsValuesAnErrorAndTheStoreKeepsServing) {
   std::string connect = EncodeFrame(EncodeRequest(Request{1, ConnectRequest{"bad"}}));
   std::vector<ObjectID> too_many(kMaxIdsPerRequest + 1, ObjectID::FromLabel("x"));
+  const std::vector<uint8_t> too_much_inline(kMaxInlinePutBytes + 1, 7);
+  PutRequest huge_put;
+  huge_put.id = ObjectID::FromLabel("huge");
+  huge_put.data = too_much_inline;
   struct Case {
     std::string name;
     bool connect_first;
     std::string bytes;
+    uint64_t kept_rid = 0;  // non-zero: answered with an error for this request, connection kept
   };
   std::vector<Case> corpus = {
       {"bad version", false, Header(4, 99) + "abcd"},
@@ -133,11 +157,12 @@ TEST_F(StoreFaultTest, MalformedFramesGetAnErrorOrACloseAndTheStoreKeepsServing)
       {"short flatbuffer", false, EncodeFrame("ab")},
       {"unknown union type", true, EncodeFrame(RequestWithBodyType(200))},
       {"union type NONE", true, EncodeFrame(RequestWithBodyType(0))},
-      {"get without ids", true, EncodeFrame(RequestWithBodyType(5))},
-      {"oversized id list", true, EncodeFrame(EncodeRequest(Request{2, GetRequest{too_many, 0}}))},
-      {"oversized delete list", true, EncodeFrame(EncodeRequest(Request{2, DeleteRequest{too_many}}))},
-      {"list limit zero", true, EncodeFrame(EncodeRequest(Request{2, ListRequest{std::nullopt, 0}}))},
-      {"negative timeout", true, EncodeFrame(EncodeRequest(Request{2, GetRequest{{ObjectID()}, -5}}))},
+      {"get without ids", true, EncodeFrame(RequestWithBodyType(5)), 9},
+      {"oversized id list", true, EncodeFrame(EncodeRequest(Request{2, GetRequest{too_many, 0}})), 2},
+      {"oversized delete list", true, EncodeFrame(EncodeRequest(Request{2, DeleteRequest{too_many}})), 2},
+      {"list limit zero", true, EncodeFrame(EncodeRequest(Request{2, ListRequest{std::nullopt, 0}})), 2},
+      {"negative timeout", true, EncodeFrame(EncodeRequest(Request{2, GetRequest{{ObjectID()}, -5}})), 2},
+      {"put above the inline limit", true, EncodeFrame(EncodeRequest(Request{2, huge_put})), 2},
       {"request before connect", false, EncodeFrame(EncodeRequest(Request{2, StatsRequest{}}))},
   };
   for (const Case& c : corpus) {
@@ -157,9 +182,13 @@ TEST_F(StoreFaultTest, MalformedFramesGetAnErrorOrACloseAndTheStoreKeepsServing)
       std::string payload(length, '\0');
       ASSERT_OK(ReadAll(conn->fd(), payload.data(), length));
     }
-    absl::StatusOr<ErrorCode> code = ErrorThenClose(conn->fd());
-    ASSERT_OK(code);
-    EXPECT_THAT(*code, ::testing::AnyOf(ErrorCode::kOk, ErrorCode::kProtocolError, ErrorCode::kInvalidArgument));
+    if (c.kept_rid != 0) {
+      EXPECT_OK(ErrorThenStillServed(conn->fd(), c.kept_rid));
+    } else {
+      absl::StatusOr<ErrorCode> code = ErrorThenClose(conn->fd());
+      ASSERT_OK(code);
+      EXPECT_THAT(*code, ::testing::AnyOf(ErrorCode::kOk, ErrorCode::kProtocolError));
+    }
     EXPECT_EQ(Stats().capacity, 64u << 20);  // everyone else is still served
   }
   ExpectHealthyAndBackAtBaseline();

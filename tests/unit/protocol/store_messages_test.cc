@@ -22,6 +22,46 @@ TEST(StoreMessagesTest, CreateRequestRoundTrips) {
   EXPECT_FALSE(c.evict_if_full);
 }
 
+TEST(StoreMessagesTest, PutSealAndReleaseFlagsRoundTrip) {
+  const std::vector<uint8_t> data = {1, 2, 3, 4, 5};
+  const std::vector<uint8_t> metadata = {9, 8};
+  PutRequest put;
+  put.id = ObjectID::FromLabel("put");
+  put.data = data;
+  put.metadata = metadata;
+  put.checksum = 77;
+  put.evict_if_full = false;
+  const std::string encoded = EncodeRequest(Request{3, put});
+  uint64_t rid = 0;
+  ASSERT_OK_AND_ASSIGN(Request back, DecodeRequest(encoded, &rid));
+  EXPECT_EQ(rid, 3u);
+  const auto& p = std::get<PutRequest>(back.body);
+  EXPECT_EQ(p.id, put.id);
+  EXPECT_EQ(std::vector<uint8_t>(p.data.begin(), p.data.end()), data);
+  EXPECT_EQ(std::vector<uint8_t>(p.metadata.begin(), p.metadata.end()), metadata);
+  EXPECT_EQ(p.checksum, 77u);
+  EXPECT_FALSE(p.evict_if_full);
+
+  ASSERT_OK_AND_ASSIGN(Request seal, DecodeRequest(EncodeRequest(Request{4, SealRequest{put.id, 5, true}})));
+  EXPECT_TRUE(std::get<SealRequest>(seal.body).release);
+  ASSERT_OK_AND_ASSIGN(Request release, DecodeRequest(EncodeRequest(Request{5, ReleaseRequest{{put.id}, true}})));
+  EXPECT_TRUE(std::get<ReleaseRequest>(release.body).no_reply);
+  ASSERT_OK_AND_ASSIGN(Request plain, DecodeRequest(EncodeRequest(Request{6, ReleaseRequest{{put.id}}})));
+  EXPECT_FALSE(std::get<ReleaseRequest>(plain.body).no_reply);
+}
+
+TEST(StoreMessagesTest, PutAboveTheInlineLimitIsRejectedWithItsRequestId) {
+  const std::vector<uint8_t> data(kMaxInlinePutBytes, 1);
+  const std::vector<uint8_t> one = {1};
+  PutRequest put;
+  put.id = ObjectID::FromLabel("big");
+  put.data = data;
+  put.metadata = one;
+  uint64_t rid = 0;
+  EXPECT_THAT(DecodeRequest(EncodeRequest(Request{42, put}), &rid), HasErrorCode(ErrorCode::kInvalidArgument));
+  EXPECT_EQ(rid, 42u);
+}
+
 TEST(StoreMessagesTest, GetRequestRoundTripsIdsInOrder) {
   GetRequest g;
   for (int i = 0; i < 100; ++i) g.ids.push_back(ObjectID::FromLabel(std::to_string(i)));
