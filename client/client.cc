@@ -8,6 +8,7 @@
 #include <sys/un.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <utility>
@@ -25,6 +26,9 @@ namespace {
 
 using client_internal::ExpectBody;
 using client_internal::ExpectCodes;
+
+// Put's copy-and-hash step: small enough that a chunk is still in L2 when it is hashed.
+constexpr size_t kPutChunkBytes = 64 * 1024;
 
 // How long Connect waits for the store's ConnectReply.
 constexpr absl::Duration kConnectTimeout = absl::Seconds(10);
@@ -100,17 +104,16 @@ bool Client::InArena(uint64_t offset, uint64_t size) const {
 
 absl::StatusOr<CreatedObject> Client::Create(const ObjectID& id, uint64_t data_size,
                                              absl::Span<const uint8_t> metadata, bool evict_if_full) {
-  const std::string hex = id.Hex();
   if (data_size > kMaxObjectBytes || metadata.size() > kMaxObjectBytes - data_size) {
     return MakeError(ErrorCode::kInvalidArgument,
-                     absl::StrCat("create(", hex, "): size ", data_size, "+", metadata.size(), " is too large"));
+                     absl::StrCat("create(", id.Hex(), "): size ", data_size, "+", metadata.size(), " is too large"));
   }
   ASSIGN_OR_RETURN(CreateReply reply,
                    ExpectBody<CreateReply>(connection_->Call(CreateRequest{id, data_size, metadata.size(), evict_if_full}),
-                                           "create", hex));
+                                           "create", id));
   if (!InArena(reply.offset, data_size + metadata.size())) {
     (void)connection_->SendDetached(AbortRequest{id});
-    return ProtocolError(absl::StrCat("create(", hex, "): store placed the object outside the arena"));
+    return ProtocolError(absl::StrCat("create(", id.Hex(), "): store placed the object outside the arena"));
   }
   uint8_t* data = arena_base_ + reply.offset;
   uint8_t* meta = data + data_size;
@@ -144,9 +147,13 @@ absl::Status Client::Seal(const ObjectID& id) {
   return Seal(id, checksum);
 }
 
-absl::Status Client::Seal(const ObjectID& id, uint64_t checksum) {
+absl::Status Client::Seal(const ObjectID& id, uint64_t checksum) { return SealWith(id, checksum, false); }
+
+absl::Status Client::SealAndRelease(const ObjectID& id, uint64_t checksum) { return SealWith(id, checksum, true); }
+
+absl::Status Client::SealWith(const ObjectID& id, uint64_t checksum, bool release) {
   absl::Status status =
-      ExpectBody<EmptyReply>(connection_->Call(SealRequest{id, checksum}), "seal", id.Hex()).status();
+      ExpectBody<EmptyReply>(connection_->Call(SealRequest{id, checksum, release}), "seal", id).status();
   ErrorCode code = ErrorCodeOf(status);
   if (code == ErrorCode::kOk || code == ErrorCode::kObjectAlreadySealed || code == ErrorCode::kObjectNotFound) {
     ForgetCreated(id);
@@ -164,14 +171,37 @@ absl::Status Client::Abort(const ObjectID& id) {
 }
 
 absl::Status Client::Put(const ObjectID& id, absl::Span<const uint8_t> data, absl::Span<const uint8_t> metadata) {
-  ASSIGN_OR_RETURN(CreatedObject object, Create(id, data.size(), metadata));
-  if (!data.empty()) std::memcpy(object.data.data(), data.data(), data.size());
-  absl::Status sealed = Seal(id);
-  if (!sealed.ok()) {
-    (void)Abort(id);
-    return sealed;
+  if (data.size() + metadata.size() <= kMaxInlinePutBytes) {
+    return PutInline(id, data, metadata, ObjectChecksum(data, metadata));
   }
-  return ReleaseDetached(id);
+  ASSIGN_OR_RETURN(CreatedObject object, Create(id, data.size(), metadata));
+  // Copy and hash chunk by chunk, each chunk hashed while it is still in cache: one pass over
+  // the object instead of a copy and then a second, cold pass at Seal.
+  ChecksumBuilder checksum;
+  for (size_t done = 0; done < data.size(); done += kPutChunkBytes) {
+    const size_t n = std::min(kPutChunkBytes, data.size() - done);
+    std::memcpy(object.data.data() + done, data.data() + done, n);
+    checksum.Update(object.data.subspan(done, n));
+  }
+  checksum.Update(object.metadata);
+  absl::Status sealed = SealAndRelease(id, checksum.Finish());
+  if (!sealed.ok()) (void)Abort(id);
+  return sealed;
+}
+
+absl::Status Client::PutInline(const ObjectID& id, absl::Span<const uint8_t> data, absl::Span<const uint8_t> metadata,
+                               uint64_t checksum) {
+  if (data.size() + metadata.size() > kMaxInlinePutBytes) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     absl::StrCat("put(", id.Hex(), "): ", data.size(), "+", metadata.size(),
+                                  " bytes exceed the inline limit of ", kMaxInlinePutBytes));
+  }
+  PutRequest request;
+  request.id = id;
+  request.data = data;
+  request.metadata = metadata;
+  request.checksum = checksum;
+  return ExpectBody<CreateReply>(connection_->Call(std::move(request)), "put", id).status();
 }
 
 absl::Status Client::Release(const ObjectID& id) {
@@ -182,7 +212,7 @@ absl::Status Client::Release(const ObjectID& id) {
 }
 
 absl::Status Client::ReleaseDetached(const ObjectID& id) {
-  return connection_->SendDetached(ReleaseRequest{{id}});
+  return connection_->SendNoReply(ReleaseRequest{{id}, /*no_reply=*/true});
 }
 
 }  // namespace rplasma

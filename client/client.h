@@ -110,10 +110,19 @@ class Client {
   // fetched bytes against the owner's — saving a second pass over the object.
   // REQUIRES: checksum == ObjectChecksum(data, metadata) (client/checksum.h); the store trusts it.
   absl::Status Seal(const ObjectID& id, uint64_t checksum);
+  // Seal(id, checksum) that also drops the creator's reference, in the same round trip. On error
+  // the reference is kept (Abort the object).
+  absl::Status SealAndRelease(const ObjectID& id, uint64_t checksum);
   // Discards an unsealed object this client created.
   absl::Status Abort(const ObjectID& id);
-  // Create + copy + Seal + ReleaseDetached: two round trips.
+  // Creates, fills and seals `id` from `data` and `metadata`; the caller holds no reference after.
+  // Up to kMaxInlinePutBytes in all: one round trip (the bytes travel in the request). Larger:
+  // Create, then copy and checksum in one pass, then SealAndRelease — two round trips.
   absl::Status Put(const ObjectID& id, absl::Span<const uint8_t> data, absl::Span<const uint8_t> metadata = {});
+  // The one-round-trip Put with a checksum the caller already holds (e.g. verified fetched bytes).
+  // REQUIRES: checksum == ObjectChecksum(data, metadata). InvalidArgument above kMaxInlinePutBytes.
+  absl::Status PutInline(const ObjectID& id, absl::Span<const uint8_t> data, absl::Span<const uint8_t> metadata,
+                         uint64_t checksum);
 
   // One ObjectBuffer per id, in order. Waits up to `timeout` for ids not yet sealed; entries still
   // missing then are !valid() with status ObjectNotFound / ObjectNotSealed. Duplicate ids are allowed
@@ -124,9 +133,9 @@ class Client {
   absl::StatusOr<ObjectBuffer> GetOne(const ObjectID& id, absl::Duration timeout = absl::ZeroDuration());
   // Drops one reference taken by Create or Get (ObjectBuffer does this itself).
   absl::Status Release(const ObjectID& id);
-  // Release without waiting for the store's answer. The store handles this client's requests in
+  // Release without a round trip: the store answers nothing. It handles this client's requests in
   // order, so any later request of this client sees the reference gone. An error (the store gone)
-  // shows up on this call or the next one.
+  // shows up on this call or the next one; a release of a reference not held is ignored.
   absl::Status ReleaseDetached(const ObjectID& id);
 
   // True if `id` is present and sealed in the local store.
@@ -172,6 +181,7 @@ class Client {
   // True if [offset, offset + size) lies inside the arena.
   bool InArena(uint64_t offset, uint64_t size) const;
   void ForgetCreated(const ObjectID& id);
+  absl::Status SealWith(const ObjectID& id, uint64_t checksum, bool release);
 
   const ClientOptions options_;
   const std::unique_ptr<ClientConnection> connection_;

@@ -161,6 +161,17 @@ absl::Status ClientConnection::SendDetached(RequestBody body) {
   return status;
 }
 
+absl::Status ClientConnection::SendNoReply(RequestBody body) {
+  ASSIGN_OR_RETURN(uint64_t request_id, NextRequestId());
+  ASSIGN_OR_RETURN(std::string payload, Encode(request_id, std::move(body)));
+  absl::Status status = WriteFrame(payload);
+  if (!status.ok()) {
+    MutexLock lock(&mu_);
+    Break(status);
+  }
+  return status;
+}
+
 absl::StatusOr<uint64_t> ClientConnection::NextRequestId() {
   MutexLock lock(&mu_);
   if (!broken_.ok()) return broken_;

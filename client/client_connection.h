@@ -7,6 +7,7 @@
 // right waiter) or sleeps on its own CondVar until its reply is dispatched or it is asked to lead.
 // A single-threaded caller therefore costs one frame out and one frame in, with no thread hand-off.
 //
+// Reply-less requests (SendNoReply) are written and forgotten; the store sends nothing back.
 // Detached requests (SendDetached) expect a reply nobody waits for; whoever leads reads and drops
 // it. At most kMaxDetached are outstanding: beyond that SendDetached waits like a normal call, so
 // unread replies never pile up in the store.
@@ -88,6 +89,9 @@ class ClientConnection {
   absl::StatusOr<Reply> Call(RequestBody body);
   // Sends `body` and does not wait for the reply (see the header comment).
   absl::Status SendDetached(RequestBody body);
+  // Sends a request the store does not answer (a ReleaseRequest with no_reply): nothing is
+  // registered and nothing is left to read.
+  absl::Status SendNoReply(RequestBody body);
 
   // OK while the connection works; else why it broke.
   absl::Status health() const;

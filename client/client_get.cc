@@ -135,7 +135,7 @@ absl::StatusOr<ObjectBuffer> Client::GetOne(const ObjectID& id, absl::Duration t
   } else {
     // The lean path: no batching machinery, no result vector.
     ASSIGN_OR_RETURN(ObjectsReply reply,
-                     ExpectBody<ObjectsReply>(connection_->Call(GetRequest{{id}, TimeoutMs(timeout)}), "get", id.Hex()));
+                     ExpectBody<ObjectsReply>(connection_->Call(GetRequest{{id}, TimeoutMs(timeout)}), "get", id));
     if (reply.objects.size() != 1) {
       for (const ObjectInfo& info : reply.objects) {
         if (info.error == ErrorCode::kOk) (void)ReleaseDetached(info.id);

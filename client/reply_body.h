@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "protocol/object_id.h"
 #include "protocol/status.h"
 #include "protocol/store_messages.h"
 
@@ -57,6 +58,15 @@ absl::StatusOr<T> ExpectBody(absl::StatusOr<Reply> reply, absl::string_view op, 
     return Annotate(ProtocolError("store answered with an unexpected reply type"), op, object);
   }
   return std::move(*body);
+}
+
+// The same, naming object `id`; its hex form is built only on the error path.
+template <typename T>
+absl::StatusOr<T> ExpectBody(absl::StatusOr<Reply> reply, absl::string_view op, const ObjectID& id) {
+  if (reply.ok() && reply->error == ErrorCode::kOk) {
+    if (T* body = std::get_if<T>(&reply->body)) return std::move(*body);
+  }
+  return ExpectBody<T>(std::move(reply), op, id.Hex());
 }
 
 // For per-id answers (Release, Contains, Delete): exactly `count` codes.

@@ -39,8 +39,7 @@ absl::StatusOr<peer::CreatedSlot> ClientLocalStore::Create(const ObjectID& id, u
 }
 
 absl::Status ClientLocalStore::SealAndRelease(const ObjectID& id, uint64_t checksum) {
-  RETURN_IF_ERROR(client_->Seal(id, checksum));
-  return client_->ReleaseDetached(id);  // sealed and visible already: no need to wait
+  return client_->SealAndRelease(id, checksum);  // one round trip
 }
 
 absl::Status ClientLocalStore::Abort(const ObjectID& id) { return client_->Abort(id); }

@@ -38,6 +38,45 @@ TEST_F(ClientLifecycleTest, PutThenGetReturnsTheSameBytesZeroCopyWithChecksum) {
   ExpectBackAtBaseline();
 }
 
+TEST_F(ClientLifecycleTest, PutOnEitherSideOfTheInlineLimitStoresTheBytesAndTheirChecksumUnreferenced) {
+  ASSERT_NO_FATAL_FAILURE(StartStore());
+  // Inline (one request), exactly at the limit, and just above it (create, copy+hash, seal).
+  const size_t sizes[] = {0, 1000, kMaxInlinePutBytes - 5, kMaxInlinePutBytes - 4, 3 * kMaxInlinePutBytes + 3};
+  const std::vector<uint8_t> metadata = Pattern(5, 9);
+  for (size_t size : sizes) {
+    SCOPED_TRACE(size);
+    const ObjectID id = ObjectID::FromLabel(absl::StrCat("put-", size));
+    const std::vector<uint8_t> data = Pattern(size, size);
+    ASSERT_OK(client_->Put(id, AsSpan(data), AsSpan(metadata)));
+    ASSERT_OK_AND_ASSIGN(StatsReply after_put, client_->Stats());
+    EXPECT_EQ(after_put.ref_count, 0u);
+    ASSERT_OK_AND_ASSIGN(ObjectBuffer buffer, client_->GetOne(id));
+    EXPECT_EQ(std::vector<uint8_t>(buffer.data().begin(), buffer.data().end()), data);
+    EXPECT_EQ(std::vector<uint8_t>(buffer.metadata().begin(), buffer.metadata().end()), metadata);
+    EXPECT_EQ(buffer.info().checksum, ObjectChecksum(AsSpan(data), AsSpan(metadata)));
+    ASSERT_OK(buffer.Release());
+    ASSERT_OK(client_->Delete({id}));
+  }
+  const std::vector<uint8_t> big = Pattern(kMaxInlinePutBytes + 1, 1);
+  EXPECT_THAT(client_->PutInline(ObjectID::FromLabel("big"), AsSpan(big), {}, 0),
+              HasErrorCode(ErrorCode::kInvalidArgument));
+  ExpectBackAtBaseline();
+}
+
+TEST_F(ClientLifecycleTest, SealAndReleaseLeavesNoReferenceAndAFailedOneKeepsIt) {
+  ASSERT_NO_FATAL_FAILURE(StartStore());
+  const ObjectID id = ObjectID::FromLabel("seal-and-release");
+  ASSERT_OK_AND_ASSIGN(CreatedObject created, client_->Create(id, 10));
+  std::memset(created.data.data(), 1, 10);
+  ASSERT_OK(client_->SealAndRelease(id, ObjectChecksum(created.data, {})));
+  ASSERT_OK_AND_ASSIGN(StatsReply sealed, client_->Stats());
+  EXPECT_EQ(sealed.ref_count, 0u);
+  EXPECT_EQ(sealed.objects_sealed, baseline_.objects_sealed + 1);
+  EXPECT_THAT(client_->SealAndRelease(id, 0), HasErrorCode(ErrorCode::kObjectAlreadySealed));
+  ASSERT_OK(client_->Delete({id}));
+  ExpectBackAtBaseline();
+}
+
 TEST_F(ClientLifecycleTest, CreatedObjectIsInvisibleUntilSealedAndCreatorKeepsItsReference) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
   const ObjectID id = ObjectID::FromLabel("unsealed");
