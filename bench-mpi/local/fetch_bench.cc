@@ -71,13 +71,6 @@ absl::StatusOr<Node> StartNode(const std::string& name, uint64_t memory, const B
   return node;
 }
 
-absl::Status Put(Client& client, const ObjectID& id, const std::vector<uint8_t>& bytes) {
-  ASSIGN_OR_RETURN(CreatedObject created, client.Create(id, bytes.size()));
-  std::memcpy(created.data.data(), bytes.data(), bytes.size());
-  RETURN_IF_ERROR(client.Seal(id));
-  return client.Release(id);
-}
-
 // Fetches `id` on `node`, retrying while the directory does not know it yet (a fresh object is
 // published asynchronously). Returns the duration of the attempt that succeeded.
 absl::StatusOr<int64_t> FetchOnce(Client& client, const ObjectID& id, int64_t* retries) {
@@ -101,7 +94,7 @@ absl::Status RunFetchSize(const LocalBenchOptions& options, const LoopLimits& li
   absl::Status status;
   for (int64_t i = 0; i < pool_size && status.ok(); ++i) {
     pool.push_back(ObjectID::Random());
-    status = Put(*a.client, pool.back(), bytes);
+    status = a.client->Put(pool.back(), bytes);
   }
   size_t next = 0;
   int64_t retries = 0;

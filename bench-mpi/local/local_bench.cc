@@ -118,6 +118,7 @@ absl::Status RunLocalBench(const LocalBenchOptions& options, std::ostream& out) 
     run("checksum", [&] { return RunChecksum(limits, *reporter, size); });
     run("copy_checksum", [&] { return RunCopyChecksum(limits, *reporter, size); });
     run("create_write_seal", [&] { return RunCreateWriteSeal(ctx, size); });
+    run("put", [&] { return RunPut(ctx, size); });
     if (i == 0) {
       run("ping_pong", [&] { return RunUnixPingPong(limits, *reporter, PingPongPeer::kThread); });
       run("ping_pong", [&] { return RunUnixPingPong(limits, *reporter, PingPongPeer::kEpollThread); });

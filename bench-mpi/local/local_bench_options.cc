@@ -47,8 +47,8 @@ absl::Status LocalBenchOptions::Validate() const {
     return BadFlag("--transport", "must be tcp, verbs or auto");
   }
   if (rdma_threshold.empty()) return BadFlag("--rdma-threshold", "must not be empty");
-  static const char* const kKnown[] = {"copy", "checksum", "copy_checksum", "create_write_seal", "ping_pong",
-                                       "get", "batch_get", "set_get", "create_seal_get", "memory_per_object"};
+  static const char* const kKnown[] = {"copy", "checksum", "copy_checksum", "create_write_seal", "put",
+                                       "ping_pong", "get", "batch_get", "set_get", "create_seal_get", "memory_per_object"};
   for (const std::string& name : only) {
     if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown)) {
       return BadFlag("--only", absl::StrFormat("unknown benchmark '%s'", name));
@@ -76,7 +76,7 @@ std::string LocalBenchUsage() {
          "  --rdma-threshold B    fetch mode: managers' --rdma-threshold (65536)\n"
          "  --listen-host IP      fetch mode: managers' peer listener host (127.0.0.1; verbs: the RDMA IP)\n"
          "  --only LIST           run only these benchmarks: copy,checksum,copy_checksum,\n"
-         "                        create_write_seal,ping_pong,get,batch_get,set_get,create_seal_get,\n"
+         "                        create_write_seal,put,ping_pong,get,batch_get,set_get,create_seal_get,\n"
          "                        memory_per_object (default: all)\n";
 }
 

@@ -19,10 +19,7 @@ std::vector<uint8_t> SourceBytes(uint64_t size) {
 }
 
 absl::Status PutObject(Client& client, const ObjectID& id, const std::vector<uint8_t>& bytes) {
-  ASSIGN_OR_RETURN(CreatedObject created, client.Create(id, bytes.size()));
-  std::memcpy(created.data.data(), bytes.data(), bytes.size());
-  RETURN_IF_ERROR(client.Seal(id));
-  return client.Release(id);
+  return client.Put(id, bytes);
 }
 
 // Adds a result; the row names say what was measured.
@@ -71,6 +68,22 @@ absl::Status RunCreateWriteSeal(const StoreBenchContext& ctx, uint64_t size) {
                  {"write_p50_us", write.Summarize().p50_us},
                  {"seal_p50_us", seal.Summarize().p50_us},
                  {"release_p50_us", release.Summarize().p50_us}});
+}
+
+absl::Status RunPut(const StoreBenchContext& ctx, uint64_t size) {
+  Client& client = *ctx.client;
+  const std::vector<uint8_t> source = SourceBytes(size);
+  LatencyRecorder put;
+  absl::Status status = RunLoop(ctx.limits, [&](bool timed) -> absl::Status {
+    const ObjectID id = ObjectID::Random();
+    const int64_t t0 = NowNs();
+    RETURN_IF_ERROR(client.Put(id, source));
+    const int64_t t1 = NowNs();
+    if (timed) put.Record(t1 - t0);
+    return client.Delete({&id, 1});
+  });
+  RETURN_IF_ERROR(WithSize(status, "put", size));
+  return Report(ctx, "put", size, put.Summarize(), {{"inline", size <= kMaxInlinePutBytes ? 1.0 : 0.0}});
 }
 
 absl::Status RunGetRelease(const StoreBenchContext& ctx, uint64_t size) {

@@ -29,6 +29,9 @@ struct StoreBenchContext {
 };
 
 absl::Status RunCreateWriteSeal(const StoreBenchContext& ctx, uint64_t size);
+// Client::Put of `size` bytes (inline up to kMaxInlinePutBytes; else create, copy+hash in one
+// pass, seal and release): the create+write+seal an application that has its bytes calls.
+absl::Status RunPut(const StoreBenchContext& ctx, uint64_t size);
 absl::Status RunGetRelease(const StoreBenchContext& ctx, uint64_t size);
 absl::Status RunBatchGet(const StoreBenchContext& ctx, uint64_t size);
 absl::Status RunCreateSealGet(const StoreBenchContext& ctx, uint64_t size);
