@@ -178,7 +178,7 @@ void TcpChannel::ReaderLoop() {
 
 absl::Status TcpChannel::ReadOneReply() {
   uint8_t encoded[kTcpHeaderBytes];
-  RETURN_IF_ERROR(RecvAll(fd_.get(), encoded, sizeof(encoded), absl::InfiniteFuture()));
+  RETURN_IF_ERROR(rx_.ReadExact(fd_.get(), encoded, sizeof(encoded), absl::InfiniteFuture()));
   ASSIGN_OR_RETURN(TcpHeader header, ParseTcpHeader(encoded, TcpDirection::kReply));
   Pending* p = nullptr;
   {
@@ -203,14 +203,14 @@ absl::Status TcpChannel::ReadOneReply() {
   switch (header.kind) {
     case TcpKind::kCallReply:
       p->reply.resize(header.length);
-      received = RecvAll(fd_.get(), p->reply.data(), header.length, absl::InfiniteFuture());
+      received = rx_.ReadExact(fd_.get(), p->reply.data(), header.length, absl::InfiniteFuture());
       break;
     case TcpKind::kReadData:
-      received = RecvAll(fd_.get(), p->dst, header.length, absl::InfiniteFuture());
+      received = rx_.ReadExact(fd_.get(), p->dst, header.length, absl::InfiniteFuture());
       break;
     default:
       error_text.resize(header.length);
-      received = RecvAll(fd_.get(), error_text.data(), header.length, absl::InfiniteFuture());
+      received = rx_.ReadExact(fd_.get(), error_text.data(), header.length, absl::InfiniteFuture());
       break;
   }
   MutexLock lock(&mu_);

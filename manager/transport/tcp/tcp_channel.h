@@ -3,8 +3,10 @@
 // Many threads may Call and Read at once. Each request gets a fresh request id and a Pending
 // record; requests are written whole under `write_mu_`, so they never interleave on the stream.
 // One reader thread per channel reads reply headers, finds the Pending by id, and receives the
-// payload directly into its destination: the reply string for a Call, the caller's `dst` (inside
-// the registered arena) for a Read — no intermediate buffer. The waiter sleeps on `mu_` until
+// payload into its destination: the reply string for a Call, the caller's `dst` (inside the
+// registered arena) for a Read. Replies are read through a small buffer (TcpReceiveBuffer), so a
+// small reply's header and payload usually cost one recv(); bulk payload beyond what that recv()
+// over-read goes straight into the destination. The waiter sleeps on `mu_` until
 // its Pending is done or its deadline passes.
 //
 // Failure model: the connection is all-or-nothing. EOF, a socket error, a malformed reply, or a
@@ -31,6 +33,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "manager/transport/tcp/tcp_counters.h"
+#include "manager/transport/tcp/tcp_receive_buffer.h"
 #include "manager/transport/tcp/tcp_wire.h"
 #include "manager/transport/transport.h"
 #include "protocol/unique_fd.h"
@@ -95,6 +98,7 @@ class TcpChannel : public Channel {
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status close_reason_ ABSL_GUARDED_BY(mu_);
 
+  TcpReceiveBuffer rx_;  // the reader thread's only
   absl::Mutex join_mu_;
   std::thread reader_ ABSL_GUARDED_BY(join_mu_);
 };

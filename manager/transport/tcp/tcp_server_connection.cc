@@ -58,7 +58,7 @@ absl::Status TcpServerConnection::Serve() {
   while (true) {
     uint8_t encoded[kTcpHeaderBytes];
     // Idle between requests may last forever; keepalive/TCP_USER_TIMEOUT catch a vanished peer.
-    RETURN_IF_ERROR(RecvAll(fd_.get(), encoded, sizeof(encoded), absl::InfiniteFuture()));
+    RETURN_IF_ERROR(rx_.ReadExact(fd_.get(), encoded, sizeof(encoded), absl::InfiniteFuture()));
     ASSIGN_OR_RETURN(TcpHeader header, ParseTcpHeader(encoded, TcpDirection::kRequest));
     TcpCounters::Add(context_.counters->rx_messages, 1);
     TcpCounters::Add(context_.counters->rx_bytes, kTcpHeaderBytes + header.length);
@@ -72,7 +72,7 @@ absl::Status TcpServerConnection::Serve() {
 
 absl::Status TcpServerConnection::ServeCall(const TcpHeader& header) {
   std::string request(header.length, '\0');  // length already capped at kMaxCallBytes
-  RETURN_IF_ERROR(RecvAll(fd_.get(), request.data(), request.size(), absl::InfiniteFuture(), kPeerStallTimeout));
+  RETURN_IF_ERROR(rx_.ReadExact(fd_.get(), request.data(), request.size(), absl::InfiniteFuture(), kPeerStallTimeout));
   std::string reply = context_.handler->HandleCall(conn_id_, request);
   if (reply.size() > kMaxCallBytes) {
     LOG(ERROR) << "tcp transport: HandleCall produced " << reply.size() << " bytes (> kMaxCallBytes)";
@@ -83,7 +83,7 @@ absl::Status TcpServerConnection::ServeCall(const TcpHeader& header) {
 
 absl::Status TcpServerConnection::ServeRead(const TcpHeader& header) {
   uint8_t request[kReadRequestBytes];
-  RETURN_IF_ERROR(RecvAll(fd_.get(), request, sizeof(request), absl::InfiniteFuture(), kPeerStallTimeout));
+  RETURN_IF_ERROR(rx_.ReadExact(fd_.get(), request, sizeof(request), absl::InfiniteFuture(), kPeerStallTimeout));
   RemoteRegion region;
   DecodeReadRequest(request, &region.addr, &region.length);
   if (!context_.arena.ContainsRange(region.addr, region.length)) {

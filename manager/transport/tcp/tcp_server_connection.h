@@ -7,7 +7,9 @@
 // OnDisconnect runs exactly once for every connection that got OnConnect, on this thread, before
 // finished() turns true.
 //
-// Serving is one request at a time, in arrival order (thread per connection): a Call runs
+// Requests are read through a small buffer (TcpReceiveBuffer), so a small request's header and
+// payload usually cost one recv(). Serving is one request at a time, in arrival order (thread per
+// connection), on the thread that read it: a Call runs
 // handler->HandleCall and sends the reply; a Read checks the region against the registered arena
 // and handler->AllowRead, then sends header + bytes with one sendmsg straight from the arena
 // mapping (no copy in user space). A refused request gets a kError reply and the connection goes
@@ -27,6 +29,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "manager/transport/tcp/tcp_counters.h"
+#include "manager/transport/tcp/tcp_receive_buffer.h"
 #include "manager/transport/tcp/tcp_wire.h"
 #include "manager/transport/transport.h"
 #include "protocol/status.h"
@@ -73,6 +76,7 @@ class TcpServerConnection {
   const UniqueFd fd_;
   const std::string peer_address_;
   const ServerContext context_;
+  TcpReceiveBuffer rx_;  // the connection thread's only; a small request arrives in one recv()
   std::thread thread_;
   std::atomic<bool> finished_{false};
 };

@@ -281,4 +281,19 @@ absl::Status RecvAll(int fd, void* dst, size_t size, absl::Time deadline, absl::
   return absl::OkStatus();
 }
 
+absl::StatusOr<size_t> RecvSome(int fd, void* dst, size_t size, absl::Time deadline, absl::Duration max_stall) {
+  if (size == 0) return MakeError(ErrorCode::kInternal, "RecvSome: empty buffer");
+  while (true) {
+    ssize_t n = ::recv(fd, dst, size, MSG_DONTWAIT);
+    if (n > 0) return static_cast<size_t>(n);
+    if (n == 0) return MakeError(ErrorCode::kUnavailable, "recv(peer): connection closed");
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      RETURN_IF_ERROR(WaitReady(fd, POLLIN, deadline, max_stall, "recv"));
+      continue;
+    }
+    return Unavailable("recv", "peer", errno);
+  }
+}
+
 }  // namespace rplasma::transport::tcp

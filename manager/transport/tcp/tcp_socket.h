@@ -60,6 +60,10 @@ absl::Status SendAll(int fd, const iovec* iov, int iovcnt, absl::Time deadline,
 // Receives exactly `size` bytes into `dst`. A clean EOF is kUnavailable "connection closed".
 absl::Status RecvAll(int fd, void* dst, size_t size, absl::Time deadline,
                      absl::Duration max_stall = absl::InfiniteDuration());
+// Receives at least one and at most `size` bytes (whatever has arrived, with one recv() when
+// bytes are already waiting); returns how many. Errors as RecvAll. REQUIRES: size > 0.
+absl::StatusOr<size_t> RecvSome(int fd, void* dst, size_t size, absl::Time deadline,
+                                absl::Duration max_stall = absl::InfiniteDuration());
 
 }  // namespace rplasma::transport::tcp
 

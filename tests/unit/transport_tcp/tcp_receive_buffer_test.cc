@@ -1,0 +1,122 @@
+#include "manager/transport/tcp/tcp_receive_buffer.h"
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "protocol/unique_fd.h"
+#include "tests/support/status_matchers.h"
+
+namespace rplasma::transport::tcp {
+namespace {
+
+using ::rplasma::testing::HasErrorCode;
+
+// A connected pair of non-blocking stream sockets (as every transport socket is).
+struct SocketPair {
+  SocketPair() {
+    int fds[2];
+    EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds), 0);
+    reader = UniqueFd(fds[0]);
+    writer = UniqueFd(fds[1]);
+  }
+  void Write(const std::string& bytes) {
+    ASSERT_EQ(::write(writer.get(), bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  }
+  UniqueFd reader;
+  UniqueFd writer;
+};
+
+std::string Pattern(size_t n, int seed) {
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 37 + seed) & 0xff);
+  return s;
+}
+
+absl::Time Soon() { return absl::Now() + absl::Seconds(10); }
+
+TEST(TcpReceiveBufferTest, AHeaderAndItsPayloadSentTogetherComeFromOneReceive) {
+  SocketPair pair;
+  const std::string message = Pattern(24, 1) + Pattern(100, 2) + Pattern(24, 3);
+  pair.Write(message);
+  TcpReceiveBuffer rx(4096);
+  std::string header(24, '\0'), payload(100, '\0'), next(24, '\0');
+  ASSERT_OK(rx.ReadExact(pair.reader.get(), header.data(), header.size(), Soon()));
+  EXPECT_EQ(rx.buffered(), 124u) << "the one recv() took everything that had arrived";
+  ASSERT_OK(rx.ReadExact(pair.reader.get(), payload.data(), payload.size(), Soon()));
+  ASSERT_OK(rx.ReadExact(pair.reader.get(), next.data(), next.size(), Soon()));
+  EXPECT_EQ(rx.buffered(), 0u);
+  EXPECT_EQ(header + payload + next, message);
+}
+
+TEST(TcpReceiveBufferTest, AReadLargerThanTheBufferArrivesIntactAfterTheBufferedBytes) {
+  SocketPair pair;
+  const std::string message = Pattern(100000, 4);
+  std::thread writer([&] {
+    for (size_t at = 0; at < message.size(); at += 7000) pair.Write(message.substr(at, 7000));
+  });
+  TcpReceiveBuffer rx(64);
+  std::string first(10, '\0'), rest(message.size() - 10, '\0');
+  ASSERT_OK(rx.ReadExact(pair.reader.get(), first.data(), first.size(), Soon()));
+  ASSERT_OK(rx.ReadExact(pair.reader.get(), rest.data(), rest.size(), Soon()));
+  writer.join();
+  EXPECT_EQ(first + rest, message);
+  EXPECT_EQ(rx.buffered(), 0u);
+}
+
+TEST(TcpReceiveBufferTest, SmallReadsAcrossManyFragmentsArriveInOrder) {
+  SocketPair pair;
+  const std::string message = Pattern(5000, 5);
+  std::thread writer([&] {
+    for (size_t at = 0; at < message.size(); at += 13) {
+      pair.Write(message.substr(at, 13));
+      if (at % 1300 == 0) absl::SleepFor(absl::Microseconds(200));
+    }
+  });
+  TcpReceiveBuffer rx(256);
+  std::string got;
+  for (size_t at = 0; at < message.size(); at += 50) {
+    std::string part(std::min<size_t>(50, message.size() - at), '\0');
+    ASSERT_OK(rx.ReadExact(pair.reader.get(), part.data(), part.size(), Soon()));
+    got += part;
+  }
+  writer.join();
+  EXPECT_EQ(got, message);
+}
+
+TEST(TcpReceiveBufferTest, EndOfStreamMidMessageIsUnavailable) {
+  SocketPair pair;
+  pair.Write(Pattern(10, 6));
+  pair.writer.reset();
+  TcpReceiveBuffer rx;
+  std::string header(24, '\0');
+  EXPECT_THAT(rx.ReadExact(pair.reader.get(), header.data(), header.size(), Soon()),
+              HasErrorCode(ErrorCode::kUnavailable));
+}
+
+TEST(TcpReceiveBufferTest, NothingArrivingBeforeTheDeadlineIsDeadlineExceeded) {
+  SocketPair pair;
+  TcpReceiveBuffer rx;
+  std::string header(24, '\0');
+  EXPECT_THAT(rx.ReadExact(pair.reader.get(), header.data(), header.size(), absl::Now() + absl::Milliseconds(20)),
+              HasErrorCode(ErrorCode::kDeadlineExceeded));
+  EXPECT_THAT(rx.ReadExact(pair.reader.get(), header.data(), header.size(), absl::InfiniteFuture(),
+                           absl::Milliseconds(20)),
+              HasErrorCode(ErrorCode::kDeadlineExceeded))
+      << "a stalled peer";
+}
+
+TEST(TcpReceiveBufferTest, AZeroByteReadNeedsNoData) {
+  SocketPair pair;
+  TcpReceiveBuffer rx;
+  char unused = 0;
+  EXPECT_OK(rx.ReadExact(pair.reader.get(), &unused, 0, absl::Now()));
+}
+
+}  // namespace
+}  // namespace rplasma::transport::tcp
