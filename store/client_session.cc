@@ -40,6 +40,9 @@ absl::Status ClientSession::ReadAvailable(size_t budget) {
     if (n == 0) return MakeError(ErrorCode::kUnavailable, "recvmsg(client socket): connection closed");
     reader_.Append(absl::string_view(chunk, static_cast<size_t>(n)));
     total += static_cast<size_t>(n);
+    // A short read drained the socket: return without the recvmsg that would only say EAGAIN
+    // (epoll is level-triggered, so bytes arriving later are reported again).
+    if (static_cast<size_t>(n) < sizeof(chunk)) return absl::OkStatus();
   }
   return absl::OkStatus();
 }
