@@ -42,6 +42,14 @@ absl::Status ClientLocalStore::SealAndRelease(const ObjectID& id, uint64_t check
   return client_->SealAndRelease(id, checksum);  // one round trip
 }
 
+absl::Status ClientLocalStore::PutSealed(const ObjectID& id, absl::Span<const uint8_t> bytes, uint64_t data_size,
+                                        uint64_t checksum) {
+  if (bytes.size() > kMaxInlinePutBytes || data_size > bytes.size()) {
+    return LocalStore::PutSealed(id, bytes, data_size, checksum);
+  }
+  return client_->PutInline(id, bytes.first(data_size), bytes.subspan(data_size), checksum);
+}
+
 absl::Status ClientLocalStore::Abort(const ObjectID& id) { return client_->Abort(id); }
 
 absl::StatusOr<bool> ClientLocalStore::Contains(const ObjectID& id) { return client_->Contains(id); }

@@ -18,6 +18,14 @@ namespace {
 
 constexpr char kLeaseLapsePayload[] = "rplasma/lease-lapsed";
 
+// OK if `checksum` (of the bytes received for `id`) is the owner's; else kStaleObject.
+absl::Status CheckChecksum(const ObjectID& id, uint64_t checksum, const peer::ObjectDescription& owner) {
+  if (checksum == owner.checksum) return absl::OkStatus();
+  return MakeError(ErrorCode::kStaleObject,
+                   absl::StrFormat("fetch %s: checksum %016x of the received bytes differs from the owner's %016x",
+                                   id.Hex(), checksum, owner.checksum));
+}
+
 // A created local object that is aborted unless Commit() sealed it.
 class LocalObject {
  public:
@@ -36,22 +44,10 @@ class LocalObject {
   }
   const peer::CreatedSlot& slot() const { return slot_; }
 
-  absl::Status VerifyAndSeal(const peer::ObjectDescription& owner, TransferResult& result) {
-    const absl::Time t0 = absl::Now();
-    const uint64_t checksum = ObjectChecksum({slot_.base, slot_.data_size},
-                                             {slot_.base + slot_.data_size, slot_.metadata_size});
-    result.verify = absl::Now() - t0;
-    return SealIfMatches(owner, checksum, result);
-  }
-
   // `checksum` is ObjectChecksum of the local bytes, computed by the caller.
   absl::Status SealIfMatches(const peer::ObjectDescription& owner, uint64_t checksum, TransferResult& result) {
     const absl::Time t1 = absl::Now();
-    if (checksum != owner.checksum) {
-      return MakeError(ErrorCode::kStaleObject,
-                       absl::StrFormat("fetch %s: checksum %016x of the received bytes differs from the owner's %016x",
-                                       id_.Hex(), checksum, owner.checksum));
-    }
+    RETURN_IF_ERROR(CheckChecksum(id_, checksum, owner));
     RETURN_IF_ERROR(store_.SealAndRelease(id_, checksum));
     committed_ = true;
     result.seal = absl::Now() - t1;
@@ -85,12 +81,20 @@ absl::StatusOr<TransferResult> ByGet(transport::Channel& channel, peer::LocalSto
   ASSIGN_OR_RETURN(peer::PeerReplyView reply, CallPeer(channel, peer::GetRequest{id}, deadline, wire));
   const auto* get = std::get_if<peer::GetReplyView>(&reply);
   if (get == nullptr) return ProtocolError("peer answered Get with another reply kind");
-  ASSIGN_OR_RETURN(LocalObject local, CreateLocal(store, id, get->object));
-  if (!get->payload.empty()) std::memcpy(local.slot().base, get->payload.data(), get->payload.size());
   result.transfer = absl::Now() - t0;
   result.bytes = get->object.total_size();
   result.owner_generation = get->object.generation;
-  RETURN_IF_ERROR(local.VerifyAndSeal(get->object, result));
+  // Verify the reply's bytes, then create the local object from them already sealed: for a small
+  // object that is one store request (an inline Put), not Create + copy + Seal.
+  const absl::Span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(get->payload.data()), get->payload.size());
+  const uint64_t data_size = get->object.data_size;
+  const absl::Time t1 = absl::Now();
+  const uint64_t checksum = ObjectChecksum(bytes.first(data_size), bytes.subspan(data_size));
+  const absl::Time t2 = absl::Now();
+  result.verify = t2 - t1;
+  RETURN_IF_ERROR(CheckChecksum(id, checksum, get->object));
+  RETURN_IF_ERROR(store.PutSealed(id, bytes, data_size, checksum));
+  result.seal = absl::Now() - t2;
   return result;
 }
 

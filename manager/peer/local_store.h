@@ -10,6 +10,7 @@
 #define RPLASMA_MANAGER_PEER_LOCAL_STORE_H_
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "protocol/object_id.h"
+#include "protocol/status.h"
 #include "protocol/store_messages.h"
 
 namespace rplasma::peer {
@@ -50,6 +52,18 @@ class LocalStore {
   // Seal + release the creator's reference. `checksum` is the verified checksum of the bytes
   // (client/checksum.h), so sealing does not read the object again.
   virtual absl::Status SealAndRelease(const ObjectID& id, uint64_t checksum) = 0;
+  // Creates `id` sealed from `bytes` — data_size bytes of data, then the metadata — with their
+  // verified `checksum`, holding no reference afterwards. This default creates, copies and seals
+  // (two store round trips); a store that takes small objects in one request overrides it.
+  virtual absl::Status PutSealed(const ObjectID& id, absl::Span<const uint8_t> bytes, uint64_t data_size,
+                                 uint64_t checksum) {
+    if (data_size > bytes.size()) return MakeError(ErrorCode::kInvalidArgument, "put: data size exceeds the bytes");
+    ASSIGN_OR_RETURN(CreatedSlot slot, Create(id, data_size, bytes.size() - data_size));
+    if (!bytes.empty()) std::memcpy(slot.base, bytes.data(), bytes.size());
+    absl::Status sealed = SealAndRelease(id, checksum);
+    if (!sealed.ok()) (void)Abort(id);
+    return sealed;
+  }
   // Discards an object this process created and has not sealed.
   virtual absl::Status Abort(const ObjectID& id) = 0;
   virtual absl::StatusOr<bool> Contains(const ObjectID& id) = 0;
