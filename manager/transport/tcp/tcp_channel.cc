@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include <cerrno>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -20,8 +21,6 @@ absl::StatusOr<std::shared_ptr<TcpChannel>> TcpChannel::Create(UniqueFd fd, std:
   std::shared_ptr<TcpChannel> channel(
       new TcpChannel(std::move(fd), std::move(peer_address), arena, std::move(counters)));
   channel->counters_->connections.fetch_add(1, std::memory_order_relaxed);
-  MutexLock lock(&channel->join_mu_);
-  channel->reader_ = std::thread([raw = channel.get()] { raw->ReaderLoop(); });
   return channel;
 }
 
@@ -32,12 +31,31 @@ TcpChannel::TcpChannel(UniqueFd fd, std::string peer_address, ArenaView arena,
 TcpChannel::~TcpChannel() { Close(); }
 
 void TcpChannel::Close() {
-  {
-    MutexLock lock(&mu_);
-    FailLocked(MakeError(ErrorCode::kUnavailable, absl::StrCat("channel to ", peer_address_, " closed")));
+  MutexLock lock(&mu_);
+  FailLocked(MakeError(ErrorCode::kUnavailable, absl::StrCat("channel to ", peer_address_, " closed")));
+  while (reading_) lock.Wait(&leader_gone_);  // the shutdown makes the leader's recv() fail
+}
+
+bool TcpChannel::healthy() const {
+  if (closed_flag_.load(std::memory_order_acquire)) return false;
+  // Nobody reads an idle channel: a peer that closed it (or reset it) shows here, not buffered data.
+  char byte;
+  const ssize_t n = ::recv(fd_.get(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n == 0) return false;
+  return n > 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+}
+
+void TcpChannel::StopLeadingLocked(bool hand_over) {
+  reading_ = false;
+  leader_gone_.SignalAll();
+  if (!hand_over || closed_) return;
+  // Hand the socket to a waiter. One that is still sending will lead when it comes to wait.
+  for (const auto& [id, q] : pending_) {
+    if (!q->done) {
+      q->cv.Signal();
+      return;
+    }
   }
-  MutexLock lock(&join_mu_);
-  if (reader_.joinable()) reader_.join();
 }
 
 void TcpChannel::FailLocked(const absl::Status& reason) {
@@ -49,15 +67,16 @@ void TcpChannel::FailLocked(const absl::Status& reason) {
       ErrorCode::kUnavailable, absl::StrCat("tcp channel to ", peer_address_, " failed: ", reason.message()));
   for (auto it = pending_.begin(); it != pending_.end();) {
     Pending* p = it->second;
-    if (!p->idle) {  // the reader finishes this one (its recv fails once the socket is down)
+    if (!p->idle) {  // the leader finishes this one (its recv fails once the socket is down)
       ++it;
       continue;
     }
     p->status = failed;
     p->done = true;
+    p->cv.Signal();
     pending_.erase(it++);
   }
-  // Wakes the reader (and any blocked sender); the fd itself is closed only after the join.
+  // Wakes a leader blocked in recv() (and any blocked sender); the fd is closed on destruction.
   ::shutdown(fd_.get(), SHUT_RDWR);
   counters_->connections.fetch_sub(1, std::memory_order_relaxed);
 }
@@ -102,20 +121,46 @@ absl::Status TcpChannel::Execute(Pending& p, TcpHeader header, const void* paylo
   }
 
   MutexLock lock(&mu_);
-  bool timed_out = false;
-  if (sent.ok()) timed_out = !lock.AwaitWithDeadline(absl::Condition(&p.done), deadline);
-  if (!sent.ok() || timed_out) {
-    // Part of the request, or its reply, may still be on the wire: the stream position is lost.
-    absl::Status reason =
-        timed_out ? MakeError(ErrorCode::kDeadlineExceeded,
-                              absl::StrCat("request ", header.request_id, " to ", peer_address_,
-                                           ": deadline exceeded; channel closed"))
-                  : sent;
-    FailLocked(reason);
-    lock.Await(absl::Condition(&p.idle));
+  if (!sent.ok()) {
+    // Part of the request may be on the wire: the stream position is lost.
+    FailLocked(sent);
+    while (!p.idle) lock.Wait(&p.cv);
     pending_.erase(header.request_id);
     if (p.done && p.status.ok()) return absl::OkStatus();  // completed in the race: the data is good
-    return reason;
+    return sent;
+  }
+  const absl::Status expired = MakeError(
+      ErrorCode::kDeadlineExceeded,
+      absl::StrCat("request ", header.request_id, " to ", peer_address_, ": deadline exceeded; channel closed"));
+  // Waits use per-Pending CondVars, each predicate checked by its own waiter after the wake-up.
+  while (!p.done) {
+    if (!reading_ && !closed_) {
+      // Lead: read replies (ours or others') until ours is in.
+      reading_ = true;
+      lock.Unlock();
+      absl::Status read = ReadOneReply(deadline);
+      lock.Lock();
+      if (read.ok()) {
+        StopLeadingLocked(/*hand_over=*/p.done);  // not done: ours is still to read, lead on
+        continue;
+      }
+      const bool timed_out = ErrorCodeOf(read) == ErrorCode::kDeadlineExceeded;
+      if (!closed_ && !timed_out) LOG(WARNING) << "tcp channel to " << peer_address_ << ": " << read.message();
+      FailLocked(timed_out ? expired : read);  // every Pending is idle now: FailLocked ends ours
+      StopLeadingLocked(/*hand_over=*/true);
+      pending_.erase(header.request_id);
+      if (p.done && p.status.ok()) return absl::OkStatus();
+      return timed_out ? expired : p.status;
+    }
+    // Someone else leads (and may complete ours), or nobody does and the channel is closed.
+    if (lock.WaitWithDeadline(&p.cv, deadline) && !p.done) {
+      // The reply may still be in flight: the stream position is lost.
+      FailLocked(expired);
+      while (!p.idle) lock.Wait(&p.cv);
+      pending_.erase(header.request_id);
+      if (p.done && p.status.ok()) return absl::OkStatus();  // completed in the race: the data is good
+      return expired;
+    }
   }
   return p.status;
 }
@@ -164,21 +209,9 @@ absl::Status TcpChannel::Read(const RemoteRegion& region, uint8_t* dst, absl::Ti
   return absl::OkStatus();
 }
 
-void TcpChannel::ReaderLoop() {
-  while (true) {
-    absl::Status s = ReadOneReply();
-    if (!s.ok()) {
-      MutexLock lock(&mu_);
-      if (!closed_) LOG(WARNING) << "tcp channel to " << peer_address_ << ": " << s.message();
-      FailLocked(s);
-      return;
-    }
-  }
-}
-
-absl::Status TcpChannel::ReadOneReply() {
+absl::Status TcpChannel::ReadOneReply(absl::Time deadline) {
   uint8_t encoded[kTcpHeaderBytes];
-  RETURN_IF_ERROR(rx_.ReadExact(fd_.get(), encoded, sizeof(encoded), absl::InfiniteFuture()));
+  RETURN_IF_ERROR(rx_.ReadExact(fd_.get(), encoded, sizeof(encoded), deadline));
   ASSIGN_OR_RETURN(TcpHeader header, ParseTcpHeader(encoded, TcpDirection::kReply));
   Pending* p = nullptr;
   {
@@ -203,20 +236,21 @@ absl::Status TcpChannel::ReadOneReply() {
   switch (header.kind) {
     case TcpKind::kCallReply:
       p->reply.resize(header.length);
-      received = rx_.ReadExact(fd_.get(), p->reply.data(), header.length, absl::InfiniteFuture());
+      received = rx_.ReadExact(fd_.get(), p->reply.data(), header.length, deadline);
       break;
     case TcpKind::kReadData:
-      received = rx_.ReadExact(fd_.get(), p->dst, header.length, absl::InfiniteFuture());
+      received = rx_.ReadExact(fd_.get(), p->dst, header.length, deadline);
       break;
     default:
       error_text.resize(header.length);
-      received = rx_.ReadExact(fd_.get(), error_text.data(), header.length, absl::InfiniteFuture());
+      received = rx_.ReadExact(fd_.get(), error_text.data(), header.length, deadline);
       break;
   }
   MutexLock lock(&mu_);
   p->idle = true;
   pending_.erase(header.request_id);
   p->done = true;
+  p->cv.Signal();
   if (!received.ok()) {
     p->status = MakeError(ErrorCode::kUnavailable, absl::StrCat("tcp channel to ", peer_address_,
                                                                 " lost mid-reply: ", received.message()));

@@ -2,22 +2,27 @@
 //
 // Many threads may Call and Read at once. Each request gets a fresh request id and a Pending
 // record; requests are written whole under `write_mu_`, so they never interleave on the stream.
-// One reader thread per channel reads reply headers, finds the Pending by id, and receives the
-// payload into its destination: the reply string for a Call, the caller's `dst` (inside the
-// registered arena) for a Read. Replies are read through a small buffer (TcpReceiveBuffer), so a
-// small reply's header and payload usually cost one recv(); bulk payload beyond what that recv()
-// over-read goes straight into the destination. The waiter sleeps on `mu_` until
-// its Pending is done or its deadline passes.
+//
+// Replies are read leader/follower, with no reader thread: a caller waiting for its reply either
+// leads — it is the one thread reading the socket; it reads reply headers, finds the Pending by
+// id, and receives the payload into its destination (the reply string for a Call, the caller's
+// `dst` inside the registered arena for a Read) — or sleeps until its Pending is done or nobody
+// leads. A leader stops leading once its own reply is in; a waiter then takes over. So a single
+// caller costs its request out and its reply in, with no thread hand-off on this side. Replies
+// are read through a small buffer (TcpReceiveBuffer), so a small reply's header and payload
+// usually cost one recv(); bulk payload beyond what that recv() over-read goes straight into the
+// destination.
 //
 // Failure model: the connection is all-or-nothing. EOF, a socket error, a malformed reply, or a
 // request whose deadline passes (its reply may still be in flight, so the stream position is lost)
 // closes the channel: healthy() turns false, every pending request fails promptly with
 // kUnavailable (the one that timed out gets kDeadlineExceeded), and later requests fail at once.
-// The transport replaces an unhealthy channel on the next Connect. A waiter never returns while
-// the reader thread may still write into its destination.
+// An idle channel has no reader: healthy() peeks at the socket (one non-blocking recv) so a peer
+// that closed it is seen before the next request. The transport replaces an unhealthy channel on
+// the next Connect. A waiter never returns while the leader may still write into its destination.
 //
-// Thread-safety: all public methods are thread-safe. Close() (also run by the destructor) joins
-// the reader thread and must not be called from it.
+// Thread-safety: all public methods are thread-safe. Close() (also run by the destructor) waits
+// for a leader to finish its read, which the socket shutdown makes prompt.
 #ifndef RPLASMA_MANAGER_TRANSPORT_TCP_TCP_CHANNEL_H_
 #define RPLASMA_MANAGER_TRANSPORT_TCP_TCP_CHANNEL_H_
 
@@ -25,7 +30,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -42,7 +46,7 @@ namespace rplasma::transport::tcp {
 
 class TcpChannel : public Channel {
  public:
-  // Takes an authenticated, configured, non-blocking connection and starts its reader thread.
+  // Takes an authenticated, configured, non-blocking connection.
   static absl::StatusOr<std::shared_ptr<TcpChannel>> Create(UniqueFd fd, std::string peer_address,
                                                             ArenaView arena,
                                                             std::shared_ptr<TcpCounters> counters);
@@ -56,10 +60,10 @@ class TcpChannel : public Channel {
   // region.addr is the owner's arena offset. The owner refuses (kPermissionDenied) regions not
   // inside a live lease of this connection, and out-of-arena regions (kInvalidArgument).
   absl::Status Read(const RemoteRegion& region, uint8_t* dst, absl::Time deadline) override;
-  bool healthy() const override { return !closed_flag_.load(std::memory_order_acquire); }
+  bool healthy() const override;
   const std::string& peer_address() const override { return peer_address_; }
 
-  // Fails every pending request and joins the reader. Idempotent.
+  // Fails every pending request and waits for the leader (if any) to stop reading. Idempotent.
   void Close();
 
  private:
@@ -70,7 +74,8 @@ class TcpChannel : public Channel {
     std::string reply;         // Call result
     absl::Status status;
     bool done = false;         // status/reply final; the reader no longer touches this record
-    bool idle = true;          // false while the reader fills dst/reply (without mu_)
+    bool idle = true;          // false while the leader fills dst/reply (without mu_)
+    absl::CondVar cv;          // signalled (under mu_) when done or idle turn true, or to lead
   };
 
   TcpChannel(UniqueFd fd, std::string peer_address, ArenaView arena, std::shared_ptr<TcpCounters> counters);
@@ -79,11 +84,13 @@ class TcpChannel : public Channel {
   absl::Status Execute(Pending& pending, TcpHeader header, const void* payload, size_t payload_bytes,
                        absl::Time deadline);
   // Marks the channel closed with `reason`, fails every pending request not being received, and
-  // shuts the socket down so the reader thread wakes.
+  // shuts the socket down so a leader blocked in recv() wakes.
   void FailLocked(const absl::Status& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void ReaderLoop();
-  // Receives one reply; an error closes the channel.
-  absl::Status ReadOneReply();
+  // Receives one reply (as the leader, without mu_) by `deadline`. On error the caller closes the
+  // channel; a Pending that was being received is already done with its error.
+  absl::Status ReadOneReply(absl::Time deadline);
+  // Ends this thread's leadership; with `hand_over`, wakes a waiter to take over.
+  void StopLeadingLocked(bool hand_over) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const UniqueFd fd_;
   const std::string peer_address_;
@@ -97,10 +104,10 @@ class TcpChannel : public Channel {
   absl::flat_hash_map<uint64_t, Pending*> pending_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status close_reason_ ABSL_GUARDED_BY(mu_);
+  bool reading_ ABSL_GUARDED_BY(mu_) = false;  // a leader is reading the socket
+  absl::CondVar leader_gone_;                   // signalled when reading_ turns false (for Close)
 
-  TcpReceiveBuffer rx_;  // the reader thread's only
-  absl::Mutex join_mu_;
-  std::thread reader_ ABSL_GUARDED_BY(join_mu_);
+  TcpReceiveBuffer rx_;  // used only by the leader (while reading_), handed on through mu_
 };
 
 }  // namespace rplasma::transport::tcp

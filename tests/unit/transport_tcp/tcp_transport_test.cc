@@ -237,6 +237,48 @@ TEST_F(TcpTransportTest, ManyThreadsShareOneChannel) {
   EXPECT_EQ(handler_.connect_count(), 1u);
 }
 
+TEST_F(TcpTransportTest, AWaiterTakesOverReadingOnceTheLeaderHasItsReply) {
+  // The first caller leads (reads the socket) while the owner sleeps; the second waits behind it.
+  // The owner answers in order, so the leader's reply comes first and it leaves: the waiter must
+  // then read its own reply.
+  absl::StatusOr<std::string> first, second;
+  std::thread leader([&] { first = channel_->Call("sleep:200", Deadline()); });
+  ASSERT_TRUE(WaitFor([&] { return handler_.calls() >= 1; }, absl::Seconds(5)));
+  std::thread waiter([&] { second = channel_->Call("after", Deadline()); });
+  leader.join();
+  waiter.join();
+  ASSERT_OK(first.status());
+  ASSERT_OK(second.status());
+  EXPECT_EQ(*first, "slept");
+  EXPECT_EQ(*second, "echo:after");
+  EXPECT_TRUE(channel_->healthy());
+  EXPECT_THAT(channel_->Call("again", Deadline()), IsOk());
+}
+
+TEST_F(TcpTransportTest, ALeaderWhoseDeadlinePassesClosesTheChannelAndFailsTheWaiterPromptly) {
+  absl::StatusOr<std::string> hasty, patient;
+  const absl::Time start = absl::Now();
+  std::thread leader([&] { hasty = channel_->Call("sleep:300", absl::Now() + absl::Milliseconds(50)); });
+  ASSERT_TRUE(WaitFor([&] { return handler_.calls() >= 1; }, absl::Seconds(5)));
+  std::thread waiter([&] { patient = channel_->Call("patient", Deadline()); });
+  leader.join();
+  waiter.join();
+  EXPECT_THAT(hasty, HasErrorCode(ErrorCode::kDeadlineExceeded));
+  EXPECT_THAT(patient, HasErrorCode(ErrorCode::kUnavailable));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5)) << "the waiter did not wait for its own deadline";
+  EXPECT_FALSE(channel_->healthy());
+}
+
+TEST_F(TcpTransportTest, AnIdleChannelTurnsUnhealthyWhenTheOwnerGoesAway) {
+  ASSERT_OK(channel_->Call("before", Deadline()).status());
+  EXPECT_TRUE(channel_->healthy());
+  owner_->Shutdown();
+  EXPECT_TRUE(WaitFor([&] { return !channel_->healthy(); }, absl::Seconds(5)))
+      << "no request is pending: the channel itself notices the closed connection";
+  EXPECT_THAT(reader_->Connect(address_, Deadline()), HasErrorCode(ErrorCode::kUnavailable))
+      << "the dead channel is not handed out again";
+}
+
 TEST_F(TcpTransportTest, StatsCountMessagesBytesAndConnections) {
   ASSERT_OK(channel_->Call("x", Deadline()).status());
   ReadAndVerify(0, 1000, 0);
