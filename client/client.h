@@ -117,7 +117,8 @@ class Client {
   absl::Status Abort(const ObjectID& id);
   // Creates, fills and seals `id` from `data` and `metadata`; the caller holds no reference after.
   // Up to kMaxInlinePutBytes in all: one round trip (the bytes travel in the request). Larger:
-  // Create, then copy and checksum in one pass, then SealAndRelease — two round trips.
+  // Create, then copy and checksum in one pass (from 4 MiB the checksum runs on a second thread
+  // behind the copy), then SealAndRelease — two round trips.
   absl::Status Put(const ObjectID& id, absl::Span<const uint8_t> data, absl::Span<const uint8_t> metadata = {});
   // The one-round-trip Put with a checksum the caller already holds (e.g. verified fetched bytes).
   // REQUIRES: checksum == ObjectChecksum(data, metadata). InvalidArgument above kMaxInlinePutBytes.
@@ -182,6 +183,10 @@ class Client {
   bool InArena(uint64_t offset, uint64_t size) const;
   void ForgetCreated(const ObjectID& id);
   absl::Status SealWith(const ObjectID& id, uint64_t checksum, bool release);
+  // Put's copy of `data` into `object` and the object's checksum, in one pass (small objects)
+  // or with the hash on a second thread (large ones).
+  static uint64_t CopyAndHash(const CreatedObject& object, absl::Span<const uint8_t> data);
+  static uint64_t CopyAndHashInParallel(const CreatedObject& object, absl::Span<const uint8_t> data);
 
   const ClientOptions options_;
   const std::unique_ptr<ClientConnection> connection_;
