@@ -1,28 +1,12 @@
 #include "manager/core/read_and_hash.h"
 
 #include <algorithm>
-#include <thread>
 
-#include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "client/background_hasher.h"
 #include "client/checksum.h"
-#include "protocol/mutex_lock.h"
 #include "protocol/status.h"
 
 namespace rplasma::core {
-namespace {
-
-// What the reading thread tells the hashing one.
-struct Progress {
-  absl::Mutex mu;
-  uint64_t landed ABSL_GUARDED_BY(mu) = 0;  // bytes [0, landed) are in place
-  bool finished ABSL_GUARDED_BY(mu) = false;
-  absl::Status status ABSL_GUARDED_BY(mu);
-  absl::Time reads_done ABSL_GUARDED_BY(mu);  // when the last Read returned
-  absl::CondVar changed;  // signalled after each update; only the hashing thread waits on it
-};
-
-}  // namespace
 
 absl::StatusOr<ReadAndHashResult> ReadAndHash(transport::Channel& channel, const transport::RemoteRegion& region,
                                               uint8_t* dst, uint64_t chunk, absl::Time deadline,
@@ -34,68 +18,26 @@ absl::StatusOr<ReadAndHashResult> ReadAndHash(transport::Channel& channel, const
     const uint64_t n = std::min(chunk, total - off);
     return channel.Read(transport::RemoteRegion{region.addr + off, n, region.rkey}, dst + off, deadline);
   };
-  ChecksumBuilder hash;
   ReadAndHashResult result;
-  // Once every byte is hashed: the digest, and how long hashing ran past the last Read.
-  auto finish = [&] {
-    result.checksum = hash.Finish();
-    result.hash_tail = std::max(absl::ZeroDuration(), absl::Now() - result.reads_done);
-    return result;
-  };
 
-  if (total <= chunk) {  // one Read: nothing to overlap
+  if (total <= chunk) {  // one Read: nothing to overlap, no thread to start
     if (total > 0) RETURN_IF_ERROR(read_chunk(0));
     result.reads_done = absl::Now();
-    hash.Update({dst, total});
-    return finish();
+    result.checksum = ObjectChecksum({dst, total}, {});
+    result.hash_tail = absl::Now() - result.reads_done;
+    return result;
   }
 
-  Progress progress;
-  std::thread reader([&] {
-    absl::Status status = absl::OkStatus();
-    for (uint64_t off = 0; off < total && status.ok(); off += chunk) {
-      status = read_chunk(off);
-      if (status.ok()) {
-        MutexLock lock(&progress.mu);
-        progress.landed = std::min(total, off + chunk);
-        progress.changed.Signal();
-      }
-    }
-    const absl::Time done = absl::Now();
-    MutexLock lock(&progress.mu);
-    progress.finished = true;
-    progress.status = status;
-    progress.reads_done = done;
-    progress.changed.Signal();
-  });
-
-  uint64_t hashed = 0;
-  absl::Status status = absl::OkStatus();
-  while (true) {
-    uint64_t landed;
-    bool finished;
-    {
-      MutexLock lock(&progress.mu);
-      // A CondVar, not Await: an Await condition may be evaluated by the reading thread, and
-      // `hashed` belongs to this one.
-      while (!progress.finished && progress.landed <= hashed) lock.Wait(&progress.changed);
-      landed = progress.landed;
-      finished = progress.finished;
-      if (finished) {
-        status = progress.status;
-        result.reads_done = progress.reads_done;
-      }
-    }
-    if (finished && !status.ok()) break;
-    if (landed > hashed) {
-      hash.Update({dst + hashed, landed - hashed});
-      hashed = landed;
-    }
-    if (finished) break;
+  // On an error the hasher is abandoned; its destructor stops and joins its thread.
+  BackgroundHasher hasher(dst, total);
+  for (uint64_t off = 0; off < total; off += chunk) {
+    RETURN_IF_ERROR(read_chunk(off));
+    hasher.Advance(std::min(total, off + chunk));
   }
-  reader.join();
-  RETURN_IF_ERROR(status);
-  return finish();  // the loop hashed up to `landed`, which is `total` once every Read succeeded
+  result.reads_done = absl::Now();
+  result.checksum = hasher.Finish();
+  result.hash_tail = absl::Now() - result.reads_done;
+  return result;
 }
 
 }  // namespace rplasma::core

@@ -1,14 +1,13 @@
 // ReadAndHash: reads a remote region into a local buffer chunk by chunk and checksums it while it
 // lands, so verifying a fetched object overlaps its transfer instead of following it.
 //
-// With more than one chunk, a helper thread issues the Reads back to back (as a plain loop would)
-// and publishes how far the bytes have landed; the calling thread hashes up to there, then waits
-// for more. The checksum is ChecksumBuilder over the whole region, in order (client/checksum.h).
-// `before_chunk` runs on the reading thread before each Read; an error from it stops the reads
-// (the Pin path's lease check). Any error stops both sides; the hash is then meaningless.
+// With more than one chunk, the calling thread issues the Reads back to back (as a plain loop
+// would) and a BackgroundHasher (client/background_hasher.h) hashes each chunk on its own thread
+// once it has landed. The checksum is ObjectChecksum over the whole region (client/checksum.h).
+// `before_chunk` runs before each Read; an error from it stops the reads (the Pin path's lease
+// check). Any error stops both sides; the hash is then meaningless.
 //
-// Thread-safety: a free function; `channel` must allow a Read from another thread (every
-// transport::Channel does). Returns only after the helper thread has finished.
+// Thread-safety: a free function; every thread it starts has finished when it returns.
 #ifndef RPLASMA_MANAGER_CORE_READ_AND_HASH_H_
 #define RPLASMA_MANAGER_CORE_READ_AND_HASH_H_
 
