@@ -1,5 +1,6 @@
 // rplasma-manager: the per-node manager (see docs/MANAGER.md). Flags are mapped onto
 // ManagerOptions; everything else lives in Manager.
+#include <malloc.h>
 #include <signal.h>
 
 #include <cstdio>
@@ -53,6 +54,11 @@ std::vector<std::string> NormalizeFlagNames(int argc, char** argv) {
 }
 
 int main(int argc, char** argv) {
+  // Each small fetch allocates and frees a reply buffer of up to the Get threshold. With glibc's
+  // defaults the heap top above 128 KiB is returned to the kernel at every such free and faulted
+  // back in by the next fetch (measured: seal phase of a 64 KiB fetch 30 -> 60 us). Keep it.
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
+  mallopt(M_TOP_PAD, 16 << 20);
   absl::SetProgramUsageMessage("rplasma-manager --store-socket PATH --redis HOST:PORT --secret-file PATH [...]");
   std::vector<std::string> args = NormalizeFlagNames(argc, argv);
   std::vector<char*> arg_ptrs;
