@@ -109,35 +109,47 @@ absl::Status RunLocalBench(const LocalBenchOptions& options, std::ostream& out) 
   // Each peer runs right next to the rplasma benchmark it is compared with, so that load from
   // other processes on a shared machine hits both sides of a ratio alike.
   StoreBenchContext ctx{client.get(), reporter.get(), limits, options.batch};
-  for (size_t i = 0; i < options.sizes.size(); ++i) {
-    const uint64_t size = options.sizes[i];
-    auto run = [&](const char* name, auto benchmark) {
-      if (options.Selected(name)) errors.Note(benchmark());
-    };
-    run("copy", [&] { return RunMemcpy(limits, *reporter, size); });
-    run("checksum", [&] { return RunChecksum(limits, *reporter, size); });
-    run("copy_checksum", [&] { return RunCopyChecksum(limits, *reporter, size); });
-    run("create_write_seal", [&] { return RunCreateWriteSeal(ctx, size); });
-    run("put", [&] { return RunPut(ctx, size); });
-    if (i == 0) {
-      run("ping_pong", [&] { return RunUnixPingPong(limits, *reporter, PingPongPeer::kThread); });
-      run("ping_pong", [&] { return RunUnixPingPong(limits, *reporter, PingPongPeer::kEpollThread); });
-      run("ping_pong", [&] { return RunUnixPingPong(limits, *reporter, PingPongPeer::kProcess); });
+  std::vector<std::vector<TargetCheck>> round_checks;
+  for (int64_t round = 1; round <= options.rounds; ++round) {
+    if (options.rounds > 1) out << absl::StrFormat("\n-- round %d of %d\n", round, options.rounds);
+    const size_t first_result = reporter->results().size();
+    for (size_t i = 0; i < options.sizes.size(); ++i) {
+      const uint64_t size = options.sizes[i];
+      auto run = [&](const char* name, auto benchmark) {
+        if (options.Selected(name)) errors.Note(benchmark());
+      };
+      run("copy", [&] { return RunMemcpy(limits, *reporter, size); });
+      run("checksum", [&] { return RunChecksum(limits, *reporter, size); });
+      run("copy_checksum", [&] { return RunCopyChecksum(limits, *reporter, size); });
+      run("create_write_seal", [&] { return RunCreateWriteSeal(ctx, size); });
+      run("put", [&] { return RunPut(ctx, size); });
+      if (i == 0) {
+        run("ping_pong", [&] { return RunUnixPingPong(limits, *reporter, PingPongPeer::kThread); });
+        run("ping_pong", [&] { return RunUnixPingPong(limits, *reporter, PingPongPeer::kEpollThread); });
+        run("ping_pong", [&] { return RunUnixPingPong(limits, *reporter, PingPongPeer::kProcess); });
+      }
+      run("get", [&] { return RunGetRelease(ctx, size); });
+      if (size * static_cast<uint64_t>(options.batch) <= kMaxBatchBytes) {
+        run("batch_get", [&] { return RunBatchGet(ctx, size); });
+      }
+      if (redis.has_value() && size <= redis_server->max_value_bytes()) {
+        run("set_get", [&] { return RunRedisSetGet(limits, *reporter, *redis, size); });
+      }
+      run("create_seal_get", [&] { return RunCreateSealGet(ctx, size); });
     }
-    run("get", [&] { return RunGetRelease(ctx, size); });
-    if (size * static_cast<uint64_t>(options.batch) <= kMaxBatchBytes) {
-      run("batch_get", [&] { return RunBatchGet(ctx, size); });
+    // Once, in the last round: a million objects take a while and their memory does not vary.
+    if (round == options.rounds && options.objects_overhead > 0 && options.Selected("memory_per_object")) {
+      errors.Note(RunMemoryOverhead(*client, store_pid, options.objects_overhead, kOverheadObjectSize, *reporter));
     }
-    if (redis.has_value() && size <= redis_server->max_value_bytes()) {
-      run("set_get", [&] { return RunRedisSetGet(limits, *reporter, *redis, size); });
+    // This round's targets, from this round's results only.
+    ASSIGN_OR_RETURN(std::unique_ptr<ResultReporter> this_round, ResultReporter::Create("", nullptr));
+    for (size_t k = first_result; k < reporter->results().size(); ++k) {
+      RETURN_IF_ERROR(this_round->Add(reporter->results()[k]));
     }
-    run("create_seal_get", [&] { return RunCreateSealGet(ctx, size); });
-  }
-  if (options.objects_overhead > 0 && options.Selected("memory_per_object")) {
-    errors.Note(RunMemoryOverhead(*client, store_pid, options.objects_overhead, kOverheadObjectSize, *reporter));
+    round_checks.push_back(EvaluateLocalTargets(*this_round, options.sizes));
   }
 
-  PrintTargets(EvaluateLocalTargets(*reporter, options.sizes), out);
+  PrintTargets(options.rounds == 1 ? round_checks.front() : CombineRounds(round_checks), out);
   if (!options.csv_path.empty()) out << "\nCSV: " << options.csv_path << "\n";
   return errors.first();
 }

@@ -43,6 +43,7 @@ absl::Status LocalBenchOptions::Validate() const {
   if (duration <= absl::ZeroDuration()) return BadFlag("--duration", "must be positive");
   if (objects_overhead < 0) return BadFlag("--objects-overhead", "must not be negative");
   if (batch < 1) return BadFlag("--batch", "must be at least 1");
+  if (rounds < 1) return BadFlag("--rounds", "must be at least 1");
   if (transport != "tcp" && transport != "verbs" && transport != "auto") {
     return BadFlag("--transport", "must be tcp, verbs or auto");
   }
@@ -61,7 +62,7 @@ std::string LocalBenchUsage() {
   return "usage: rplasma-bench [--mode local|fetch] [--sizes 16,4K,64K,1M,64M,256M]\n"
          "                     [--iterations N] [--duration SECONDS] [--csv FILE]\n"
          "                     [--store-socket PATH | --memory BYTES] [--redis | --no-redis]\n"
-         "                     [--objects-overhead N] [--batch N]\n"
+         "                     [--objects-overhead N] [--batch N] [--rounds N]\n"
          "  --iterations N        per benchmark and size, at most N timed operations (1000)\n"
          "  --duration S          ... or stop after S seconds (1; at least 3 operations run)\n"
          "  --store-socket PATH   attach to a running rplasma-store instead of starting one\n"
@@ -70,6 +71,8 @@ std::string LocalBenchUsage() {
          "                        (default: use Redis when redis-server is installed)\n"
          "  --objects-overhead N  objects created to measure store memory per object (1000000; 0 skips)\n"
          "  --batch N             ids per Get in the batch-get benchmark (1000)\n"
+         "  --rounds N            local mode: run everything N times; targets are the median of the\n"
+         "                        per-round ratios (1)\n"
          "  --mode fetch          two nodes on loopback (redis, 2 stores, 2 managers): fetch by size\n"
          "                        vs a raw TCP stream and Redis GET (sizes default 1K,64K,1M,16M,64M)\n"
          "  --transport T         fetch mode: managers' transport, tcp|verbs|auto (tcp)\n"
@@ -109,12 +112,14 @@ absl::StatusOr<LocalBenchOptions> ParseLocalBenchOptions(int argc, char** argv, 
       ASSIGN_OR_RETURN(std::string v, next());
       ASSIGN_OR_RETURN(options.sizes, ParseSizeList(v));
       options.sizes_given = true;
-    } else if (flag == "--iterations" || flag == "--objects-overhead" || flag == "--batch") {
+    } else if (flag == "--iterations" || flag == "--objects-overhead" || flag == "--batch" || flag == "--rounds") {
       ASSIGN_OR_RETURN(std::string v, next());
       int64_t n = 0;
       if (!absl::SimpleAtoi(v, &n)) return BadFlag(flag, absl::StrFormat("'%s' is not an integer", v));
       (flag == "--iterations" ? options.iterations
-                              : flag == "--batch" ? options.batch : options.objects_overhead) = n;
+       : flag == "--batch"    ? options.batch
+       : flag == "--rounds"   ? options.rounds
+                              : options.objects_overhead) = n;
     } else if (flag == "--duration") {
       ASSIGN_OR_RETURN(std::string v, next());
       double seconds = 0;

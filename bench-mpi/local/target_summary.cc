@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "bench-mpi/common/size_units.h"
 
 namespace rplasma::bench {
@@ -13,13 +14,13 @@ using Outcome = TargetCheck::Outcome;
 // ratio <= limit passes (at_most) or ratio >= limit passes (!at_most).
 TargetCheck Check(std::string name, std::string goal, std::string measured, double ratio, double limit,
                   bool at_most) {
-  TargetCheck c{std::move(name), std::move(goal), std::move(measured), ratio, limit, Outcome::kShort};
+  TargetCheck c{std::move(name), std::move(goal), std::move(measured), ratio, limit, at_most, Outcome::kShort};
   if (at_most ? ratio <= limit : ratio >= limit) c.outcome = Outcome::kPass;
   return c;
 }
 
 TargetCheck Skipped(std::string name, std::string goal, std::string why) {
-  return TargetCheck{std::move(name), std::move(goal), std::move(why), 0, 0, Outcome::kSkipped};
+  return TargetCheck{std::move(name), std::move(goal), std::move(why), 0, 0, true, Outcome::kSkipped};
 }
 
 }  // namespace
@@ -177,6 +178,41 @@ std::vector<TargetCheck> EvaluateFetchTargets(const ResultReporter& results) {
     checks.push_back(Skipped("small fetch latency", rtt_goal, "fetch or stream missing"));
   }
   return checks;
+}
+
+std::vector<TargetCheck> CombineRounds(const std::vector<std::vector<TargetCheck>>& rounds) {
+  std::vector<std::string> names;  // in first-seen order
+  for (const std::vector<TargetCheck>& round : rounds) {
+    for (const TargetCheck& c : round) {
+      if (std::find(names.begin(), names.end(), c.name) == names.end()) names.push_back(c.name);
+    }
+  }
+  std::vector<TargetCheck> combined;
+  for (const std::string& name : names) {
+    std::vector<const TargetCheck*> measured;
+    const TargetCheck* last = nullptr;
+    for (const std::vector<TargetCheck>& round : rounds) {
+      for (const TargetCheck& c : round) {
+        if (c.name != name) continue;
+        last = &c;
+        if (c.outcome != Outcome::kSkipped) measured.push_back(&c);
+      }
+    }
+    if (measured.empty()) {
+      combined.push_back(*last);
+      continue;
+    }
+    std::vector<const TargetCheck*> sorted = measured;
+    std::sort(sorted.begin(), sorted.end(), [](const TargetCheck* a, const TargetCheck* b) { return a->ratio < b->ratio; });
+    const TargetCheck& median = *sorted[(sorted.size() - 1) / 2];  // the lower median: an actual round
+    std::vector<std::string> ratios;
+    for (const TargetCheck* c : measured) ratios.push_back(absl::StrFormat("%.3f", c->ratio));
+    combined.push_back(Check(name, median.goal,
+                             absl::StrFormat("median of %d rounds (ratios %s); median round: %s", measured.size(),
+                                             absl::StrJoin(ratios, ", "), median.measured),
+                             median.ratio, median.limit, median.at_most));
+  }
+  return combined;
 }
 
 void PrintTargets(const std::vector<TargetCheck>& checks, std::ostream& out) {

@@ -9,6 +9,7 @@
 //   memory per object      store anon bytes per object <= 200 B
 //
 // A target whose inputs were not measured in this run is reported as SKIPPED with the reason.
+// With several rounds (--rounds), CombineRounds takes each target's median per-round ratio.
 #ifndef RPLASMA_BENCH_MPI_LOCAL_TARGET_SUMMARY_H_
 #define RPLASMA_BENCH_MPI_LOCAL_TARGET_SUMMARY_H_
 
@@ -29,6 +30,7 @@ struct TargetCheck {
   std::string measured;  // the numbers it is computed from
   double ratio = 0;      // measured / reference (or the value itself for absolute targets)
   double limit = 0;
+  bool at_most = true;   // passes when ratio <= limit (else when ratio >= limit)
   Outcome outcome = Outcome::kSkipped;
 };
 
@@ -38,6 +40,10 @@ std::vector<TargetCheck> EvaluateLocalTargets(const ResultReporter& results,
 // Fetch mode (fetch_bench.h): fetch(64 MiB, else largest) >= 0.85x raw TCP stream and >= 4x Redis
 // GET (medians); fetch(1 KiB, else smallest) p50 <= 2.5x the TCP round trip of the same bytes.
 std::vector<TargetCheck> EvaluateFetchTargets(const ResultReporter& results);
+// One check per name from several rounds' checks: the median of the ratios of the rounds that
+// measured it, judged against the same limit; `measured` lists every round's ratio and the
+// median round's numbers. A check no round measured stays SKIPPED (with the last round's reason).
+std::vector<TargetCheck> CombineRounds(const std::vector<std::vector<TargetCheck>>& rounds);
 void PrintTargets(const std::vector<TargetCheck>& checks, std::ostream& out);
 
 }  // namespace rplasma::bench

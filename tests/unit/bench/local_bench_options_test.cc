@@ -26,6 +26,7 @@ TEST(LocalBenchOptionsTest, DefaultsMatchTheSpec) {
   EXPECT_EQ(o.sizes, (std::vector<uint64_t>{16, 4096, 65536, 1u << 20, 64u << 20, 256u << 20}));
   EXPECT_EQ(o.redis, RedisMode::kAuto);
   EXPECT_EQ(o.objects_overhead, 1000000);
+  EXPECT_EQ(o.rounds, 1);
   EXPECT_TRUE(o.store_socket.empty());
   // Room for two of the largest objects and a million 64-byte slots.
   EXPECT_GE(o.DefaultMemoryBytes(), 512u * (1u << 20) + 64000000u);
@@ -35,7 +36,7 @@ TEST(LocalBenchOptionsTest, ParsesEveryFlagInBothSpellings) {
   ASSERT_OK_AND_ASSIGN(LocalBenchOptions o,
                        Parse({"--mode", "local", "--sizes=16,1M", "--iterations", "7", "--duration", "0.5",
                               "--csv", "/tmp/x.csv", "--store-socket", "/tmp/s.sock", "--no-redis",
-                              "--objects-overhead=0", "--batch", "10", "--memory", "2G"}));
+                              "--objects-overhead=0", "--batch", "10", "--memory", "2G", "--rounds=3"}));
   EXPECT_EQ(o.sizes, (std::vector<uint64_t>{16, 1u << 20}));
   EXPECT_EQ(o.iterations, 7);
   EXPECT_EQ(o.duration, absl::Milliseconds(500));
@@ -44,6 +45,7 @@ TEST(LocalBenchOptionsTest, ParsesEveryFlagInBothSpellings) {
   EXPECT_EQ(o.redis, RedisMode::kOff);
   EXPECT_EQ(o.objects_overhead, 0);
   EXPECT_EQ(o.batch, 10);
+  EXPECT_EQ(o.rounds, 3);
   EXPECT_EQ(o.memory_bytes, uint64_t{2} << 30);
   ASSERT_OK_AND_ASSIGN(LocalBenchOptions r, Parse({"--redis"}));
   EXPECT_EQ(r.redis, RedisMode::kOn);
@@ -62,6 +64,7 @@ TEST(LocalBenchOptionsTest, BadInputIsAnInvalidArgumentNamingTheFlag) {
   EXPECT_NE(unknown.status().message().find("--bogus"), absl::string_view::npos);
   EXPECT_THAT(Parse({"--iterations", "many"}), HasErrorCode(ErrorCode::kInvalidArgument));
   EXPECT_THAT(Parse({"--iterations", "0"}), HasErrorCode(ErrorCode::kInvalidArgument));
+  EXPECT_THAT(Parse({"--rounds", "0"}), HasErrorCode(ErrorCode::kInvalidArgument));
   EXPECT_THAT(Parse({"--duration", "-1"}), HasErrorCode(ErrorCode::kInvalidArgument));
   EXPECT_THAT(Parse({"--sizes", "16,zz"}), HasErrorCode(ErrorCode::kInvalidArgument));
   EXPECT_THAT(Parse({"--mode", "mpi"}), HasErrorCode(ErrorCode::kInvalidArgument));

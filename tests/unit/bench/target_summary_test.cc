@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_format.h"
+
 #include <sstream>
 
 #include "tests/support/status_matchers.h"
@@ -67,6 +69,46 @@ TEST(TargetSummaryTest, LocalTargetsComputeRatiosAndOutcomes) {
   PrintTargets(checks, out);
   EXPECT_NE(out.str().find("PASS"), std::string::npos);
   EXPECT_NE(out.str().find("SHORT"), std::string::npos);
+}
+
+TEST(TargetSummaryTest, RoundsCombineIntoTheMedianRatioJudgedAgainstTheSameLimit) {
+  auto check = [](std::string name, double ratio, double limit, bool at_most) {
+    TargetCheck c;
+    c.name = std::move(name);
+    c.goal = "goal";
+    c.measured = absl::StrFormat("round with %.1f", ratio);
+    c.ratio = ratio;
+    c.limit = limit;
+    c.at_most = at_most;
+    c.outcome = (at_most ? ratio <= limit : ratio >= limit) ? Outcome::kPass : Outcome::kShort;
+    return c;
+  };
+  TargetCheck skipped;
+  skipped.name = "memory per object";
+  skipped.measured = "not in this round";
+  std::vector<std::vector<TargetCheck>> rounds = {
+      {check("get latency", 1.2, 1.3, true), check("write bandwidth", 0.5, 0.7, false), skipped},
+      {check("get latency", 9.0, 1.3, true), check("write bandwidth", 0.8, 0.7, false), skipped},
+      {check("get latency", 1.6, 1.3, true), check("write bandwidth", 0.9, 0.7, false),
+       check("memory per object", 163, 200, true)},
+  };
+  std::vector<TargetCheck> combined = CombineRounds(rounds);
+  ASSERT_EQ(combined.size(), 3u);
+  // 1.2, 9.0 (a flipped round), 1.6: the median 1.6 is SHORT, though one round passed.
+  EXPECT_DOUBLE_EQ(Named(combined, "get latency").ratio, 1.6);
+  EXPECT_EQ(Named(combined, "get latency").outcome, Outcome::kShort);
+  EXPECT_NE(Named(combined, "get latency").measured.find("median of 3 rounds"), std::string::npos);
+  EXPECT_NE(Named(combined, "get latency").measured.find("round with 1.6"), std::string::npos);
+  // At-least targets keep their direction: median 0.8 >= 0.7.
+  EXPECT_DOUBLE_EQ(Named(combined, "write bandwidth").ratio, 0.8);
+  EXPECT_EQ(Named(combined, "write bandwidth").outcome, Outcome::kPass);
+  // Measured in one round only: that round's value.
+  EXPECT_DOUBLE_EQ(Named(combined, "memory per object").ratio, 163);
+  EXPECT_EQ(Named(combined, "memory per object").outcome, Outcome::kPass);
+
+  std::vector<TargetCheck> never = CombineRounds({{skipped}, {skipped}});
+  ASSERT_EQ(never.size(), 1u);
+  EXPECT_EQ(never[0].outcome, Outcome::kSkipped);
 }
 
 TEST(TargetSummaryTest, MissingMeasurementsAreSkippedNotFailed) {
