@@ -56,6 +56,7 @@ void ResultReporter::PrintHeader() {
 }
 
 absl::Status ResultReporter::Add(BenchResult r) {
+  for (const auto& [name, value] : tags_) r.metrics.emplace(name, value);
   const std::string detail = Detail(r.metrics);
   if (table_ != nullptr) {
     if (!header_printed_) PrintHeader();

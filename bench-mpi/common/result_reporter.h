@@ -43,6 +43,8 @@ class ResultReporter {
   static absl::StatusOr<std::unique_ptr<ResultReporter>> Create(const std::string& csv_path,
                                                                 std::ostream* table);
   absl::Status Add(BenchResult result);
+  // Every result added from now on carries metrics[name] = value (e.g. "round" with --rounds).
+  void SetTag(const std::string& name, double value) { tags_[name] = value; }
   const std::vector<BenchResult>& results() const { return results_; }
   // The first result with these keys; null if none.
   const BenchResult* Find(const std::string& benchmark, const std::string& system,
@@ -57,6 +59,7 @@ class ResultReporter {
   std::ostream* table_;
   bool header_printed_ = false;
   std::vector<BenchResult> results_;
+  std::map<std::string, double> tags_;
 };
 
 }  // namespace rplasma::bench

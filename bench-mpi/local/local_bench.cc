@@ -111,7 +111,10 @@ absl::Status RunLocalBench(const LocalBenchOptions& options, std::ostream& out) 
   StoreBenchContext ctx{client.get(), reporter.get(), limits, options.batch};
   std::vector<std::vector<TargetCheck>> round_checks;
   for (int64_t round = 1; round <= options.rounds; ++round) {
-    if (options.rounds > 1) out << absl::StrFormat("\n-- round %d of %d\n", round, options.rounds);
+    if (options.rounds > 1) {
+      out << absl::StrFormat("\n-- round %d of %d\n", round, options.rounds);
+      reporter->SetTag("round", static_cast<double>(round));  // in each row's CSV detail
+    }
     const size_t first_result = reporter->results().size();
     for (size_t i = 0; i < options.sizes.size(); ++i) {
       const uint64_t size = options.sizes[i];

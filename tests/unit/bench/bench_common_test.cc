@@ -128,6 +128,22 @@ TEST(ResultReporterTest, ThroughputFollowsFromLatencyAndSize) {
   EXPECT_EQ(reporter->Find("copy", "memcpy", 16), nullptr);
 }
 
+TEST(ResultReporterTest, ATagIsAddedToEveryLaterResultButNotOverAResultsOwnMetric) {
+  LatencyRecorder r;
+  r.Record(1000);
+  ASSERT_OK_AND_ASSIGN(auto reporter, ResultReporter::Create("", nullptr));
+  ASSERT_OK(reporter->Add(MakeResult("get", "rplasma", "unix", "store", 16, r.Summarize())));
+  reporter->SetTag("round", 2);
+  ASSERT_OK(reporter->Add(MakeResult("get", "rplasma", "unix", "store", 32, r.Summarize())));
+  BenchResult own = MakeResult("get", "rplasma", "unix", "store", 64, r.Summarize());
+  own.metrics["round"] = 7;
+  ASSERT_OK(reporter->Add(own));
+  ASSERT_EQ(reporter->results().size(), 3u);
+  EXPECT_EQ(reporter->results()[0].Metric("round", -1), -1);
+  EXPECT_EQ(reporter->results()[1].Metric("round", -1), 2);
+  EXPECT_EQ(reporter->results()[2].Metric("round", -1), 7);
+}
+
 TEST(ProcessMemoryTest, ParsesKilobyteFieldsOfProcStatus) {
   ASSERT_OK_AND_ASSIGN(ProcessMemory m, ParseProcStatus("Name:\tx\nVmRSS:\t  1000 kB\nRssAnon:\t 200 kB\n"
                                                         "RssFile:\t 300 kB\nRssShmem:\t 500 kB\n"));
