@@ -99,12 +99,7 @@ absl::Status ClientConnection::Send(RequestBody body, PendingReply* pending) {
     pending->done_ = false;
     pending_.emplace(request_id, pending);
   }
-  absl::Status status = WriteFrame(payload);
-  if (!status.ok()) {
-    MutexLock lock(&mu_);
-    Break(status);
-  }
-  return status;
+  return WriteFrame(payload);
 }
 
 absl::StatusOr<Reply> ClientConnection::Wait(PendingReply* pending) {
@@ -153,23 +148,13 @@ absl::Status ClientConnection::SendDetached(RequestBody body) {
     pending_.emplace(request_id, nullptr);
     ++detached_outstanding_;
   }
-  absl::Status status = WriteFrame(payload);
-  if (!status.ok()) {
-    MutexLock lock(&mu_);
-    Break(status);
-  }
-  return status;
+  return WriteFrame(payload);
 }
 
 absl::Status ClientConnection::SendNoReply(RequestBody body) {
   ASSIGN_OR_RETURN(uint64_t request_id, NextRequestId());
   ASSIGN_OR_RETURN(std::string payload, Encode(request_id, std::move(body)));
-  absl::Status status = WriteFrame(payload);
-  if (!status.ok()) {
-    MutexLock lock(&mu_);
-    Break(status);
-  }
-  return status;
+  return WriteFrame(payload);
 }
 
 absl::StatusOr<uint64_t> ClientConnection::NextRequestId() {
@@ -251,6 +236,16 @@ void ClientConnection::PromoteLeader() {
 }
 
 absl::Status ClientConnection::WriteFrame(const std::string& payload) {
+  absl::Status status = WriteFrameBytes(payload);
+  if (!status.ok()) {
+    // Part of the frame may be on the wire: the stream position is lost for every caller.
+    MutexLock lock(&mu_);
+    Break(status);
+  }
+  return status;
+}
+
+absl::Status ClientConnection::WriteFrameBytes(const std::string& payload) {
   char header[kFrameHeaderBytes];
   EncodeFrameHeader(static_cast<uint32_t>(payload.size()), header);
   iovec iov[2] = {{header, sizeof(header)}, {const_cast<char*>(payload.data()), payload.size()}};

@@ -102,8 +102,10 @@ class ClientConnection {
   absl::StatusOr<uint64_t> NextRequestId() ABSL_LOCKS_EXCLUDED(mu_);
   // The request's payload; kInvalidArgument if it exceeds the frame cap.
   static absl::StatusOr<std::string> Encode(uint64_t request_id, RequestBody body);
-  // Writes one frame (header and payload in one sendmsg when possible). Serialized by write_mu_.
-  absl::Status WriteFrame(const std::string& payload) ABSL_LOCKS_EXCLUDED(write_mu_);
+  // Writes one frame; a failed write breaks the connection (Break) before it returns.
+  absl::Status WriteFrame(const std::string& payload) ABSL_LOCKS_EXCLUDED(write_mu_, mu_);
+  // The write itself (header and payload in one sendmsg when possible). Serialized by write_mu_.
+  absl::Status WriteFrameBytes(const std::string& payload) ABSL_LOCKS_EXCLUDED(write_mu_);
   // Reads the next reply frame. Only the leader calls it (no lock: leadership is exclusive).
   absl::StatusOr<Reply> ReadReply();
   // Reads until at least `bytes` are buffered.
