@@ -103,9 +103,7 @@ class StoreFaultTest : public ::testing::Test {
     // A clean SIGTERM exit also proves the store had no sanitizer finding or leak (LeakSanitizer
     // turns the exit status non-zero) in sanitizer builds.
     if (store_ != nullptr && store_->running()) {
-      absl::StatusOr<int> status = store_->Stop();
-      EXPECT_TRUE(status.ok() && WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
-          << "store did not exit cleanly: " << (status.ok() ? *status : -1);
+      EXPECT_OK(store_->StopCleanly());
     }
     if (HasFailure() && store_ != nullptr) std::cerr << "store log:\n" << store_->ReadLog();
   }

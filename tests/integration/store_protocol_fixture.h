@@ -4,8 +4,6 @@
 #ifndef RPLASMA_TESTS_INTEGRATION_STORE_PROTOCOL_FIXTURE_H_
 #define RPLASMA_TESTS_INTEGRATION_STORE_PROTOCOL_FIXTURE_H_
 
-#include <sys/wait.h>
-
 #include <iostream>
 #include <memory>
 #include <vector>
@@ -40,9 +38,7 @@ class StoreProtocolTest : public ::testing::Test {
     // A clean SIGTERM exit also proves the store had no sanitizer finding or leak (LeakSanitizer
     // turns the exit status non-zero) in sanitizer builds.
     if (store_ != nullptr && store_->running()) {
-      absl::StatusOr<int> status = store_->Stop();
-      EXPECT_TRUE(status.ok() && WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
-          << "store did not exit cleanly: " << (status.ok() ? *status : -1);
+      EXPECT_OK(store_->StopCleanly());
     }
     if (HasFailure() && store_ != nullptr) std::cerr << "store log:\n" << store_->ReadLog();
   }

@@ -67,6 +67,12 @@ absl::StatusOr<int> StoreProcess::Stop(absl::Duration timeout) {
   return *status;
 }
 
+absl::Status StoreProcess::StopCleanly(absl::Duration timeout) {
+  ASSIGN_OR_RETURN(int status, Stop(timeout));
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return absl::OkStatus();
+  return MakeError(ErrorCode::kInternal, absl::StrCat("rplasma-store did not exit cleanly: wait status ", status));
+}
+
 int StoreProcess::OpenFdCount() const {
   pid_t pid = this->pid();
   if (pid <= 0) return -1;

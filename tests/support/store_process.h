@@ -47,6 +47,9 @@ class StoreProcess {
   void Kill();
   // SIGTERM, then waits up to `timeout` for exit; returns the wait status (kills it on timeout).
   absl::StatusOr<int> Stop(absl::Duration timeout = absl::Seconds(10));
+  // Stop that must end in exit status 0 (in sanitizer builds that also means no finding and no
+  // leak); else an error saying how it ended. The TearDown check of the store tests.
+  absl::Status StopCleanly(absl::Duration timeout = absl::Seconds(10));
   // Open fds of the store process (/proc/<pid>/fd), -1 if it cannot be read.
   int OpenFdCount() const;
   // The store's log so far.
