@@ -1,7 +1,7 @@
 #include "client/background_hasher.h"
 
 #include "client/checksum.h"
-#include "protocol/mutex_lock.h"
+#include "protocol/base/mutex_lock.h"
 
 namespace rplasma {
 

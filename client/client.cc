@@ -18,9 +18,9 @@
 #include "client/checksum.h"
 #include "client/client_connection.h"
 #include "client/reply_body.h"
-#include "protocol/logging.h"
-#include "protocol/mutex_lock.h"
-#include "protocol/status.h"
+#include "protocol/base/logging.h"
+#include "protocol/base/mutex_lock.h"
+#include "protocol/base/status.h"
 
 namespace rplasma {
 namespace {

@@ -8,7 +8,7 @@
 // flight at once on the one store connection: the store answers a waiting Get later, out of order,
 // and replies are matched to callers by request id, so a long Get never holds up other calls.
 //
-// Errors are absl::Status with an rplasma ErrorCode (protocol/status.h): ObjectExists,
+// Errors are absl::Status with an rplasma ErrorCode (protocol/base/status.h): ObjectExists,
 // ObjectNotFound, ObjectNotSealed, ObjectAlreadySealed, ObjectInUse, OutOfMemory, DeadlineExceeded,
 // NotCreator, Unavailable (store gone), ProtocolError.
 #ifndef RPLASMA_CLIENT_CLIENT_H_
@@ -28,7 +28,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "client/manager_connection_pool.h"
-#include "protocol/object_id.h"
+#include "protocol/base/object_id.h"
 #include "protocol/store_messages.h"
 
 namespace rplasma {

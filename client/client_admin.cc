@@ -7,7 +7,7 @@
 #include "client/client_connection.h"
 #include "client/reply_body.h"
 #include "client/store_subscription.h"
-#include "protocol/status.h"
+#include "protocol/base/status.h"
 
 namespace rplasma {
 namespace {

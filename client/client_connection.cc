@@ -11,10 +11,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "protocol/frame.h"
-#include "protocol/logging.h"
-#include "protocol/mutex_lock.h"
-#include "protocol/socket_io.h"
-#include "protocol/status.h"
+#include "protocol/base/logging.h"
+#include "protocol/base/mutex_lock.h"
+#include "protocol/base/socket_io.h"
+#include "protocol/base/status.h"
 
 namespace rplasma {
 namespace {

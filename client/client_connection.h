@@ -33,7 +33,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "protocol/store_messages.h"
-#include "protocol/unique_fd.h"
+#include "protocol/base/unique_fd.h"
 
 namespace rplasma {
 

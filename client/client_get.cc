@@ -12,7 +12,7 @@
 #include "client/client.h"
 #include "client/client_connection.h"
 #include "client/reply_body.h"
-#include "protocol/status.h"
+#include "protocol/base/status.h"
 
 namespace rplasma {
 namespace {

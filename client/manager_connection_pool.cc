@@ -3,9 +3,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "protocol/mutex_lock.h"
-#include "protocol/socket_io.h"
-#include "protocol/status.h"
+#include "protocol/base/mutex_lock.h"
+#include "protocol/base/socket_io.h"
+#include "protocol/base/status.h"
 
 namespace rplasma {
 

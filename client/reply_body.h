@@ -13,8 +13,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "protocol/object_id.h"
-#include "protocol/status.h"
+#include "protocol/base/object_id.h"
+#include "protocol/base/status.h"
 #include "protocol/store_messages.h"
 
 namespace rplasma::client_internal {

@@ -8,8 +8,8 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
-#include "protocol/socket_io.h"
-#include "protocol/status.h"
+#include "protocol/base/socket_io.h"
+#include "protocol/base/status.h"
 #include "protocol/store_messages.h"
 
 namespace rplasma {

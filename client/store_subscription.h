@@ -19,7 +19,7 @@
 #include "absl/time/time.h"
 #include "client/client.h"
 #include "protocol/frame.h"
-#include "protocol/unique_fd.h"
+#include "protocol/base/unique_fd.h"
 
 namespace rplasma {
 

@@ -6,8 +6,8 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "protocol/socket_io.h"
-#include "protocol/status.h"
+#include "protocol/base/socket_io.h"
+#include "protocol/base/status.h"
 
 namespace rplasma {
 namespace {

@@ -12,8 +12,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "protocol/object_id.h"
-#include "protocol/status.h"
+#include "protocol/base/object_id.h"
+#include "protocol/base/status.h"
 
 namespace rplasma {
 

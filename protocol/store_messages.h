@@ -15,8 +15,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "protocol/object_id.h"
-#include "protocol/status.h"
+#include "protocol/base/object_id.h"
+#include "protocol/base/status.h"
 
 namespace rplasma {
 

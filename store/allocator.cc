@@ -2,7 +2,7 @@
 
 #include <iterator>
 
-#include "protocol/logging.h"
+#include "protocol/base/logging.h"
 
 namespace rplasma {
 

@@ -9,7 +9,7 @@
 #include <cerrno>
 
 #include "absl/strings/str_cat.h"
-#include "protocol/status.h"
+#include "protocol/base/status.h"
 
 namespace rplasma {
 namespace {

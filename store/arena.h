@@ -16,7 +16,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "protocol/unique_fd.h"
+#include "protocol/base/unique_fd.h"
 
 namespace rplasma {
 

@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "protocol/status.h"
+#include "protocol/base/status.h"
 
 namespace rplasma {
 

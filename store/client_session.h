@@ -18,8 +18,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "protocol/frame.h"
-#include "protocol/object_id.h"
-#include "protocol/unique_fd.h"
+#include "protocol/base/object_id.h"
+#include "protocol/base/unique_fd.h"
 #include "store/object_table.h"
 
 namespace rplasma {

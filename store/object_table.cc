@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "protocol/logging.h"
+#include "protocol/base/logging.h"
 
 namespace rplasma {
 

@@ -31,8 +31,8 @@
 #include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "protocol/object_id.h"
-#include "protocol/status.h"
+#include "protocol/base/object_id.h"
+#include "protocol/base/status.h"
 #include "protocol/store_messages.h"
 #include "store/allocator.h"
 

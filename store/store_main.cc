@@ -7,7 +7,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "protocol/logging.h"
+#include "protocol/base/logging.h"
 #include "store/store_options.h"
 #include "store/store_server.h"
 

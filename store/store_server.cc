@@ -15,8 +15,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "protocol/frame.h"
-#include "protocol/logging.h"
-#include "protocol/socket_io.h"
+#include "protocol/base/logging.h"
+#include "protocol/base/socket_io.h"
 
 namespace rplasma {
 namespace {

@@ -28,7 +28,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "protocol/store_messages.h"
-#include "protocol/unique_fd.h"
+#include "protocol/base/unique_fd.h"
 #include "store/arena.h"
 #include "store/client_session.h"
 #include "store/get_waiters.h"

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "protocol/frame.h"
-#include "protocol/logging.h"
+#include "protocol/base/logging.h"
 #include "store/store_server.h"
 
 namespace rplasma {

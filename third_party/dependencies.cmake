@@ -16,15 +16,19 @@ find_package(GTest REQUIRED)
 # hiredis 0.14 (libhiredis-dev), rdma-core (libibverbs-dev, librdmacm-dev), xxhash (libxxhash-dev):
 # no CMake packages of their own, so pkg-config imported targets.
 pkg_check_modules(hiredis REQUIRED IMPORTED_TARGET hiredis)
-pkg_check_modules(ibverbs REQUIRED IMPORTED_TARGET libibverbs)
-pkg_check_modules(rdmacm REQUIRED IMPORTED_TARGET librdmacm)
+if(RPLASMA_WITH_VERBS)
+  pkg_check_modules(ibverbs REQUIRED IMPORTED_TARGET libibverbs)
+  pkg_check_modules(rdmacm REQUIRED IMPORTED_TARGET librdmacm)
+endif()
 pkg_check_modules(xxhash REQUIRED IMPORTED_TARGET libxxhash)
 
 # OpenSSL (libssl-dev): HMAC for peer authentication.
 find_package(OpenSSL REQUIRED)
 
 # Open MPI (libopenmpi-dev, openmpi-bin): MPI::MPI_CXX, only for bench-mpi/.
-find_package(MPI REQUIRED COMPONENTS CXX)
+if(RPLASMA_WITH_MPI)
+  find_package(MPI REQUIRED COMPONENTS CXX)
+endif()
 
 # flatbuffers_generate(<target> <schema.fbs>...): a header-only interface library carrying the
 # generated *_generated.h files in the build tree. Generated code is never committed.

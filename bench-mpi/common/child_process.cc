@@ -14,8 +14,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "protocol/status.h"
-#include "protocol/unique_fd.h"
+#include "protocol/base/status.h"
+#include "protocol/base/unique_fd.h"
 
 extern char** environ;
 

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "protocol/status.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::bench {
 

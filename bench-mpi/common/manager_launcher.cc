@@ -10,9 +10,9 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
-#include "protocol/socket_io.h"
-#include "protocol/status.h"
-#include "protocol/unique_fd.h"
+#include "protocol/base/socket_io.h"
+#include "protocol/base/status.h"
+#include "protocol/base/unique_fd.h"
 
 namespace rplasma::bench {
 

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bench-mpi/common/size_units.h"
-#include "protocol/status.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::bench {
 namespace {

@@ -11,8 +11,8 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "protocol/socket_io.h"
-#include "protocol/status.h"
+#include "protocol/base/socket_io.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::bench {
 namespace {

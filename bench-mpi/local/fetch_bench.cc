@@ -20,9 +20,9 @@
 #include "client/client.h"
 #include "protocol/frame.h"
 #include "protocol/manager_messages.h"
-#include "protocol/object_id.h"
-#include "protocol/socket_io.h"
-#include "protocol/status.h"
+#include "protocol/base/object_id.h"
+#include "protocol/base/socket_io.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::bench {
 namespace {

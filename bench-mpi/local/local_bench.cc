@@ -18,7 +18,7 @@
 #include "bench-mpi/local/store_benchmarks.h"
 #include "bench-mpi/local/target_summary.h"
 #include "client/client.h"
-#include "protocol/status.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::bench {
 namespace {

@@ -4,7 +4,7 @@
 #include "bench-mpi/local/fetch_bench.h"
 #include "bench-mpi/local/local_bench.h"
 #include "bench-mpi/local/local_bench_options.h"
-#include "protocol/status.h"
+#include "protocol/base/status.h"
 
 int main(int argc, char** argv) {
   bool help = false;

@@ -7,7 +7,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "bench-mpi/common/size_units.h"
-#include "protocol/status.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::bench {
 namespace {

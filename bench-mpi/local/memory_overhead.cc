@@ -10,8 +10,8 @@
 #include "bench-mpi/common/latency_recorder.h"
 #include "bench-mpi/common/measure_loop.h"
 #include "bench-mpi/common/process_memory.h"
-#include "protocol/object_id.h"
-#include "protocol/status.h"
+#include "protocol/base/object_id.h"
+#include "protocol/base/status.h"
 #include "protocol/store_messages.h"
 
 namespace rplasma::bench {

@@ -16,11 +16,11 @@
 
 #include "absl/strings/str_format.h"
 #include "protocol/frame.h"
-#include "protocol/object_id.h"
-#include "protocol/socket_io.h"
-#include "protocol/status.h"
+#include "protocol/base/object_id.h"
+#include "protocol/base/socket_io.h"
+#include "protocol/base/status.h"
 #include "protocol/store_messages.h"
-#include "protocol/unique_fd.h"
+#include "protocol/base/unique_fd.h"
 
 namespace rplasma::bench {
 namespace {

@@ -5,8 +5,8 @@
 
 #include "absl/strings/str_format.h"
 #include "bench-mpi/common/size_units.h"
-#include "protocol/object_id.h"
-#include "protocol/status.h"
+#include "protocol/base/object_id.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::bench {
 namespace {

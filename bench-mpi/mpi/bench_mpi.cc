@@ -16,9 +16,9 @@
 #include "bench-mpi/mpi/fetch_plan.h"
 #include "bench-mpi/mpi/tcp_baseline.h"
 #include "bench-mpi/mpi/tuner.h"
-#include "protocol/object_id.h"
-#include "protocol/logging.h"
-#include "protocol/status.h"
+#include "protocol/base/object_id.h"
+#include "protocol/base/logging.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::bench {
 

@@ -1,7 +1,7 @@
 // The tuner's arithmetic, pure: fit each protocol's cost t(s) = latency + s / bandwidth by
 // relative-error least squares (weights 1/t², so 1 KiB points count as much as 32 MiB ones), find
 // the measured crossover of the two curves, pick the threshold, and render the threshold file in
-// the manager's format (manager/core/threshold_file.h).
+// the manager's format (manager/fetch/threshold_file.h).
 //
 // Threshold choice: the measured crossover T_m is the swept size that minimises the summed
 // relative excess cost (each point's capped at 100%) of "send up to T, read above" over the

@@ -7,8 +7,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "bench-mpi/mpi/object_pattern.h"
-#include "protocol/mutex_lock.h"
-#include "protocol/status.h"
+#include "protocol/base/mutex_lock.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::bench {
 namespace {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "bench-mpi/mpi/bench_mpi_options.h"
-#include "protocol/object_id.h"
+#include "protocol/base/object_id.h"
 
 namespace rplasma::bench {
 

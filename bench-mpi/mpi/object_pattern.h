@@ -10,7 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
-#include "protocol/object_id.h"
+#include "protocol/base/object_id.h"
 
 namespace rplasma::bench {
 

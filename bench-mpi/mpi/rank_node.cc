@@ -9,8 +9,8 @@
 #include "absl/time/clock.h"
 #include "protocol/frame.h"
 #include "protocol/manager_messages.h"
-#include "protocol/socket_io.h"
-#include "protocol/status.h"
+#include "protocol/base/socket_io.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::bench {
 namespace {

@@ -14,7 +14,7 @@
 #include "bench-mpi/common/child_process.h"
 #include "bench-mpi/common/csv_writer.h"
 #include "bench-mpi/common/size_units.h"
-#include "protocol/status.h"
+#include "protocol/base/status.h"
 
 extern char** environ;
 

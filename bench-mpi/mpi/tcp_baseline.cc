@@ -13,8 +13,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "protocol/status.h"
-#include "protocol/unique_fd.h"
+#include "protocol/base/status.h"
+#include "protocol/base/unique_fd.h"
 
 namespace rplasma::bench {
 namespace {

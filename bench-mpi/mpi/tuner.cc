@@ -14,7 +14,7 @@
 #include "bench-mpi/mpi/cost_fit.h"
 #include "bench-mpi/mpi/fetch_phase.h"
 #include "bench-mpi/mpi/fetch_plan.h"
-#include "protocol/status.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::bench {
 namespace {

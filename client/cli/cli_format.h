@@ -14,7 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "protocol/object_id.h"
+#include "protocol/base/object_id.h"
 
 namespace rplasma::cli {
 

@@ -1,7 +1,7 @@
 #include "absl/strings/cord.h"
 #include "client/cli/cli_format.h"
 #include "client/cli/command.h"
-#include "protocol/status.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::cli {
 namespace {

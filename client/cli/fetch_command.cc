@@ -4,7 +4,7 @@
 
 #include "absl/strings/numbers.h"
 #include "client/cli/command.h"
-#include "protocol/status.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::cli {
 namespace {

@@ -10,8 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "client/cli/cli_format.h"
 #include "client/cli/command.h"
-#include "protocol/status.h"
-#include "protocol/unique_fd.h"
+#include "protocol/base/status.h"
+#include "protocol/base/unique_fd.h"
 
 namespace rplasma::cli {
 namespace {

@@ -9,7 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "client/cli/command.h"
-#include "protocol/status.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::cli {
 namespace {

@@ -14,8 +14,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "protocol/logging.h"
-#include "protocol/status.h"
+#include "protocol/base/logging.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::auth {
 namespace {

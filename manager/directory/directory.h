@@ -17,7 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
-#include "protocol/object_id.h"
+#include "protocol/base/object_id.h"
 
 namespace rplasma {
 

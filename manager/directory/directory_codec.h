@@ -24,7 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "manager/directory/directory.h"
-#include "protocol/object_id.h"
+#include "protocol/base/object_id.h"
 
 namespace rplasma {
 

@@ -13,7 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
-#include "protocol/status.h"
+#include "protocol/base/status.h"
 
 namespace rplasma {
 namespace {

@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "protocol/logging.h"
-#include "protocol/status.h"
+#include "protocol/base/logging.h"
+#include "protocol/base/status.h"
 
 namespace rplasma {
 

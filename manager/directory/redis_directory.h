@@ -35,7 +35,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
-#include "protocol/mutex_lock.h"
+#include "protocol/base/mutex_lock.h"
 #include "manager/directory/directory.h"
 #include "manager/directory/directory_codec.h"
 #include "manager/directory/redis_connection.h"

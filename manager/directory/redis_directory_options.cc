@@ -3,7 +3,7 @@
 #include "absl/strings/str_format.h"
 #include "manager/directory/directory_codec.h"
 #include "manager/directory/redis_connection.h"
-#include "protocol/status.h"
+#include "protocol/base/status.h"
 
 namespace rplasma {
 namespace {

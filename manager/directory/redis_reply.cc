@@ -7,7 +7,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
-#include "protocol/status.h"
+#include "protocol/base/status.h"
 
 namespace rplasma {
 

@@ -1,10 +1,10 @@
-#include "protocol/mutex_lock.h"
+#include "protocol/base/mutex_lock.h"
 #include "manager/peer/lease_table.h"
 
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "protocol/status.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::peer {
 

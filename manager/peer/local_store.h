@@ -1,6 +1,6 @@
 // LocalStore: what the manager needs from its node's rplasma-store, as an interface so that the
 // peer service and the fetch engine can be unit-tested over an in-memory fake.
-// Production implementation: manager/core/client_local_store.h (over rplasma::Client).
+// Production implementation: manager/client_local_store.h (over rplasma::Client).
 //
 // All byte pointers point into the store's arena as this process maps it (the arena the transport
 // registered), so a Read can land directly in a created object.
@@ -17,8 +17,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "protocol/object_id.h"
-#include "protocol/status.h"
+#include "protocol/base/object_id.h"
+#include "protocol/base/status.h"
 #include "protocol/store_messages.h"
 
 namespace rplasma::peer {

@@ -24,8 +24,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "manager/transport/transport.h"
-#include "protocol/object_id.h"
-#include "protocol/status.h"
+#include "protocol/base/object_id.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::peer {
 

@@ -1,12 +1,12 @@
-#include "protocol/mutex_lock.h"
+#include "protocol/base/mutex_lock.h"
 #include "manager/peer/peer_service.h"
 
 #include <algorithm>
 #include <variant>
 
 #include "absl/strings/str_cat.h"
-#include "protocol/logging.h"
-#include "protocol/status.h"
+#include "protocol/base/logging.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::peer {
 

@@ -1,6 +1,6 @@
 #include "absl/strings/str_cat.h"
 #include "manager/transport/transport.h"
-#include "protocol/status.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::transport {
 

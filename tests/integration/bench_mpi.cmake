@@ -2,7 +2,7 @@
 # protocol at small sizes with every byte verified, CSV and PNG produced (-np 2 and -np 4), and a
 # tuner run whose threshold file a manager then loads. Each test starts its own redis-server
 # (--start-redis) and skips when mpirun or redis-server is missing.
-if(TARGET rplasma-bench-mpi)
+if(RPLASMA_WITH_MPI)
   rplasma_test(bench_mpi_patterns_test
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/bench_mpi_patterns_test.cc
     LABELS integration mpi redis
@@ -18,19 +18,17 @@ endif()
 
 # The pure parts (cost fit, plans, byte pattern, options): in process, no MPI. The rendered
 # threshold file goes through the manager's own parser.
-if(TARGET rplasma_bench_mpi_core AND TARGET rplasma_manager_core)
+if(RPLASMA_WITH_MPI)
   rplasma_test(bench_mpi_core_test
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/bench_mpi_core_test.cc
-    LIBS rplasma_bench_mpi_core rplasma_manager_core
+    LIBS rplasma_bench_mpi_core rplasma_fetch
     LABELS unit
     TIMEOUT 60)
 endif()
 
 # ChildProcess (bench-mpi/common) with real processes: logs, exec errors, and PR_SET_PDEATHSIG.
-if(TARGET rplasma_bench_common)
-  rplasma_test(bench_mpi_child_process_test
-    SOURCES ${CMAKE_CURRENT_LIST_DIR}/bench_mpi_child_process_test.cc
-    LIBS rplasma_bench_common
-    LABELS integration
-    TIMEOUT 60)
-endif()
+rplasma_test(bench_mpi_child_process_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/bench_mpi_child_process_test.cc
+  LIBS rplasma_bench_common
+  LABELS integration
+  TIMEOUT 60)

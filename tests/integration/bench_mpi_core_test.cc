@@ -11,7 +11,7 @@
 #include "bench-mpi/mpi/cost_fit.h"
 #include "bench-mpi/mpi/fetch_plan.h"
 #include "bench-mpi/mpi/object_pattern.h"
-#include "manager/core/threshold_file.h"
+#include "manager/fetch/threshold_file.h"
 #include "tests/support/status_matchers.h"
 
 namespace rplasma::bench {
@@ -95,7 +95,7 @@ TEST(CostFitTest, FileHasPeerLinesDefaultAndFitLinesTheManagerIgnores) {
   EXPECT_TRUE(absl::StrContains(file, "\n# header\n")) << file;
 
   // The manager's parser takes the file whole, and its peer line matches any start of rank1.
-  absl::StatusOr<core::ThresholdTable> table = core::ParseThresholdFile(file);
+  absl::StatusOr<fetch::ThresholdTable> table = fetch::ParseThresholdFile(file);
   ASSERT_TRUE(table.ok()) << table.status() << "\n" << file;
   EXPECT_EQ(table->default_bytes, 65536u);
   EXPECT_EQ(table->For("rank1.3fa9c2d1"), 32768u);

@@ -11,7 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "protocol/frame.h"
 #include "protocol/manager_messages.h"
-#include "protocol/socket_io.h"
+#include "protocol/base/socket_io.h"
 #include "tests/integration/bench_mpi_run.h"
 #include "tests/support/store_process.h"
 

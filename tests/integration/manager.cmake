@@ -1,23 +1,19 @@
 # Manager integration and fault tests: redis-server + real rplasma-store and rplasma-manager
 # processes over tcp loopback (tests/integration/manager_test_cluster.h).
-if(TARGET rplasma-manager AND TARGET rplasma_client)
-  add_library(rplasma_manager_test_cluster STATIC ${CMAKE_CURRENT_LIST_DIR}/manager_test_cluster.cc)
-  target_link_libraries(rplasma_manager_test_cluster
-    PUBLIC rplasma_test_support rplasma_client rplasma_protocol GTest::gtest)
+add_library(rplasma_manager_test_cluster STATIC ${CMAKE_CURRENT_LIST_DIR}/manager_test_cluster.cc)
+target_link_libraries(rplasma_manager_test_cluster
+  PUBLIC rplasma_test_support rplasma_client rplasma_protocol GTest::gtest)
 
-  rplasma_test(manager_fetch_test
-    SOURCES ${CMAKE_CURRENT_LIST_DIR}/manager_fetch_test.cc
-    LIBS rplasma_manager_test_cluster
-    LABELS integration redis
-    TIMEOUT 900)
-  add_dependencies(manager_fetch_test rplasma-manager rplasma_store)
-endif()
+rplasma_test(manager_fetch_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/manager_fetch_test.cc
+  LIBS rplasma_manager_test_cluster
+  LABELS integration redis
+  TIMEOUT 900)
+add_dependencies(manager_fetch_test rplasma-manager rplasma_store)
 
-if(TARGET rplasma-manager AND TARGET rplasma_client AND TARGET rplasma_transport_tcp)
-  rplasma_test(manager_fault_test
-    SOURCES ${CMAKE_CURRENT_LIST_DIR}/manager_fault_test.cc
-    LIBS rplasma_manager_test_cluster rplasma_peer rplasma_transport_tcp
-    LABELS integration redis fault
-    TIMEOUT 600)
-  add_dependencies(manager_fault_test rplasma-manager rplasma_store)
-endif()
+rplasma_test(manager_fault_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/manager_fault_test.cc
+  LIBS rplasma_manager_test_cluster rplasma_peer rplasma_transport_tcp
+  LABELS integration redis fault
+  TIMEOUT 600)
+add_dependencies(manager_fault_test rplasma-manager rplasma_store)

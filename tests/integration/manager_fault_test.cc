@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "manager/peer/peer_messages.h"
 #include "manager/transport/tcp/tcp_transport.h"
-#include "protocol/socket_io.h"
+#include "protocol/base/socket_io.h"
 #include "tests/integration/manager_test_cluster.h"
 #include "tests/support/status_matchers.h"
 

@@ -1,4 +1,4 @@
-#include "protocol/mutex_lock.h"
+#include "protocol/base/mutex_lock.h"
 #include "tests/integration/manager_test_cluster.h"
 
 #include <cstring>
@@ -11,8 +11,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/strings/str_cat.h"
 #include "protocol/frame.h"
-#include "protocol/socket_io.h"
-#include "protocol/status.h"
+#include "protocol/base/socket_io.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::testing {
 namespace {

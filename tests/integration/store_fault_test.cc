@@ -17,7 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "flatbuffers/flatbuffers.h"
 #include "protocol/frame.h"
-#include "protocol/socket_io.h"
+#include "protocol/base/socket_io.h"
 #include "protocol/store_messages.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/store_process.h"

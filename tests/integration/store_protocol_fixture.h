@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "protocol/logging.h"
+#include "protocol/base/logging.h"
 #include "protocol/store_messages.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/store_process.h"

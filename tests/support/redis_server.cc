@@ -17,8 +17,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "protocol/status.h"
-#include "protocol/unique_fd.h"
+#include "protocol/base/status.h"
+#include "protocol/base/unique_fd.h"
 
 namespace rplasma::testing {
 namespace {

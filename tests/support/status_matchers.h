@@ -10,7 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "protocol/status.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::testing {
 

@@ -10,8 +10,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "protocol/frame.h"
-#include "protocol/socket_io.h"
-#include "protocol/status.h"
+#include "protocol/base/socket_io.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::testing {
 

@@ -16,7 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "protocol/store_messages.h"
-#include "protocol/unique_fd.h"
+#include "protocol/base/unique_fd.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 

@@ -9,7 +9,7 @@
 
 #include <utility>
 
-#include "protocol/status.h"
+#include "protocol/base/status.h"
 
 extern char** environ;
 

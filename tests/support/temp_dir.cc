@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "protocol/logging.h"
+#include "protocol/base/logging.h"
 
 namespace rplasma::testing {
 

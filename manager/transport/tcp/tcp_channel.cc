@@ -8,9 +8,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "manager/transport/tcp/tcp_socket.h"
-#include "protocol/mutex_lock.h"
-#include "protocol/logging.h"
-#include "protocol/status.h"
+#include "protocol/base/mutex_lock.h"
+#include "protocol/base/logging.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::transport::tcp {
 

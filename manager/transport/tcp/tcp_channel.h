@@ -40,7 +40,7 @@
 #include "manager/transport/tcp/tcp_receive_buffer.h"
 #include "manager/transport/tcp/tcp_wire.h"
 #include "manager/transport/transport.h"
-#include "protocol/unique_fd.h"
+#include "protocol/base/unique_fd.h"
 
 namespace rplasma::transport::tcp {
 

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "manager/transport/tcp/tcp_socket.h"
-#include "protocol/status.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::transport::tcp {
 

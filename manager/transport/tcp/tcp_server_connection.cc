@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "manager/auth/peer_auth.h"
 #include "manager/transport/tcp/tcp_socket.h"
-#include "protocol/logging.h"
+#include "protocol/base/logging.h"
 
 namespace rplasma::transport::tcp {
 

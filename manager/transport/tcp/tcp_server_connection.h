@@ -32,8 +32,8 @@
 #include "manager/transport/tcp/tcp_receive_buffer.h"
 #include "manager/transport/tcp/tcp_wire.h"
 #include "manager/transport/transport.h"
-#include "protocol/status.h"
-#include "protocol/unique_fd.h"
+#include "protocol/base/status.h"
+#include "protocol/base/unique_fd.h"
 
 namespace rplasma::transport::tcp {
 

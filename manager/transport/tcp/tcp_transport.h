@@ -36,7 +36,7 @@
 #include "manager/transport/tcp/tcp_counters.h"
 #include "manager/transport/tcp/tcp_server_connection.h"
 #include "manager/transport/transport.h"
-#include "protocol/unique_fd.h"
+#include "protocol/base/unique_fd.h"
 
 namespace rplasma::transport::tcp {
 

@@ -21,7 +21,7 @@
 #include "absl/time/clock.h"
 #include "manager/transport/tcp/tcp_socket.h"
 #include "manager/transport/tcp/tcp_transport.h"
-#include "protocol/logging.h"
+#include "protocol/base/logging.h"
 
 namespace rplasma::transport::tcp {
 namespace {

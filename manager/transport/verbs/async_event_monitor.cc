@@ -7,8 +7,8 @@
 #include <cerrno>
 #include <vector>
 
-#include "protocol/logging.h"
-#include "protocol/status.h"
+#include "protocol/base/logging.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::transport::verbs {
 

@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "manager/transport/verbs/device_set.h"
-#include "protocol/unique_fd.h"
+#include "protocol/base/unique_fd.h"
 
 namespace rplasma::transport::verbs {
 

@@ -11,9 +11,9 @@
 
 #include "absl/strings/str_format.h"
 #include "manager/auth/peer_auth.h"
-#include "protocol/logging.h"
-#include "protocol/socket_io.h"
-#include "protocol/status.h"
+#include "protocol/base/logging.h"
+#include "protocol/base/socket_io.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::transport::verbs {
 namespace {

@@ -27,7 +27,7 @@
 #include "absl/time/time.h"
 #include "manager/transport/verbs/ticket_book.h"
 #include "manager/transport/verbs/wire_format.h"
-#include "protocol/unique_fd.h"
+#include "protocol/base/unique_fd.h"
 
 namespace rplasma::transport::verbs {
 

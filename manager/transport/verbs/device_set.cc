@@ -3,7 +3,7 @@
 #include <cerrno>
 
 #include "absl/strings/str_format.h"
-#include "protocol/status.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::transport::verbs {
 

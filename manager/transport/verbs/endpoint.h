@@ -50,8 +50,8 @@
 #include "manager/transport/verbs/message_ring.h"
 #include "manager/transport/verbs/verbs_raii.h"
 #include "manager/transport/verbs/wire_format.h"
-#include "protocol/mutex_lock.h"
-#include "protocol/unique_fd.h"
+#include "protocol/base/mutex_lock.h"
+#include "protocol/base/unique_fd.h"
 
 namespace rplasma::transport::verbs {
 

@@ -6,9 +6,9 @@
 
 #include "absl/strings/str_format.h"
 #include "manager/transport/verbs/endpoint.h"
-#include "protocol/mutex_lock.h"
-#include "protocol/logging.h"
-#include "protocol/status.h"
+#include "protocol/base/mutex_lock.h"
+#include "protocol/base/logging.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::transport::verbs {
 namespace {

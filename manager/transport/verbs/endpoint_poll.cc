@@ -29,8 +29,8 @@
 #include <thread>
 
 #include "manager/transport/verbs/endpoint.h"
-#include "protocol/logging.h"
-#include "protocol/status.h"
+#include "protocol/base/logging.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::transport::verbs {
 namespace {

@@ -10,10 +10,10 @@
 
 #include "absl/strings/str_format.h"
 #include "manager/transport/verbs/endpoint.h"
-#include "protocol/mutex_lock.h"
+#include "protocol/base/mutex_lock.h"
 #include "manager/transport/verbs/read_plan.h"
-#include "protocol/logging.h"
-#include "protocol/status.h"
+#include "protocol/base/logging.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::transport::verbs {
 namespace {

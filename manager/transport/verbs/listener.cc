@@ -1,5 +1,5 @@
 #include "manager/transport/verbs/listener.h"
-#include "protocol/mutex_lock.h"
+#include "protocol/base/mutex_lock.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -11,8 +11,8 @@
 
 #include "absl/strings/str_format.h"
 #include "manager/transport/verbs/socket_address.h"
-#include "protocol/logging.h"
-#include "protocol/status.h"
+#include "protocol/base/logging.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::transport::verbs {
 

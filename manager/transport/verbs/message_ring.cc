@@ -4,7 +4,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_format.h"
-#include "protocol/status.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::transport::verbs {
 

@@ -8,7 +8,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
-#include "protocol/status.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::transport::verbs {
 

@@ -1,5 +1,5 @@
 #include "manager/transport/verbs/ticket_book.h"
-#include "protocol/mutex_lock.h"
+#include "protocol/base/mutex_lock.h"
 
 #include <cstring>
 

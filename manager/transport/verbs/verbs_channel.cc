@@ -1,7 +1,7 @@
 #include "manager/transport/verbs/verbs_channel.h"
-#include "protocol/mutex_lock.h"
+#include "protocol/base/mutex_lock.h"
 
-#include "protocol/status.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::transport::verbs {
 

@@ -15,7 +15,7 @@
 
 #include <memory>
 
-#include "protocol/logging.h"
+#include "protocol/base/logging.h"
 
 namespace rplasma::transport::verbs {
 

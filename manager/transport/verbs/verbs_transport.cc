@@ -1,5 +1,5 @@
 #include "manager/transport/verbs/verbs_transport.h"
-#include "protocol/mutex_lock.h"
+#include "protocol/base/mutex_lock.h"
 
 #include <cstring>
 
@@ -10,7 +10,7 @@
 #include "manager/transport/verbs/listener.h"
 #include "manager/transport/verbs/socket_address.h"
 #include "manager/transport/verbs/verbs_channel.h"
-#include "protocol/status.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::transport {
 

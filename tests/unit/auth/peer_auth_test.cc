@@ -12,7 +12,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "protocol/unique_fd.h"
+#include "protocol/base/unique_fd.h"
 #include "tests/support/status_matchers.h"
 
 namespace rplasma::auth {

@@ -10,7 +10,7 @@
 #include "bench-mpi/common/process_memory.h"
 #include "bench-mpi/common/result_reporter.h"
 #include "bench-mpi/common/size_units.h"
-#include "protocol/status.h"
+#include "protocol/base/status.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/temp_dir.h"
 

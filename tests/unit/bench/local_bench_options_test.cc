@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "bench-mpi/local/local_bench_options.h"
-#include "protocol/status.h"
+#include "protocol/base/status.h"
 #include "tests/support/status_matchers.h"
 
 namespace rplasma::bench {

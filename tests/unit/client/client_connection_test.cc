@@ -12,7 +12,7 @@
 
 #include "client/client.h"
 #include "protocol/frame.h"
-#include "protocol/socket_io.h"
+#include "protocol/base/socket_io.h"
 #include "protocol/store_messages.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/temp_dir.h"

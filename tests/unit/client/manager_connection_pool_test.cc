@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "protocol/socket_io.h"
+#include "protocol/base/socket_io.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/temp_dir.h"
 

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "protocol/unique_fd.h"
+#include "protocol/base/unique_fd.h"
 #include "tests/support/status_matchers.h"
 
 namespace rplasma {

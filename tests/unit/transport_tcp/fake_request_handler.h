@@ -10,7 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
-#include "protocol/mutex_lock.h"
+#include "protocol/base/mutex_lock.h"
 #include "manager/transport/transport.h"
 
 namespace rplasma::transport::testing {

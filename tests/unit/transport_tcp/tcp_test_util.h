@@ -13,7 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "manager/transport/tcp/tcp_transport.h"
-#include "protocol/logging.h"
+#include "protocol/base/logging.h"
 #include "tests/unit/transport_tcp/fake_request_handler.h"
 
 namespace rplasma::transport::testing {

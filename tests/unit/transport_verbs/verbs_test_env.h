@@ -9,7 +9,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "manager/transport/transport.h"
-#include "protocol/mutex_lock.h"
+#include "protocol/base/mutex_lock.h"
 #include "manager/transport/verbs/verbs_transport.h"
 
 namespace rplasma::transport::testing {

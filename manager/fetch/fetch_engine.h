@@ -1,0 +1,97 @@
+// FetchEngine: brings remote objects into the local store (the manager's Fetch).
+//
+// Fetch(ids, timeout), for each distinct id:
+//   1. merging: if another Fetch is already bringing the id, wait for its outcome (in-flight map);
+//      else this call leads the id.
+//   2. the led ids are looked up in the directory in one pipelined batch. The local store is asked
+//      (one Contains batch) only about ids that may be here already: those the directory lists on
+//      this node, and those it lists nowhere (sealed here, not yet published). Sealed here -> OK.
+//      An id listed on other nodes only costs no store round trip before its transfer.
+//   3. for each id with live locations on other nodes, sources are tried in turn (channel from the
+//      PeerConnector, protocol from the ThresholdPolicy, TransferObject) until one succeeds. A
+//      failed source has already aborted its local object. If creating the local object fails
+//      with ObjectExists, the store is asked: sealed here -> OK.
+//   4. ids not sealed anywhere yet (no location, or the owner no longer has it / it changed
+//      under us) are looked up again, and asked of the store again, with exponential backoff
+//      until the deadline.
+//   5. ids that fail otherwise (transport errors, store out of memory, ...) are reported at once.
+// A directory failure (Redis down) fails the led ids immediately with kUnavailable, except those
+// the store then reports sealed here.
+//
+// Thread-safety: thread-safe; Fetch runs on the caller's thread (client-socket connection
+// threads). Hand-offs: the in-flight map (mu_) passes a leader's outcome to merged waiters.
+#ifndef RPLASMA_MANAGER_FETCH_FETCH_ENGINE_H_
+#define RPLASMA_MANAGER_FETCH_FETCH_ENGINE_H_
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "manager/manager_stats.h"
+#include "manager/fetch/peer_connector.h"
+#include "manager/fetch/threshold_policy.h"
+#include "manager/directory/directory.h"
+#include "manager/peer/local_store.h"
+
+namespace rplasma::fetch {
+
+struct FetchEngineOptions {
+  std::string self_node_id;                          // locations of this node are skipped
+  absl::Duration poll_initial = absl::Milliseconds(5);  // first re-lookup delay
+  absl::Duration poll_max = absl::Milliseconds(250);    // backoff cap
+  uint64_t read_chunk_bytes = 4u << 20;              // Pin path: bytes per Read call
+
+  absl::Status Validate() const;
+};
+
+class FetchEngine {
+ public:
+  // All pointers are borrowed and must outlive the engine.
+  FetchEngine(FetchEngineOptions options, Directory* directory, peer::LocalStore* store,
+              PeerConnector* connector, ThresholdPolicy* policy, manager::ManagerStats* stats);
+
+  // One status per id, in order (duplicates share the outcome).
+  std::vector<absl::Status> Fetch(absl::Span<const ObjectID> ids, absl::Duration timeout);
+  // Makes fetches still waiting for an object give up with kUnavailable (manager shutdown).
+  void Shutdown() { stopping_.store(true); }
+
+ private:
+  struct InFlight {
+    absl::Mutex mu;
+    bool done ABSL_GUARDED_BY(mu) = false;
+    absl::Status status ABSL_GUARDED_BY(mu);
+  };
+
+  // Fetches `ids` (led by this call) until `deadline`; one status per id.
+  std::vector<absl::Status> FetchLed(const std::vector<ObjectID>& ids, absl::Time deadline);
+  // Tries the sources of one id in turn.
+  absl::Status FetchFromAny(const ObjectID& id, const std::vector<ObjectLocation>& sources, absl::Time deadline,
+                            absl::Duration lookup_time);
+  absl::Status FetchFrom(const ObjectID& id, const ObjectLocation& source, absl::Time deadline,
+                         absl::Duration lookup_time);
+  // ContainsAll of `ids` as one answer per id (the store's error for each when it fails).
+  std::vector<absl::StatusOr<bool>> AskLocal(absl::Span<const ObjectID> ids);
+  void Finish(const ObjectID& id, const std::shared_ptr<InFlight>& flight, const absl::Status& status);
+
+  const FetchEngineOptions options_;
+  Directory* const directory_;
+  peer::LocalStore* const store_;
+  PeerConnector* const connector_;
+  ThresholdPolicy* const policy_;
+  manager::ManagerStats* const stats_;
+
+  std::atomic<bool> stopping_{false};
+  absl::Mutex mu_;
+  absl::flat_hash_map<ObjectID, std::shared_ptr<InFlight>> in_flight_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace rplasma::fetch
+
+#endif  // RPLASMA_MANAGER_FETCH_FETCH_ENGINE_H_

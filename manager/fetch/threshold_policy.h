@@ -1,0 +1,106 @@
+// ThresholdPolicy: which peer protocol moves an object of a given size from a given peer.
+//
+//   size <= threshold(peer)  -> kGet  (two-sided: bytes inline in the reply, one copy)
+//   size >  threshold(peer)  -> kPin  (one-sided: Pin, Read straight into the new object, Unpin)
+//
+// Peers are node ids ("rank1.3fa9c2d1"); a file's peer line matches the exact id or, as the tuner
+// writes them, the node name (ThresholdTable::For).
+// Fixed/file modes: threshold(peer) is the table's per-peer value or its default, forever.
+// Adaptive (auto) mode, pure logic — callers feed it measurements, it never reads a clock:
+//   * Calibrate(peer, probes): the probe's crossover (largest probed size where Get was at least
+//     as fast as Pin) becomes the peer's threshold.
+//   * Observe(peer, protocol, size, time): an EWMA of the time per protocol per size bucket
+//     (bucket b holds sizes in (2^(b-1), 2^b]; times are scaled to the bucket's top size).
+//   * Hysteresis: the threshold T = 2^k moves up one bucket only when Get beat Pin in bucket k+1
+//     by more than `hysteresis` (relative), down one bucket only when Pin beat Get in bucket k by
+//     as much; both estimates need min_samples. To keep both estimates fresh, one transfer in
+//     `explore_every` of the two buckets next to T uses the other protocol.
+//
+// Thread-safety: thread-safe.
+#ifndef RPLASMA_MANAGER_FETCH_THRESHOLD_POLICY_H_
+#define RPLASMA_MANAGER_FETCH_THRESHOLD_POLICY_H_
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "manager/fetch/threshold_file.h"
+#include "manager/peer/peer_protocol.h"
+
+namespace rplasma::fetch {
+
+using peer::PeerProtocol;
+using peer::PeerProtocolName;
+
+struct ThresholdPolicyOptions {
+  ThresholdSetting setting;        // mode and table (default + per-peer)
+  double ewma_alpha = 0.2;         // weight of a new observation
+  double hysteresis = 0.15;        // relative margin before the threshold moves
+  uint32_t min_samples = 3;        // per protocol per bucket before it counts
+  uint32_t explore_every = 32;     // 0 = never explore
+  uint64_t min_threshold = 1024;   // adaptive thresholds stay within [min, max]
+  uint64_t max_threshold = 64u << 20;
+
+  absl::Status Validate() const;
+};
+
+// One probe size measured both ways (auto calibration).
+struct ProbeSample {
+  uint64_t bytes = 0;
+  absl::Duration get_time;
+  absl::Duration pin_time;  // Pin + Read + Unpin
+};
+
+class ThresholdPolicy {
+ public:
+  static constexpr int kBuckets = 48;
+
+  explicit ThresholdPolicy(ThresholdPolicyOptions options);
+
+  bool adaptive() const { return options_.setting.mode == ThresholdSetting::Mode::kAuto; }
+  ThresholdSetting::Mode mode() const { return options_.setting.mode; }
+  // The threshold for a peer without a per-peer value (auto: the start value before calibration).
+  uint64_t default_threshold() const { return options_.setting.table.default_bytes; }
+  // The protocol for `size` bytes from `peer` (may explore, hence not const).
+  PeerProtocol Choose(const std::string& peer, uint64_t size);
+  uint64_t ThresholdFor(const std::string& peer) const;
+  // True once Calibrate ran for `peer` (auto mode calibrates each peer once).
+  bool Calibrated(const std::string& peer) const;
+  // Sets the peer's threshold from probe samples (sorted by size or not). Ignored unless adaptive.
+  void Calibrate(const std::string& peer, const std::vector<ProbeSample>& samples);
+  // Records one transfer (adaptive mode may move the peer's threshold).
+  void Observe(const std::string& peer, PeerProtocol protocol, uint64_t size, absl::Duration time);
+
+  // peer -> current threshold, for stats.
+  std::map<std::string, uint64_t> Snapshot() const;
+  static int BucketOf(uint64_t size);
+
+ private:
+  struct Estimate {
+    double seconds = 0;
+    uint32_t samples = 0;
+  };
+  struct PeerState {
+    uint64_t threshold = 0;
+    bool calibrated = false;
+    uint64_t explore_counter = 0;
+    std::array<std::array<Estimate, 2>, kBuckets> estimates{};  // [bucket][protocol]
+  };
+
+  PeerState& StateLocked(const std::string& peer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void AdaptLocked(PeerState& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  uint64_t Clamp(uint64_t threshold) const;
+
+  const ThresholdPolicyOptions options_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, PeerState> peers_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace rplasma::fetch
+
+#endif  // RPLASMA_MANAGER_FETCH_THRESHOLD_POLICY_H_

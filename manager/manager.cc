@@ -1,0 +1,206 @@
+#include "protocol/base/mutex_lock.h"
+#include "manager/manager.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "manager/fetch/threshold_file.h"
+#include "manager/transport_factory.h"
+#include "manager/directory/redis_directory.h"
+#include "protocol/base/logging.h"
+#include "protocol/base/status.h"
+
+namespace rplasma::manager {
+namespace {
+
+absl::StatusOr<std::string> ReadSecret(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) return MakeError(ErrorCode::kInvalidArgument, absl::StrCat("--secret-file ", path, ": cannot read it"));
+  std::stringstream contents;
+  contents << file.rdbuf();
+  std::string secret(absl::StripTrailingAsciiWhitespace(contents.str()));
+  if (secret.empty()) return MakeError(ErrorCode::kInvalidArgument, absl::StrCat("--secret-file ", path, ": empty"));
+  return secret;
+}
+
+std::string TransportStatsJson(const transport::TransportStats& s) {
+  return absl::StrFormat(
+      R"({"tx_bytes":%d,"rx_bytes":%d,"tx_messages":%d,"rx_messages":%d,"reads":%d,"read_bytes":%d,)"
+      R"("connections":%d,"auth_failures":%d,"errors":%d,"reconnects":%d})",
+      s.tx_bytes, s.rx_bytes, s.tx_messages, s.rx_messages, s.reads, s.read_bytes, s.connections, s.auth_failures,
+      s.errors, s.reconnects);
+}
+
+std::string PeerStatsJson(const peer::PeerServiceStats& s) {
+  return absl::StrFormat(
+      R"({"gets":%d,"get_bytes":%d,"pins":%d,"unpins":%d,"probes":%d,"bad_requests":%d,"failed_requests":%d,)"
+      R"("reads_allowed":%d,"reads_refused":%d,"leases_live":%d,"leases_expired":%d,"leases_dropped":%d,)"
+      R"("connections":%d})",
+      s.gets, s.get_bytes, s.pins, s.unpins, s.probes, s.bad_requests, s.failed_requests, s.reads_allowed,
+      s.reads_refused, s.leases_live, s.leases_expired, s.leases_dropped, s.connections);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Manager>> Manager::Start(const ManagerOptions& options) {
+  RETURN_IF_ERROR(options.Validate());
+  std::unique_ptr<Manager> manager(new Manager(options));
+  absl::Status status = manager->Init();
+  if (!status.ok()) {
+    manager->Shutdown();
+    return status;
+  }
+  return manager;
+}
+
+absl::Status Manager::Init() {
+  ASSIGN_OR_RETURN(const std::string secret, ReadSecret(options_.secret_file));
+  ASSIGN_OR_RETURN(fetch::ThresholdSetting threshold, fetch::ParseThresholdSetting(options_.rdma_threshold, 64u << 10));
+  threshold_mode_ = threshold.mode == fetch::ThresholdSetting::Mode::kAuto   ? "auto"
+                    : threshold.mode == fetch::ThresholdSetting::Mode::kFile ? "file"
+                                                                      : "fixed";
+  node_id_ = absl::StrCat(options_.node_name, ".", ObjectID::Random().Hex().substr(0, 8));
+
+  ClientOptions client_options;
+  client_options.store_socket = options_.store_socket;
+  client_options.client_name = absl::StrCat("manager ", node_id_);
+  absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect(client_options);
+  if (!client.ok()) {
+    return MakeError(ErrorCodeOf(client.status()),
+                     absl::StrCat("store at ", options_.store_socket, ": ", client.status().message()));
+  }
+  client_ = *std::move(client);
+  store_ = std::make_unique<ClientLocalStore>(client_.get());
+
+  fetch::ThresholdPolicyOptions policy_options;
+  policy_options.setting = threshold;
+  policy_ = std::make_unique<fetch::ThresholdPolicy>(policy_options);
+  RETURN_IF_ERROR(policy_options.Validate());
+
+  transport::TransportOptions transport_options;
+  transport_options.secret = secret;
+  transport_options.rdma_device = options_.rdma_device;
+  transport_options.qp_timeout = options_.qp_timeout;
+  transport_options.retry_count = options_.retry_count;
+  transport_options.rnr_retry = options_.rnr_retry;
+  transport_options.cq_spin = options_.cq_spin;
+  RETURN_IF_ERROR(transport_options.Validate());
+  ASSIGN_OR_RETURN(MadeTransport made, MakeTransport(options_.transport, transport_options));
+  transport_ = std::move(made.transport);
+  if (made.fell_back) stats_.transport_fallbacks.fetch_add(1, std::memory_order_relaxed);
+  RETURN_IF_ERROR(transport_->RegisterArena(client_->arena_base(), client_->arena_size()));
+
+  RedisDirectoryOptions directory_options;
+  directory_options.address = options_.redis;
+  directory_options.node_ttl = options_.node_ttl;
+  directory_options.op_timeout = options_.redis_timeout;
+  ASSIGN_OR_RETURN(std::unique_ptr<RedisDirectory> directory, RedisDirectory::Create(directory_options));
+  RedisDirectory* redis = directory.get();
+  directory_ = std::move(directory);
+
+  peer::PeerServiceOptions service_options;
+  service_options.leases.ttl = options_.lease_ttl;
+  service_options.debug_serve_bytes_per_sec = options_.debug_serve_bytes_per_sec;
+  transport::Transport* transport = transport_.get();
+  ASSIGN_OR_RETURN(peer_service_, peer::PeerService::Create(service_options, store_.get(),
+                                                            [transport](uint64_t offset, uint64_t length) {
+                                                              return transport->RegionFor(offset, length);
+                                                            }));
+  ASSIGN_OR_RETURN(listen_address_, transport_->Listen(options_.listen, peer_service_.get()));
+
+  const bool verbs = transport_->name() == "verbs";
+  NodeRecord node;
+  node.node_id = node_id_;
+  (verbs ? node.verbs_address : node.tcp_address) = listen_address_;
+  node.epoch = static_cast<uint64_t>(absl::ToUnixMillis(absl::Now()));
+  absl::Status registered = directory_->RegisterNode(node);
+  if (!registered.ok()) LOG(ERROR) << "directory unreachable at start (will retry): " << registered;
+
+  channels_ = std::make_unique<fetch::ChannelCache>(transport_.get(), verbs, directory_.get(), policy_.get(), store_.get(),
+                                             &stats_);
+  fetch::FetchEngineOptions fetch_options;
+  fetch_options.self_node_id = node_id_;
+  fetch_options.read_chunk_bytes = options_.read_chunk_bytes;
+  RETURN_IF_ERROR(fetch_options.Validate());
+  fetch_engine_ = std::make_unique<fetch::FetchEngine>(fetch_options, directory_.get(), store_.get(), channels_.get(),
+                                                policy_.get(), &stats_);
+
+  ASSIGN_OR_RETURN(std::unique_ptr<Subscription> subscription, client_->Subscribe(/*include_existing=*/true));
+  publisher_ = std::make_unique<ObjectPublisher>(node_id_, std::move(subscription), directory_.get(), store_.get(),
+                                                 &stats_);
+  ObjectPublisher* publisher = publisher_.get();
+  redis->SetReconnectCallback([publisher] { publisher->RequestRepublish(); });
+  heartbeat_ = std::thread([this] { HeartbeatLoop(); });
+
+  if (!options_.client_socket.empty()) {
+    ASSIGN_OR_RETURN(client_server_, ClientSocketServer::Start(options_.client_socket, fetch_engine_.get(),
+                                                               [this] { return StatsJson(); }));
+  }
+  LOG(INFO) << "rplasma-manager " << node_id_ << " serving " << transport_->name() << " at " << listen_address_
+            << ", threshold " << options_.rdma_threshold;
+  return absl::OkStatus();
+}
+
+void Manager::HeartbeatLoop() {
+  const absl::Duration interval = options_.node_ttl / 3;
+  absl::Time last_log = absl::InfinitePast();
+  MutexLock lock(&heartbeat_mu_);
+  while (!lock.AwaitWithTimeout(absl::Condition(&stopping_), interval)) {
+    lock.Unlock();
+    absl::Status status = directory_->Heartbeat();
+    if (!status.ok()) {
+      stats_.heartbeat_errors.fetch_add(1, std::memory_order_relaxed);
+      if (absl::Now() - last_log > absl::Seconds(5)) {
+        LOG(WARNING) << "directory heartbeat failed: " << status;
+        last_log = absl::Now();
+      }
+    }
+    lock.Lock();
+  }
+}
+
+void Manager::Shutdown() {
+  if (shut_down_) return;
+  shut_down_ = true;
+  if (fetch_engine_) fetch_engine_->Shutdown();  // waiting fetches give up, so connections end
+  if (client_server_) client_server_->Shutdown();
+  {
+    MutexLock lock(&heartbeat_mu_);
+    stopping_ = true;
+  }
+  if (heartbeat_.joinable()) heartbeat_.join();
+  if (directory_) {
+    if (auto* redis = dynamic_cast<RedisDirectory*>(directory_.get())) redis->SetReconnectCallback({});
+  }
+  if (publisher_) publisher_->Stop();
+  if (transport_) transport_->Shutdown();  // no more peer calls; connections' leases dropped
+  if (peer_service_) peer_service_->Shutdown();
+  if (channels_) channels_->Clear();
+  if (directory_ && !listen_address_.empty()) {
+    absl::Status s = directory_->UnregisterNode();
+    if (!s.ok()) LOG(WARNING) << "unregister from the directory: " << s;
+  }
+}
+
+Manager::~Manager() { Shutdown(); }
+
+std::string Manager::StatsJson() const {
+  std::map<std::string, std::string> extra;
+  extra["node_id"] = absl::StrCat("\"", node_id_, "\"");
+  extra["transport"] = absl::StrCat("\"", transport_->name(), "\"");
+  extra["threshold_mode"] = absl::StrCat("\"", threshold_mode_, "\"");
+  extra["default_threshold"] = absl::StrCat(policy_->default_threshold());
+  std::string thresholds = "{";
+  for (const auto& [peer, bytes] : policy_->Snapshot()) {
+    absl::StrAppend(&thresholds, thresholds.size() > 1 ? "," : "", "\"", peer, "\":", bytes);
+  }
+  extra["peer_thresholds"] = thresholds + "}";
+  extra["transport_stats"] = TransportStatsJson(transport_->stats());
+  extra["peer_service"] = PeerStatsJson(peer_service_->stats());
+  return stats_.ToJson(extra);
+}
+
+}  // namespace rplasma::manager

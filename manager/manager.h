@@ -1,0 +1,87 @@
+// Manager: one rplasma-manager, wired together.
+//
+// Start() acquires, in order: the store connection (maps the arena) -> the transport (registers
+// the arena once) -> the directory (Redis) -> the peer service + listener -> the node record ->
+// the publisher (store events -> directory) -> the heartbeat thread -> the client socket.
+// Shutdown() releases in reverse.
+//
+// Threads and hand-offs:
+//   transport threads   -> PeerService::HandleCall/AllowRead/OnDisconnect (lease table, store IPC)
+//   lease reaper        -> LeaseTable::Expire (PeerService)
+//   publisher thread    -> store events -> Directory Publish/Remove; republish flag set by the
+//                          directory's reconnect callback (any thread) and consumed here
+//   heartbeat thread    -> Directory::Heartbeat every node_ttl / 3
+//   client socket       -> accept thread + one thread per connection -> FetchEngine::Fetch
+//                          (in-flight map hands a leader's outcome to merged waiters)
+//
+// Never fork()/system() in this process: the verbs transport registered memory.
+// Thread-safety: Start/Shutdown from the main thread; StatsJson and accessors from any.
+#ifndef RPLASMA_MANAGER_MANAGER_H_
+#define RPLASMA_MANAGER_MANAGER_H_
+
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "client/client.h"
+#include "manager/fetch/channel_cache.h"
+#include "manager/client_local_store.h"
+#include "manager/client_socket_server.h"
+#include "manager/fetch/fetch_engine.h"
+#include "manager/manager_options.h"
+#include "manager/manager_stats.h"
+#include "manager/object_publisher.h"
+#include "manager/fetch/threshold_policy.h"
+#include "manager/directory/directory.h"
+#include "manager/peer/peer_service.h"
+#include "manager/transport/transport.h"
+
+namespace rplasma::manager {
+
+class Manager {
+ public:
+  static absl::StatusOr<std::unique_ptr<Manager>> Start(const ManagerOptions& options);
+  ~Manager();  // Shutdown()
+
+  void Shutdown();
+  const std::string& node_id() const { return node_id_; }
+  const std::string& listen_address() const { return listen_address_; }
+  absl::string_view transport_name() const { return transport_->name(); }
+  // The store connection broke (the store died): the manager is useless and should exit.
+  bool store_lost() const { return publisher_ != nullptr && publisher_->store_lost(); }
+  std::string StatsJson() const;
+  fetch::FetchEngine* fetch_engine() { return fetch_engine_.get(); }
+
+ private:
+  explicit Manager(const ManagerOptions& options) : options_(options) {}
+  absl::Status Init();
+  void HeartbeatLoop();
+
+  const ManagerOptions options_;
+  std::string node_id_;
+  std::string listen_address_;
+  std::string threshold_mode_;  // "fixed", "file" or "auto"
+  ManagerStats stats_;
+  // Declared in acquisition order (destroyed in reverse).
+  std::unique_ptr<Client> client_;
+  std::unique_ptr<ClientLocalStore> store_;
+  std::unique_ptr<fetch::ThresholdPolicy> policy_;
+  std::unique_ptr<transport::Transport> transport_;
+  std::unique_ptr<Directory> directory_;
+  std::unique_ptr<peer::PeerService> peer_service_;
+  std::unique_ptr<fetch::ChannelCache> channels_;
+  std::unique_ptr<fetch::FetchEngine> fetch_engine_;
+  std::unique_ptr<ObjectPublisher> publisher_;
+  std::unique_ptr<ClientSocketServer> client_server_;
+
+  absl::Mutex heartbeat_mu_;
+  bool stopping_ ABSL_GUARDED_BY(heartbeat_mu_) = false;
+  std::thread heartbeat_;
+  bool shut_down_ = false;
+};
+
+}  // namespace rplasma::manager
+
+#endif  // RPLASMA_MANAGER_MANAGER_H_

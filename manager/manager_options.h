@@ -1,0 +1,39 @@
+// ManagerOptions: everything rplasma-manager is told on its command line (manager_main.cc maps
+// flags onto this struct). Defaults are documented per field; Validate() names the first bad one.
+#ifndef RPLASMA_MANAGER_MANAGER_OPTIONS_H_
+#define RPLASMA_MANAGER_MANAGER_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+
+namespace rplasma::manager {
+
+struct ManagerOptions {
+  std::string store_socket;                  // required: rplasma-store --socket
+  std::string redis;                         // required: "host:port" or "unix:/path"
+  std::string listen = "127.0.0.1:0";        // peer listener; port 0 picks one
+  std::string client_socket;                 // "" = no client socket (no Fetch for applications)
+  std::string transport = "tcp";             // tcp | verbs | auto (verbs if a device exists)
+  std::string rdma_threshold = "65536";      // BYTES | auto | FILE (threshold_file.h)
+  std::string secret_file;                   // required: shared secret of the cluster's managers
+  std::string node_name = "node";            // node id = name + "." + random suffix
+  absl::Duration lease_ttl = absl::Seconds(30);  // pins held for peers
+  absl::Duration node_ttl = absl::Seconds(5);    // directory node record; heartbeat every ttl/3
+  absl::Duration redis_timeout = absl::Seconds(1);  // one directory operation
+  std::string rdma_device;                   // verbs: "" = chosen by rdma_cm
+  int qp_timeout = 14;
+  int retry_count = 7;
+  int rnr_retry = 6;
+  absl::Duration cq_spin = absl::Microseconds(50);  // verbs: busy-poll window before blocking (0: block)
+  uint64_t read_chunk_bytes = 4u << 20;      // Pin path: bytes per Read call (hashed while the next is read)
+  uint64_t debug_serve_bytes_per_sec = 0;    // TEST AID: throttle serving (0 = off)
+
+  absl::Status Validate() const;
+};
+
+}  // namespace rplasma::manager
+
+#endif  // RPLASMA_MANAGER_MANAGER_OPTIONS_H_

@@ -1,0 +1,193 @@
+#include "protocol/base/socket_io.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "protocol/base/status.h"
+
+namespace rplasma {
+namespace {
+
+absl::StatusOr<sockaddr_un> UnixAddress(const std::string& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.empty() || path.size() >= sizeof(addr.sun_path)) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     absl::StrCat("socket path must be 1..", sizeof(addr.sun_path) - 1,
+                                  " bytes: ", path));
+  }
+  std::memcpy(addr.sun_path, path.data(), path.size());
+  return addr;
+}
+
+}  // namespace
+
+absl::StatusOr<UniqueFd> UnixListen(const std::string& path, int backlog) {
+  ASSIGN_OR_RETURN(sockaddr_un addr, UnixAddress(path));
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd) return ErrnoError("socket", path, errno);
+  struct stat st;
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode)) {
+      return MakeError(ErrorCode::kInvalidArgument, absl::StrCat("bind(", path, "): exists and is not a socket"));
+    }
+    ::unlink(path.c_str());
+  }
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    return ErrnoError("bind", path, errno);
+  }
+  if (::listen(fd.get(), backlog) != 0) return ErrnoError("listen", path, errno);
+  return fd;
+}
+
+absl::StatusOr<UniqueFd> UnixConnect(const std::string& path) {
+  ASSIGN_OR_RETURN(sockaddr_un addr, UnixAddress(path));
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd) return ErrnoError("socket", path, errno);
+  int rc;
+  do {
+    rc = ::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  } while (rc != 0 && errno == EINTR);
+  if (rc != 0) {
+    int err = errno;
+    absl::Status s = ErrnoError("connect", path, err);
+    return err == ENOENT || err == ECONNREFUSED ? MakeError(ErrorCode::kUnavailable, s.message()) : s;
+  }
+  return fd;
+}
+
+absl::Status SetNonBlocking(int fd, bool non_blocking) {
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0) return ErrnoError("fcntl", "F_GETFL", errno);
+  flags = non_blocking ? (flags | O_NONBLOCK) : (flags & ~O_NONBLOCK);
+  if (::fcntl(fd, F_SETFL, flags) != 0) return ErrnoError("fcntl", "F_SETFL", errno);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PeerCredentials> GetPeerCredentials(int fd) {
+  struct ucred cred{};
+  socklen_t len = sizeof(cred);
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+    return ErrnoError("getsockopt", "SO_PEERCRED", errno);
+  }
+  return PeerCredentials{cred.pid, cred.uid, cred.gid};
+}
+
+absl::Status WriteAll(int fd, const void* data, size_t size) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    ssize_t n = ::send(fd, p, size, MSG_NOSIGNAL);
+    if (n < 0 && errno == ENOTSOCK) n = ::write(fd, p, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return MakeError(ErrorCode::kUnavailable, ErrnoError("write", "socket", errno).message());
+    }
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadAll(int fd, void* data, size_t size) {
+  return ReadAllUntil(fd, data, size, absl::InfiniteFuture());
+}
+
+absl::Status ReadAllUntil(int fd, void* data, size_t size, absl::Time deadline) {
+  char* p = static_cast<char*>(data);
+  while (size > 0) {
+    if (deadline != absl::InfiniteFuture()) {
+      absl::Duration left = deadline - absl::Now();
+      if (left <= absl::ZeroDuration()) return MakeError(ErrorCode::kDeadlineExceeded, "read: deadline exceeded");
+      pollfd pfd{fd, POLLIN, 0};
+      int timeout_ms = static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 1 << 30));
+      int rc = ::poll(&pfd, 1, timeout_ms);
+      if (rc < 0 && errno != EINTR) return ErrnoError("poll", "socket", errno);
+      if (rc <= 0) continue;
+    }
+    ssize_t n = ::read(fd, p, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN && deadline != absl::InfiniteFuture()) continue;
+      return MakeError(ErrorCode::kUnavailable, ErrnoError("read", "socket", errno).message());
+    }
+    if (n == 0) return MakeError(ErrorCode::kUnavailable, "read(socket): connection closed");
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SendWithFd(int fd, absl::string_view data, int fd_to_pass) {
+  if (data.empty()) return MakeError(ErrorCode::kInvalidArgument, "sendmsg: fd passing needs at least one byte");
+  iovec iov{const_cast<char*>(data.data()), data.size()};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+  cmsg->cmsg_level = SOL_SOCKET;
+  cmsg->cmsg_type = SCM_RIGHTS;
+  cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(cmsg), &fd_to_pass, sizeof(int));
+  ssize_t n;
+  do {
+    n = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) return MakeError(ErrorCode::kUnavailable, ErrnoError("sendmsg", "SCM_RIGHTS", errno).message());
+  // The fd went with the first byte; the rest is ordinary data.
+  return WriteAll(fd, data.data() + n, data.size() - static_cast<size_t>(n));
+}
+
+absl::StatusOr<ReceivedWithFd> RecvWithFd(int fd, void* data, size_t size) {
+  iovec iov{data, size};
+  // Room for a few fds so that a peer sending several is detected (and all are closed).
+  alignas(cmsghdr) char control[CMSG_SPACE(4 * sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  ssize_t n;
+  do {
+    n = ::recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) return MakeError(ErrorCode::kUnavailable, ErrnoError("recvmsg", "socket", errno).message());
+
+  ReceivedWithFd out{static_cast<size_t>(n), UniqueFd()};
+  int fd_count = 0;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; ++i) {
+      int received;
+      std::memcpy(&received, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+      ++fd_count;
+      if (fd_count == 1) {
+        out.fd.reset(received);
+      } else {
+        ::close(received);
+      }
+    }
+  }
+  if (msg.msg_flags & MSG_CTRUNC) {
+    out.fd.reset();
+    return ProtocolError("recvmsg: control message truncated (fds dropped)");
+  }
+  if (fd_count > 1) {
+    out.fd.reset();
+    return ProtocolError(absl::StrCat("recvmsg: expected at most one fd, got ", fd_count));
+  }
+  return out;
+}
+
+}  // namespace rplasma

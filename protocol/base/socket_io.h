@@ -1,0 +1,58 @@
+// Unix-domain socket I/O shared by every process: listen/connect, blocking exact reads and
+// writes, SCM_RIGHTS fd passing, and peer credentials.
+//
+// Received fds are always taken with MSG_CMSG_CLOEXEC; a truncated control message is an error
+// and every fd that did arrive is closed. Writes use MSG_NOSIGNAL: a dead peer is an error, never
+// a SIGPIPE.
+#ifndef RPLASMA_PROTOCOL_BASE_SOCKET_IO_H_
+#define RPLASMA_PROTOCOL_BASE_SOCKET_IO_H_
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <string>
+#include "absl/strings/string_view.h"
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "protocol/base/unique_fd.h"
+
+namespace rplasma {
+
+// Binds and listens on `path` (a stale socket file there is replaced). The socket is CLOEXEC.
+absl::StatusOr<UniqueFd> UnixListen(const std::string& path, int backlog = 128);
+// Connects to `path`; the socket is blocking and CLOEXEC.
+absl::StatusOr<UniqueFd> UnixConnect(const std::string& path);
+
+absl::Status SetNonBlocking(int fd, bool non_blocking = true);
+
+// Credentials of the process at the other end of a connected Unix socket (SO_PEERCRED).
+struct PeerCredentials {
+  pid_t pid;
+  uid_t uid;
+  gid_t gid;
+};
+absl::StatusOr<PeerCredentials> GetPeerCredentials(int fd);
+
+// Writes all of `data` on a blocking fd (retries short writes and EINTR).
+absl::Status WriteAll(int fd, const void* data, size_t size);
+// Reads exactly `size` bytes from a blocking fd. A clean EOF is kUnavailable "connection closed".
+absl::Status ReadAll(int fd, void* data, size_t size);
+// Like ReadAll, but gives up with kDeadlineExceeded once `deadline` passes (poll-based).
+absl::Status ReadAllUntil(int fd, void* data, size_t size, absl::Time deadline);
+
+// Sends `data` (at least one byte) with `fd_to_pass` attached as SCM_RIGHTS on the first byte.
+absl::Status SendWithFd(int fd, absl::string_view data, int fd_to_pass);
+
+// Receives up to `size` bytes into `data` and, if one was attached, one fd. More than one fd or a
+// truncated control message is an error (all received fds are closed). Returns bytes read (0 = EOF).
+struct ReceivedWithFd {
+  size_t bytes;
+  UniqueFd fd;  // invalid if none was attached
+};
+absl::StatusOr<ReceivedWithFd> RecvWithFd(int fd, void* data, size_t size);
+
+}  // namespace rplasma
+
+#endif  // RPLASMA_PROTOCOL_BASE_SOCKET_IO_H_

@@ -1,0 +1,386 @@
+#include "manager/fetch/fetch_engine.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "tests/support/subprocess.h"
+
+#include "manager/peer/peer_service.h"
+#include "tests/support/status_matchers.h"
+#include "tests/unit/fetch/fetch_fakes.h"
+
+namespace rplasma::fetch {
+namespace {
+
+using ::rplasma::testing::FakeChannel;
+using ::rplasma::testing::FakeConnector;
+using ::rplasma::testing::FakeDirectory;
+using ::rplasma::testing::FakeLocalStore;
+using ::rplasma::testing::HasErrorCode;
+
+std::string Pattern(size_t n, int seed) {
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 131 + seed * 7 + (i >> 8)) & 0xff);
+  return s;
+}
+
+class FetchEngineTest : public ::testing::Test {
+ protected:
+  FetchEngineTest() : owner_(64 << 20), local_(64 << 20) {
+    peer::PeerServiceOptions service_options;
+    service_options.leases.ttl = absl::Seconds(30);
+    service_ = *peer::PeerService::Create(service_options, &owner_, [](uint64_t offset, uint64_t length) {
+      return transport::RemoteRegion{offset, length, 0};
+    });
+    channel_ = std::make_shared<FakeChannel>(service_.get(), &owner_, 1);
+    connector_.Add("b", channel_);
+    ThresholdPolicyOptions policy_options;
+    policy_options.setting.table.default_bytes = 4096;
+    policy_ = std::make_unique<ThresholdPolicy>(policy_options);
+    FetchEngineOptions options;
+    options.self_node_id = "a";
+    options.read_chunk_bytes = 64 << 10;
+    engine_ = std::make_unique<FetchEngine>(options, &directory_, &local_, &connector_, policy_.get(), &stats_);
+  }
+  ~FetchEngineTest() override {
+    channel_.reset();
+    connector_.Add("b", nullptr);
+    service_->Shutdown();
+  }
+
+  // Puts `id` into the owner's store and publishes it (as node "b").
+  FakeLocalStore::Entry PutRemote(const ObjectID& id, const std::string& data, const std::string& metadata = "") {
+    FakeLocalStore::Entry e = owner_.Put(id, data, metadata);
+    EXPECT_OK(directory_.PublishObject(id, ObjectLocation{"b", e.data_size, e.metadata_size, e.generation, e.checksum}));
+    return e;
+  }
+
+  FakeLocalStore owner_;
+  FakeLocalStore local_;
+  FakeDirectory directory_;
+  FakeConnector connector_;
+  manager::ManagerStats stats_;
+  std::unique_ptr<peer::PeerService> service_;
+  std::shared_ptr<FakeChannel> channel_;
+  std::unique_ptr<ThresholdPolicy> policy_;
+  std::unique_ptr<FetchEngine> engine_;
+};
+
+TEST_F(FetchEngineTest, SmallObjectsComeByGetAndLargeByPinWithEveryByteIntact) {
+  const ObjectID small = ObjectID::FromLabel("small");
+  const ObjectID large = ObjectID::FromLabel("large");
+  PutRemote(small, Pattern(1000, 1), "meta");
+  PutRemote(large, Pattern(300000, 2), "more-meta");
+  std::vector<absl::Status> result = engine_->Fetch({small, large}, absl::Seconds(5));
+  ASSERT_OK(result[0]);
+  ASSERT_OK(result[1]);
+  EXPECT_EQ(local_.Bytes(small), Pattern(1000, 1) + "meta");
+  EXPECT_EQ(local_.Bytes(large), Pattern(300000, 2) + "more-meta");
+  EXPECT_EQ(local_.Get(large).metadata_size, 9u);
+  EXPECT_EQ(service_->stats().gets, 1u);
+  EXPECT_EQ(service_->stats().pins, 1u);
+  EXPECT_EQ(service_->stats().unpins, 1u);
+  EXPECT_GE(channel_->reads.load(), 5) << "300 KB read in 64 KiB chunks";
+  EXPECT_EQ(owner_.total_refs(), 0) << "no lease left behind";
+  EXPECT_EQ(local_.total_refs(), 0);
+  const std::string json = stats_.ToJson({});
+  EXPECT_NE(json.find(R"("get":{"fetches":1)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("pin":{"fetches":1)"), std::string::npos) << json;
+}
+
+TEST_F(FetchEngineTest, AnIdListedOnOtherNodesOnlyCostsNoStoreContains) {
+  const ObjectID id = ObjectID::FromLabel("remote only");
+  PutRemote(id, Pattern(1024, 10));
+  std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(5));
+  ASSERT_OK(result[0]);
+  EXPECT_EQ(local_.contains_round_trips(), 0) << "the directory said: elsewhere only";
+  EXPECT_EQ(directory_.lookups(), 1);
+  EXPECT_EQ(channel_->calls.load(), 1);
+  EXPECT_EQ(local_.Bytes(id), Pattern(1024, 10));
+  EXPECT_EQ(stats_.fetch_local.load(), 0u);
+}
+
+TEST_F(FetchEngineTest, ABatchListedOnOtherNodesOnlyCostsNoStoreContains) {
+  std::vector<ObjectID> ids;
+  for (int i = 0; i < 5; ++i) {
+    ids.push_back(ObjectID::FromLabel(absl::StrCat("remote batch ", i)));
+    PutRemote(ids.back(), Pattern(100 + i, i));
+  }
+  ids.push_back(ids[0]);
+  std::vector<absl::Status> result = engine_->Fetch(ids, absl::Seconds(5));
+  for (const absl::Status& s : result) EXPECT_OK(s);
+  EXPECT_EQ(local_.contains_round_trips(), 0);
+  EXPECT_EQ(channel_->calls.load(), 5);
+}
+
+TEST_F(FetchEngineTest, AnIdListedNowhereButSealedHereSucceedsWithoutATransfer) {
+  const ObjectID id = ObjectID::FromLabel("here, unpublished");
+  local_.Put(id, "local bytes");
+  std::vector<absl::Status> result = engine_->Fetch({id, id}, absl::Seconds(1));
+  EXPECT_OK(result[0]);
+  EXPECT_OK(result[1]);
+  EXPECT_EQ(directory_.lookups(), 1);
+  EXPECT_EQ(local_.contains_round_trips(), 1) << "listed nowhere: the store is asked once";
+  EXPECT_EQ(channel_->calls.load(), 0);
+  EXPECT_EQ(stats_.fetch_local.load(), 1u);
+  EXPECT_EQ(local_.Bytes(id), "local bytes");
+}
+
+TEST_F(FetchEngineTest, AnIdListedOnThisNodeIsAskedOfTheStoreAndNotTransferred) {
+  const ObjectID id = ObjectID::FromLabel("here and there");
+  FakeLocalStore::Entry mine = local_.Put(id, "local bytes");
+  ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"a", mine.data_size, 0, mine.generation, mine.checksum}));
+  PutRemote(id, "remote bytes");
+  std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(1));
+  ASSERT_OK(result[0]);
+  EXPECT_EQ(local_.contains_round_trips(), 1);
+  EXPECT_EQ(channel_->calls.load(), 0) << "sealed here: node b is never asked";
+  EXPECT_EQ(stats_.fetch_local.load(), 1u);
+  EXPECT_EQ(local_.Bytes(id), "local bytes");
+}
+
+TEST_F(FetchEngineTest, AStaleLocationOfThisNodeFallsBackToTheOtherSource) {
+  const ObjectID id = ObjectID::FromLabel("evicted here");
+  FakeLocalStore::Entry theirs = PutRemote(id, Pattern(700, 11));
+  // The directory still lists this node (its object was evicted, the removal not yet published).
+  ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"a", theirs.data_size, 0, 99, 1}));
+  std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(2));
+  ASSERT_OK(result[0]);
+  EXPECT_EQ(local_.contains_round_trips(), 1);
+  EXPECT_EQ(channel_->calls.load(), 1);
+  EXPECT_EQ(local_.Bytes(id), Pattern(700, 11));
+}
+
+TEST_F(FetchEngineTest, AnIdSealedHereButListedOnlyElsewhereSucceedsWhenCreateFindsIt) {
+  const ObjectID id = ObjectID::FromLabel("here, listed there");
+  local_.Put(id, "local bytes");
+  PutRemote(id, "remote bytes");
+  std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(1));
+  ASSERT_OK(result[0]);
+  EXPECT_EQ(local_.contains_batches(), 0);
+  EXPECT_EQ(local_.contains_singles(), 1) << "asked only after Create reported ObjectExists";
+  EXPECT_EQ(local_.Bytes(id), "local bytes") << "the local object is untouched";
+  EXPECT_EQ(local_.aborts(), 0);
+  EXPECT_EQ(stats_.transfer_failures.load(), 0u);
+  EXPECT_EQ(stats_.fetch_local.load(), 1u);
+  EXPECT_EQ(owner_.total_refs(), 0);
+}
+
+TEST_F(FetchEngineTest, AnIdSealedHereWhileWaitingForALocationIsFoundWithoutATransfer) {
+  const ObjectID id = ObjectID::FromLabel("sealed here later");
+  std::thread writer([&] {
+    absl::SleepFor(absl::Milliseconds(50));
+    local_.Put(id, "arrived locally");  // never published: the store is asked on every poll
+  });
+  std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(10));
+  writer.join();
+  ASSERT_OK(result[0]);
+  EXPECT_GE(local_.contains_batches(), 2);
+  EXPECT_EQ(channel_->calls.load(), 0);
+  EXPECT_EQ(local_.Bytes(id), "arrived locally");
+}
+
+TEST_F(FetchEngineTest, ALocalIdSucceedsWhileTheDirectoryIsDownAndOthersFailWithUnavailable) {
+  const ObjectID here = ObjectID::FromLabel("here, redis down");
+  const ObjectID there = ObjectID::FromLabel("there, redis down");
+  local_.Put(here, "local bytes");
+  PutRemote(there, "remote bytes");
+  directory_.SetDown(true);
+  std::vector<absl::Status> result = engine_->Fetch({here, there}, absl::Seconds(10));
+  EXPECT_OK(result[0]);
+  EXPECT_THAT(result[1], HasErrorCode(ErrorCode::kUnavailable));
+  EXPECT_EQ(local_.contains_batches(), 1);
+  EXPECT_EQ(channel_->calls.load(), 0);
+}
+
+TEST_F(FetchEngineTest, AFailedStoreContainsFailsTheIdsItWasAskedAbout) {
+  const ObjectID nowhere = ObjectID::FromLabel("listed nowhere, store fails");
+  const ObjectID there = ObjectID::FromLabel("listed there, store fails");
+  PutRemote(there, Pattern(300, 12));
+  local_.fail_contains = true;
+  std::vector<absl::Status> result = engine_->Fetch({nowhere, there}, absl::Seconds(10));
+  EXPECT_THAT(result[0], HasErrorCode(ErrorCode::kUnavailable));
+  EXPECT_OK(result[1]) << "an id listed elsewhere only never needed the store's Contains";
+  EXPECT_EQ(local_.Bytes(there), Pattern(300, 12));
+}
+
+TEST_F(FetchEngineTest, ABatchAsksTheLocalStoreOnceAndFetchesOnlyWhatIsMissing) {
+  std::vector<ObjectID> ids;
+  for (int i = 0; i < 20; ++i) {
+    ids.push_back(ObjectID::FromLabel(absl::StrCat("batch ", i)));
+    if (i % 2 == 0) {
+      local_.Put(ids.back(), "already here");
+    } else {
+      PutRemote(ids.back(), Pattern(1000 + i, i));
+    }
+  }
+  ids.push_back(ids[1]);  // a duplicate of a remote id
+  std::vector<absl::Status> result = engine_->Fetch(ids, absl::Seconds(5));
+  ASSERT_EQ(result.size(), ids.size());
+  for (const absl::Status& s : result) EXPECT_OK(s);
+  EXPECT_EQ(local_.contains_round_trips(), 1) << "one store round trip for the ids listed nowhere";
+  EXPECT_EQ(stats_.fetch_local.load(), 10u);
+  EXPECT_EQ(channel_->calls.load(), 10) << "one Get per missing id";
+  for (int i = 1; i < 20; i += 2) EXPECT_EQ(local_.Bytes(ids[i]), Pattern(1000 + i, i));
+}
+
+TEST_F(FetchEngineTest, ConcurrentFetchesOfOneIdAreMergedIntoOneTransfer) {
+  const ObjectID id = ObjectID::FromLabel("merged");
+  PutRemote(id, Pattern(2000, 3));
+  absl::Notification entered, release;
+  channel_->before_call = [&] {
+    if (!entered.HasBeenNotified()) entered.Notify();
+    release.WaitForNotification();
+  };
+  std::vector<absl::Status> first;
+  std::thread leader([&] { first = engine_->Fetch({id}, absl::Seconds(10)); });
+  entered.WaitForNotification();
+  std::vector<absl::Status> second;
+  std::thread follower([&] { second = engine_->Fetch({id}, absl::Seconds(10)); });
+  ASSERT_TRUE(::rplasma::testing::WaitFor([&] { return stats_.fetch_merged.load() == 1; }, absl::Seconds(5)));
+  release.Notify();
+  leader.join();
+  follower.join();
+  EXPECT_OK(first[0]);
+  EXPECT_OK(second[0]);
+  EXPECT_EQ(service_->stats().gets, 1u) << "one transfer for both callers";
+  EXPECT_EQ(local_.Bytes(id), Pattern(2000, 3));
+}
+
+TEST_F(FetchEngineTest, AFailedReadAbortsTheLocalObjectAndReportsTheError) {
+  const ObjectID id = ObjectID::FromLabel("read fails");
+  PutRemote(id, Pattern(100000, 4));
+  channel_->fail_reads = true;
+  std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(2));
+  EXPECT_THAT(result[0], HasErrorCode(ErrorCode::kUnavailable));
+  EXPECT_FALSE(*local_.Contains(id));
+  EXPECT_EQ(local_.unsealed(), 0) << "partial object never left behind";
+  EXPECT_EQ(local_.aborts(), 1);
+  EXPECT_EQ(owner_.total_refs(), 0) << "unpinned after the failure";
+}
+
+TEST_F(FetchEngineTest, ChecksumMismatchIsRejectedAndNeverSealed) {
+  const ObjectID id = ObjectID::FromLabel("corrupt");
+  PutRemote(id, Pattern(100000, 5));
+  channel_->corrupt_reads = true;
+  std::vector<absl::Status> result = engine_->Fetch({id}, absl::Milliseconds(300));
+  EXPECT_THAT(result[0], HasErrorCode(ErrorCode::kDeadlineExceeded));
+  EXPECT_NE(result[0].message().find("checksum"), absl::string_view::npos) << result[0];
+  EXPECT_FALSE(*local_.Contains(id));
+  EXPECT_EQ(local_.unsealed(), 0);
+  EXPECT_GE(stats_.checksum_mismatches.load(), 1u);
+}
+
+TEST_F(FetchEngineTest, ReadsFinishingAfterTheLeaseExpiredAreDiscardedAndTheFetchRetries) {
+  peer::PeerServiceOptions short_lease;
+  short_lease.leases.ttl = absl::Milliseconds(100);
+  std::unique_ptr<peer::PeerService> service =
+      *peer::PeerService::Create(short_lease, &owner_, [](uint64_t offset, uint64_t length) {
+        return transport::RemoteRegion{offset, length, 0};
+      });
+  auto channel = std::make_shared<FakeChannel>(service.get(), &owner_, 2);
+  connector_.Add("b", channel);
+  // The reader is stalled after its first READ until the lease is over (a stopped process):
+  // after its only READ (one chunk; the lapse is found when the reads are done), or before the
+  // next chunk is read (the lapse is found before asking the owner for bytes it may have reused).
+  int expected_aborts = 0;
+  for (size_t size : {50000, 200000}) {
+    const ObjectID id = ObjectID::FromLabel(absl::StrCat("lease lapses ", size));
+    PutRemote(id, Pattern(size, 8));
+    std::atomic<int> stalls{0};
+    channel->after_read = [&] {
+      if (stalls.fetch_add(1) == 0) absl::SleepFor(absl::Milliseconds(150));
+    };
+    std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(5));
+    ASSERT_OK(result[0]) << size;
+    EXPECT_EQ(local_.Bytes(id), Pattern(size, 8));
+    EXPECT_EQ(local_.aborts(), ++expected_aborts) << "the read that outlived its lease was discarded, then retried";
+    EXPECT_EQ(owner_.total_refs(), 0) << "the owner released the pin of both attempts";
+    EXPECT_EQ(stats_.lease_lapses.load(), static_cast<uint64_t>(expected_aborts));
+    EXPECT_EQ(stats_.checksum_mismatches.load(), 0u);
+    channel->after_read = nullptr;
+  }
+  channel.reset();
+  connector_.Add("b", channel_);
+  service->Shutdown();
+}
+
+TEST_F(FetchEngineTest, OwnersGenerationWinsOverTheDirectoryHintAndIsCounted) {
+  const ObjectID id = ObjectID::FromLabel("generation");
+  FakeLocalStore::Entry e = owner_.Put(id, Pattern(500, 6));
+  ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"b", e.data_size, 0, e.generation + 100, e.checksum}));
+  std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(2));
+  ASSERT_OK(result[0]);
+  EXPECT_EQ(stats_.generation_hint_mismatches.load(), 1u);
+  EXPECT_EQ(local_.Bytes(id), Pattern(500, 6));
+}
+
+TEST_F(FetchEngineTest, StaleLocationOfADeletedObjectWaitsForTheNewOne) {
+  const ObjectID id = ObjectID::FromLabel("later");
+  // The directory says b has it, but b does not (deleted): the engine keeps looking.
+  ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"b", 10, 0, 1, 1}));
+  std::thread writer([&] {
+    absl::SleepFor(absl::Milliseconds(100));
+    PutRemote(id, Pattern(10, 7));
+  });
+  std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(5));
+  writer.join();
+  ASSERT_OK(result[0]);
+  EXPECT_EQ(local_.Bytes(id), Pattern(10, 7));
+  EXPECT_GT(stats_.directory_polls.load(), 0u);
+}
+
+TEST_F(FetchEngineTest, AnIdSealedNowhereTimesOut) {
+  const ObjectID id = ObjectID::FromLabel("never");
+  const absl::Time start = absl::Now();
+  std::vector<absl::Status> result = engine_->Fetch({id}, absl::Milliseconds(200));
+  EXPECT_THAT(result[0], HasErrorCode(ErrorCode::kDeadlineExceeded));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+}
+
+TEST_F(FetchEngineTest, AnUnreachableSourceIsSkippedForTheNextOne) {
+  const ObjectID id = ObjectID::FromLabel("two sources");
+  FakeLocalStore::Entry e = owner_.Put(id, Pattern(800, 8));
+  ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"dead", e.data_size, 0, e.generation, e.checksum}));
+  ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"b", e.data_size, 0, e.generation, e.checksum}));
+  std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(2));
+  ASSERT_OK(result[0]);
+  EXPECT_EQ(stats_.transfer_failures.load(), 1u);
+}
+
+TEST_F(FetchEngineTest, ShutdownMakesWaitingFetchesGiveUp) {
+  std::vector<absl::Status> result;
+  const absl::Time start = absl::Now();
+  std::thread waiter([&] { result = engine_->Fetch({ObjectID::FromLabel("never sealed")}, absl::Seconds(30)); });
+  absl::SleepFor(absl::Milliseconds(50));
+  engine_->Shutdown();
+  waiter.join();
+  EXPECT_THAT(result[0], HasErrorCode(ErrorCode::kUnavailable));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+}
+
+TEST_F(FetchEngineTest, DirectoryDownFailsFastWithUnavailable) {
+  directory_.SetDown(true);
+  const absl::Time start = absl::Now();
+  std::vector<absl::Status> result = engine_->Fetch({ObjectID::FromLabel("x")}, absl::Seconds(10));
+  EXPECT_THAT(result[0], HasErrorCode(ErrorCode::kUnavailable));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(1));
+}
+
+TEST_F(FetchEngineTest, MalformedPeerRequestsGetErrorRepliesAndTheServiceKeepsServing) {
+  EXPECT_FALSE(peer::DecodeReply(service_->HandleCall(9, "garbage")).ok());
+  EXPECT_FALSE(peer::DecodeReply(service_->HandleCall(9, std::string(100, '\xff'))).ok());
+  EXPECT_EQ(service_->stats().bad_requests, 2u);
+  // A read of a region never leased is refused.
+  EXPECT_FALSE(service_->AllowRead(9, transport::RemoteRegion{0, 64, 0}));
+  const ObjectID id = ObjectID::FromLabel("after garbage");
+  PutRemote(id, Pattern(100, 9));
+  EXPECT_OK(engine_->Fetch({id}, absl::Seconds(2))[0]);
+}
+
+}  // namespace
+}  // namespace rplasma::fetch

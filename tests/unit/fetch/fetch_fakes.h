@@ -1,0 +1,300 @@
+// In-process fakes of the layers below the manager core, for unit tests only:
+//   FakeLocalStore — an in-memory arena with the store's object lifecycle (no eviction)
+//   FakeDirectory  — a map of id -> locations
+//   FakeChannel    — a transport::Channel that calls a peer's RequestHandler directly and serves
+//                    Reads from the peer's FakeLocalStore arena (tcp-like: AllowRead is asked)
+//   FakeConnector  — node id -> FakeChannel
+#ifndef RPLASMA_TESTS_UNIT_FETCH_FETCH_FAKES_H_
+#define RPLASMA_TESTS_UNIT_FETCH_FETCH_FAKES_H_
+
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "protocol/base/mutex_lock.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "client/checksum.h"
+#include "manager/fetch/peer_connector.h"
+#include "manager/directory/directory.h"
+#include "manager/peer/local_store.h"
+#include "manager/transport/transport.h"
+#include "protocol/base/status.h"
+
+namespace rplasma::testing {
+
+class FakeLocalStore : public peer::LocalStore {
+ public:
+  explicit FakeLocalStore(uint64_t capacity) : arena_(capacity) {}
+
+  struct Entry {
+    uint64_t offset = 0, data_size = 0, metadata_size = 0, generation = 0, checksum = 0;
+    bool sealed = false;
+    int refs = 0;
+  };
+
+  class Pinned : public peer::PinnedObject {
+   public:
+    Pinned(FakeLocalStore* store, ObjectInfo info) : store_(store), info_(info) {}
+    ~Pinned() override {
+      MutexLock lock(&store_->mu_);
+      store_->objects_[info_.id].refs--;
+    }
+    const ObjectInfo& info() const override { return info_; }
+    const uint8_t* base() const override { return store_->arena_.data() + info_.offset; }
+
+   private:
+    FakeLocalStore* store_;
+    ObjectInfo info_;
+  };
+
+  absl::StatusOr<std::unique_ptr<peer::PinnedObject>> Pin(const ObjectID& id) override {
+    MutexLock lock(&mu_);
+    auto it = objects_.find(id);
+    if (it == objects_.end()) return ObjectNotFoundError("fake store: no such object");
+    if (!it->second.sealed) return ObjectNotSealedError("fake store: not sealed");
+    it->second.refs++;
+    ObjectInfo info;
+    info.id = id;
+    info.offset = it->second.offset;
+    info.data_size = it->second.data_size;
+    info.metadata_size = it->second.metadata_size;
+    info.generation = it->second.generation;
+    info.checksum = it->second.checksum;
+    info.state = ObjectState::kSealed;
+    return std::unique_ptr<peer::PinnedObject>(new Pinned(this, info));
+  }
+  absl::StatusOr<peer::CreatedSlot> Create(const ObjectID& id, uint64_t data_size, uint64_t metadata_size) override {
+    MutexLock lock(&mu_);
+    if (objects_.contains(id)) return ObjectExistsError("fake store: exists");
+    const uint64_t total = data_size + metadata_size;
+    const uint64_t offset = (next_ + 63) & ~uint64_t{63};
+    if (offset + total > arena_.size()) return OutOfMemoryError("fake store: full");
+    next_ = offset + total;
+    Entry e;
+    e.offset = offset;
+    e.data_size = data_size;
+    e.metadata_size = metadata_size;
+    e.generation = ++generation_;
+    e.refs = 1;
+    objects_[id] = e;
+    std::memset(arena_.data() + offset, 0, total);
+    return peer::CreatedSlot{arena_.data() + offset, offset, data_size, metadata_size, e.generation};
+  }
+  absl::Status SealAndRelease(const ObjectID& id, uint64_t checksum) override {
+    MutexLock lock(&mu_);
+    auto it = objects_.find(id);
+    if (it == objects_.end() || it->second.sealed) return ObjectNotFoundError("fake store: seal");
+    Entry& e = it->second;
+    e.checksum = checksum;  // trusted, as the real store does
+    e.sealed = true;
+    e.refs--;
+    return absl::OkStatus();
+  }
+  absl::Status Abort(const ObjectID& id) override {
+    MutexLock lock(&mu_);
+    auto it = objects_.find(id);
+    if (it == objects_.end() || it->second.sealed) return ObjectNotFoundError("fake store: abort");
+    objects_.erase(it);
+    ++aborts_;
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::vector<bool>> ContainsAll(absl::Span<const ObjectID> ids) override {
+    contains_batches_++;
+    if (fail_contains) return MakeError(ErrorCode::kUnavailable, "fake store: contains failed");
+    std::vector<bool> present;
+    MutexLock lock(&mu_);
+    for (const ObjectID& id : ids) present.push_back(SealedLocked(id));
+    return present;
+  }
+  absl::StatusOr<bool> Contains(const ObjectID& id) override {
+    contains_singles_++;
+    if (fail_contains) return MakeError(ErrorCode::kUnavailable, "fake store: contains failed");
+    MutexLock lock(&mu_);
+    return SealedLocked(id);
+  }
+  // Store round trips spent on Contains: ContainsAll batches, and single-id Contains calls.
+  int contains_batches() const { return contains_batches_.load(); }
+  int contains_singles() const { return contains_singles_.load(); }
+  int contains_round_trips() const { return contains_batches() + contains_singles(); }
+  std::atomic<bool> fail_contains{false};  // Contains and ContainsAll fail with kUnavailable
+  absl::StatusOr<std::vector<ObjectInfo>> ListSealed() override {
+    MutexLock lock(&mu_);
+    std::vector<ObjectInfo> out;
+    for (const auto& [id, e] : objects_) {
+      if (!e.sealed) continue;
+      ObjectInfo info;
+      info.id = id;
+      info.data_size = e.data_size;
+      info.metadata_size = e.metadata_size;
+      info.generation = e.generation;
+      info.checksum = e.checksum;
+      out.push_back(info);
+    }
+    return out;
+  }
+  uint8_t* arena_base() const override { return const_cast<uint8_t*>(arena_.data()); }
+  uint64_t arena_size() const override { return arena_.size(); }
+
+  // Create + write + seal. Returns the entry.
+  Entry Put(const ObjectID& id, const std::string& data, const std::string& metadata = "") {
+    absl::StatusOr<peer::CreatedSlot> slot = Create(id, data.size(), metadata.size());
+    std::memcpy(slot->base, data.data(), data.size());
+    std::memcpy(slot->base + data.size(), metadata.data(), metadata.size());
+    (void)SealAndRelease(id, ObjectChecksum({slot->base, data.size()}, {slot->base + data.size(), metadata.size()}));
+    return Get(id);
+  }
+  Entry Get(const ObjectID& id) {
+    MutexLock lock(&mu_);
+    return objects_[id];
+  }
+  std::string Bytes(const ObjectID& id) {
+    MutexLock lock(&mu_);
+    const Entry& e = objects_[id];
+    return std::string(reinterpret_cast<const char*>(arena_.data() + e.offset), e.data_size + e.metadata_size);
+  }
+  int unsealed() {
+    MutexLock lock(&mu_);
+    int n = 0;
+    for (const auto& [id, e] : objects_) n += !e.sealed;
+    return n;
+  }
+  int total_refs() {
+    MutexLock lock(&mu_);
+    int n = 0;
+    for (const auto& [id, e] : objects_) n += e.refs;
+    return n;
+  }
+  int aborts() {
+    MutexLock lock(&mu_);
+    return aborts_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<uint8_t> arena_;
+  uint64_t next_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
+  int aborts_ ABSL_GUARDED_BY(mu_) = 0;
+  bool SealedLocked(const ObjectID& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    auto it = objects_.find(id);
+    return it != objects_.end() && it->second.sealed;
+  }
+
+  std::atomic<int> contains_batches_{0};
+  std::atomic<int> contains_singles_{0};
+  absl::flat_hash_map<ObjectID, Entry> objects_ ABSL_GUARDED_BY(mu_);
+};
+
+class FakeDirectory : public Directory {
+ public:
+  absl::Status RegisterNode(const NodeRecord& node) override { return absl::OkStatus(); }
+  absl::Status Heartbeat() override { return absl::OkStatus(); }
+  absl::Status UnregisterNode() override { return absl::OkStatus(); }
+  absl::Status PublishObject(const ObjectID& id, const ObjectLocation& location) override {
+    MutexLock lock(&mu_);
+    auto& v = locations_[id];
+    for (auto& l : v) {
+      if (l.node_id == location.node_id) {
+        l = location;
+        return absl::OkStatus();
+      }
+    }
+    v.push_back(location);
+    return absl::OkStatus();
+  }
+  absl::Status PublishObjects(absl::Span<const std::pair<ObjectID, ObjectLocation>> objects) override {
+    for (const auto& [id, loc] : objects) RETURN_IF_ERROR(PublishObject(id, loc));
+    return absl::OkStatus();
+  }
+  absl::Status RemoveObject(const ObjectID& id) override { return absl::OkStatus(); }
+  absl::StatusOr<std::vector<std::vector<ObjectLocation>>> Lookup(absl::Span<const ObjectID> ids) override {
+    MutexLock lock(&mu_);
+    if (down_) return MakeError(ErrorCode::kUnavailable, "fake directory down");
+    ++lookups_;
+    std::vector<std::vector<ObjectLocation>> out;
+    for (const ObjectID& id : ids) out.push_back(locations_.contains(id) ? locations_[id] : std::vector<ObjectLocation>{});
+    return out;
+  }
+  absl::StatusOr<NodeRecord> GetNode(const std::string& node_id) override { return NodeRecord{node_id, "", "", 0}; }
+
+  void SetDown(bool down) {
+    MutexLock lock(&mu_);
+    down_ = down;
+  }
+  int lookups() {
+    MutexLock lock(&mu_);
+    return lookups_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  bool down_ ABSL_GUARDED_BY(mu_) = false;
+  int lookups_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::flat_hash_map<ObjectID, std::vector<ObjectLocation>> locations_ ABSL_GUARDED_BY(mu_);
+};
+
+// Calls `handler` in-process; Reads copy from `owner`'s arena at region.addr (an arena offset).
+class FakeChannel : public transport::Channel {
+ public:
+  FakeChannel(transport::RequestHandler* handler, FakeLocalStore* owner, uint64_t conn_id)
+      : handler_(handler), owner_(owner), conn_id_(conn_id), address_("fake:" + std::to_string(conn_id)) {}
+  ~FakeChannel() override { handler_->OnDisconnect(conn_id_); }
+
+  absl::StatusOr<std::string> Call(absl::string_view request, absl::Time deadline) override {
+    calls++;
+    if (before_call) before_call();
+    return handler_->HandleCall(conn_id_, request);
+  }
+  absl::Status Read(const transport::RemoteRegion& region, uint8_t* dst, absl::Time deadline) override {
+    reads++;
+    if (fail_reads) return MakeError(ErrorCode::kUnavailable, "fake channel: read failed");
+    if (!handler_->AllowRead(conn_id_, region)) return MakeError(ErrorCode::kPermissionDenied, "fake: read refused");
+    std::memcpy(dst, owner_->arena_base() + region.addr, region.length);
+    if (corrupt_reads && region.length > 0) dst[region.length / 2] ^= 0xff;
+    if (after_read) after_read();
+    return absl::OkStatus();
+  }
+  bool healthy() const override { return true; }
+  const std::string& peer_address() const override { return address_; }
+
+  std::atomic<int> calls{0};
+  std::atomic<int> reads{0};
+  std::atomic<bool> fail_reads{false};
+  std::atomic<bool> corrupt_reads{false};
+  std::function<void()> before_call;  // set before use; called on every Call
+  std::function<void()> after_read;   // set before use; called after every successful Read
+
+ private:
+  transport::RequestHandler* handler_;
+  FakeLocalStore* owner_;
+  uint64_t conn_id_;
+  std::string address_;
+};
+
+class FakeConnector : public fetch::PeerConnector {
+ public:
+  void Add(const std::string& node_id, std::shared_ptr<transport::Channel> channel) {
+    MutexLock lock(&mu_);
+    channels_[node_id] = std::move(channel);
+  }
+  absl::StatusOr<std::shared_ptr<transport::Channel>> ChannelTo(const std::string& node_id,
+                                                                absl::Time deadline) override {
+    MutexLock lock(&mu_);
+    auto it = channels_.find(node_id);
+    if (it == channels_.end()) return MakeError(ErrorCode::kUnavailable, "fake connector: unknown node " + node_id);
+    return it->second;
+  }
+  void Forget(const std::string& node_id) override {}
+
+ private:
+  absl::Mutex mu_;
+  std::map<std::string, std::shared_ptr<transport::Channel>> channels_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace rplasma::testing
+
+#endif  // RPLASMA_TESTS_UNIT_FETCH_FETCH_FAKES_H_

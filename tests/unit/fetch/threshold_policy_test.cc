@@ -1,0 +1,103 @@
+#include "manager/fetch/threshold_policy.h"
+
+#include <gtest/gtest.h>
+
+namespace rplasma::fetch {
+namespace {
+
+ThresholdPolicyOptions Options(ThresholdSetting::Mode mode, uint64_t default_bytes) {
+  ThresholdPolicyOptions options;
+  options.setting.mode = mode;
+  options.setting.table.default_bytes = default_bytes;
+  options.explore_every = 0;
+  return options;
+}
+
+TEST(ThresholdPolicyTest, FixedThresholdSplitsBySizeWithPerPeerOverrides) {
+  ThresholdPolicyOptions options = Options(ThresholdSetting::Mode::kFile, 65536);
+  options.setting.table.per_peer["slow"] = 4096;
+  ThresholdPolicy policy(options);
+  EXPECT_EQ(policy.Choose("a", 65536), PeerProtocol::kGet);
+  EXPECT_EQ(policy.Choose("a", 65537), PeerProtocol::kPin);
+  EXPECT_EQ(policy.Choose("slow", 8192), PeerProtocol::kPin);
+  EXPECT_EQ(policy.ThresholdFor("slow"), 4096u);
+  // Observations never move a fixed threshold.
+  for (int i = 0; i < 50; ++i) policy.Observe("a", PeerProtocol::kGet, 100000, absl::Microseconds(1));
+  EXPECT_EQ(policy.ThresholdFor("a"), 65536u);
+}
+
+TEST(ThresholdPolicyTest, FileLinesByNodeNameApplyToEveryStartOfThatNode) {
+  ThresholdPolicyOptions options = Options(ThresholdSetting::Mode::kFile, 65536);
+  options.setting.table.per_peer["rank1"] = 4096;
+  options.setting.table.per_peer["rank2.0000beef"] = 1u << 20;
+  ThresholdPolicy policy(options);
+  EXPECT_EQ(policy.mode(), ThresholdSetting::Mode::kFile);
+  EXPECT_EQ(policy.default_threshold(), 65536u);
+  // Node ids are name + "." + a suffix that changes when the peer's manager restarts.
+  EXPECT_EQ(policy.ThresholdFor("rank1.3fa9c2d1"), 4096u);
+  EXPECT_EQ(policy.Choose("rank1.3fa9c2d1", 8192), PeerProtocol::kPin);
+  EXPECT_EQ(policy.Choose("rank1.0badf00d", 4096), PeerProtocol::kGet) << "rank1 after a restart";
+  EXPECT_EQ(policy.Choose("rank1.0badf00d", 4097), PeerProtocol::kPin);
+  EXPECT_EQ(policy.Choose("rank2.0000beef", 1u << 20), PeerProtocol::kGet) << "exact id";
+  EXPECT_EQ(policy.Choose("rank2.12345678", 1u << 20), PeerProtocol::kPin) << "another rank2: default";
+  EXPECT_EQ(policy.Choose("rank3.3fa9c2d1", 65536), PeerProtocol::kGet);
+  const std::map<std::string, uint64_t> snapshot = policy.Snapshot();
+  EXPECT_EQ(snapshot.at("rank1.0badf00d"), 4096u);
+  EXPECT_EQ(snapshot.at("rank3.3fa9c2d1"), 65536u);
+}
+
+TEST(ThresholdPolicyTest, CalibrationPicksTheProbeCrossover) {
+  ThresholdPolicy policy(Options(ThresholdSetting::Mode::kAuto, 65536));
+  EXPECT_FALSE(policy.Calibrated("b"));
+  std::vector<ProbeSample> samples;
+  for (uint64_t bytes = 4096; bytes <= (4u << 20); bytes *= 4) {
+    // Get: 10us + 1ns/B; Pin: 40us + 0.25ns/B -> crossover near 40 KB.
+    const double get_us = 10 + bytes * 1e-3;
+    const double pin_us = 40 + bytes * 0.25e-3;
+    samples.push_back({bytes, absl::Microseconds(get_us), absl::Microseconds(pin_us)});
+  }
+  policy.Calibrate("b", samples);
+  EXPECT_TRUE(policy.Calibrated("b"));
+  EXPECT_EQ(policy.ThresholdFor("b"), 16384u);  // 16 KiB wins by Get; 64 KiB by Pin
+  EXPECT_EQ(policy.Choose("b", 16384), PeerProtocol::kGet);
+  EXPECT_EQ(policy.Choose("b", 65536), PeerProtocol::kPin);
+}
+
+TEST(ThresholdPolicyTest, ObservationsMoveTheThresholdOnlyPastTheHysteresis) {
+  ThresholdPolicy policy(Options(ThresholdSetting::Mode::kAuto, 65536));  // T = 2^16
+  // Bucket 17 (up to 128 KiB): Get only 5% faster -> inside the 15% hysteresis, no move.
+  for (int i = 0; i < 10; ++i) {
+    policy.Observe("c", PeerProtocol::kGet, 131072, absl::Microseconds(95));
+    policy.Observe("c", PeerProtocol::kPin, 131072, absl::Microseconds(100));
+  }
+  EXPECT_EQ(policy.ThresholdFor("c"), 65536u);
+  // Now Get is clearly faster there: T rises one bucket.
+  for (int i = 0; i < 20; ++i) policy.Observe("c", PeerProtocol::kGet, 131072, absl::Microseconds(50));
+  EXPECT_EQ(policy.ThresholdFor("c"), 131072u);
+  // Pin clearly faster in T's bucket: T falls back.
+  for (int i = 0; i < 30; ++i) policy.Observe("c", PeerProtocol::kPin, 131072, absl::Microseconds(10));
+  EXPECT_EQ(policy.ThresholdFor("c"), 65536u);
+}
+
+TEST(ThresholdPolicyTest, ExplorationSometimesTriesTheOtherProtocolNearTheThreshold) {
+  ThresholdPolicyOptions options = Options(ThresholdSetting::Mode::kAuto, 65536);
+  options.explore_every = 4;
+  ThresholdPolicy policy(options);
+  int pins = 0;
+  for (int i = 0; i < 40; ++i) pins += policy.Choose("d", 60000) == PeerProtocol::kPin;
+  EXPECT_EQ(pins, 10);
+  int far_pins = 0;
+  for (int i = 0; i < 40; ++i) far_pins += policy.Choose("d", 100) == PeerProtocol::kPin;
+  EXPECT_EQ(far_pins, 0) << "no exploration far from the threshold";
+}
+
+TEST(ThresholdPolicyTest, BucketsAreCeilLog2) {
+  EXPECT_EQ(ThresholdPolicy::BucketOf(0), 0);
+  EXPECT_EQ(ThresholdPolicy::BucketOf(1), 0);
+  EXPECT_EQ(ThresholdPolicy::BucketOf(2), 1);
+  EXPECT_EQ(ThresholdPolicy::BucketOf(4096), 12);
+  EXPECT_EQ(ThresholdPolicy::BucketOf(4097), 13);
+}
+
+}  // namespace
+}  // namespace rplasma::fetch
