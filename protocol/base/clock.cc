@@ -1,5 +1,7 @@
 #include "protocol/base/clock.h"
 
+#include "absl/time/clock.h"
+
 namespace rplasma {
 namespace {
 

@@ -10,6 +10,7 @@
 #include <functional>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "protocol/base/clock.h"
 #include "protocol/base/mutex_lock.h"
@@ -18,7 +19,8 @@ namespace rplasma::testing {
 
 class FakeClock final : public Clock {
  public:
-  explicit FakeClock(absl::Time start = absl::FromUnixSeconds(1'000'000'000)) : now_(start) {}
+  // Starts at the real time, so deadlines it yields also make sense to code on the real clock.
+  explicit FakeClock(absl::Time start = absl::Now()) : now_(start) {}
 
   absl::Time Now() const override {
     MutexLock lock(&mu_);
