@@ -42,16 +42,18 @@ absl::Status FetchEngineOptions::Validate() const {
 }
 
 FetchEngine::FetchEngine(FetchEngineOptions options, Directory* directory, peer::LocalStore* store,
-                         PeerConnector* connector, ThresholdPolicy* policy, manager::ManagerStats* stats)
+                         PeerConnector* connector, ThresholdPolicy* policy, manager::ManagerStats* stats,
+                         Clock* clock)
     : options_(std::move(options)),
       directory_(directory),
       store_(store),
       connector_(connector),
       policy_(policy),
-      stats_(stats) {}
+      stats_(stats),
+      clock_(clock) {}
 
 std::vector<absl::Status> FetchEngine::Fetch(absl::Span<const ObjectID> ids, absl::Duration timeout) {
-  const absl::Time deadline = absl::Now() + std::max(timeout, absl::ZeroDuration());
+  const absl::Time deadline = clock_->Now() + std::max(timeout, absl::ZeroDuration());
   stats_->fetch_requests.fetch_add(ids.size(), std::memory_order_relaxed);
   absl::flat_hash_map<ObjectID, absl::Status> outcome;
   std::vector<ObjectID> led;
@@ -86,15 +88,15 @@ std::vector<absl::Status> FetchEngine::Fetch(absl::Span<const ObjectID> ids, abs
   std::vector<ObjectID> retry;  // the leader gave up earlier than we would have
   for (auto& [id, flight] : joined) {
     MutexLock lock(&flight->mu);
-    if (!lock.AwaitWithDeadline(absl::Condition(&flight->done), deadline)) {
+    if (!lock.AwaitWithTimeout(absl::Condition(&flight->done), deadline - clock_->Now())) {
       outcome[id] = DeadlineError(id, absl::OkStatus());
     } else {
       outcome[id] = flight->status;
-      if (ErrorCodeOf(flight->status) == ErrorCode::kDeadlineExceeded && absl::Now() < deadline) retry.push_back(id);
+      if (ErrorCodeOf(flight->status) == ErrorCode::kDeadlineExceeded && clock_->Now() < deadline) retry.push_back(id);
     }
   }
   if (!retry.empty()) {
-    std::vector<absl::Status> again = Fetch(retry, deadline - absl::Now());
+    std::vector<absl::Status> again = Fetch(retry, deadline - clock_->Now());
     for (size_t i = 0; i < retry.size(); ++i) outcome[retry[i]] = again[i];
   }
 
@@ -127,9 +129,9 @@ std::vector<absl::Status> FetchEngine::FetchLed(const std::vector<ObjectID>& ids
     std::vector<ObjectID> batch;
     batch.reserve(pending.size());
     for (size_t i : pending) batch.push_back(ids[i]);
-    const absl::Time t0 = absl::Now();
+    const absl::Time t0 = clock_->Now();
     absl::StatusOr<std::vector<std::vector<ObjectLocation>>> locations = directory_->Lookup(batch);
-    const absl::Duration lookup_time = absl::Now() - t0;
+    const absl::Duration lookup_time = clock_->Now() - t0;
     if (!locations.ok() || locations->size() != batch.size()) {
       stats_->directory_errors.fetch_add(1, std::memory_order_relaxed);
       const absl::Status error = locations.ok() ? MakeError(ErrorCode::kInternal, "directory lookup: wrong reply count")
@@ -192,8 +194,12 @@ std::vector<absl::Status> FetchEngine::FetchLed(const std::vector<ObjectID>& ids
         continue;
       }
       absl::Status status = FetchFromAny(ids[i], sources[k], deadline, lookup_time);
-      if (status.ok() || !WorthWaiting(status) || absl::Now() >= deadline) {
+      if (status.ok() || !WorthWaiting(status)) {
         result[i] = status;
+      } else if (clock_->Now() >= deadline) {
+        // Still worth waiting for, but out of time: the deadline is what failed, whatever the
+        // last attempt said (it stays in the message).
+        result[i] = DeadlineError(ids[i], status);
       } else {
         last_error[i] = status;
         still_pending.push_back(i);
@@ -205,12 +211,12 @@ std::vector<absl::Status> FetchEngine::FetchLed(const std::vector<ObjectID>& ids
       for (size_t i : pending) result[i] = MakeError(ErrorCode::kUnavailable, "fetch: the manager is shutting down");
       return result;
     }
-    if (absl::Now() + backoff >= deadline) {
+    if (clock_->Now() + backoff >= deadline) {
       for (size_t i : pending) result[i] = DeadlineError(ids[i], last_error[i]);
       return result;
     }
     stats_->directory_polls.fetch_add(pending.size(), std::memory_order_relaxed);
-    absl::SleepFor(backoff);
+    clock_->SleepFor(backoff);
     backoff = std::min(backoff * 2, options_.poll_max);
   }
 }
@@ -236,7 +242,7 @@ absl::Status FetchEngine::FetchFromAny(const ObjectID& id, const std::vector<Obj
                                        absl::Time deadline, absl::Duration lookup_time) {
   absl::Status last;
   for (const ObjectLocation& source : sources) {
-    if (absl::Now() >= deadline) break;
+    if (clock_->Now() >= deadline) break;
     last = FetchFrom(id, source, deadline, lookup_time);
     if (last.ok()) return last;
     if (ErrorCodeOf(last) == ErrorCode::kObjectExists) {
@@ -265,15 +271,15 @@ absl::Status FetchEngine::FetchFrom(const ObjectID& id, const ObjectLocation& so
   record.id = id;
   record.peer = source.node_id;
   record.phases.lookup = lookup_time;
-  const absl::Time t0 = absl::Now();
+  const absl::Time t0 = clock_->Now();
   absl::StatusOr<std::shared_ptr<transport::Channel>> channel = connector_->ChannelTo(source.node_id, deadline);
-  record.phases.connect = absl::Now() - t0;
+  record.phases.connect = clock_->Now() - t0;
   if (!channel.ok()) return channel.status();
   const uint64_t hinted = source.data_size + source.metadata_size;
   record.protocol = policy_->Choose(source.node_id, hinted);
   if (hinted > transport::kMaxCallBytes - 4096) record.protocol = PeerProtocol::kPin;
   absl::StatusOr<peer::TransferResult> transfer =
-      peer::TransferObject(**channel, *store_, id, record.protocol, deadline, options_.read_chunk_bytes);
+      peer::TransferObject(**channel, *store_, id, record.protocol, deadline, options_.read_chunk_bytes, *clock_);
   if (!transfer.ok()) {
     if (peer::IsLeaseLapse(transfer.status())) {
       stats_->lease_lapses.fetch_add(1, std::memory_order_relaxed);

@@ -39,6 +39,7 @@
 #include "manager/fetch/threshold_policy.h"
 #include "manager/directory/directory.h"
 #include "manager/peer/local_store.h"
+#include "protocol/base/clock.h"
 
 namespace rplasma::fetch {
 
@@ -53,9 +54,10 @@ struct FetchEngineOptions {
 
 class FetchEngine {
  public:
-  // All pointers are borrowed and must outlive the engine.
+  // All pointers are borrowed and must outlive the engine. `clock` times deadlines, back-off
+  // sleeps and the phase timings.
   FetchEngine(FetchEngineOptions options, Directory* directory, peer::LocalStore* store,
-              PeerConnector* connector, ThresholdPolicy* policy, manager::ManagerStats* stats);
+              PeerConnector* connector, ThresholdPolicy* policy, manager::ManagerStats* stats, Clock* clock);
 
   // One status per id, in order (duplicates share the outcome).
   std::vector<absl::Status> Fetch(absl::Span<const ObjectID> ids, absl::Duration timeout);
@@ -86,6 +88,7 @@ class FetchEngine {
   PeerConnector* const connector_;
   ThresholdPolicy* const policy_;
   manager::ManagerStats* const stats_;
+  Clock* const clock_;
 
   std::atomic<bool> stopping_{false};
   absl::Mutex mu_;

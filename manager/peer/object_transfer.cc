@@ -45,12 +45,13 @@ class LocalObject {
   const peer::CreatedSlot& slot() const { return slot_; }
 
   // `checksum` is ObjectChecksum of the local bytes, computed by the caller.
-  absl::Status SealIfMatches(const peer::ObjectDescription& owner, uint64_t checksum, TransferResult& result) {
-    const absl::Time t1 = absl::Now();
+  absl::Status SealIfMatches(const peer::ObjectDescription& owner, uint64_t checksum, const Clock& clock,
+                             TransferResult& result) {
+    const absl::Time t1 = clock.Now();
     RETURN_IF_ERROR(CheckChecksum(id_, checksum, owner));
     RETURN_IF_ERROR(store_.SealAndRelease(id_, checksum));
     committed_ = true;
-    result.seal = absl::Now() - t1;
+    result.seal = clock.Now() - t1;
     return absl::OkStatus();
   }
 
@@ -74,34 +75,34 @@ absl::StatusOr<peer::PeerReplyView> CallPeer(transport::Channel& channel, const 
 }
 
 absl::StatusOr<TransferResult> ByGet(transport::Channel& channel, peer::LocalStore& store, const ObjectID& id,
-                                     absl::Time deadline) {
+                                     absl::Time deadline, const Clock& clock) {
   TransferResult result;
-  const absl::Time t0 = absl::Now();
+  const absl::Time t0 = clock.Now();
   std::string wire;
   ASSIGN_OR_RETURN(peer::PeerReplyView reply, CallPeer(channel, peer::GetRequest{id}, deadline, wire));
   const auto* get = std::get_if<peer::GetReplyView>(&reply);
   if (get == nullptr) return ProtocolError("peer answered Get with another reply kind");
-  result.transfer = absl::Now() - t0;
+  result.transfer = clock.Now() - t0;
   result.bytes = get->object.total_size();
   result.owner_generation = get->object.generation;
   // Verify the reply's bytes, then create the local object from them already sealed: for a small
   // object that is one store request (an inline Put), not Create + copy + Seal.
   const absl::Span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(get->payload.data()), get->payload.size());
   const uint64_t data_size = get->object.data_size;
-  const absl::Time t1 = absl::Now();
+  const absl::Time t1 = clock.Now();
   const uint64_t checksum = ObjectChecksum(bytes.first(data_size), bytes.subspan(data_size));
-  const absl::Time t2 = absl::Now();
+  const absl::Time t2 = clock.Now();
   result.verify = t2 - t1;
   RETURN_IF_ERROR(CheckChecksum(id, checksum, get->object));
   RETURN_IF_ERROR(store.PutSealed(id, bytes, data_size, checksum));
-  result.seal = absl::Now() - t2;
+  result.seal = clock.Now() - t2;
   return result;
 }
 
 absl::StatusOr<TransferResult> ByPin(transport::Channel& channel, peer::LocalStore& store, const ObjectID& id,
-                                     absl::Time deadline, uint64_t chunk) {
+                                     absl::Time deadline, uint64_t chunk, const Clock& clock) {
   TransferResult result;
-  const absl::Time t0 = absl::Now();
+  const absl::Time t0 = clock.Now();
   std::string wire;
   ASSIGN_OR_RETURN(peer::PeerReplyView reply, CallPeer(channel, peer::PinRequest{id}, deadline, wire));
   const auto* pin = std::get_if<peer::PinReply>(&reply);
@@ -114,7 +115,7 @@ absl::StatusOr<TransferResult> ByPin(transport::Channel& channel, peer::LocalSto
   // Unpin whatever happens next; a lost Unpin only costs the owner a lease until its TTL.
   auto unpin = [&] {
     std::string unpin_wire;
-    const absl::Time unpin_deadline = std::max(deadline, absl::Now() + absl::Seconds(1));
+    const absl::Time unpin_deadline = std::max(deadline, clock.Now() + absl::Seconds(1));
     absl::StatusOr<peer::PeerReplyView> r =
         CallPeer(channel, peer::UnpinRequest{lease.lease_id}, unpin_deadline, unpin_wire);
     if (!r.ok()) LOG(INFO) << "unpin of lease " << lease.lease_id << " for " << id.Hex() << ": " << r.status();
@@ -134,10 +135,10 @@ absl::StatusOr<TransferResult> ByPin(transport::Channel& channel, peer::LocalSto
     return status;
   };
   // The owner would refuse a chunk read after the lease (TCP) or may have reused its bytes (READ).
-  auto lease_live = [&] { return absl::Now() >= lease_end ? lapsed() : absl::OkStatus(); };
+  auto lease_live = [&] { return clock.Now() >= lease_end ? lapsed() : absl::OkStatus(); };
   absl::StatusOr<ReadAndHashResult> read =
       ReadAndHash(channel, transport::RemoteRegion{lease.region.addr, total, lease.region.rkey}, local->slot().base,
-                  chunk, deadline, lease_live);
+                  chunk, deadline, lease_live, clock);
   if (read.ok() && read->reads_done >= lease_end) read = lapsed();
   unpin();
   RETURN_IF_ERROR(read.status());
@@ -145,7 +146,7 @@ absl::StatusOr<TransferResult> ByPin(transport::Channel& channel, peer::LocalSto
   result.bytes = total;
   result.owner_generation = lease.object.generation;
   result.verify = read->hash_tail;  // the hashing not overlapped with the reads
-  RETURN_IF_ERROR(local->SealIfMatches(lease.object, read->checksum, result));
+  RETURN_IF_ERROR(local->SealIfMatches(lease.object, read->checksum, clock, result));
   return result;
 }
 
@@ -157,10 +158,10 @@ bool IsLeaseLapse(const absl::Status& status) {
 
 absl::StatusOr<TransferResult> TransferObject(transport::Channel& channel, peer::LocalStore& store,
                                               const ObjectID& id, PeerProtocol protocol, absl::Time deadline,
-                                              uint64_t read_chunk_bytes) {
+                                              uint64_t read_chunk_bytes, Clock& clock) {
   if (read_chunk_bytes == 0) read_chunk_bytes = ~uint64_t{0};
-  return protocol == PeerProtocol::kGet ? ByGet(channel, store, id, deadline)
-                                        : ByPin(channel, store, id, deadline, read_chunk_bytes);
+  return protocol == PeerProtocol::kGet ? ByGet(channel, store, id, deadline, clock)
+                                        : ByPin(channel, store, id, deadline, read_chunk_bytes, clock);
 }
 
 }  // namespace rplasma::peer

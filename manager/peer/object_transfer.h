@@ -25,6 +25,7 @@
 #include "manager/peer/peer_protocol.h"
 #include "manager/peer/local_store.h"
 #include "manager/transport/transport.h"
+#include "protocol/base/clock.h"
 #include "protocol/base/object_id.h"
 
 namespace rplasma::peer {
@@ -43,7 +44,7 @@ bool IsLeaseLapse(const absl::Status& status);
 
 absl::StatusOr<TransferResult> TransferObject(transport::Channel& channel, peer::LocalStore& store,
                                               const ObjectID& id, PeerProtocol protocol, absl::Time deadline,
-                                              uint64_t read_chunk_bytes);
+                                              uint64_t read_chunk_bytes, Clock& clock);
 
 }  // namespace rplasma::peer
 

@@ -10,7 +10,7 @@ namespace rplasma::peer {
 
 absl::StatusOr<ReadAndHashResult> ReadAndHash(transport::Channel& channel, const transport::RemoteRegion& region,
                                               uint8_t* dst, uint64_t chunk, absl::Time deadline,
-                                              absl::FunctionRef<absl::Status()> before_chunk) {
+                                              absl::FunctionRef<absl::Status()> before_chunk, const Clock& clock) {
   if (chunk == 0) return MakeError(ErrorCode::kInvalidArgument, "ReadAndHash: chunk must be positive");
   const uint64_t total = region.length;
   auto read_chunk = [&](uint64_t off) -> absl::Status {
@@ -22,9 +22,9 @@ absl::StatusOr<ReadAndHashResult> ReadAndHash(transport::Channel& channel, const
 
   if (total <= chunk) {  // one Read: nothing to overlap, no thread to start
     if (total > 0) RETURN_IF_ERROR(read_chunk(0));
-    result.reads_done = absl::Now();
+    result.reads_done = clock.Now();
     result.checksum = ObjectChecksum({dst, total}, {});
-    result.hash_tail = absl::Now() - result.reads_done;
+    result.hash_tail = clock.Now() - result.reads_done;
     return result;
   }
 
@@ -34,9 +34,9 @@ absl::StatusOr<ReadAndHashResult> ReadAndHash(transport::Channel& channel, const
     RETURN_IF_ERROR(read_chunk(off));
     hasher.Advance(std::min(total, off + chunk));
   }
-  result.reads_done = absl::Now();
+  result.reads_done = clock.Now();
   result.checksum = hasher.Finish();
-  result.hash_tail = absl::Now() - result.reads_done;
+  result.hash_tail = clock.Now() - result.reads_done;
   return result;
 }
 

@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "manager/transport/transport.h"
+#include "protocol/base/clock.h"
 
 namespace rplasma::peer {
 
@@ -28,7 +29,7 @@ struct ReadAndHashResult {
 
 absl::StatusOr<ReadAndHashResult> ReadAndHash(transport::Channel& channel, const transport::RemoteRegion& region,
                                               uint8_t* dst, uint64_t chunk, absl::Time deadline,
-                                              absl::FunctionRef<absl::Status()> before_chunk);
+                                              absl::FunctionRef<absl::Status()> before_chunk, const Clock& clock);
 
 }  // namespace rplasma::peer
 

@@ -11,12 +11,14 @@
 
 #include "manager/peer/peer_service.h"
 #include "tests/support/status_matchers.h"
+#include "tests/support/fake_clock.h"
 #include "tests/unit/fetch/fetch_fakes.h"
 
 namespace rplasma::fetch {
 namespace {
 
 using ::rplasma::testing::FakeChannel;
+using ::rplasma::testing::FakeClock;
 using ::rplasma::testing::FakeConnector;
 using ::rplasma::testing::FakeDirectory;
 using ::rplasma::testing::FakeLocalStore;
@@ -44,7 +46,7 @@ class FetchEngineTest : public ::testing::Test {
     FetchEngineOptions options;
     options.self_node_id = "a";
     options.read_chunk_bytes = 64 << 10;
-    engine_ = std::make_unique<FetchEngine>(options, &directory_, &local_, &connector_, policy_.get(), &stats_);
+    engine_ = std::make_unique<FetchEngine>(options, &directory_, &local_, &connector_, policy_.get(), &stats_, &clock_);
   }
   ~FetchEngineTest() override {
     channel_.reset();
@@ -59,6 +61,7 @@ class FetchEngineTest : public ::testing::Test {
     return e;
   }
 
+  FakeClock clock_;  // the engine's: back-off sleeps take no real time
   FakeLocalStore owner_;
   FakeLocalStore local_;
   FakeDirectory directory_;
@@ -172,12 +175,13 @@ TEST_F(FetchEngineTest, AnIdSealedHereButListedOnlyElsewhereSucceedsWhenCreateFi
 
 TEST_F(FetchEngineTest, AnIdSealedHereWhileWaitingForALocationIsFoundWithoutATransfer) {
   const ObjectID id = ObjectID::FromLabel("sealed here later");
-  std::thread writer([&] {
-    absl::SleepFor(absl::Milliseconds(50));
-    local_.Put(id, "arrived locally");  // never published: the store is asked on every poll
+  // It is sealed here while the engine backs off; never published, so only the store can say.
+  bool written = false;
+  clock_.set_on_sleep([&] {
+    if (!written) local_.Put(id, "arrived locally");
+    written = true;
   });
   std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(10));
-  writer.join();
   ASSERT_OK(result[0]);
   EXPECT_GE(local_.contains_batches(), 2);
   EXPECT_EQ(channel_->calls.load(), 0);
@@ -284,7 +288,8 @@ TEST_F(FetchEngineTest, ReadsFinishingAfterTheLeaseExpiredAreDiscardedAndTheFetc
       });
   auto channel = std::make_shared<FakeChannel>(service.get(), &owner_, 2);
   connector_.Add("b", channel);
-  // The reader is stalled after its first READ until the lease is over (a stopped process):
+  // The reader is stalled after its first READ until its lease is over (a stopped process; the
+  // reader judges the lease by its own clock):
   // after its only READ (one chunk; the lapse is found when the reads are done), or before the
   // next chunk is read (the lapse is found before asking the owner for bytes it may have reused).
   int expected_aborts = 0;
@@ -293,7 +298,7 @@ TEST_F(FetchEngineTest, ReadsFinishingAfterTheLeaseExpiredAreDiscardedAndTheFetc
     PutRemote(id, Pattern(size, 8));
     std::atomic<int> stalls{0};
     channel->after_read = [&] {
-      if (stalls.fetch_add(1) == 0) absl::SleepFor(absl::Milliseconds(150));
+      if (stalls.fetch_add(1) == 0) clock_.Advance(absl::Milliseconds(150));
     };
     std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(5));
     ASSERT_OK(result[0]) << size;
@@ -323,12 +328,13 @@ TEST_F(FetchEngineTest, StaleLocationOfADeletedObjectWaitsForTheNewOne) {
   const ObjectID id = ObjectID::FromLabel("later");
   // The directory says b has it, but b does not (deleted): the engine keeps looking.
   ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"b", 10, 0, 1, 1}));
-  std::thread writer([&] {
-    absl::SleepFor(absl::Milliseconds(100));
-    PutRemote(id, Pattern(10, 7));
+  // The new object appears while the engine backs off after finding b without it.
+  bool written = false;
+  clock_.set_on_sleep([&] {
+    if (!written) PutRemote(id, Pattern(10, 7));
+    written = true;
   });
   std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(5));
-  writer.join();
   ASSERT_OK(result[0]);
   EXPECT_EQ(local_.Bytes(id), Pattern(10, 7));
   EXPECT_GT(stats_.directory_polls.load(), 0u);
@@ -336,10 +342,11 @@ TEST_F(FetchEngineTest, StaleLocationOfADeletedObjectWaitsForTheNewOne) {
 
 TEST_F(FetchEngineTest, AnIdSealedNowhereTimesOut) {
   const ObjectID id = ObjectID::FromLabel("never");
-  const absl::Time start = absl::Now();
+  const absl::Time start = clock_.Now();
   std::vector<absl::Status> result = engine_->Fetch({id}, absl::Milliseconds(200));
   EXPECT_THAT(result[0], HasErrorCode(ErrorCode::kDeadlineExceeded));
-  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  EXPECT_GT(clock_.sleeps(), 1) << "it kept looking with back-off";
+  EXPECT_LE(clock_.Now() - start, absl::Milliseconds(200)) << "and never slept past the deadline";
 }
 
 TEST_F(FetchEngineTest, AnUnreachableSourceIsSkippedForTheNextOne) {
@@ -353,14 +360,13 @@ TEST_F(FetchEngineTest, AnUnreachableSourceIsSkippedForTheNextOne) {
 }
 
 TEST_F(FetchEngineTest, ShutdownMakesWaitingFetchesGiveUp) {
-  std::vector<absl::Status> result;
-  const absl::Time start = absl::Now();
-  std::thread waiter([&] { result = engine_->Fetch({ObjectID::FromLabel("never sealed")}, absl::Seconds(30)); });
-  absl::SleepFor(absl::Milliseconds(50));
-  engine_->Shutdown();
-  waiter.join();
+  // Shut down while the fetch backs off between lookups of an id sealed nowhere.
+  clock_.set_on_sleep([&] { engine_->Shutdown(); });
+  const absl::Time start = clock_.Now();
+  std::vector<absl::Status> result = engine_->Fetch({ObjectID::FromLabel("never sealed")}, absl::Seconds(30));
   EXPECT_THAT(result[0], HasErrorCode(ErrorCode::kUnavailable));
-  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_EQ(clock_.sleeps(), 1) << "it gave up at its next turn";
+  EXPECT_LT(clock_.Now() - start, absl::Seconds(1));
 }
 
 TEST_F(FetchEngineTest, DirectoryDownFailsFastWithUnavailable) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "client/checksum.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/status_matchers.h"
 
 namespace rplasma::peer {
@@ -45,6 +46,7 @@ std::vector<uint8_t> Pattern(size_t n) {
 }
 
 TEST(ReadAndHashTest, EveryChunkSizeGivesTheBytesAndTheirObjectChecksum) {
+  testing::FakeClock clock;
   const std::vector<uint8_t> source = Pattern(1 << 20);
   const uint64_t offset = 4096, length = (1 << 20) - 4096 - 5;
   const uint64_t expected = ObjectChecksum({source.data() + offset, length}, {});
@@ -54,22 +56,24 @@ TEST(ReadAndHashTest, EveryChunkSizeGivesTheBytesAndTheirObjectChecksum) {
     int checks = 0;
     absl::StatusOr<ReadAndHashResult> r =
         ReadAndHash(channel, transport::RemoteRegion{offset, length, 0}, dst.data(), chunk,
-                    absl::InfiniteFuture(), [&] { ++checks; return absl::OkStatus(); });
+                    absl::InfiniteFuture(), [&] { ++checks; return absl::OkStatus(); }, clock);
     ASSERT_OK(r.status()) << chunk;
     EXPECT_EQ(r->checksum, expected) << chunk;
     EXPECT_EQ(std::memcmp(dst.data(), source.data() + offset, length), 0) << chunk;
     EXPECT_EQ(checks, channel.reads.load()) << "the check runs before every Read";
     EXPECT_EQ(channel.reads.load(), static_cast<int>((length + chunk - 1) / chunk)) << chunk;
+    EXPECT_EQ(r->reads_done, clock.Now()) << "times come from the injected clock";
   }
 }
 
 TEST(ReadAndHashTest, AFailedReadOrCheckStopsTheReadsAndIsReturned) {
+  testing::FakeClock clock;
   const std::vector<uint8_t> source = Pattern(1 << 20);
   std::vector<uint8_t> dst(1 << 20);
   CopyChannel failing(source);
   failing.fail_at = 2;
   absl::StatusOr<ReadAndHashResult> r = ReadAndHash(failing, transport::RemoteRegion{0, 1 << 20, 0}, dst.data(),
-                                                    65536, absl::InfiniteFuture(), [] { return absl::OkStatus(); });
+                                                    65536, absl::InfiniteFuture(), [] { return absl::OkStatus(); }, clock);
   EXPECT_THAT(r.status(), HasErrorCode(ErrorCode::kUnavailable));
   EXPECT_EQ(failing.reads.load(), 3) << "no Read after the failed one";
 
@@ -77,15 +81,16 @@ TEST(ReadAndHashTest, AFailedReadOrCheckStopsTheReadsAndIsReturned) {
   int checks = 0;
   r = ReadAndHash(refused, transport::RemoteRegion{0, 1 << 20, 0}, dst.data(), 65536, absl::InfiniteFuture(), [&] {
     return ++checks > 4 ? MakeError(ErrorCode::kStaleObject, "lease over") : absl::OkStatus();
-  });
+  }, clock);
   EXPECT_THAT(r.status(), HasErrorCode(ErrorCode::kStaleObject));
   EXPECT_EQ(refused.reads.load(), 4);
 }
 
 TEST(ReadAndHashTest, AnEmptyRegionReadsNothingAndHasTheEmptyChecksum) {
+  testing::FakeClock clock;
   CopyChannel channel({});
   absl::StatusOr<ReadAndHashResult> r = ReadAndHash(channel, transport::RemoteRegion{0, 0, 0}, nullptr, 4096,
-                                                    absl::InfiniteFuture(), [] { return absl::OkStatus(); });
+                                                    absl::InfiniteFuture(), [] { return absl::OkStatus(); }, clock);
   ASSERT_OK(r.status());
   EXPECT_EQ(r->checksum, ObjectChecksum({}, {}));
   EXPECT_EQ(channel.reads.load(), 0);
