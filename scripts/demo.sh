@@ -2,7 +2,8 @@
 # The main job, from a fresh machine: set-up (packages + build), then a local two-node rplasma
 # cluster on loopback — a redis-server, two stores, two managers — objects put on node A,
 # fetched from node B over the TCP transport by both protocols (Get for small, Pin+stream for
-# large), verified byte for byte, then a short fetch benchmark table. Stops everything it started.
+# large), verified byte for byte, then a short fetch benchmark table judged against the targets
+# (scripts/bench-targets.py). Stops everything it started.
 #
 #   scripts/demo.sh              # everything
 #   RPLASMA_DEMO_SKIP_SETUP=1 scripts/demo.sh   # reuse an existing build/
@@ -85,5 +86,6 @@ echo
 echo "== short fetch benchmark (its own redis, two stores, two managers; TCP transport)"
 "$BIN/rplasma-bench" --mode fetch --sizes 1K,64K,1M,16M,64M --iterations 20 --duration 2 \
   --csv "$WORK/fetch.csv"
+python3 scripts/bench-targets.py "$WORK/fetch.csv"
 echo
 echo "demo: done; every process it started is stopped."

@@ -1,7 +1,8 @@
 // RunLocalBench: the whole local-mode run of rplasma-bench. Starts (or attaches to) a store,
 // starts a private redis-server if asked, measures the peers and then rplasma's operations by
-// size, the store's memory per object, prints a table as results arrive, writes the CSV, and ends
-// with the target summary. Everything it started is stopped before it returns.
+// size, the store's memory per object, prints a table as results arrive and writes the CSV (which
+// scripts/bench-targets.py judges against the targets). Everything it started is stopped before it
+// returns.
 #ifndef RPLASMA_BENCH_MPI_LOCAL_LOCAL_BENCH_H_
 #define RPLASMA_BENCH_MPI_LOCAL_LOCAL_BENCH_H_
 

@@ -43,8 +43,9 @@ struct LocalBenchOptions {
   RedisMode redis = RedisMode::kAuto;
   int64_t objects_overhead = 1000000;  // objects for the memory-overhead run; 0 skips it
   int64_t batch = 1000;                // ids per Get in the batch-get benchmark
-  // Local mode: run every benchmark this many times over, one round after the other; each target
-  // is then the median of its per-round ratios (a ratio's two sides always come from one round).
+  // Local mode: run every benchmark this many times over, one round after the other, each CSV row
+  // tagged with its round; scripts/bench-targets.py then judges each target on the median of its
+  // per-round ratios (a ratio's two sides always come from one round).
   int64_t rounds = 1;
   // Benchmarks to run (names as in the CSV "benchmark" column, e.g. "get,ping_pong"); empty = all.
   // "get" also selects release/get_release, "batch_get" batch_release, "set_get" Redis.

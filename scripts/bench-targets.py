@@ -1,0 +1,305 @@
+#!/usr/bin/env python3
+"""Judges an rplasma-bench CSV against the project's performance targets.
+
+    scripts/bench-targets.py out.csv                 # local or fetch mode, told apart by the rows
+    scripts/bench-targets.py --mode fetch fetch.csv
+
+rplasma-bench prints numbers; this script turns them into ratios within one run and says PASS or
+SHORT for each target (SKIPPED, with the reason, when the run did not measure its inputs).
+
+Local mode (sizes are those of the run's per-size rows):
+    get latency            get p50 (smallest size) <= 1.3 x unix-socket ping-pong (process) p50
+    get size-independent   get p50 (largest size)  <= 1.2 x get p50 (smallest size)
+    write bandwidth        put GB/s (64 MiB, else largest) >= 0.7 x memcpy GB/s
+    small round trip       create_seal_get ops/s (smallest) >= 5 x Redis SET+GET ops/s
+    (both throughputs from medians: size / p50 and 1 / p50)
+    batch get              batch_get p50 per id <= 2 us
+    memory per object      store anon bytes per object <= 200 B
+Fetch mode:
+    fetch vs stream        fetch GB/s (64 MiB, else largest) >= 0.85 x raw TCP stream (medians)
+    fetch vs redis         fetch GB/s (same size) >= 4 x Redis GET (medians)
+    small fetch latency    fetch p50 (1 KiB, else smallest) <= 2.5 x TCP round trip p50
+
+With --rounds the rows carry round=N in their detail; each round is judged on its own rows, and
+each target is the median (the lower one: an actual round) of the ratios of the rounds that
+measured it, against the same limit. Python 3 standard library only; exit 0 unless the CSV
+cannot be read.
+"""
+
+import argparse
+import csv
+import sys
+
+PASS, SHORT, SKIPPED = "PASS", "SHORT", "SKIPPED"
+MIB64 = 64 << 20
+KIB = 1 << 10
+# Rows that do not run once per size of the run's --sizes.
+NOT_PER_SIZE = ("ping_pong", "ping_pong_thread", "ping_pong_epoll", "memory_per_object")
+
+
+class Check:
+    """One target: `ratio` passes when <= `limit` (at_most) or >= `limit` (not at_most)."""
+
+    def __init__(self, name, goal, measured, ratio=0.0, limit=0.0, at_most=True, outcome=SKIPPED):
+        self.name, self.goal, self.measured = name, goal, measured
+        self.ratio, self.limit, self.at_most, self.outcome = ratio, limit, at_most, outcome
+
+
+def judged(name, goal, measured, ratio, limit, at_most):
+    ok = ratio <= limit if at_most else ratio >= limit
+    return Check(name, goal, measured, ratio, limit, at_most, PASS if ok else SHORT)
+
+
+def skipped(name, goal, why):
+    return Check(name, goal, why)
+
+
+def format_size(size):
+    """As rplasma-bench prints sizes: 16B, 4KiB, 64MiB."""
+    units = ["B", "KiB", "MiB", "GiB", "TiB"]
+    unit = 0
+    while unit < 4 and size != 0 and size % 1024 == 0:
+        size //= 1024
+        unit += 1
+    return "%d%s" % (size, units[unit])
+
+
+class Row:
+    def __init__(self, fields):
+        self.benchmark = fields["benchmark"]
+        self.system = fields["system"]
+        self.object_size = int(fields["object_size"])
+        self.ops_per_s = float(fields["ops_per_s"])
+        self.p50_us = float(fields["p50_us"])
+        self.metrics = {}
+        for part in (fields.get("detail") or "").split(";"):
+            key, sep, value = part.partition("=")
+            if not sep:
+                continue
+            try:
+                self.metrics[key] = float(value)
+            except ValueError:
+                pass  # a detail that is not a number is not an input of any target
+
+    def metric(self, name):
+        return self.metrics.get(name, 0.0)
+
+
+def find(rows, benchmark, system, size):
+    """The first row with these keys, as rplasma-bench's ResultReporter::Find; None if none."""
+    for r in rows:
+        if r.benchmark == benchmark and r.system == system and r.object_size == size:
+            return r
+    return None
+
+
+def last(rows, benchmark):
+    found = None
+    for r in rows:
+        if r.benchmark == benchmark:
+            found = r
+    return found
+
+
+def median_gb(r):
+    return r.object_size / r.p50_us / 1e3
+
+
+def local_targets(rows):
+    sizes = [r.object_size for r in rows if r.benchmark not in NOT_PER_SIZE]
+    smallest = min(sizes) if sizes else None
+    largest = max(sizes) if sizes else None
+    bandwidth_size = MIB64 if MIB64 in sizes else largest
+    checks = []
+
+    get_small = find(rows, "get", "rplasma", smallest)
+    get_large = find(rows, "get", "rplasma", largest)
+    goal = "get p50 <= 1.3x unix-socket ping-pong p50"
+    ping = last(rows, "ping_pong")
+    if get_small and ping:
+        checks.append(judged("get latency", goal,
+                             "get(%s) p50 %.2f us, ping-pong p50 %.2f us"
+                             % (format_size(smallest), get_small.p50_us, ping.p50_us),
+                             get_small.p50_us / ping.p50_us, 1.3, True))
+    else:
+        checks.append(skipped("get latency", goal, "get or ping-pong not measured"))
+
+    goal = "get p50 of the largest size <= 1.2x get p50 of the smallest"
+    if get_small and get_large and largest != smallest:
+        checks.append(judged("get size-independent", goal,
+                             "get(%s) p50 %.2f us, get(%s) p50 %.2f us"
+                             % (format_size(largest), get_large.p50_us, format_size(smallest), get_small.p50_us),
+                             get_large.p50_us / get_small.p50_us, 1.2, True))
+    else:
+        checks.append(skipped("get size-independent", goal, "needs get at two sizes"))
+
+    # Throughput ratios use medians (size / p50, 1 / p50): one preempted run of a large copy on a
+    # shared machine otherwise moves the mean of a handful of samples by tens of percent.
+    # Put is create+write+seal for a writer that has its bytes in hand; create_write_seal (a writer
+    # filling the span itself, then Seal hashing it in a second pass) is shown beside it.
+    goal = "create+write+seal (Put) GB/s >= 0.7x memcpy GB/s (medians)"
+    put = find(rows, "put", "rplasma", bandwidth_size)
+    cws = find(rows, "create_write_seal", "rplasma", bandwidth_size)
+    copy = find(rows, "copy", "memcpy", bandwidth_size)
+    if put and copy and put.p50_us > 0 and copy.p50_us > 0:
+        copy_gb = median_gb(copy)
+        raw = "not measured"
+        if cws and cws.p50_us > 0:
+            raw = "%.2f GB/s = %.2fx" % (median_gb(cws), median_gb(cws) / copy_gb)
+        checks.append(judged("write bandwidth", goal,
+                             "%s: put %.2f GB/s, memcpy %.2f GB/s; create+memcpy+seal %s"
+                             % (format_size(bandwidth_size), median_gb(put), copy_gb, raw),
+                             median_gb(put) / copy_gb, 0.7, False))
+    else:
+        checks.append(skipped("write bandwidth", goal, "put or memcpy not measured"))
+
+    goal = "create+seal+get ops/s >= 5x Redis SET+GET ops/s (one client, medians)"
+    cycle = find(rows, "create_seal_get", "rplasma", smallest)
+    redis = find(rows, "set_get", "redis", smallest)
+    if cycle and redis and cycle.p50_us > 0:
+        ops = 1e6 / cycle.p50_us
+        redis_ops = 1e6 / redis.p50_us
+        checks.append(judged("small round trip", goal,
+                             "%s: rplasma %.0f ops/s, redis %.0f ops/s (means: %.0f, %.0f)"
+                             % (format_size(smallest), ops, redis_ops, cycle.ops_per_s, redis.ops_per_s),
+                             ops / redis_ops, 5.0, False))
+    else:
+        checks.append(skipped("small round trip", goal, "create_seal_get or Redis not measured"))
+
+    goal = "batch get <= 2 us per id (p50)"
+    batch = find(rows, "batch_get", "rplasma", smallest)
+    if batch:
+        checks.append(judged("batch get", goal,
+                             "%s: %.3f us per id in batches of %.0f"
+                             % (format_size(smallest), batch.p50_us, batch.metric("batch")),
+                             batch.p50_us, 2.0, True))
+    else:
+        checks.append(skipped("batch get", goal, "batch_get not measured"))
+
+    goal = "store memory <= 200 B per object"
+    mem = last(rows, "memory_per_object")
+    if mem:
+        anon = mem.metric("anon_bytes_per_object")
+        checks.append(judged("memory per object", goal,
+                             "%.0f objects: heap %.1f B/object (arena %.1f B/object, rss %.1f)"
+                             % (mem.metric("objects"), anon, mem.metric("arena_bytes_per_object"),
+                                mem.metric("rss_bytes_per_object")),
+                             anon, 200, True))
+    else:
+        checks.append(skipped("memory per object", goal,
+                              "memory run not selected (--objects-overhead 0 or --only)"))
+    return checks
+
+
+def fetch_targets(rows):
+    sizes = [r.object_size for r in rows if r.benchmark == "fetch"]
+    stream_goal = "fetch GB/s >= 0.85x raw TCP stream GB/s (medians)"
+    redis_goal = "fetch GB/s >= 4x Redis GET GB/s (medians)"
+    rtt_goal = "small fetch p50 <= 2.5x TCP round trip p50"
+    if not sizes:
+        return [skipped("fetch", goal, "no fetch measured") for goal in (stream_goal, redis_goal, rtt_goal)]
+    big = MIB64 if MIB64 in sizes else max(sizes)
+    small = KIB if KIB in sizes else min(sizes)
+    checks = []
+    fetch_big = find(rows, "fetch", "rplasma", big)
+    stream_big = find(rows, "stream", "tcp_stream", big)
+    redis_big = find(rows, "get", "redis", big)
+    if fetch_big and stream_big:
+        checks.append(judged("fetch vs stream", stream_goal,
+                             "%s: fetch %.2f GB/s, raw stream %.2f GB/s"
+                             % (format_size(big), median_gb(fetch_big), median_gb(stream_big)),
+                             median_gb(fetch_big) / median_gb(stream_big), 0.85, False))
+    else:
+        checks.append(skipped("fetch vs stream", stream_goal, "fetch or stream missing"))
+    if fetch_big and redis_big:
+        checks.append(judged("fetch vs redis", redis_goal,
+                             "%s: fetch %.2f GB/s, Redis GET %.2f GB/s"
+                             % (format_size(big), median_gb(fetch_big), median_gb(redis_big)),
+                             median_gb(fetch_big) / median_gb(redis_big), 4.0, False))
+    else:
+        checks.append(skipped("fetch vs redis", redis_goal, "fetch or Redis GET missing"))
+    fetch_small = find(rows, "fetch", "rplasma", small)
+    stream_small = find(rows, "stream", "tcp_stream", small)
+    if fetch_small and stream_small:
+        checks.append(judged("small fetch latency", rtt_goal,
+                             "%s: fetch p50 %.1f us, TCP round trip p50 %.1f us"
+                             % (format_size(small), fetch_small.p50_us, stream_small.p50_us),
+                             fetch_small.p50_us / stream_small.p50_us, 2.5, True))
+    else:
+        checks.append(skipped("small fetch latency", rtt_goal, "fetch or stream missing"))
+    return checks
+
+
+def combine_rounds(rounds):
+    """One check per name: the lower median of the ratios of the rounds that measured it."""
+    names = []  # in first-seen order
+    for checks in rounds:
+        for c in checks:
+            if c.name not in names:
+                names.append(c.name)
+    combined = []
+    for name in names:
+        of_name = [c for checks in rounds for c in checks if c.name == name]
+        measured = [c for c in of_name if c.outcome != SKIPPED]
+        if not measured:
+            combined.append(of_name[-1])
+            continue
+        median = sorted(measured, key=lambda c: c.ratio)[(len(measured) - 1) // 2]
+        ratios = ", ".join("%.3f" % c.ratio for c in measured)
+        combined.append(judged(name, median.goal,
+                               "median of %d rounds (ratios %s); median round: %s"
+                               % (len(measured), ratios, median.measured),
+                               median.ratio, median.limit, median.at_most))
+    return combined
+
+
+def read_rounds(path):
+    """The rows of `path` grouped by their round=N detail, in order of first appearance."""
+    rounds = {}
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        missing = {"benchmark", "system", "object_size", "ops_per_s", "p50_us"} - set(reader.fieldnames or [])
+        if missing:
+            raise ValueError("%s: not an rplasma-bench CSV (no column %s)" % (path, ", ".join(sorted(missing))))
+        for line, fields in enumerate(reader, start=2):
+            try:
+                row = Row(fields)
+            except (TypeError, ValueError) as e:
+                raise ValueError("%s:%d: %s" % (path, line, e)) from e
+            rounds.setdefault(row.metrics.get("round"), []).append(row)
+    return list(rounds.values())
+
+
+def print_targets(checks, out):
+    out.write("\nTargets (ratios within this run)\n")
+    for c in checks:
+        if c.outcome == SKIPPED:
+            out.write("  %-7s %-21s %s — %s\n" % (c.outcome, c.name, c.goal, c.measured))
+        else:
+            out.write("  %-7s %-21s %s — %s — ratio %.3f (limit %.3g)\n"
+                      % (c.outcome, c.name, c.goal, c.measured, c.ratio, c.limit))
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description="Judge an rplasma-bench CSV against the targets.")
+    parser.add_argument("--mode", choices=("auto", "local", "fetch"), default="auto",
+                        help="which targets; auto: fetch when the CSV has fetch or stream rows")
+    parser.add_argument("csv", help="the file rplasma-bench --csv wrote")
+    args = parser.parse_args(argv)
+    try:
+        rounds = read_rounds(args.csv)
+    except (OSError, ValueError, csv.Error) as e:
+        print("bench-targets: %s" % e, file=sys.stderr)
+        return 1
+    mode = args.mode
+    if mode == "auto":
+        fetch_rows = any(r.benchmark in ("fetch", "stream") for rows in rounds for r in rows)
+        mode = "fetch" if fetch_rows else "local"
+    evaluate = fetch_targets if mode == "fetch" else local_targets
+    per_round = [evaluate(rows) for rows in rounds] or [evaluate([])]
+    print_targets(per_round[0] if len(per_round) == 1 else combine_rounds(per_round), sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""scripts/bench-targets.py on the CSV fixtures next to this file: ratios from the right rows,
+PASS/SHORT on the right side of each limit, SKIPPED (with a reason) when a row is missing, and
+with several rounds the median per-round ratio judged against the same limit.
+
+    bench_targets_test.py PATH/TO/bench-targets.py
+"""
+
+import os
+import re
+import subprocess
+import sys
+import unittest
+
+SCRIPT = None  # set from argv in __main__
+HERE = os.path.dirname(os.path.abspath(__file__))
+# "  PASS    get latency           <goal> — <measured> — ratio 1.250 (limit 1.3)"
+LINE = re.compile(r"^  (PASS|SHORT|SKIPPED) +(.+?) {2,}(.*)$")
+
+
+def run(fixture, *flags):
+    """The script's output on tests/unit/bench/<fixture> as {name: (outcome, rest, ratio)} plus
+    the raw text and the number of target lines."""
+    result = subprocess.run([sys.executable, SCRIPT, *flags, os.path.join(HERE, fixture)],
+                            capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise AssertionError("bench-targets.py exited %d: %s" % (result.returncode, result.stderr))
+    checks, count = {}, 0
+    for line in result.stdout.splitlines():
+        m = LINE.match(line)
+        if not m:
+            continue
+        count += 1
+        ratio = re.search(r" — ratio ([0-9.]+) \(limit ", m.group(3))
+        checks.setdefault(m.group(2), []).append((m.group(1), m.group(3), float(ratio.group(1)) if ratio else None))
+    return {name: entries[0] if len(entries) == 1 else entries for name, entries in checks.items()}, \
+        result.stdout, count
+
+
+class BenchTargetsTest(unittest.TestCase):
+    def assertTarget(self, checks, name, outcome, ratio=None):
+        self.assertIn(name, checks)
+        self.assertEqual(checks[name][0], outcome, checks[name])
+        if ratio is not None:
+            self.assertAlmostEqual(checks[name][2], ratio, places=3, msg=checks[name])
+
+    def test_local_targets_compute_ratios_and_outcomes(self):
+        checks, text, count = run("bench_targets_local.csv")
+        self.assertEqual(count, 6, text)
+        self.assertTarget(checks, "get latency", "PASS", 1.25)  # the process ping-pong, not the thread's
+        self.assertTarget(checks, "get size-independent", "SHORT", 1.4)
+        self.assertTarget(checks, "write bandwidth", "SHORT", 0.5)  # put 0.5x memcpy
+        self.assertIn("= 0.25x", checks["write bandwidth"][1])     # create_write_seal: shown, not judged
+        self.assertTarget(checks, "small round trip", "PASS", 6.0)
+        self.assertTarget(checks, "batch get", "PASS")
+        self.assertTarget(checks, "memory per object", "SHORT")
+        self.assertIn("PASS", text)
+        self.assertIn("SHORT", text)
+
+    def test_rounds_combine_into_the_median_ratio_judged_against_the_same_limit(self):
+        checks, text, count = run("bench_targets_rounds.csv")
+        self.assertEqual(count, 6, text)  # one line per target, not one per round
+        # 1.2, 9.0 (a flipped round), 1.6: the median 1.6 is SHORT, though one round passed.
+        self.assertTarget(checks, "get latency", "SHORT", 1.6)
+        self.assertIn("median of 3 rounds", checks["get latency"][1])
+        self.assertIn("get(16B) p50 16.00 us", checks["get latency"][1])  # the median round's numbers
+        # At-least targets keep their direction: median 0.8 >= 0.7.
+        self.assertTarget(checks, "write bandwidth", "PASS", 0.8)
+        # Measured in one round only: that round's value.
+        self.assertTarget(checks, "memory per object", "PASS", 163)
+        # Measured in no round: stays SKIPPED.
+        self.assertTarget(checks, "batch get", "SKIPPED")
+
+    def test_missing_measurements_are_skipped_not_failed(self):
+        checks, text, count = run("bench_targets_get_only.csv")
+        self.assertEqual(count, 6, text)
+        for name, (outcome, reason, _) in checks.items():
+            self.assertEqual(outcome, "SKIPPED", name)
+            self.assertNotEqual(reason.strip(), "", "%s gives no reason" % name)
+        checks, text, count = run("bench_targets_get_only.csv", "--mode", "fetch")
+        self.assertEqual(count, 3, text)
+        for line in text.splitlines():
+            m = LINE.match(line)
+            if m:
+                self.assertEqual(m.group(1), "SKIPPED", line)
+
+    def test_fetch_targets_use_sixty_four_mebibyte_and_one_kibibyte_rows(self):
+        checks, text, count = run("bench_targets_fetch.csv")  # told apart from local by its rows
+        self.assertEqual(count, 3, text)
+        self.assertTarget(checks, "small fetch latency", "PASS", 2.0)
+        self.assertTarget(checks, "fetch vs stream", "PASS", 0.9)
+        self.assertTarget(checks, "fetch vs redis", "SHORT", 3.0)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit("usage: bench_targets_test.py PATH/TO/bench-targets.py [unittest args]")
+    SCRIPT = sys.argv.pop(1)
+    unittest.main()
