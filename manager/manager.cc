@@ -120,7 +120,7 @@ absl::Status Manager::Init() {
   if (!registered.ok()) LOG(ERROR) << "directory unreachable at start (will retry): " << registered;
 
   channels_ = std::make_unique<fetch::ChannelCache>(transport_.get(), verbs, directory_.get(), policy_.get(), store_.get(),
-                                                    &stats_);
+                                                    &stats_, &Clock::Real());
   fetch::FetchEngineOptions fetch_options;
   fetch_options.self_node_id = node_id_;
   fetch_options.read_chunk_bytes = options_.read_chunk_bytes;
@@ -130,7 +130,7 @@ absl::Status Manager::Init() {
 
   ASSIGN_OR_RETURN(std::unique_ptr<Subscription> subscription, client_->Subscribe(/*include_existing=*/true));
   publisher_ = std::make_unique<ObjectPublisher>(node_id_, std::move(subscription), directory_.get(), store_.get(),
-                                                 &stats_);
+                                                 &stats_, &Clock::Real());
   ObjectPublisher* publisher = publisher_.get();
   redis->SetReconnectCallback([publisher] { publisher->RequestRepublish(); });
   heartbeat_ = std::thread([this] { HeartbeatLoop(); });

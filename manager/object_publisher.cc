@@ -9,12 +9,13 @@
 namespace rplasma::manager {
 
 ObjectPublisher::ObjectPublisher(std::string node_id, std::unique_ptr<Subscription> subscription,
-                                 Directory* directory, peer::LocalStore* store, ManagerStats* stats)
+                                 Directory* directory, peer::LocalStore* store, ManagerStats* stats, Clock* clock)
     : node_id_(std::move(node_id)),
       subscription_(std::move(subscription)),
       directory_(directory),
       store_(store),
-      stats_(stats) {
+      stats_(stats),
+      clock_(clock) {
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -47,9 +48,9 @@ void ObjectPublisher::Run() {
     }
     if (!status.ok()) {
       stats_->publish_errors.fetch_add(1, std::memory_order_relaxed);
-      if (absl::Now() - last_error_log_ > absl::Seconds(5)) {
+      if (clock_->Now() - last_error_log_ > absl::Seconds(5)) {
         LOG(WARNING) << "directory update for " << o.id.Hex() << " failed (republished when it returns): " << status;
-        last_error_log_ = absl::Now();
+        last_error_log_ = clock_->Now();
       }
     }
   }
@@ -71,7 +72,7 @@ void ObjectPublisher::Republish() {
   if (!status.ok()) {
     LOG(WARNING) << "republish of " << batch.size() << " objects failed (will retry): " << status;
     republish_.store(true);
-    absl::SleepFor(absl::Milliseconds(100));
+    clock_->SleepFor(absl::Milliseconds(100));
     return;
   }
   stats_->republishes.fetch_add(1, std::memory_order_relaxed);

@@ -22,14 +22,15 @@
 #include "manager/manager_stats.h"
 #include "manager/directory/directory.h"
 #include "manager/peer/local_store.h"
+#include "protocol/base/clock.h"
 
 namespace rplasma::manager {
 
 class ObjectPublisher {
  public:
-  // Starts the thread. Borrowed pointers outlive the publisher.
+  // Starts the thread. Borrowed pointers outlive the publisher; `clock` paces retries and logs.
   ObjectPublisher(std::string node_id, std::unique_ptr<Subscription> subscription, Directory* directory,
-                  peer::LocalStore* store, ManagerStats* stats);
+                  peer::LocalStore* store, ManagerStats* stats, Clock* clock);
   ~ObjectPublisher();  // Stop()
 
   void RequestRepublish() { republish_.store(true); }
@@ -45,6 +46,7 @@ class ObjectPublisher {
   Directory* const directory_;
   peer::LocalStore* const store_;
   ManagerStats* const stats_;
+  Clock* const clock_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> republish_{false};
   std::atomic<bool> store_lost_{false};

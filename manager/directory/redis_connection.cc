@@ -77,13 +77,14 @@ absl::StatusOr<RedisAddress> ParseRedisAddress(absl::string_view address) {
 
 void RedisConnection::ContextDeleter::operator()(redisContext* context) const { redisFree(context); }
 
-RedisConnection::RedisConnection(std::string address, redisContext* context)
-    : address_(std::move(address)), context_(context) {}
+RedisConnection::RedisConnection(std::string address, redisContext* context, const Clock& clock)
+    : address_(std::move(address)), context_(context), clock_(clock) {}
 
 RedisConnection::~RedisConnection() = default;
 
 absl::StatusOr<std::unique_ptr<RedisConnection>> RedisConnection::Connect(absl::string_view address,
-                                                                         absl::Duration timeout) {
+                                                                         absl::Duration timeout,
+                                                                         const Clock& clock) {
   ASSIGN_OR_RETURN(RedisAddress parsed, ParseRedisAddress(address));
   const timeval tv = TimeoutToTimeval(timeout);
   redisContext* raw = parsed.unix_path.empty() ? redisConnectWithTimeout(parsed.host.c_str(), parsed.port, tv)
@@ -91,7 +92,7 @@ absl::StatusOr<std::unique_ptr<RedisConnection>> RedisConnection::Connect(absl::
   if (raw == nullptr) {
     return MakeError(ErrorCode::kUnavailable, absl::StrFormat("connect(redis %s): out of memory", address));
   }
-  std::unique_ptr<RedisConnection> connection(new RedisConnection(std::string(address), raw));
+  std::unique_ptr<RedisConnection> connection(new RedisConnection(std::string(address), raw, clock));
   if (raw->err != 0) {
     return MakeError(ErrorCode::kUnavailable, absl::StrFormat("connect(redis %s): %s", address, raw->errstr));
   }
@@ -113,7 +114,7 @@ absl::StatusOr<std::vector<RedisReply>> RedisConnection::Pipeline(absl::Span<con
                                                                   absl::Time deadline) {
   if (broken_) return MakeError(ErrorCode::kInternal, "RedisConnection::Pipeline on a broken connection");
   // Socket reads and writes may not outlast the deadline of the whole pipeline.
-  const absl::Duration budget = deadline - absl::Now();
+  const absl::Duration budget = deadline - clock_.Now();
   if (budget <= absl::ZeroDuration()) {
     broken_ = true;
     return MakeError(ErrorCode::kUnavailable, absl::StrFormat("redis %s: deadline passed before sending", address_));
@@ -137,7 +138,7 @@ absl::StatusOr<std::vector<RedisReply>> RedisConnection::Pipeline(absl::Span<con
   replies.reserve(commands.size());
   for (size_t i = 0; i < commands.size(); ++i) {
     // Each read is bounded by the socket timeout; the deadline bounds the whole pipeline.
-    if (i > 0 && absl::Now() > deadline) {
+    if (i > 0 && clock_.Now() > deadline) {
       broken_ = true;  // replies still in flight: the stream can no longer be matched to commands
       return MakeError(ErrorCode::kUnavailable,
                        absl::StrFormat("redis %s: pipeline of %d commands: deadline passed after %d replies",

@@ -19,6 +19,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "manager/directory/redis_reply.h"
+#include "protocol/base/clock.h"
 
 struct redisContext;  // hiredis
 
@@ -39,9 +40,10 @@ using RedisCommand = std::vector<std::string>;
 class RedisConnection {
  public:
   // Connects within `timeout`. kUnavailable naming the address if Redis does not accept the
-  // connection.
+  // connection. Pipeline deadlines are read on `clock`, which must outlive the connection.
   static absl::StatusOr<std::unique_ptr<RedisConnection>> Connect(absl::string_view address,
-                                                                 absl::Duration timeout);
+                                                                 absl::Duration timeout,
+                                                                 const Clock& clock = Clock::Real());
   ~RedisConnection();
   RedisConnection(const RedisConnection&) = delete;
   RedisConnection& operator=(const RedisConnection&) = delete;
@@ -61,11 +63,12 @@ class RedisConnection {
   struct ContextDeleter {
     void operator()(redisContext* context) const;
   };
-  RedisConnection(std::string address, redisContext* context);
+  RedisConnection(std::string address, redisContext* context, const Clock& clock);
   absl::Status Fail(absl::string_view what);
 
   std::string address_;
   std::unique_ptr<redisContext, ContextDeleter> context_;
+  const Clock& clock_;
   bool broken_ = false;
 };
 

@@ -21,7 +21,7 @@ absl::StatusOr<std::unique_ptr<RedisDirectory>> RedisDirectory::Create(const Red
   RETURN_IF_ERROR(options.Validate());
   std::unique_ptr<RedisDirectory> directory(new RedisDirectory(options));
   MutexLock lock(&directory->mu_);
-  RETURN_IF_ERROR(directory->ConnectLocked(absl::Now() + options.op_timeout));
+  RETURN_IF_ERROR(directory->ConnectLocked(options.clock->Now() + options.op_timeout));
   ASSIGN_OR_RETURN(std::vector<RedisReply> replies, directory->Run({RedisCommand{"PING"}}));
   RedisReplyView pong = replies[0].view();
   if (pong.type() != RedisReplyView::Type::kStatus || pong.str() != "PONG") {
@@ -33,7 +33,7 @@ absl::StatusOr<std::unique_ptr<RedisDirectory>> RedisDirectory::Create(const Red
 }
 
 absl::Status RedisDirectory::ConnectLocked(absl::Time deadline) {
-  const absl::Time now = absl::Now();
+  const absl::Time now = options_.clock->Now();
   if (now < next_connect_attempt_) {
     return MakeError(ErrorCode::kUnavailable,
                      absl::StrFormat("redis %s unavailable (next reconnect attempt in %s); last error: %s",
@@ -46,7 +46,7 @@ absl::Status RedisDirectory::ConnectLocked(absl::Time deadline) {
                           absl::StrFormat("redis %s: no time left to reconnect", options_.address)));
   }
   absl::StatusOr<std::unique_ptr<RedisConnection>> connection =
-      RedisConnection::Connect(options_.address, std::min(deadline - now, options_.op_timeout));
+      RedisConnection::Connect(options_.address, std::min(deadline - now, options_.op_timeout), *options_.clock);
   if (!connection.ok()) return fail(connection.status());
 
   const bool reconnect = ever_connected_;
@@ -76,13 +76,13 @@ absl::Status RedisDirectory::ConnectLocked(absl::Time deadline) {
 absl::Status RedisDirectory::BackOff(const absl::Status& status) {
   backoff_ = backoff_ == absl::ZeroDuration() ? options_.reconnect_backoff_initial
                                               : std::min(2 * backoff_, options_.reconnect_backoff_max);
-  next_connect_attempt_ = absl::Now() + backoff_;
+  next_connect_attempt_ = options_.clock->Now() + backoff_;
   last_connect_error_ = std::string(status.message());
   return status;
 }
 
 absl::StatusOr<std::vector<RedisReply>> RedisDirectory::Run(absl::Span<const RedisCommand> commands) {
-  const absl::Time deadline = absl::Now() + options_.op_timeout;
+  const absl::Time deadline = options_.clock->Now() + options_.op_timeout;
   bool fresh = false;
   if (connection_ == nullptr) {
     absl::Status connected = ConnectLocked(deadline);
@@ -104,7 +104,7 @@ absl::StatusOr<std::vector<RedisReply>> RedisDirectory::Run(absl::Span<const Red
     errors_.fetch_add(1, std::memory_order_relaxed);
     return BackOff(replies.status());
   }
-  if (absl::Now() < deadline) {
+  if (options_.clock->Now() < deadline) {
     // An idle connection can die quietly (Redis restarted): one fresh attempt within the bound.
     absl::Status connected = ConnectLocked(deadline);
     if (!connected.ok()) {

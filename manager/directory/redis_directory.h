@@ -123,7 +123,7 @@ class RedisDirectory : public Directory {
   absl::Time next_connect_attempt_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   std::string last_connect_error_ ABSL_GUARDED_BY(mu_);
   std::optional<NodeRecord> node_ ABSL_GUARDED_BY(mu_);
-  absl::Time last_sweep_ ABSL_GUARDED_BY(mu_) = absl::Now();
+  absl::Time last_sweep_ ABSL_GUARDED_BY(mu_) = options_.clock->Now();
   bool reconnect_pending_ ABSL_GUARDED_BY(mu_) = false;
   std::function<void()> reconnect_callback_ ABSL_GUARDED_BY(mu_);
   // Lookup's liveness cache: node id -> until when it counts as alive without asking Redis.

@@ -65,8 +65,8 @@ absl::Status RedisDirectory::Heartbeat() {
       errors_.fetch_add(1, std::memory_order_relaxed);
       return RedisErrorReplyStatus(reply, options_.address, "Heartbeat");
     }
-    if (options_.sweep_interval > absl::ZeroDuration() && absl::Now() - last_sweep_ >= options_.sweep_interval) {
-      last_sweep_ = absl::Now();
+    if (options_.sweep_interval > absl::ZeroDuration() && options_.clock->Now() - last_sweep_ >= options_.sweep_interval) {
+      last_sweep_ = options_.clock->Now();
       absl::Status swept = SweepLocked();
       if (!swept.ok()) LOG(WARNING) << "directory: sweep of expired nodes failed: " << swept;
     }
@@ -168,7 +168,7 @@ absl::StatusOr<uint64_t> RedisDirectory::CleanNodeLocked(const std::string& node
 absl::Status RedisDirectory::SweepExpiredNodes() {
   absl::Status status = [&] {
     MutexLock lock(&mu_);
-    last_sweep_ = absl::Now();
+    last_sweep_ = options_.clock->Now();
     return SweepLocked();
   }();
   FireReconnectCallbackIfPending();

@@ -112,7 +112,7 @@ absl::StatusOr<std::vector<std::vector<ObjectLocation>>> RedisDirectory::Lookup(
     // liveness_cache (a steady stream of fetches from the same peers then costs one round trip).
     enum class Liveness { kAlive, kExpired, kUnknown };
     std::vector<Liveness> liveness(nodes.size(), Liveness::kUnknown);
-    const absl::Time now = absl::Now();
+    const absl::Time now = options_.clock->Now();
     std::vector<RedisCommand> checks;
     std::vector<size_t> checked;  // checks[k] asks about nodes[checked[k]]
     for (size_t n = 0; n < nodes.size(); ++n) {

@@ -18,6 +18,7 @@ absl::Status RedisDirectoryOptions::Validate() const {
   RETURN_IF_ERROR(ParseRedisAddress(address).status());
   if (node_ttl < absl::Milliseconds(10)) return Bad("node_ttl", "must be at least 10ms");
   if (op_timeout < absl::Milliseconds(1)) return Bad("op_timeout", "must be at least 1ms");
+  if (clock == nullptr) return Bad("clock", "must be set");
   if (reconnect_backoff_initial < absl::Milliseconds(1)) {
     return Bad("reconnect_backoff_initial", "must be at least 1ms");
   }

@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "protocol/base/clock.h"
 
 namespace rplasma {
 
@@ -35,6 +36,9 @@ struct RedisDirectoryOptions {
   absl::Duration liveness_cache = absl::Milliseconds(200);
   // Most commands sent in one pipeline (one round trip); bigger batches are split. 2..65536.
   size_t max_pipeline = 1024;
+  // Time for deadlines, reconnect back-off, sweeps and the liveness cache. Borrowed; tests pass a
+  // fake one.
+  Clock* clock = &Clock::Real();
 
   // kInvalidArgument naming the first bad field.
   absl::Status Validate() const;

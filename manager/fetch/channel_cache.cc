@@ -58,8 +58,8 @@ void ChannelCache::MaybeCalibrate(const std::string& node_id, transport::Channel
     if (!calibrating_.insert(node_id).second) return;  // another thread probes it
   }
   // The probe is short; never let it eat more than a few seconds of a fetch's budget.
-  const absl::Time probe_deadline = std::min(deadline, absl::Now() + absl::Seconds(5));
-  absl::StatusOr<std::vector<ProbeSample>> samples = ProbeThreshold(channel, *store_, probe_deadline);
+  const absl::Time probe_deadline = std::min(deadline, clock_->Now() + absl::Seconds(5));
+  absl::StatusOr<std::vector<ProbeSample>> samples = ProbeThreshold(channel, *store_, probe_deadline, *clock_);
   if (samples.ok()) {
     policy_->Calibrate(node_id, *samples);
     stats_->calibrations.fetch_add(1, std::memory_order_relaxed);

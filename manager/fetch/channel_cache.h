@@ -20,6 +20,7 @@
 #include "manager/directory/directory.h"
 #include "manager/peer/local_store.h"
 #include "manager/transport/transport.h"
+#include "protocol/base/clock.h"
 
 namespace rplasma::fetch {
 
@@ -27,8 +28,14 @@ class ChannelCache : public PeerConnector {
  public:
   // Borrowed pointers; they outlive the cache. `verbs` picks NodeRecord::verbs_address.
   ChannelCache(transport::Transport* transport, bool verbs, Directory* directory, ThresholdPolicy* policy,
-               peer::LocalStore* store, manager::ManagerStats* stats)
-      : transport_(transport), verbs_(verbs), directory_(directory), policy_(policy), store_(store), stats_(stats) {}
+               peer::LocalStore* store, manager::ManagerStats* stats, Clock* clock)
+      : transport_(transport),
+        verbs_(verbs),
+        directory_(directory),
+        policy_(policy),
+        store_(store),
+        stats_(stats),
+        clock_(clock) {}
 
   absl::StatusOr<std::shared_ptr<transport::Channel>> ChannelTo(const std::string& node_id,
                                                                 absl::Time deadline) override;
@@ -46,6 +53,7 @@ class ChannelCache : public PeerConnector {
   ThresholdPolicy* const policy_;
   peer::LocalStore* const store_;
   manager::ManagerStats* const stats_;
+  Clock* const clock_;
 
   mutable absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<transport::Channel>> channels_ ABSL_GUARDED_BY(mu_);

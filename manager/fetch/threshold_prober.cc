@@ -10,17 +10,19 @@
 namespace rplasma::fetch {
 namespace {
 
-absl::StatusOr<absl::Duration> TimeGet(transport::Channel& channel, uint64_t bytes, absl::Time deadline) {
-  const absl::Time t0 = absl::Now();
+absl::StatusOr<absl::Duration> TimeGet(transport::Channel& channel, uint64_t bytes, absl::Time deadline,
+                                       const Clock& clock) {
+  const absl::Time t0 = clock.Now();
   ASSIGN_OR_RETURN(std::string wire, channel.Call(peer::EncodeRequest(peer::ProbeGetRequest{bytes}), deadline));
   ASSIGN_OR_RETURN(peer::PeerReplyView reply, peer::DecodeReply(wire));
   const auto* get = std::get_if<peer::GetReplyView>(&reply);
   if (get == nullptr || get->payload.size() != bytes) return ProtocolError("probe get: unexpected reply");
-  return absl::Now() - t0;
+  return clock.Now() - t0;
 }
 
-absl::StatusOr<absl::Duration> TimePin(transport::Channel& channel, uint64_t bytes, uint8_t* dst, absl::Time deadline) {
-  const absl::Time t0 = absl::Now();
+absl::StatusOr<absl::Duration> TimePin(transport::Channel& channel, uint64_t bytes, uint8_t* dst, absl::Time deadline,
+                                       const Clock& clock) {
+  const absl::Time t0 = clock.Now();
   ASSIGN_OR_RETURN(std::string wire, channel.Call(peer::EncodeRequest(peer::ProbePinRequest{bytes}), deadline));
   ASSIGN_OR_RETURN(peer::PeerReplyView reply, peer::DecodeReply(wire));
   const auto* pin = std::get_if<peer::PinReply>(&reply);
@@ -30,13 +32,13 @@ absl::StatusOr<absl::Duration> TimePin(transport::Channel& channel, uint64_t byt
   ASSIGN_OR_RETURN(std::string unpin, channel.Call(peer::EncodeRequest(peer::UnpinRequest{lease.lease_id}), deadline));
   RETURN_IF_ERROR(read);
   RETURN_IF_ERROR(peer::DecodeReply(unpin).status());
-  return absl::Now() - t0;
+  return clock.Now() - t0;
 }
 
 }  // namespace
 
 absl::StatusOr<std::vector<ProbeSample>> ProbeThreshold(transport::Channel& channel, peer::LocalStore& store,
-                                                        absl::Time deadline, int rounds) {
+                                                        absl::Time deadline, const Clock& clock, int rounds) {
   const ObjectID scratch_id = ObjectID::Random();
   ASSIGN_OR_RETURN(peer::CreatedSlot scratch, store.Create(scratch_id, peer::kMaxProbeBytes, 0));
   absl::Cleanup abort_scratch = [&] {
@@ -47,8 +49,8 @@ absl::StatusOr<std::vector<ProbeSample>> ProbeThreshold(transport::Channel& chan
   for (uint64_t bytes = 4096; bytes <= peer::kMaxProbeBytes; bytes *= 4) {
     ProbeSample sample{bytes, absl::InfiniteDuration(), absl::InfiniteDuration()};
     for (int r = 0; r < rounds; ++r) {
-      ASSIGN_OR_RETURN(absl::Duration get, TimeGet(channel, bytes, deadline));
-      ASSIGN_OR_RETURN(absl::Duration pin, TimePin(channel, bytes, scratch.base, deadline));
+      ASSIGN_OR_RETURN(absl::Duration get, TimeGet(channel, bytes, deadline, clock));
+      ASSIGN_OR_RETURN(absl::Duration pin, TimePin(channel, bytes, scratch.base, deadline, clock));
       sample.get_time = std::min(sample.get_time, get);
       sample.pin_time = std::min(sample.pin_time, pin);
     }

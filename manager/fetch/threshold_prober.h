@@ -16,11 +16,12 @@
 #include "manager/fetch/threshold_policy.h"
 #include "manager/peer/local_store.h"
 #include "manager/transport/transport.h"
+#include "protocol/base/clock.h"
 
 namespace rplasma::fetch {
 
 absl::StatusOr<std::vector<ProbeSample>> ProbeThreshold(transport::Channel& channel, peer::LocalStore& store,
-                                                        absl::Time deadline, int rounds = 3);
+                                                        absl::Time deadline, const Clock& clock, int rounds = 3);
 
 }  // namespace rplasma::fetch
 
