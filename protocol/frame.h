@@ -1,4 +1,6 @@
-// Framing for every rplasma byte stream (store socket and peer connections).
+// Framing for the local Unix sockets: an application or the manager to its store, and an
+// application to its manager's client socket. (Peer connections between managers have their own
+// wire formats: manager/transport/tcp/tcp_wire.h and manager/transport/verbs/wire_format.h.)
 //
 // A frame is an 8-byte header followed by `length` payload bytes (a flatbuffer):
 //

@@ -54,7 +54,9 @@ class Directory {
   virtual absl::Status RemoveObject(const ObjectID& id) = 0;
 
   // Locations of each id on live nodes (other than none filtered: includes this node if it holds
-  // it), one vector per id, in order. Pipelined: one round trip for the batch.
+  // it), one vector per id, in order. Pipelined, so the cost does not grow with the batch: one
+  // round trip for the locations, a second to ask whether their nodes are alive (skipped for nodes
+  // seen alive recently), and a third only when entries of expired nodes are to be cleaned.
   virtual absl::StatusOr<std::vector<std::vector<ObjectLocation>>> Lookup(absl::Span<const ObjectID> ids) = 0;
   // A live node's record; ObjectNotFound if it expired or never existed.
   virtual absl::StatusOr<NodeRecord> GetNode(const std::string& node_id) = 0;
