@@ -40,24 +40,23 @@ absl::Status RedisDirectory::ConnectLocked(absl::Time deadline) {
                                      options_.address, absl::FormatDuration(next_connect_attempt_ - now),
                                      last_connect_error_));
   }
-  auto fail = [&](const absl::Status& status) { return BackOff(status); };
   if (deadline <= now) {
-    return fail(MakeError(ErrorCode::kUnavailable,
-                          absl::StrFormat("redis %s: no time left to reconnect", options_.address)));
+    return BackOff(MakeError(ErrorCode::kUnavailable,
+                             absl::StrFormat("redis %s: no time left to reconnect", options_.address)));
   }
   absl::StatusOr<std::unique_ptr<RedisConnection>> connection =
       RedisConnection::Connect(options_.address, std::min(deadline - now, options_.op_timeout), *options_.clock);
-  if (!connection.ok()) return fail(connection.status());
+  if (!connection.ok()) return BackOff(connection.status());
 
   const bool reconnect = ever_connected_;
   if (reconnect && node_.has_value()) {
     // Redis may have restarted empty: put this node's record back before anything else.
     ops_.fetch_add(1, std::memory_order_relaxed);
     absl::StatusOr<std::vector<RedisReply>> replies = (*connection)->Pipeline(NodeRecordCommands(*node_), deadline);
-    if (!replies.ok()) return fail(replies.status());
+    if (!replies.ok()) return BackOff(replies.status());
     for (const RedisReply& reply : *replies) {
       if (reply.view().is_error()) {
-        return fail(RedisErrorReplyStatus(reply.view(), options_.address, "re-publish node record"));
+        return BackOff(RedisErrorReplyStatus(reply.view(), options_.address, "re-publish node record"));
       }
     }
   }

@@ -17,7 +17,10 @@ absl::StatusOr<std::unique_ptr<MessageRing>> MessageRing::Create(ibv_pd* pd, uin
     return MakeError(ErrorCode::kOutOfMemory, absl::StrFormat("message buffers (%u bytes)", bytes));
   }
   ring->base_ = static_cast<uint8_t*>(mem);
-  ring->mr_.reset(ibv_reg_mr(pd, mem, bytes, IBV_ACCESS_LOCAL_WRITE));
+  // An int, not the enum: rdma-core's ibv_reg_mr macro ANDs it with another enum type, which
+  // clang rejects as a deprecated enum-enum operation.
+  const int access = IBV_ACCESS_LOCAL_WRITE;
+  ring->mr_.reset(ibv_reg_mr(pd, mem, bytes, access));
   if (!ring->mr_) return ErrnoError("ibv_reg_mr", absl::StrFormat("message buffers (%u bytes)", bytes), errno);
   return ring;
 }
