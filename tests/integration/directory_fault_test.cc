@@ -59,6 +59,9 @@ TEST_F(RedisDirectoryFaultTest, OperationsFailFastWithUnavailableWhileRedisIsDow
     EXPECT_THAT(status, HasErrorCode(ErrorCode::kUnavailable)) << i;
     EXPECT_THAT(std::string(status.message()), HasSubstr(redis_->address())) << i;
     EXPECT_LT(took, options_.op_timeout + kSlack) << i;
+    // Pacing, not waiting: 12 calls 20 ms apart span several reconnect backoffs (50 ms doubling),
+    // so both kinds of failure are timed — calls inside a backoff fail at once, calls after it
+    // try to reconnect to the dead address.
     absl::SleepFor(absl::Milliseconds(20));
   }
   EXPECT_GE(directory->stats().errors, 12u);

@@ -10,6 +10,7 @@
 
 #include "manager/directory/redis_connection.h"
 #include "manager/directory/redis_directory.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/subprocess.h"
@@ -49,9 +50,12 @@ class RedisDirectoryTest : public ::testing::Test {
     return options;
   }
 
-  // A directory with a registered node `node_id`.
-  std::unique_ptr<RedisDirectory> NewNode(const std::string& node_id, absl::Duration ttl = absl::Seconds(5)) {
-    absl::StatusOr<std::unique_ptr<RedisDirectory>> directory = RedisDirectory::Create(Options(ttl));
+  // A directory with a registered node `node_id`, on `clock` (its liveness cache, deadlines, sweeps).
+  std::unique_ptr<RedisDirectory> NewNode(const std::string& node_id, absl::Duration ttl = absl::Seconds(5),
+                                          Clock* clock = &Clock::Real()) {
+    RedisDirectoryOptions options = Options(ttl);
+    options.clock = clock;
+    absl::StatusOr<std::unique_ptr<RedisDirectory>> directory = RedisDirectory::Create(options);
     EXPECT_OK(directory);
     if (!directory.ok()) return nullptr;
     EXPECT_OK((*directory)->RegisterNode(Node(node_id)));
@@ -147,7 +151,9 @@ TEST_F(RedisDirectoryTest, GetNodeReturnsTheRecordOfALiveNode) {
 }
 
 TEST_F(RedisDirectoryTest, NodeWhoseRecordExpiredIsNotReturnedAndItsEntriesAreCleaned) {
-  std::unique_ptr<RedisDirectory> a = NewNode("node-a");
+  // a's liveness cache runs on a fake clock: the test moves its time past the cache, not waits.
+  testing::FakeClock a_clock;
+  std::unique_ptr<RedisDirectory> a = NewNode("node-a", absl::Seconds(5), &a_clock);
   std::unique_ptr<RedisDirectory> b = NewNode("node-b", absl::Milliseconds(200));
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
@@ -159,7 +165,10 @@ TEST_F(RedisDirectoryTest, NodeWhoseRecordExpiredIsNotReturnedAndItsEntriesAreCl
 
   // node-b stops heartbeating: its record expires after its TTL.
   ASSERT_TRUE(testing::WaitFor([&] { return !a->GetNode("node-b").ok(); }, absl::Seconds(5)));
-  absl::SleepFor(Options().liveness_cache);  // a's lookup above saw node-b alive: it may trust that this long
+  // a's lookup above saw node-b alive: it may trust that for liveness_cache, and no longer.
+  ASSERT_OK_AND_ASSIGN(auto cached, a->Lookup({id}));
+  EXPECT_THAT(NodeIds(cached[0]), UnorderedElementsAre("node-a", "node-b"));
+  a_clock.Advance(Options().liveness_cache);
   ASSERT_OK_AND_ASSIGN(auto after, a->Lookup({id}));
   EXPECT_THAT(NodeIds(after[0]), ElementsAre("node-a"));
   EXPECT_EQ(Raw({"HEXISTS", "rplasma:obj:" + id.Hex(), "node-b"}), 0);
@@ -174,7 +183,7 @@ TEST_F(RedisDirectoryTest, HeartbeatKeepsTheRecordAliveBeyondItsTtl) {
   ASSERT_NE(observer, nullptr);
   for (int i = 0; i < 10; ++i) {
     ASSERT_OK(a->Heartbeat());
-    absl::SleepFor(absl::Milliseconds(100));  // ttl / 3
+    absl::SleepFor(absl::Milliseconds(100));  // the heartbeat period under test (ttl / 3), for 3 TTLs
   }
   EXPECT_OK(observer->GetNode("node-a"));
   ASSERT_TRUE(testing::WaitFor([&] { return !observer->GetNode("node-a").ok(); }, absl::Seconds(5)));

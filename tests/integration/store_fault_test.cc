@@ -2,11 +2,14 @@
 // churn, other uids, slow subscribers. The store must answer with an error or close the one
 // connection, never stop, never leak fds, and keep serving everyone else.
 #include <fcntl.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -292,16 +295,32 @@ TEST_F(StoreFaultTest, ThousandConnectDisconnectCyclesLeaveTheFdCountUnchanged) 
   EXPECT_EQ(Stats().objects_created, 0u);
 }
 
+// True when the peer of the Unix stream socket `sock` has stopped reading from it: what we sent
+// and it has not read fills at least half our send buffer, while replies wait for us unread.
+bool PeerStoppedReading(int sock) {
+  int unread_by_peer = 0, unread_by_us = 0, sndbuf = 0;
+  socklen_t len = sizeof(sndbuf);
+  if (::ioctl(sock, SIOCOUTQ, &unread_by_peer) != 0 || ::ioctl(sock, FIONREAD, &unread_by_us) != 0 ||
+      ::getsockopt(sock, SOL_SOCKET, SO_SNDBUF, &sndbuf, &len) != 0) {
+    return false;
+  }
+  return unread_by_us > 0 && unread_by_peer >= sndbuf / 2;
+}
+
 TEST_F(StoreFaultTest, ClientThatStopsReadingIsPausedNotDropped) {
   ASSERT_OK_AND_ASSIGN(auto pipeliner, RawStoreClient::Connect(store_->socket_path(), "pipeliner"));
   constexpr int kRequests = 20000;  // ~5 MB of Stats replies: far above the pause threshold
+  std::atomic<bool> all_sent{false};
   std::thread writer([&] {
     for (int i = 0; i < kRequests; ++i) {
       if (!pipeliner->Send(StatsRequest{}).ok()) return;
     }
+    all_sent = true;
   });
-  // Let the store fill its queue for us before we start reading.
-  absl::SleepFor(absl::Milliseconds(200));
+  // Let the store fill its queue for us before we start reading: it has paused our input once it
+  // stops reading our requests (or, if it never pauses, the writer gets through them all).
+  EXPECT_TRUE(WaitFor([&] { return all_sent.load() || PeerStoppedReading(pipeliner->fd()); }, absl::Seconds(30)))
+      << "the store neither paused our input nor read every request";
   EXPECT_EQ(Stats().clients, 2u);
   int received = 0;
   uint64_t last_rid = 0;

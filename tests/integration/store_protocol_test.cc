@@ -326,7 +326,10 @@ TEST_F(StoreProtocolTest, LargeExistingSetIsStreamedToASubscriberWithoutOverflow
   ASSERT_OK_AND_ASSIGN(auto sub, RawStoreClient::Connect(store_->socket_path(), "subscriber"));
   ASSERT_OK_AND_ASSIGN(Reply r, sub->Call(SubscribeRequest{true}));
   ASSERT_OK(r.status());
-  absl::SleepFor(absl::Milliseconds(100));  // give the store the chance to overfill, if it would
+  // The store is single-threaded: once it has answered a request on another connection, it has
+  // finished the turn that took the subscription and queued (or would have overfilled) the
+  // backfill; with nobody reading, it writes no more until we do.
+  EXPECT_EQ(Stats(*client_).subscribers, 1u);
   ObjectID late = ObjectID::FromLabel("late");
   CreateSealed(*client_, late);
   std::set<ObjectID> seen;

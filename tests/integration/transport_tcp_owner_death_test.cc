@@ -62,18 +62,23 @@ TEST(TcpOwnerDeathTest, KilledOwnerFailsInFlightReadsPromptly) {
   std::atomic<bool> stop{false};
   std::vector<absl::Status> last(2);
   std::vector<absl::Duration> last_took(2);
+  std::atomic<int> started[2] = {0, 0};  // Reads begun by each thread
   std::vector<std::thread> threads;
   for (int t = 0; t < 2; ++t) {
     threads.emplace_back([&, t] {
       while (!stop.load()) {
         absl::Time start = absl::Now();
+        started[t]++;
         last[t] = channel->Read(RemoteRegion{0, kReadBytes, 0}, arena.base() + t * kReadBytes, start + kDeadline);
         last_took[t] = absl::Now() - start;
         if (!last[t].ok()) return;
       }
     });
   }
-  absl::SleepFor(absl::Milliseconds(300));
+  // Streaming: each thread has finished a Read and begun the next. (No ASSERT: the kill below is
+  // what ends the threads.)
+  EXPECT_TRUE(WaitFor([&] { return started[0].load() >= 2 && started[1].load() >= 2; }, absl::Seconds(30)))
+      << "the Reads did not get going";
   absl::Time killed = absl::Now();
   owner.Kill();
   for (auto& th : threads) th.join();

@@ -50,6 +50,8 @@ class FakeOwner {
     thread_.join();
   }
   const std::string& address() const { return address_; }
+  // True once the one request it reads has arrived in full (the reader's request is pending).
+  bool got_request() const { return got_request_.load(); }
 
  private:
   void Run() {
@@ -62,6 +64,7 @@ class FakeOwner {
     if (!request.ok()) return;
     std::vector<uint8_t> payload(request->length);
     if (!RecvAll(fd->get(), payload.data(), payload.size(), absl::Now() + absl::Seconds(10)).ok()) return;
+    got_request_ = true;
     uint64_t length = 0;
     if (request->kind == TcpKind::kRead) {
       uint64_t offset;
@@ -99,6 +102,7 @@ class FakeOwner {
   UniqueFd listener_;
   std::string address_;
   absl::Notification stop_;
+  std::atomic<bool> got_request_{false};
   std::thread thread_;
 };
 
@@ -144,7 +148,7 @@ TEST_F(TcpFaultTest, OneTimeoutFailsTheOtherPendingRequestsToo) {
   absl::Status long_read;
   absl::Time start = absl::Now();
   std::thread patient([&] { long_read = ReadFrom(*ch, absl::Now() + absl::Seconds(30)); });
-  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_TRUE(WaitFor([&] { return owner.got_request(); }, absl::Seconds(5))) << "the long read never arrived";
   EXPECT_THAT(ch->Call("short", absl::Now() + absl::Milliseconds(200)), HasErrorCode(ErrorCode::kDeadlineExceeded));
   patient.join();
   EXPECT_THAT(long_read, HasErrorCode(ErrorCode::kUnavailable));
