@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(
-  build-essential cmake ninja-build pkg-config git
+  build-essential clang cmake ninja-build pkg-config git
   libabsl-dev libflatbuffers-dev flatbuffers-compiler libgtest-dev libgmock-dev
   libhiredis-dev redis-server libxxhash-dev libssl-dev
   libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
