@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(
   build-essential clang cmake ninja-build pkg-config git
-  libabsl-dev libflatbuffers-dev flatbuffers-compiler libgtest-dev libgmock-dev
+  libabsl-dev libflatbuffers-dev flatbuffers-compiler libgtest-dev libgmock-dev nlohmann-json3-dev
   libhiredis-dev redis-server libxxhash-dev libssl-dev
   libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
   libopenmpi-dev openmpi-bin gnuplot-nox iproute2 procps bc

@@ -13,6 +13,10 @@ find_program(FLATC_EXECUTABLE flatc REQUIRED)
 # GoogleTest (libgtest-dev, libgmock-dev): GTest::gtest, GTest::gmock.
 find_package(GTest REQUIRED)
 
+# nlohmann-json 3.11 (nlohmann-json3-dev, header only): nlohmann_json::nlohmann_json. Tests and the
+# benchmark parse the stats JSON the manager writes; product code only writes JSON (json_writer.h).
+find_package(nlohmann_json 3 REQUIRED)
+
 # hiredis 0.14 (libhiredis-dev), rdma-core (libibverbs-dev, librdmacm-dev), xxhash (libxxhash-dev):
 # no CMake packages of their own, so pkg-config imported targets.
 pkg_check_modules(hiredis REQUIRED IMPORTED_TARGET hiredis)
