@@ -6,7 +6,6 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "manager/fetch/threshold_file.h"
 #include "manager/transport_factory.h"
 #include "manager/directory/redis_directory.h"
@@ -24,23 +23,6 @@ absl::StatusOr<std::string> ReadSecret(const std::string& path) {
   std::string secret(absl::StripTrailingAsciiWhitespace(contents.str()));
   if (secret.empty()) return MakeError(ErrorCode::kInvalidArgument, absl::StrCat("--secret-file ", path, ": empty"));
   return secret;
-}
-
-std::string TransportStatsJson(const transport::TransportStats& s) {
-  return absl::StrFormat(
-      R"({"tx_bytes":%d,"rx_bytes":%d,"tx_messages":%d,"rx_messages":%d,"reads":%d,"read_bytes":%d,)"
-      R"("connections":%d,"auth_failures":%d,"errors":%d,"reconnects":%d})",
-      s.tx_bytes, s.rx_bytes, s.tx_messages, s.rx_messages, s.reads, s.read_bytes, s.connections, s.auth_failures,
-      s.errors, s.reconnects);
-}
-
-std::string PeerStatsJson(const peer::PeerServiceStats& s) {
-  return absl::StrFormat(
-      R"({"gets":%d,"get_bytes":%d,"pins":%d,"unpins":%d,"probes":%d,"bad_requests":%d,"failed_requests":%d,)"
-      R"("reads_allowed":%d,"reads_refused":%d,"leases_live":%d,"leases_expired":%d,"leases_dropped":%d,)"
-      R"("connections":%d})",
-      s.gets, s.get_bytes, s.pins, s.unpins, s.probes, s.bad_requests, s.failed_requests, s.reads_allowed,
-      s.reads_refused, s.leases_live, s.leases_expired, s.leases_dropped, s.connections);
 }
 
 }  // namespace
@@ -188,18 +170,17 @@ void Manager::Shutdown() {
 Manager::~Manager() { Shutdown(); }
 
 std::string Manager::StatsJson() const {
-  std::map<std::string, std::string> extra;
-  extra["node_id"] = absl::StrCat("\"", node_id_, "\"");
-  extra["transport"] = absl::StrCat("\"", transport_->name(), "\"");
-  extra["threshold_mode"] = absl::StrCat("\"", threshold_mode_, "\"");
-  extra["default_threshold"] = absl::StrCat(policy_->default_threshold());
-  std::string thresholds = "{";
-  for (const auto& [peer, bytes] : policy_->Snapshot()) {
-    absl::StrAppend(&thresholds, thresholds.size() > 1 ? "," : "", "\"", peer, "\":", bytes);
-  }
-  extra["peer_thresholds"] = thresholds + "}";
-  extra["transport_stats"] = TransportStatsJson(transport_->stats());
-  extra["peer_service"] = PeerStatsJson(peer_service_->stats());
+  JsonObject thresholds;
+  for (const auto& [peer, bytes] : policy_->Snapshot()) thresholds.Number(peer, bytes);
+  // In name order, as scripts have always seen them.
+  JsonObject extra;
+  extra.Number("default_threshold", policy_->default_threshold())
+      .String("node_id", node_id_)
+      .Object("peer_service", peer_service_->stats().ToJson())
+      .Object("peer_thresholds", thresholds)
+      .String("threshold_mode", threshold_mode_)
+      .String("transport", transport_->name())
+      .Object("transport_stats", transport_->stats().ToJson());
   return stats_.ToJson(extra);
 }
 

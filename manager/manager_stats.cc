@@ -1,19 +1,20 @@
-#include "protocol/base/mutex_lock.h"
 #include "manager/manager_stats.h"
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
+#include "protocol/base/mutex_lock.h"
 
 namespace rplasma::manager {
 namespace {
 
-double Us(absl::Duration d) { return absl::ToDoubleMicroseconds(d); }
-
-std::string PhasesJson(const FetchPhases& p, uint64_t n) {
+// Mean phases over `n` fetches, in microseconds.
+JsonObject PhasesJson(const FetchPhases& p, uint64_t n) {
   const double div = n == 0 ? 1.0 : static_cast<double>(n);
-  return absl::StrFormat(R"({"lookup_us":%.1f,"connect_us":%.1f,"transfer_us":%.1f,"verify_us":%.1f,"seal_us":%.1f})",
-                         Us(p.lookup) / div, Us(p.connect) / div, Us(p.transfer) / div, Us(p.verify) / div,
-                         Us(p.seal) / div);
+  auto us = [div](absl::Duration d) { return absl::ToDoubleMicroseconds(d) / div; };
+  return JsonObject()
+      .Decimal("lookup_us", us(p.lookup), 1)
+      .Decimal("connect_us", us(p.connect), 1)
+      .Decimal("transfer_us", us(p.transfer), 1)
+      .Decimal("verify_us", us(p.verify), 1)
+      .Decimal("seal_us", us(p.seal), 1);
 }
 
 void Add(FetchPhases& into, const FetchPhases& p) {
@@ -36,55 +37,36 @@ void ManagerStats::RecordFetch(const FetchRecord& record) {
   if (recent_.size() > kRecentFetches) recent_.pop_front();
 }
 
-std::string ManagerStats::ToJson(const std::map<std::string, std::string>& extra) const {
-  std::string out = "{";
-  auto counter = [&](absl::string_view name, const std::atomic<uint64_t>& value) {
-    absl::StrAppend(&out, "\"", name, "\":", value.load(std::memory_order_relaxed), ",");
-  };
-  counter("fetch_requests", fetch_requests);
-  counter("fetch_local", fetch_local);
-  counter("fetch_merged", fetch_merged);
-  counter("fetch_failures", fetch_failures);
-  counter("transfer_failures", transfer_failures);
-  counter("checksum_mismatches", checksum_mismatches);
-  counter("lease_lapses", lease_lapses);
-  counter("generation_hint_mismatches", generation_hint_mismatches);
-  counter("directory_polls", directory_polls);
-  counter("directory_errors", directory_errors);
-  counter("objects_published", objects_published);
-  counter("objects_removed", objects_removed);
-  counter("publish_errors", publish_errors);
-  counter("republishes", republishes);
-  counter("heartbeat_errors", heartbeat_errors);
-  counter("transport_fallbacks", transport_fallbacks);
-  counter("calibrations", calibrations);
+std::string ManagerStats::ToJson(const JsonObject& extra) const {
+  JsonObject out = Snapshot().ToJson();
   {
     MutexLock lock(&mu_);
     uint64_t fetches = 0;
     uint64_t bytes = 0;
-    for (int p = 0; p < 2; ++p) {
-      fetches += totals_[p].fetches;
-      bytes += totals_[p].bytes;
-    }
-    absl::StrAppend(&out, "\"fetches\":", fetches, ",\"fetch_bytes\":", bytes, ",\"by_protocol\":{");
+    JsonObject by_protocol;
     for (int p = 0; p < 2; ++p) {
       const ProtocolTotals& t = totals_[p];
-      absl::StrAppend(&out, p == 0 ? "" : ",", "\"", p == 0 ? "get" : "pin", "\":{\"fetches\":", t.fetches,
-                      ",\"bytes\":", t.bytes, ",\"mean_phases\":", PhasesJson(t.phases, t.fetches), "}");
+      fetches += t.fetches;
+      bytes += t.bytes;
+      by_protocol.Object(p == 0 ? "get" : "pin", JsonObject()
+                                                     .Number("fetches", t.fetches)
+                                                     .Number("bytes", t.bytes)
+                                                     .Object("mean_phases", PhasesJson(t.phases, t.fetches)));
     }
-    absl::StrAppend(&out, "},\"recent_fetches\":[");
-    bool first = true;
+    JsonArray recent;
     for (const FetchRecord& r : recent_) {
-      absl::StrAppend(&out, first ? "" : ",", "{\"id\":\"", r.id.Hex(), "\",\"peer\":\"", r.peer,
-                      "\",\"protocol\":\"", peer::PeerProtocolName(r.protocol), "\",\"bytes\":", r.bytes,
-                      ",\"phases\":", PhasesJson(r.phases, 1), "}");
-      first = false;
+      recent.Object(JsonObject()
+                        .String("id", r.id.Hex())
+                        .String("peer", r.peer)
+                        .String("protocol", peer::PeerProtocolName(r.protocol))
+                        .Number("bytes", r.bytes)
+                        .Object("phases", PhasesJson(r.phases, 1)));
     }
-    absl::StrAppend(&out, "]");
+    out.Number("fetches", fetches).Number("fetch_bytes", bytes).Object("by_protocol", by_protocol);
+    out.Array("recent_fetches", recent);
   }
-  for (const auto& [name, value] : extra) absl::StrAppend(&out, ",\"", name, "\":", value);
-  absl::StrAppend(&out, "}");
-  return out;
+  out.Members(extra);
+  return out.str();
 }
 
 }  // namespace rplasma::manager

@@ -1,7 +1,7 @@
 // ManagerStats: the manager's counters and per-fetch phase timings, rendered as JSON for
 // StatsRequest on the client socket (and `rplasma stats --manager`).
 //
-// Counters are atomics bumped from any thread; phase timings accumulate under a mutex together
+// Counters (a CounterSet) are bumped from any thread; phase timings accumulate under a mutex together
 // with a ring of the most recent fetches (id, peer, protocol, bytes, phases), so each fetch's
 // protocol choice is visible. Manager::StatsJson adds, as `extra` members: node_id, transport,
 // threshold_mode ("fixed" | "auto" | "file"), default_threshold (bytes; for auto, the value before
@@ -10,15 +10,15 @@
 #ifndef RPLASMA_MANAGER_MANAGER_STATS_H_
 #define RPLASMA_MANAGER_MANAGER_STATS_H_
 
-#include <atomic>
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <string>
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "manager/peer/peer_protocol.h"
+#include "protocol/base/counter_set.h"
+#include "protocol/base/json_writer.h"
 #include "protocol/base/object_id.h"
 
 namespace rplasma::manager {
@@ -40,34 +40,34 @@ struct FetchRecord {
   FetchPhases phases;
 };
 
-class ManagerStats {
+class ManagerStats : public CounterSet {
  public:
   static constexpr size_t kRecentFetches = 32;
 
-  // Counters (public: each is one atomic, bumped with fetch_add(1, relaxed) by its owner).
-  std::atomic<uint64_t> fetch_requests{0};      // ids asked for
-  std::atomic<uint64_t> fetch_local{0};         // already in the local store
-  std::atomic<uint64_t> fetch_merged{0};        // waited on a concurrent fetch of the same id
-  std::atomic<uint64_t> fetch_failures{0};      // ids reported failed
-  std::atomic<uint64_t> transfer_failures{0};   // one source tried and failed (local object aborted)
-  std::atomic<uint64_t> checksum_mismatches{0};
-  std::atomic<uint64_t> lease_lapses{0};  // Pin reads that outlived their lease: discarded
-  std::atomic<uint64_t> generation_hint_mismatches{0};  // owner's generation != directory's hint
-  std::atomic<uint64_t> directory_polls{0};     // re-lookups of ids not yet sealed anywhere
-  std::atomic<uint64_t> directory_errors{0};
-  std::atomic<uint64_t> objects_published{0};
-  std::atomic<uint64_t> objects_removed{0};
-  std::atomic<uint64_t> publish_errors{0};
-  std::atomic<uint64_t> republishes{0};         // full republish runs after Redis came back
-  std::atomic<uint64_t> heartbeat_errors{0};
-  std::atomic<uint64_t> transport_fallbacks{0}; // --transport auto chose tcp: no verbs device
-  std::atomic<uint64_t> calibrations{0};        // auto threshold probes run
+  // Counters, in the order the JSON lists them (public: each is bumped with fetch_add by its owner).
+  Counter fetch_requests{this, "fetch_requests"};        // ids asked for
+  Counter fetch_local{this, "fetch_local"};              // already in the local store
+  Counter fetch_merged{this, "fetch_merged"};            // waited on a concurrent fetch of the same id
+  Counter fetch_failures{this, "fetch_failures"};        // ids reported failed
+  Counter transfer_failures{this, "transfer_failures"};  // one source tried and failed (local object aborted)
+  Counter checksum_mismatches{this, "checksum_mismatches"};
+  Counter lease_lapses{this, "lease_lapses"};  // Pin reads that outlived their lease: discarded
+  Counter generation_hint_mismatches{this, "generation_hint_mismatches"};  // owner's generation != directory's hint
+  Counter directory_polls{this, "directory_polls"};                        // re-lookups of ids not yet sealed anywhere
+  Counter directory_errors{this, "directory_errors"};
+  Counter objects_published{this, "objects_published"};
+  Counter objects_removed{this, "objects_removed"};
+  Counter publish_errors{this, "publish_errors"};
+  Counter republishes{this, "republishes"};  // full republish runs after Redis came back
+  Counter heartbeat_errors{this, "heartbeat_errors"};
+  Counter transport_fallbacks{this, "transport_fallbacks"};  // --transport auto chose tcp: no verbs device
+  Counter calibrations{this, "calibrations"};                // auto threshold probes run
 
   // A completed fetch of one object.
   void RecordFetch(const FetchRecord& record);
 
-  // The JSON document; `extra` members (already JSON values) are appended verbatim.
-  std::string ToJson(const std::map<std::string, std::string>& extra) const;
+  // The JSON document: the counters, the fetch timings, then the members of `extra`.
+  std::string ToJson(const JsonObject& extra) const;
 
  private:
   struct ProtocolTotals {

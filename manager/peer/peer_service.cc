@@ -169,22 +169,6 @@ void PeerService::Throttle(uint64_t bytes) const {
   absl::SleepFor(absl::Seconds(static_cast<double>(bytes) / static_cast<double>(options_.debug_serve_bytes_per_sec)));
 }
 
-PeerServiceStats PeerService::stats() const {
-  PeerServiceStats s;
-  s.gets = gets_.load();
-  s.get_bytes = get_bytes_.load();
-  s.pins = pins_.load();
-  s.unpins = unpins_.load();
-  s.probes = probes_.load();
-  s.bad_requests = bad_requests_.load();
-  s.failed_requests = failed_requests_.load();
-  s.reads_allowed = reads_allowed_.load();
-  s.reads_refused = reads_refused_.load();
-  s.leases_live = leases_.size();
-  s.leases_expired = leases_.expired_total();
-  s.leases_dropped = leases_dropped_.load();
-  s.connections = connections_.load();
-  return s;
-}
+PeerServiceStats PeerService::stats() const { return counters_.Snapshot(); }
 
 }  // namespace rplasma::peer

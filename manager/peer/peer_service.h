@@ -32,6 +32,7 @@
 #include "manager/peer/local_store.h"
 #include "manager/peer/peer_messages.h"
 #include "manager/transport/transport.h"
+#include "protocol/base/counter_set.h"
 
 namespace rplasma::peer {
 
@@ -48,21 +49,8 @@ struct PeerServiceOptions {
   absl::Status Validate() const;
 };
 
-struct PeerServiceStats {
-  uint64_t gets = 0;
-  uint64_t get_bytes = 0;
-  uint64_t pins = 0;
-  uint64_t unpins = 0;
-  uint64_t probes = 0;
-  uint64_t bad_requests = 0;   // undecodable or invalid requests
-  uint64_t failed_requests = 0;  // valid requests answered with an error (not found, ...)
-  uint64_t reads_allowed = 0;
-  uint64_t reads_refused = 0;
-  uint64_t leases_live = 0;
-  uint64_t leases_expired = 0;
-  uint64_t leases_dropped = 0;  // by disconnect
-  uint64_t connections = 0;
-};
+// A snapshot of PeerService's counters (declared with its members below): stats()["gets"].
+using PeerServiceStats = CounterSnapshot;
 
 class PeerService : public transport::RequestHandler {
  public:
@@ -105,8 +93,21 @@ class PeerService : public transport::RequestHandler {
   bool stopping_ ABSL_GUARDED_BY(reap_mu_) = false;
   std::thread reaper_;
 
-  std::atomic<uint64_t> gets_{0}, get_bytes_{0}, pins_{0}, unpins_{0}, probes_{0}, bad_requests_{0},
-      failed_requests_{0}, reads_allowed_{0}, reads_refused_{0}, leases_dropped_{0}, connections_{0};
+  // The manager's stats JSON shows these as "peer_service", in this order.
+  CounterSet counters_;
+  Counter gets_{&counters_, "gets"};
+  Counter get_bytes_{&counters_, "get_bytes"};
+  Counter pins_{&counters_, "pins"};
+  Counter unpins_{&counters_, "unpins"};
+  Counter probes_{&counters_, "probes"};
+  Counter bad_requests_{&counters_, "bad_requests"};        // undecodable or invalid requests
+  Counter failed_requests_{&counters_, "failed_requests"};  // valid, answered with an error (not found...)
+  Counter reads_allowed_{&counters_, "reads_allowed"};
+  Counter reads_refused_{&counters_, "reads_refused"};
+  Reading leases_live_{&counters_, "leases_live", [this] { return leases_.size(); }};
+  Reading leases_expired_{&counters_, "leases_expired", [this] { return leases_.expired_total(); }};
+  Counter leases_dropped_{&counters_, "leases_dropped"};  // by disconnect
+  Counter connections_{&counters_, "connections"};
 };
 
 }  // namespace rplasma::peer

@@ -27,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "protocol/base/counter_set.h"
 
 namespace rplasma::transport {
 
@@ -59,19 +60,23 @@ struct TransportOptions {
   absl::Status Validate() const;
 };
 
-// Counters a transport exposes (the manager adds them to its stats; `eadm stat` style).
-struct TransportStats {
-  uint64_t tx_bytes = 0;
-  uint64_t rx_bytes = 0;
-  uint64_t tx_messages = 0;
-  uint64_t rx_messages = 0;
-  uint64_t reads = 0;          // Read() calls completed
-  uint64_t read_bytes = 0;
-  uint64_t connections = 0;    // currently open
-  uint64_t auth_failures = 0;
-  uint64_t errors = 0;         // failed calls/reads
-  uint64_t reconnects = 0;     // channels (QPs) rebuilt after an error
+// The counters every transport keeps, shared (via shared_ptr) by the transport and its
+// connections; the manager's stats JSON shows a snapshot as "transport_stats", in this order.
+struct TransportCounters : CounterSet {
+  Counter tx_bytes{this, "tx_bytes"};
+  Counter rx_bytes{this, "rx_bytes"};
+  Counter tx_messages{this, "tx_messages"};
+  Counter rx_messages{this, "rx_messages"};
+  Counter reads{this, "reads"};  // Read() calls completed
+  Counter read_bytes{this, "read_bytes"};
+  Gauge connections{this, "connections"};  // currently open
+  Counter auth_failures{this, "auth_failures"};
+  Counter errors{this, "errors"};          // failed calls/reads
+  Counter reconnects{this, "reconnects"};  // channels (QPs) rebuilt after an error
 };
+
+// A TransportCounters snapshot: stats()["reads"].
+using TransportStats = CounterSnapshot;
 
 // Serves the requests of remote peers. Called on transport threads, possibly concurrently for
 // different connections: implementations must be thread-safe.

@@ -92,7 +92,7 @@ TEST(TcpOwnerDeathTest, KilledOwnerFailsInFlightReadsPromptly) {
   EXPECT_LT(to_notice, absl::Seconds(10));
   EXPECT_FALSE(channel->healthy());
   EXPECT_THAT(reader->Connect(address, absl::Now() + absl::Seconds(5)), HasErrorCode(ErrorCode::kUnavailable));
-  EXPECT_EQ(reader->stats().connections, 0u);
+  EXPECT_EQ(reader->stats()["connections"], 0u);
 }
 
 }  // namespace

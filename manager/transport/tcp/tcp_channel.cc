@@ -16,7 +16,7 @@ namespace rplasma::transport::tcp {
 
 absl::StatusOr<std::shared_ptr<TcpChannel>> TcpChannel::Create(UniqueFd fd, std::string peer_address,
                                                                ArenaView arena,
-                                                               std::shared_ptr<TcpCounters> counters) {
+                                                               std::shared_ptr<TransportCounters> counters) {
   if (!fd.valid()) return MakeError(ErrorCode::kInvalidArgument, "TcpChannel: invalid fd");
   std::shared_ptr<TcpChannel> channel(
       new TcpChannel(std::move(fd), std::move(peer_address), arena, std::move(counters)));
@@ -25,7 +25,7 @@ absl::StatusOr<std::shared_ptr<TcpChannel>> TcpChannel::Create(UniqueFd fd, std:
 }
 
 TcpChannel::TcpChannel(UniqueFd fd, std::string peer_address, ArenaView arena,
-                       std::shared_ptr<TcpCounters> counters)
+                       std::shared_ptr<TransportCounters> counters)
     : fd_(std::move(fd)), peer_address_(std::move(peer_address)), arena_(arena), counters_(std::move(counters)) {}
 
 TcpChannel::~TcpChannel() { Close(); }
@@ -116,8 +116,8 @@ absl::Status TcpChannel::Execute(Pending& p, TcpHeader header, const void* paylo
                      absl::StrCat("request to ", peer_address_, ": deadline exceeded before it was sent"));
   }
   if (sent.ok()) {
-    TcpCounters::Add(counters_->tx_bytes, kTcpHeaderBytes + payload_bytes);
-    TcpCounters::Add(counters_->tx_messages, 1);
+    counters_->tx_bytes.fetch_add(kTcpHeaderBytes + payload_bytes);
+    counters_->tx_messages.fetch_add(1);
   }
 
   MutexLock lock(&mu_);
@@ -176,7 +176,7 @@ absl::StatusOr<std::string> TcpChannel::Call(absl::string_view request, absl::Ti
   header.kind = TcpKind::kCall;
   absl::Status s = Execute(p, header, request.data(), request.size(), deadline);
   if (!s.ok()) {
-    TcpCounters::Add(counters_->errors, 1);
+    counters_->errors.fetch_add(1);
     return s;
   }
   return std::move(p.reply);
@@ -201,11 +201,11 @@ absl::Status TcpChannel::Read(const RemoteRegion& region, uint8_t* dst, absl::Ti
   header.kind = TcpKind::kRead;
   absl::Status s = Execute(p, header, request, sizeof(request), deadline);
   if (!s.ok()) {
-    TcpCounters::Add(counters_->errors, 1);
+    counters_->errors.fetch_add(1);
     return s;
   }
-  TcpCounters::Add(counters_->reads, 1);
-  TcpCounters::Add(counters_->read_bytes, region.length);
+  counters_->reads.fetch_add(1);
+  counters_->read_bytes.fetch_add(region.length);
   return absl::OkStatus();
 }
 
@@ -259,8 +259,8 @@ absl::Status TcpChannel::ReadOneReply(absl::Time deadline) {
     FailLocked(received);
     return received;
   }
-  TcpCounters::Add(counters_->rx_bytes, kTcpHeaderBytes + header.length);
-  TcpCounters::Add(counters_->rx_messages, 1);
+  counters_->rx_bytes.fetch_add(kTcpHeaderBytes + header.length);
+  counters_->rx_messages.fetch_add(1);
   if (header.kind == TcpKind::kError) {
     ErrorCode code = header.status > 0xffff ? ErrorCode::kProtocolError
                                             : ErrorCodeFromWire(static_cast<uint16_t>(header.status));

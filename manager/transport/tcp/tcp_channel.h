@@ -36,7 +36,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "manager/transport/tcp/tcp_counters.h"
+#include "manager/transport/tcp/arena_view.h"
 #include "manager/transport/tcp/tcp_receive_buffer.h"
 #include "manager/transport/tcp/tcp_wire.h"
 #include "manager/transport/transport.h"
@@ -49,7 +49,7 @@ class TcpChannel : public Channel {
   // Takes an authenticated, configured, non-blocking connection.
   static absl::StatusOr<std::shared_ptr<TcpChannel>> Create(UniqueFd fd, std::string peer_address,
                                                             ArenaView arena,
-                                                            std::shared_ptr<TcpCounters> counters);
+                                                            std::shared_ptr<TransportCounters> counters);
   ~TcpChannel() override;
   TcpChannel(const TcpChannel&) = delete;
   TcpChannel& operator=(const TcpChannel&) = delete;
@@ -78,7 +78,7 @@ class TcpChannel : public Channel {
     absl::CondVar cv;          // signalled (under mu_) when done or idle turn true, or to lead
   };
 
-  TcpChannel(UniqueFd fd, std::string peer_address, ArenaView arena, std::shared_ptr<TcpCounters> counters);
+  TcpChannel(UniqueFd fd, std::string peer_address, ArenaView arena, std::shared_ptr<TransportCounters> counters);
 
   // Registers `pending`, sends header + payload, waits. Returns the final status.
   absl::Status Execute(Pending& pending, TcpHeader header, const void* payload, size_t payload_bytes,
@@ -95,7 +95,7 @@ class TcpChannel : public Channel {
   const UniqueFd fd_;
   const std::string peer_address_;
   const ArenaView arena_;
-  const std::shared_ptr<TcpCounters> counters_;
+  const std::shared_ptr<TransportCounters> counters_;
   std::atomic<uint64_t> next_request_id_{1};
   std::atomic<bool> closed_flag_{false};
 

@@ -28,11 +28,11 @@ void TcpServerConnection::Join() {
 }
 
 void TcpServerConnection::Run() {
-  TcpCounters& counters = *context_.counters;
+  TransportCounters& counters = *context_.counters;
   absl::Status auth =
       auth::AuthenticateAsServer(fd_.get(), context_.secret, absl::Now() + context_.auth_timeout);
   if (!auth.ok()) {
-    TcpCounters::Add(counters.auth_failures, 1);
+    counters.auth_failures.fetch_add(1);
     LOG(WARNING) << "tcp transport: peer " << peer_address_ << " not authenticated: " << auth.message();
     ::shutdown(fd_.get(), SHUT_RDWR);
     finished_.store(true, std::memory_order_release);
@@ -44,7 +44,7 @@ void TcpServerConnection::Run() {
   context_.handler->OnConnect(conn_id_, peer_address_);
   absl::Status end = Serve();
   if (ErrorCodeOf(end) == ErrorCode::kProtocolError) {
-    TcpCounters::Add(counters.errors, 1);
+    counters.errors.fetch_add(1);
     LOG(WARNING) << "tcp transport: closing connection " << conn_id_ << " from " << peer_address_ << ": "
                  << end.message();
   }
@@ -60,8 +60,8 @@ absl::Status TcpServerConnection::Serve() {
     // Idle between requests may last forever; keepalive/TCP_USER_TIMEOUT catch a vanished peer.
     RETURN_IF_ERROR(rx_.ReadExact(fd_.get(), encoded, sizeof(encoded), absl::InfiniteFuture()));
     ASSIGN_OR_RETURN(TcpHeader header, ParseTcpHeader(encoded, TcpDirection::kRequest));
-    TcpCounters::Add(context_.counters->rx_messages, 1);
-    TcpCounters::Add(context_.counters->rx_bytes, kTcpHeaderBytes + header.length);
+    context_.counters->rx_messages.fetch_add(1);
+    context_.counters->rx_bytes.fetch_add(kTcpHeaderBytes + header.length);
     if (header.kind == TcpKind::kCall) {
       RETURN_IF_ERROR(ServeCall(header));
     } else {
@@ -110,8 +110,8 @@ absl::Status TcpServerConnection::SendReply(TcpKind kind, uint32_t status, uint6
   EncodeTcpHeader(header, encoded);
   iovec iov[2] = {{encoded, kTcpHeaderBytes}, {const_cast<void*>(payload), bytes}};
   RETURN_IF_ERROR(SendAll(fd_.get(), iov, 2, absl::InfiniteFuture(), kPeerStallTimeout));
-  TcpCounters::Add(context_.counters->tx_messages, 1);
-  TcpCounters::Add(context_.counters->tx_bytes, kTcpHeaderBytes + bytes);
+  context_.counters->tx_messages.fetch_add(1);
+  context_.counters->tx_bytes.fetch_add(kTcpHeaderBytes + bytes);
   return absl::OkStatus();
 }
 

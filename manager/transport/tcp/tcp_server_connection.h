@@ -28,7 +28,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "manager/transport/tcp/tcp_counters.h"
+#include "manager/transport/tcp/arena_view.h"
 #include "manager/transport/tcp/tcp_receive_buffer.h"
 #include "manager/transport/tcp/tcp_wire.h"
 #include "manager/transport/transport.h"
@@ -43,7 +43,7 @@ inline constexpr absl::Duration kPeerStallTimeout = absl::Seconds(30);
 struct ServerContext {
   ArenaView arena;
   RequestHandler* handler = nullptr;
-  std::shared_ptr<TcpCounters> counters;
+  std::shared_ptr<TransportCounters> counters;
   std::string secret;
   absl::Duration auth_timeout = absl::Seconds(5);
   absl::Duration dead_peer_timeout = absl::Seconds(30);

@@ -36,7 +36,7 @@ absl::StatusOr<std::unique_ptr<TcpTransport>> TcpTransport::Create(const Transpo
 }
 
 TcpTransport::TcpTransport(const TransportOptions& options, const TcpTuning& tuning)
-    : options_(options), tuning_(tuning), counters_(std::make_shared<TcpCounters>()) {}
+    : options_(options), tuning_(tuning), counters_(std::make_shared<TransportCounters>()) {}
 
 TcpTransport::~TcpTransport() { Shutdown(); }
 
@@ -124,7 +124,7 @@ absl::StatusOr<std::shared_ptr<Channel>> TcpTransport::Connect(const std::string
     if (shut_down_) return MakeError(ErrorCode::kUnavailable, "Connect: transport is shut down");
     auto it = channels_.find(address);
     if (it != channels_.end() && it->second->healthy()) return std::shared_ptr<Channel>(it->second);
-    if (it != channels_.end()) TcpCounters::Add(counters_->reconnects, 1);
+    if (it != channels_.end()) counters_->reconnects.fetch_add(1);
     // Drop every failed channel, not only this address's, so dead peers do not pin fds.
     for (auto c = channels_.begin(); c != channels_.end();) {
       if (!c->second->healthy()) {
@@ -145,7 +145,7 @@ absl::StatusOr<std::shared_ptr<Channel>> TcpTransport::Connect(const std::string
   if (!auth.ok()) {
     ErrorCode code = ErrorCodeOf(auth);
     if (code == ErrorCode::kPermissionDenied || code == ErrorCode::kProtocolError) {
-      TcpCounters::Add(counters_->auth_failures, 1);
+      counters_->auth_failures.fetch_add(1);
     }
     return MakeError(code, absl::StrCat("Connect(", address, "): ", auth.message()));
   }

@@ -32,8 +32,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "manager/transport/tcp/arena_view.h"
 #include "manager/transport/tcp/tcp_channel.h"
-#include "manager/transport/tcp/tcp_counters.h"
 #include "manager/transport/tcp/tcp_server_connection.h"
 #include "manager/transport/transport.h"
 #include "protocol/base/unique_fd.h"
@@ -82,7 +82,7 @@ class TcpTransport : public Transport {
 
   const TransportOptions options_;
   const TcpTuning tuning_;
-  const std::shared_ptr<TcpCounters> counters_;
+  const std::shared_ptr<TransportCounters> counters_;
 
   absl::Mutex shutdown_mu_;  // serialises Shutdown() so a second call returns after the first
   mutable absl::Mutex mu_;

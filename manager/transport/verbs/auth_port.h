@@ -27,15 +27,16 @@
 #include "absl/time/time.h"
 #include "manager/transport/verbs/ticket_book.h"
 #include "manager/transport/verbs/wire_format.h"
+#include "protocol/base/counter_set.h"
 #include "protocol/base/unique_fd.h"
 
 namespace rplasma::transport::verbs {
 
 // Counters the auth port reports to its transport.
-struct AuthPortCounters {
-  std::atomic<uint64_t> failures{0};
-  std::atomic<uint64_t> tickets_issued{0};
-  std::atomic<uint64_t> ticket_refusals{0};  // CONNECT_REQUESTs rejected by the listener
+struct AuthPortCounters : CounterSet {
+  Counter failures{this, "failures"};
+  Counter tickets_issued{this, "tickets_issued"};
+  Counter ticket_refusals{this, "ticket_refusals"};  // CONNECT_REQUESTs rejected by the listener
 };
 
 class AuthPort {

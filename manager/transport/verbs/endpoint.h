@@ -50,19 +50,21 @@
 #include "manager/transport/verbs/message_ring.h"
 #include "manager/transport/verbs/verbs_raii.h"
 #include "manager/transport/verbs/wire_format.h"
+#include "protocol/base/counter_set.h"
 #include "protocol/base/mutex_lock.h"
 #include "protocol/base/unique_fd.h"
 
 namespace rplasma::transport::verbs {
 
-// Transport-wide counters, shared with every endpoint.
-struct VerbsCounters {
-  std::atomic<uint64_t> tx_bytes{0}, rx_bytes{0}, tx_messages{0}, rx_messages{0};
-  std::atomic<uint64_t> reads{0}, read_bytes{0}, errors{0}, reconnects{0};
-  std::atomic<uint64_t> qps_created{0}, qps_open{0};
+// Transport-wide counters, shared with every endpoint: the TransportCounters (connections = QPs
+// open), and verbs-only ones that VerbsTransport's accessors read (not in TransportStats).
+struct VerbsCounters : TransportCounters {
+  CounterSet verbs_only;
+  Counter qps_created{&verbs_only, "qps_created"};
   // Completion-channel events consumed (completion thread wake-ups for the CQ), and completions
   // polled by a thread that was waiting for them rather than by the completion thread.
-  std::atomic<uint64_t> cq_events{0}, waiter_completions{0};
+  Counter cq_events{&verbs_only, "cq_events"};
+  Counter waiter_completions{&verbs_only, "waiter_completions"};
 };
 
 // The longest a poller spins without a completion: 16 x cq_spin, at most 2 ms (or cq_spin itself if

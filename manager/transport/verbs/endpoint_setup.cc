@@ -193,7 +193,7 @@ absl::Status Endpoint::BuildQp(DeviceContext* device) {
   if (rdma_create_qp(id_.get(), device->pd.get(), &qa) != 0) return ErrnoError("rdma_create_qp", device->name, errno);
   qp_.reset(id_.get());
   counters_->qps_created.fetch_add(1);
-  counters_->qps_open.fetch_add(1);
+  counters_->connections.fetch_add(1);
   // Receives are posted before the connection exists: the peer may send as soon as it is up.
   for (uint32_t i = 0; i < ring_->slots(); ++i) RETURN_IF_ERROR(ring_->PostRecv(qp(), i));
   {
@@ -225,7 +225,7 @@ absl::Status Endpoint::Start(const AcceptData& peer) {
 
 Endpoint::~Endpoint() {
   Close();
-  if (qp_) counters_->qps_open.fetch_sub(1);
+  if (qp_) counters_->connections.fetch_sub(1);
 }
 
 bool Endpoint::healthy() const {

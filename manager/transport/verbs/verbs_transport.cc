@@ -122,17 +122,9 @@ absl::StatusOr<std::shared_ptr<Channel>> VerbsTransport::Connect(const std::stri
 }
 
 TransportStats VerbsTransport::stats() const {
-  TransportStats s;
-  s.tx_bytes = counters_->tx_bytes.load();
-  s.rx_bytes = counters_->rx_bytes.load();
-  s.tx_messages = counters_->tx_messages.load();
-  s.rx_messages = counters_->rx_messages.load();
-  s.reads = counters_->reads.load();
-  s.read_bytes = counters_->read_bytes.load();
-  s.errors = counters_->errors.load();
-  s.reconnects = counters_->reconnects.load();
-  s.connections = counters_->qps_open.load();
-  s.auth_failures = auth_counters_->failures.load() + ticket_refusals();
+  TransportStats s = counters_->Snapshot();
+  // The auth port counts its own failures; a CONNECT_REQUEST refused for its ticket is one too.
+  s.Set("auth_failures", auth_counters_->failures.load() + ticket_refusals());
   return s;
 }
 

@@ -21,9 +21,8 @@ TEST(JsonWriterTest, NestedObjectsAndArraysParseBack) {
       .Array("recent", recent)
       .Array("empty", JsonArray());
   const std::string text = doc.str();
-  EXPECT_EQ(text,
-            R"({"n":7,"delta":-3,"mean_us":12.3,"by":{"get":{"fetches":5}},"none":{},)"
-            R"("recent":[{"id":"ab","bytes":1},{"id":"cd","bytes":2}],"empty":[]})");
+  EXPECT_EQ(text, R"({"n":7,"delta":-3,"mean_us":12.3,"by":{"get":{"fetches":5}},"none":{},)"
+                  R"("recent":[{"id":"ab","bytes":1},{"id":"cd","bytes":2}],"empty":[]})");
   const nlohmann::json parsed = nlohmann::json::parse(text);
   EXPECT_EQ(parsed["by"]["get"]["fetches"], 5);
   EXPECT_EQ(parsed["recent"][1]["id"], "cd");

@@ -127,7 +127,7 @@ TEST_F(TcpFaultTest, OwnerDyingMidReadFailsPromptlyWithUnavailable) {
   EXPECT_THAT(ReadFrom(*ch, start + absl::Seconds(20)), HasErrorCode(ErrorCode::kUnavailable));
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
   EXPECT_FALSE(ch->healthy());
-  EXPECT_EQ(reader_->stats().errors, 1u);
+  EXPECT_EQ(reader_->stats()["errors"], 1u);
 }
 
 TEST_F(TcpFaultTest, SilentOwnerHitsTheDeadlineAndTheChannelCloses) {
@@ -223,7 +223,7 @@ TEST_F(TcpHostilePeerTest, GarbageInsteadOfTheAuthResponseIsRefused) {
   std::vector<uint8_t> garbage(auth::kResponseBytes, 0x41);
   Send(fd.get(), garbage.data(), garbage.size());
   EXPECT_TRUE(ClosedByOwner(fd.get()));
-  EXPECT_TRUE(WaitFor([&] { return owner_->stats().auth_failures == 1; }, absl::Seconds(5)));
+  EXPECT_TRUE(WaitFor([&] { return owner_->stats()["auth_failures"] == 1; }, absl::Seconds(5)));
   EXPECT_EQ(handler_.connect_count(), 1u) << "only the good channel";
 }
 
@@ -242,7 +242,7 @@ TEST_F(TcpHostilePeerTest, RequestsWithoutAuthenticationAreNeverServed) {
 TEST_F(TcpHostilePeerTest, SilentUnauthenticatedPeerIsDroppedAfterTheAuthTimeout) {
   UniqueFd fd = RawConnect();
   EXPECT_TRUE(ClosedByOwner(fd.get(), absl::Seconds(5)));
-  EXPECT_TRUE(WaitFor([&] { return owner_->stats().auth_failures == 1; }, absl::Seconds(5)));
+  EXPECT_TRUE(WaitFor([&] { return owner_->stats()["auth_failures"] == 1; }, absl::Seconds(5)));
 }
 
 TEST_F(TcpHostilePeerTest, GarbageAfterAuthenticationClosesOnlyThatConnection) {
