@@ -27,10 +27,11 @@ absl::StatusOr<std::string> ReadSecret(const std::string& path) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Manager>> Manager::Start(const ManagerOptions& options) {
+absl::StatusOr<std::unique_ptr<Manager>> Manager::Start(const ManagerOptions& options,
+                                                        PeerHandlerWrapper wrap_peer_handler) {
   RETURN_IF_ERROR(options.Validate());
   std::unique_ptr<Manager> manager(new Manager(options));
-  absl::Status status = manager->Init();
+  absl::Status status = manager->Init(wrap_peer_handler);
   if (!status.ok()) {
     manager->Shutdown();
     return status;
@@ -38,7 +39,7 @@ absl::StatusOr<std::unique_ptr<Manager>> Manager::Start(const ManagerOptions& op
   return manager;
 }
 
-absl::Status Manager::Init() {
+absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler) {
   ASSIGN_OR_RETURN(const std::string secret, ReadSecret(options_.secret_file));
   ASSIGN_OR_RETURN(fetch::ThresholdSetting threshold, fetch::ParseThresholdSetting(options_.rdma_threshold, 64u << 10));
   threshold_mode_ = threshold.mode == fetch::ThresholdSetting::Mode::kAuto   ? "auto"
@@ -80,18 +81,23 @@ absl::Status Manager::Init() {
   directory_options.node_ttl = options_.node_ttl;
   directory_options.op_timeout = options_.redis_timeout;
   ASSIGN_OR_RETURN(std::unique_ptr<RedisDirectory> directory, RedisDirectory::Create(directory_options));
-  RedisDirectory* redis = directory.get();
+  redis_ = directory.get();
   directory_ = std::move(directory);
 
   peer::PeerServiceOptions service_options;
   service_options.leases.ttl = options_.lease_ttl;
-  service_options.debug_serve_bytes_per_sec = options_.debug_serve_bytes_per_sec;
   transport::Transport* transport = transport_.get();
   ASSIGN_OR_RETURN(peer_service_, peer::PeerService::Create(service_options, store_.get(),
                                                             [transport](uint64_t offset, uint64_t length) {
                                                               return transport->RegionFor(offset, length);
                                                             }));
-  ASSIGN_OR_RETURN(listen_address_, transport_->Listen(options_.listen, peer_service_.get()));
+  transport::RequestHandler* handler = peer_service_.get();
+  if (wrap_peer_handler) {
+    peer_handler_ = wrap_peer_handler(peer_service_.get());
+    if (peer_handler_ == nullptr) return MakeError(ErrorCode::kInvalidArgument, "peer handler wrapper returned null");
+    handler = peer_handler_.get();
+  }
+  ASSIGN_OR_RETURN(listen_address_, transport_->Listen(options_.listen, handler));
 
   const bool verbs = transport_->name() == "verbs";
   NodeRecord node;
@@ -114,7 +120,7 @@ absl::Status Manager::Init() {
   publisher_ = std::make_unique<ObjectPublisher>(node_id_, std::move(subscription), directory_.get(), store_.get(),
                                                  &stats_, &Clock::Real());
   ObjectPublisher* publisher = publisher_.get();
-  redis->SetReconnectCallback([publisher] { publisher->RequestRepublish(); });
+  redis_->SetReconnectCallback([publisher] { publisher->RequestRepublish(); });
   heartbeat_ = std::thread([this] { HeartbeatLoop(); });
 
   if (!options_.client_socket.empty()) {
@@ -154,9 +160,7 @@ void Manager::Shutdown() {
     stopping_ = true;
   }
   if (heartbeat_.joinable()) heartbeat_.join();
-  if (directory_) {
-    if (auto* redis = dynamic_cast<RedisDirectory*>(directory_.get())) redis->SetReconnectCallback({});
-  }
+  if (redis_ != nullptr) redis_->SetReconnectCallback({});
   if (publisher_) publisher_->Stop();
   if (transport_) transport_->Shutdown();  // no more peer calls; connections' leases dropped
   if (peer_service_) peer_service_->Shutdown();

@@ -6,7 +6,8 @@
 // Shutdown() releases in reverse.
 //
 // Threads and hand-offs:
-//   transport threads   -> PeerService::HandleCall/AllowRead/OnDisconnect (lease table, store IPC)
+//   transport threads   -> PeerService::HandleCall/AllowRead/OnDisconnect (lease table, store IPC),
+//                          through the caller's wrapper when Start was given one
 //   lease reaper        -> LeaseTable::Expire (PeerService)
 //   publisher thread    -> store events -> Directory Publish/Remove; republish flag set by the
 //                          directory's reconnect callback (any thread) and consumed here
@@ -19,6 +20,7 @@
 #ifndef RPLASMA_MANAGER_MANAGER_H_
 #define RPLASMA_MANAGER_MANAGER_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -35,6 +37,7 @@
 #include "manager/object_publisher.h"
 #include "manager/fetch/threshold_policy.h"
 #include "manager/directory/directory.h"
+#include "manager/directory/redis_directory.h"
 #include "manager/peer/peer_service.h"
 #include "manager/transport/transport.h"
 
@@ -42,7 +45,14 @@ namespace rplasma::manager {
 
 class Manager {
  public:
-  static absl::StatusOr<std::unique_ptr<Manager>> Start(const ManagerOptions& options);
+  // Wraps the peer service in the handler the transport's listener gets (tests build a throttling
+  // one). The wrapper forwards to `inner`, which outlives it.
+  using PeerHandlerWrapper =
+      std::function<std::unique_ptr<transport::RequestHandler>(transport::RequestHandler* inner)>;
+
+  // `wrap_peer_handler`: empty = peers talk to the peer service directly.
+  static absl::StatusOr<std::unique_ptr<Manager>> Start(const ManagerOptions& options,
+                                                        PeerHandlerWrapper wrap_peer_handler = nullptr);
   ~Manager();  // Shutdown()
 
   void Shutdown();
@@ -56,7 +66,7 @@ class Manager {
 
  private:
   explicit Manager(const ManagerOptions& options) : options_(options) {}
-  absl::Status Init();
+  absl::Status Init(const PeerHandlerWrapper& wrap_peer_handler);
   void HeartbeatLoop();
 
   const ManagerOptions options_;
@@ -70,7 +80,9 @@ class Manager {
   std::unique_ptr<fetch::ThresholdPolicy> policy_;
   std::unique_ptr<transport::Transport> transport_;
   std::unique_ptr<Directory> directory_;
+  RedisDirectory* redis_ = nullptr;  // directory_, as the RedisDirectory Init created
   std::unique_ptr<peer::PeerService> peer_service_;
+  std::unique_ptr<transport::RequestHandler> peer_handler_;  // the wrapper, if Start was given one
   std::unique_ptr<fetch::ChannelCache> channels_;
   std::unique_ptr<fetch::FetchEngine> fetch_engine_;
   std::unique_ptr<ObjectPublisher> publisher_;

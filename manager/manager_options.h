@@ -1,5 +1,5 @@
-// ManagerOptions: everything rplasma-manager is told on its command line (manager_main.cc maps
-// flags onto this struct). Defaults are documented per field; Validate() names the first bad one.
+// ManagerOptions: everything rplasma-manager is told on its command line (manager_command_line.cc
+// maps flags onto this struct). Defaults are documented per field; Validate() names the first bad one.
 #ifndef RPLASMA_MANAGER_MANAGER_OPTIONS_H_
 #define RPLASMA_MANAGER_MANAGER_OPTIONS_H_
 
@@ -29,7 +29,6 @@ struct ManagerOptions {
   int rnr_retry = 6;
   absl::Duration cq_spin = absl::Microseconds(50);  // verbs: busy-poll window before blocking (0: block)
   uint64_t read_chunk_bytes = 4u << 20;      // Pin path: bytes per Read call (hashed while the next is read)
-  uint64_t debug_serve_bytes_per_sec = 0;    // TEST AID: throttle serving (0 = off)
 
   absl::Status Validate() const;
 };

@@ -79,7 +79,6 @@ void PeerService::OnDisconnect(uint64_t conn_id) {
 bool PeerService::AllowRead(uint64_t conn_id, const transport::RemoteRegion& region) {
   const bool allowed = leases_.AllowRead(conn_id, region, absl::Now());
   (allowed ? reads_allowed_ : reads_refused_).fetch_add(1, std::memory_order_relaxed);
-  if (allowed) Throttle(region.length);
   return allowed;
 }
 
@@ -121,7 +120,6 @@ absl::StatusOr<std::string> PeerService::HandleGet(const ObjectID& id) {
                      absl::StrCat("get ", id.Hex(), ": ", total, " bytes exceed the Get limit of ",
                                   options_.max_get_bytes, "; use Pin"));
   }
-  Throttle(total);
   const ObjectDescription object{info.data_size, info.metadata_size, info.generation, info.checksum};
   std::string reply = EncodeGetReply(object, {pinned->base(), info.data_size},
                                      {pinned->base() + info.data_size, info.metadata_size});
@@ -162,11 +160,6 @@ absl::StatusOr<std::string> PeerService::HandleProbe(uint64_t conn_id, uint64_t 
   reply.lease_ttl_ms = absl::ToInt64Milliseconds(leases_.ttl());
   ASSIGN_OR_RETURN(reply.lease_id, leases_.Add(conn_id, reply.region, nullptr, absl::Now()));
   return EncodePinReply(reply);
-}
-
-void PeerService::Throttle(uint64_t bytes) const {
-  if (options_.debug_serve_bytes_per_sec == 0 || bytes == 0) return;
-  absl::SleepFor(absl::Seconds(static_cast<double>(bytes) / static_cast<double>(options_.debug_serve_bytes_per_sec)));
 }
 
 PeerServiceStats PeerService::stats() const { return counters_.Snapshot(); }

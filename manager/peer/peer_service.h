@@ -40,9 +40,6 @@ struct PeerServiceOptions {
   LeaseTableOptions leases;
   // Largest object served by Get (its reply must fit one Call).
   uint64_t max_get_bytes = transport::kMaxCallBytes - 4096;
-  // TEST AID ONLY (--debug-serve-bytes-per-sec): when non-zero, Get replies and tcp reads are
-  // delayed as if served at this rate, so fault tests can kill a server mid-transfer.
-  uint64_t debug_serve_bytes_per_sec = 0;
   // How often the reaper looks for expired leases (capped by ttl / 4).
   absl::Duration reap_interval = absl::Milliseconds(500);
 
@@ -77,7 +74,6 @@ class PeerService : public transport::RequestHandler {
   absl::StatusOr<std::string> HandlePin(uint64_t conn_id, const ObjectID& id);
   absl::StatusOr<std::string> HandleProbe(uint64_t conn_id, uint64_t bytes, bool pin);
   absl::StatusOr<CreatedSlot> ProbeRegion();
-  void Throttle(uint64_t bytes) const;
   void ReapLoop();
 
   const PeerServiceOptions options_;

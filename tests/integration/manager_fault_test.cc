@@ -45,6 +45,20 @@ class ManagerFaultTest : public ::testing::Test {
     TestNodeOptions options;
     options.store_memory = memory;
     options.extra_manager_args = std::move(extra);
+    return AddNodeWith(options);
+  }
+
+  // A node whose manager (tests/support/throttled_manager_main.cc) serves Get replies and tcp
+  // Reads at `bytes_per_sec`, so a transfer from it lasts long enough to kill it part-way.
+  TestNode* AddThrottledNode(uint64_t bytes_per_sec, std::vector<std::string> extra) {
+    TestNodeOptions options;
+    options.manager_binary = THROTTLED_MANAGER;
+    options.extra_manager_args = std::move(extra);
+    options.extra_manager_args.push_back(absl::StrCat("--serve_bytes_per_sec=", bytes_per_sec));
+    return AddNodeWith(options);
+  }
+
+  TestNode* AddNodeWith(const TestNodeOptions& options) {
     absl::StatusOr<TestNode*> node = cluster_->AddNode(options);
     EXPECT_OK(node.status());
     return node.ok() ? *node : nullptr;
@@ -65,8 +79,8 @@ class ManagerFaultTest : public ::testing::Test {
 };
 
 TEST_F(ManagerFaultTest, ServingManagerKilledMidFetchGivesAnErrorAndNoVisibleObject) {
-  // A serves at 32 MiB/s (test aid), so a 32 MiB object takes about a second to move.
-  TestNode* a = AddNode({"--debug_serve_bytes_per_sec=33554432", "--node_ttl=1s"});
+  // A serves at 32 MiB/s, so a 32 MiB object takes about a second to move.
+  TestNode* a = AddThrottledNode(32 * kMiB, {"--node_ttl=1s"});
   TestNode* b = AddNode({"--read_chunk_bytes=1048576"});
   ASSERT_TRUE(a && b);
   for (double fraction : {0.1, 0.5, 0.9}) {
@@ -96,7 +110,7 @@ TEST_F(ManagerFaultTest, ServingManagerKilledMidFetchGivesAnErrorAndNoVisibleObj
 }
 
 TEST_F(ManagerFaultTest, OwnerDeletingOrEvictingDuringAFetchNeverYieldsWrongBytes) {
-  TestNode* a = AddNode({"--debug_serve_bytes_per_sec=67108864"});
+  TestNode* a = AddThrottledNode(64 * kMiB, {});
   TestNode* b = AddNode({"--read_chunk_bytes=1048576"});
   ASSERT_TRUE(a && b);
   for (int round = 0; round < 4; ++round) {

@@ -73,7 +73,9 @@ absl::Status ManagerTestCluster::StartManager(TestNode* node) {
   const TestNodeOptions& options = node_options_[index];
   const std::string secret_file = temp_.Join(node->name + ".secret");
   std::ofstream(secret_file) << options.secret << "\n";
-  std::vector<std::string> argv = {std::string(RPLASMA_BIN_DIR) + "/rplasma-manager",
+  const std::string binary =
+      options.manager_binary.empty() ? std::string(RPLASMA_BIN_DIR) + "/rplasma-manager" : options.manager_binary;
+  std::vector<std::string> argv = {binary,
                                    "--store_socket=" + node->store->socket_path(),
                                    "--redis=" + redis_->address(),
                                    "--listen=127.0.0.1:0",

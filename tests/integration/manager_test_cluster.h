@@ -28,6 +28,8 @@ struct TestNodeOptions {
   uint64_t store_memory = 256u << 20;
   std::string threshold = "65536";
   std::vector<std::string> extra_manager_args;
+  // The manager binary; "" = RPLASMA_BIN_DIR/rplasma-manager. A test-only manager takes the same flags.
+  std::string manager_binary;
   std::string secret = "cluster-secret";
 };
 

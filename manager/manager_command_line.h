@@ -1,0 +1,28 @@
+// rplasma-manager's command line and program body, shared by manager_main.cc and the test-only
+// managers (tests/support/throttled_manager_main.cc) so each flag is declared and mapped once.
+//
+// manager_command_line.cc defines the flags (ABSL_FLAG); it is linked only into manager binaries
+// (library rplasma_manager_command_line), never into rplasma_manager itself.
+#ifndef RPLASMA_MANAGER_MANAGER_COMMAND_LINE_H_
+#define RPLASMA_MANAGER_MANAGER_COMMAND_LINE_H_
+
+#include "manager/manager.h"
+#include "manager/manager_options.h"
+
+namespace rplasma::manager {
+
+// Parses argv — rplasma-manager's flags and any the calling binary defines — and maps the
+// manager's flags onto ManagerOptions. Flags may be spelled with dashes or underscores
+// (--store-socket = --store_socket). Like absl::ParseCommandLine, exits on --help or a bad flag.
+// REQUIRES: absl::SetProgramUsageMessage was called.
+ManagerOptions ParseManagerCommandLine(int argc, char** argv);
+
+// Starts a Manager (its peer service wrapped by `wrap_peer_handler`, if given), prints
+// "rplasma-manager ready node=<id> transport=<name> listen=<host:port>" and serves until SIGINT or
+// SIGTERM (returns 0) or until the store goes away (returns 2); returns 1 if it cannot start.
+// REQUIRES: called from main before any thread exists (it blocks the stop signals for all threads).
+int RunManagerUntilSignal(const ManagerOptions& options, Manager::PeerHandlerWrapper wrap_peer_handler = nullptr);
+
+}  // namespace rplasma::manager
+
+#endif  // RPLASMA_MANAGER_MANAGER_COMMAND_LINE_H_
