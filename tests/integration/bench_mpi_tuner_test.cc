@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "nlohmann/json.hpp"
 #include "protocol/frame.h"
 #include "protocol/manager_messages.h"
 #include "protocol/base/socket_io.h"
@@ -127,8 +128,10 @@ TEST(BenchMpiTunerTest, TunedThresholdFileIsWithinOneStepOfTheCrossoverAndManage
       },
       absl::Seconds(20)))
       << ReadWholeFile(dir.Join("manager.log"));
-  EXPECT_TRUE(absl::StrContains(stats, "\"threshold_mode\":\"file\"")) << stats;
-  EXPECT_TRUE(absl::StrContains(stats, absl::StrCat("\"default_threshold\":", threshold, ","))) << stats;
+  const nlohmann::json parsed = nlohmann::json::parse(stats, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(parsed.is_discarded()) << "manager stats are not JSON: " << stats;
+  EXPECT_EQ(parsed.at("threshold_mode"), "file") << stats;
+  EXPECT_EQ(parsed.at("default_threshold").get<int64_t>(), threshold) << stats;
 }
 
 }  // namespace

@@ -84,12 +84,9 @@ int64_t FileValue(const std::string& file, const std::vector<std::string>& key) 
   return -1;
 }
 
-// `"<protocol>":{"fetches":N` inside by_protocol of a manager's stats JSON, or -1.
-int64_t ProtocolFetches(const std::string& json, const std::string& protocol) {
-  const size_t at = json.find("\"by_protocol\":{");
-  const size_t entry = at == std::string::npos ? at : json.find("\"" + protocol + "\":{", at);
-  if (entry == std::string::npos) return -1;
-  return JsonInt(json.substr(entry), "fetches");
+// Fetches by `protocol` ("get" or "pin") in a manager's parsed stats.
+uint64_t ProtocolFetches(const nlohmann::json& stats, const std::string& protocol) {
+  return stats.at("by_protocol").at(protocol).at("fetches").get<uint64_t>();
 }
 
 class BenchMpiVerbsTest : public ::testing::Test {
@@ -206,18 +203,17 @@ TEST_F(BenchMpiVerbsTest, TunedThresholdFileIsLoadedAndUsedByFreshManagersOverVe
     ASSERT_OK(b->client->Fetch({objects[i].first}, absl::Seconds(30))) << objects[i].second << " bytes";
     EXPECT_OK(CheckTestObject(*b->client, objects[i].first, i + 7, objects[i].second));
   }
-  ASSERT_OK_AND_ASSIGN(std::string stats, StatsVia(b->client_socket));
-  std::printf("rank1 manager stats after the two fetches: %s\n", stats.c_str());
-  EXPECT_TRUE(absl::StrContains(stats, "\"threshold_mode\":\"file\"")) << stats;
-  EXPECT_TRUE(absl::StrContains(stats, "\"transport\":\"verbs\"")) << stats;
-  EXPECT_EQ(JsonInt(stats, "default_threshold"), fallback) << stats;
+  ASSERT_OK_AND_ASSIGN(nlohmann::json stats, ParsedStatsVia(b->client_socket));
+  std::printf("rank1 manager stats after the two fetches: %s\n", stats.dump().c_str());
+  EXPECT_EQ(stats.at("threshold_mode"), "file") << stats;
+  EXPECT_EQ(stats.at("transport"), "verbs") << stats;
+  EXPECT_EQ(stats.at("default_threshold").get<int64_t>(), fallback) << stats;
   ASSERT_FALSE(a->node_id.empty());
-  const size_t in_force = stats.find("\"peer_thresholds\":{");
-  ASSERT_NE(in_force, std::string::npos) << stats;
-  EXPECT_EQ(JsonInt(stats.substr(in_force), a->node_id), static_cast<int64_t>(threshold))
+  ASSERT_TRUE(stats.at("peer_thresholds").contains(a->node_id))
       << "the file's rank0 line must be in force for " << a->node_id << ": " << stats;
-  EXPECT_EQ(ProtocolFetches(stats, "get"), threshold > 0 ? 1 : 0) << stats;
-  EXPECT_EQ(ProtocolFetches(stats, "pin"), 1) << stats;
+  EXPECT_EQ(stats.at("peer_thresholds").at(a->node_id).get<uint64_t>(), threshold) << stats;
+  EXPECT_EQ(ProtocolFetches(stats, "get"), threshold > 0 ? 1u : 0u) << stats;
+  EXPECT_EQ(ProtocolFetches(stats, "pin"), 1u) << stats;
 }
 
 }  // namespace

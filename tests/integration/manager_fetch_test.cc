@@ -45,22 +45,20 @@ TEST_F(ManagerFetchTest, ObjectsOfSeveralSizesArriveIntactByBothProtocols) {
     ASSERT_OK(result[i]) << "size " << sizes[i];
     EXPECT_OK(CheckTestObject(*b_->client, ids[i], i, sizes[i], i % 2 ? "some metadata" : "")) << "size " << sizes[i];
   }
-  ASSERT_OK_AND_ASSIGN(std::string stats, StatsVia(b_->client_socket));
-  EXPECT_GE(JsonInt(stats, "fetches"), static_cast<int64_t>(sizes.size())) << stats;
-  const size_t get_at = stats.find("\"get\":{\"fetches\":");
-  const size_t pin_at = stats.find("\"pin\":{\"fetches\":");
-  ASSERT_NE(get_at, std::string::npos);
-  ASSERT_NE(pin_at, std::string::npos);
-  EXPECT_EQ(JsonInt(stats.substr(get_at + 6), "fetches"), 5) << "sizes up to 64 KiB by Get: " << stats;
-  EXPECT_EQ(JsonInt(stats.substr(pin_at + 6), "fetches"), 3) << "larger ones by Pin/Read: " << stats;
+  ASSERT_OK_AND_ASSIGN(nlohmann::json stats, ParsedStatsVia(b_->client_socket));
+  EXPECT_GE(stats.at("fetches").get<uint64_t>(), sizes.size()) << stats;
+  EXPECT_EQ(stats.at("by_protocol").at("get").at("fetches").get<uint64_t>(), 5u)
+      << "sizes up to 64 KiB by Get: " << stats;
+  EXPECT_EQ(stats.at("by_protocol").at("pin").at("fetches").get<uint64_t>(), 3u)
+      << "larger ones by Pin/Read: " << stats;
   // A second fetch of the same ids is a local no-op.
   ASSERT_OK_AND_ASSIGN(result, FetchVia(b_->client_socket, ids, absl::Seconds(5)));
   for (const absl::Status& s : result) EXPECT_OK(s);
-  ASSERT_OK_AND_ASSIGN(stats, StatsVia(b_->client_socket));
-  EXPECT_EQ(JsonInt(stats, "fetch_local"), static_cast<int64_t>(sizes.size()));
+  ASSERT_OK_AND_ASSIGN(stats, ParsedStatsVia(b_->client_socket));
+  EXPECT_EQ(stats.at("fetch_local").get<uint64_t>(), sizes.size()) << stats;
   // And the owner holds no leases after all of it.
-  ASSERT_OK_AND_ASSIGN(std::string owner_stats, StatsVia(a_->client_socket));
-  EXPECT_EQ(JsonInt(owner_stats, "leases_live"), 0) << owner_stats;
+  ASSERT_OK_AND_ASSIGN(nlohmann::json owner_stats, ParsedStatsVia(a_->client_socket));
+  EXPECT_EQ(owner_stats.at("peer_service").at("leases_live").get<uint64_t>(), 0u) << owner_stats;
 }
 
 TEST_F(ManagerFetchTest, IntegritySweepOfLogUniformSizesByBothProtocols) {
@@ -92,10 +90,10 @@ TEST_F(ManagerFetchTest, IntegritySweepOfLogUniformSizesByBothProtocols) {
     EXPECT_GT(by_get, 0);
     EXPECT_GT(by_pin, 0);
   }
-  ASSERT_OK_AND_ASSIGN(std::string stats, StatsVia(b_->client_socket));
+  ASSERT_OK_AND_ASSIGN(nlohmann::json stats, ParsedStatsVia(b_->client_socket));
   std::cout << "manager stats after the sweep: " << stats << "\n";
-  EXPECT_EQ(JsonInt(stats, "checksum_mismatches"), 0) << stats;
-  EXPECT_EQ(JsonInt(stats, "fetch_failures"), 0) << stats;
+  EXPECT_EQ(stats.at("checksum_mismatches").get<uint64_t>(), 0u) << stats;
+  EXPECT_EQ(stats.at("fetch_failures").get<uint64_t>(), 0u) << stats;
 }
 
 }  // namespace
@@ -123,13 +121,13 @@ TEST(ManagerAutoThresholdTest, FirstConnectProbesThePeerAndTheChosenThresholdSho
     ASSERT_OK(result[i]);
     EXPECT_OK(CheckTestObject(*b->client, ids[i], 40 + i, sizes[i]));
   }
-  ASSERT_OK_AND_ASSIGN(std::string stats, StatsVia(b->client_socket));
-  EXPECT_EQ(JsonInt(stats, "calibrations"), 1) << stats;
-  EXPECT_GT(JsonInt(stats, a->node_id), 0) << "a threshold for the peer: " << stats;
-  EXPECT_NE(stats.find("\"threshold_mode\":\"auto\""), std::string::npos) << stats;
+  ASSERT_OK_AND_ASSIGN(nlohmann::json stats, ParsedStatsVia(b->client_socket));
+  EXPECT_EQ(stats.at("calibrations").get<uint64_t>(), 1u) << stats;
+  EXPECT_GT(stats.at("peer_thresholds").at(a->node_id).get<uint64_t>(), 0u) << "a threshold for the peer: " << stats;
+  EXPECT_EQ(stats.at("threshold_mode"), "auto") << stats;
   // The probe left nothing behind on either side.
-  ASSERT_OK_AND_ASSIGN(std::string owner, StatsVia(a->client_socket));
-  EXPECT_EQ(JsonInt(owner, "leases_live"), 0) << owner;
+  ASSERT_OK_AND_ASSIGN(nlohmann::json owner, ParsedStatsVia(a->client_socket));
+  EXPECT_EQ(owner.at("peer_service").at("leases_live").get<uint64_t>(), 0u) << owner;
   ASSERT_OK_AND_ASSIGN(StatsReply store_b, b->client->Stats());
   EXPECT_EQ(store_b.objects_created, 0u) << "the probe scratch object was aborted";
 }

@@ -7,7 +7,6 @@
 
 #include <gtest/gtest.h>
 
-#include "absl/strings/numbers.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/strings/str_cat.h"
 #include "protocol/frame.h"
@@ -137,15 +136,33 @@ absl::StatusOr<std::string> StatsVia(const std::string& client_socket) {
   return stats->json;
 }
 
+absl::StatusOr<nlohmann::json> ParsedStatsVia(const std::string& client_socket) {
+  ASSIGN_OR_RETURN(std::string text, StatsVia(client_socket));
+  nlohmann::json stats = nlohmann::json::parse(text, /*cb=*/nullptr, /*allow_exceptions=*/false);
+  if (stats.is_discarded()) return absl::InternalError(absl::StrCat("manager stats are not JSON: ", text));
+  return stats;
+}
+
+namespace {
+
+// Depth first in document order (ordered_json keeps it), so the first member named `key` wins.
+const nlohmann::ordered_json* FindMember(const nlohmann::ordered_json& node, const std::string& key) {
+  if (!node.is_structured()) return nullptr;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    if (node.is_object() && it.key() == key) return &*it;
+    if (const nlohmann::ordered_json* found = FindMember(*it, key)) return found;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 int64_t JsonInt(const std::string& json, const std::string& key) {
-  const std::string needle = "\"" + key + "\":";
-  const size_t at = json.find(needle);
-  if (at == std::string::npos) return -1;
-  size_t end = at + needle.size();
-  while (end < json.size() && (isdigit(static_cast<unsigned char>(json[end])) || json[end] == '-')) ++end;
-  int64_t value = -1;
-  if (!absl::SimpleAtoi(json.substr(at + needle.size(), end - at - needle.size()), &value)) return -1;
-  return value;
+  const nlohmann::ordered_json doc = nlohmann::ordered_json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return -1;
+  const nlohmann::ordered_json* member = FindMember(doc, key);
+  if (member == nullptr || !member->is_number_integer()) return -1;
+  return member->get<int64_t>();
 }
 
 std::string TestBytes(uint64_t seed, uint64_t size) {

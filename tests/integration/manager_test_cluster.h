@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "client/client.h"
+#include "nlohmann/json.hpp"
 #include "protocol/manager_messages.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/store_process.h"
@@ -73,7 +74,10 @@ absl::StatusOr<std::vector<absl::Status>> FetchVia(const std::string& client_soc
                                                    const std::vector<ObjectID>& ids, absl::Duration timeout);
 // The manager's stats JSON.
 absl::StatusOr<std::string> StatsVia(const std::string& client_socket);
-// The integer value of "key": in a flat-enough JSON text (first occurrence), or -1.
+// The manager's stats JSON, parsed (kInternal if it is not JSON): stats.at("peer_service").at("gets").
+absl::StatusOr<nlohmann::json> ParsedStatsVia(const std::string& client_socket);
+// The integer of the first member named `key` in `json` (document order, at any depth), or -1 (also
+// when `json` does not parse). Prefer ParsedStatsVia and a path, which says which member is meant.
 int64_t JsonInt(const std::string& json, const std::string& key);
 
 // Deterministic bytes for (seed, size).

@@ -23,19 +23,14 @@ namespace {
 constexpr uint64_t kKiB = 1u << 10;
 constexpr uint64_t kMiB = 1u << 20;
 
-// `"<protocol>":{"fetches":N` in the manager's stats JSON (by_protocol), or -1.
-int64_t ProtocolFetches(const std::string& json, const std::string& protocol) {
-  const size_t at = json.find("\"by_protocol\":{");
-  const size_t entry = at == std::string::npos ? at : json.find("\"" + protocol + "\":{", at);
-  if (entry == std::string::npos) return -1;
-  return JsonInt(json.substr(entry), "fetches");
+// Fetches by `protocol` ("get" or "pin") in a manager's parsed stats.
+uint64_t ProtocolFetches(const nlohmann::json& stats, const std::string& protocol) {
+  return stats.at("by_protocol").at(protocol).at("fetches").get<uint64_t>();
 }
 
-// The value of "key" inside the "transport_stats" object, or -1.
-int64_t TransportStat(const std::string& json, const std::string& key) {
-  const size_t at = json.find("\"transport_stats\":{");
-  if (at == std::string::npos) return -1;
-  return JsonInt(json.substr(at), key);
+// The transport's counter `key` in a manager's parsed stats.
+uint64_t TransportStat(const nlohmann::json& stats, const std::string& key) {
+  return stats.at("transport_stats").at(key).get<uint64_t>();
 }
 
 class ManagerVerbsTest : public ::testing::Test {
@@ -88,7 +83,7 @@ class ManagerVerbsTest : public ::testing::Test {
   static bool WaitUntilReading(TestNode* node) {
     return WaitFor(
         [&] {
-          absl::StatusOr<std::string> stats = StatsVia(node->client_socket);
+          absl::StatusOr<nlohmann::json> stats = ParsedStatsVia(node->client_socket);
           return stats.ok() && TransportStat(*stats, "reads") > 0;
         },
         absl::Seconds(10));
@@ -105,18 +100,18 @@ TEST_F(ManagerVerbsTest, FetchesEverySizeOverSendRecvAndRdmaReadWithEveryByteInt
   ASSERT_NE(a->listen_address.find(ip_), std::string::npos) << a->listen_address;
   PutFetchAndCheckAllSizes(a, b, "fixed");
 
-  ASSERT_OK_AND_ASSIGN(std::string b_stats, StatsVia(b->client_socket));
-  ASSERT_OK_AND_ASSIGN(std::string a_stats, StatsVia(a->client_socket));
-  SCOPED_TRACE("B stats: " + b_stats + "\nA stats: " + a_stats);
-  EXPECT_NE(b_stats.find("\"transport\":\"verbs\""), std::string::npos);
-  EXPECT_NE(a_stats.find("\"transport\":\"verbs\""), std::string::npos);
-  EXPECT_EQ(ProtocolFetches(b_stats, "get"), 2) << "1 B and 4 KiB go over SEND/RECV";
-  EXPECT_EQ(ProtocolFetches(b_stats, "pin"), 3) << "64 KiB, 1 MiB and 4 MiB go over RDMA READ";
-  EXPECT_GE(TransportStat(b_stats, "reads"), 3) << "B issued RDMA READs";
-  EXPECT_GE(TransportStat(b_stats, "read_bytes"), static_cast<int64_t>(64 * kKiB + 5 * kMiB));
-  EXPECT_EQ(JsonInt(b_stats, "fetch_failures"), 0);
-  EXPECT_EQ(JsonInt(a_stats, "gets"), 2) << "A served two inline gets";
-  EXPECT_EQ(JsonInt(a_stats, "pins"), 3) << "A leased three regions for READ";
+  ASSERT_OK_AND_ASSIGN(nlohmann::json b_stats, ParsedStatsVia(b->client_socket));
+  ASSERT_OK_AND_ASSIGN(nlohmann::json a_stats, ParsedStatsVia(a->client_socket));
+  SCOPED_TRACE("B stats: " + b_stats.dump() + "\nA stats: " + a_stats.dump());
+  EXPECT_EQ(b_stats.at("transport"), "verbs");
+  EXPECT_EQ(a_stats.at("transport"), "verbs");
+  EXPECT_EQ(ProtocolFetches(b_stats, "get"), 2u) << "1 B and 4 KiB go over SEND/RECV";
+  EXPECT_EQ(ProtocolFetches(b_stats, "pin"), 3u) << "64 KiB, 1 MiB and 4 MiB go over RDMA READ";
+  EXPECT_GE(TransportStat(b_stats, "reads"), 3u) << "B issued RDMA READs";
+  EXPECT_GE(TransportStat(b_stats, "read_bytes"), 64 * kKiB + 5 * kMiB);
+  EXPECT_EQ(b_stats.at("fetch_failures").get<uint64_t>(), 0u);
+  EXPECT_EQ(a_stats.at("peer_service").at("gets").get<uint64_t>(), 2u) << "A served two inline gets";
+  EXPECT_EQ(a_stats.at("peer_service").at("pins").get<uint64_t>(), 3u) << "A leased three regions for READ";
 }
 
 TEST_F(ManagerVerbsTest, AutoThresholdFetchesSucceedOverVerbs) {
@@ -124,13 +119,13 @@ TEST_F(ManagerVerbsTest, AutoThresholdFetchesSucceedOverVerbs) {
   TestNode* b = AddVerbsNode("auto");
   ASSERT_TRUE(a && b);
   PutFetchAndCheckAllSizes(a, b, "auto");
-  ASSERT_OK_AND_ASSIGN(std::string b_stats, StatsVia(b->client_socket));
-  SCOPED_TRACE("B stats: " + b_stats);
-  EXPECT_NE(b_stats.find("\"transport\":\"verbs\""), std::string::npos);
-  EXPECT_NE(b_stats.find("\"threshold_mode\":\"auto\""), std::string::npos);
-  EXPECT_EQ(JsonInt(b_stats, "calibrations"), 1) << "one probe of the one peer";
-  EXPECT_EQ(ProtocolFetches(b_stats, "get") + ProtocolFetches(b_stats, "pin"), 5);
-  EXPECT_EQ(JsonInt(b_stats, "fetch_failures"), 0);
+  ASSERT_OK_AND_ASSIGN(nlohmann::json b_stats, ParsedStatsVia(b->client_socket));
+  SCOPED_TRACE("B stats: " + b_stats.dump());
+  EXPECT_EQ(b_stats.at("transport"), "verbs");
+  EXPECT_EQ(b_stats.at("threshold_mode"), "auto");
+  EXPECT_EQ(b_stats.at("calibrations").get<uint64_t>(), 1u) << "one probe of the one peer";
+  EXPECT_EQ(ProtocolFetches(b_stats, "get") + ProtocolFetches(b_stats, "pin"), 5u);
+  EXPECT_EQ(b_stats.at("fetch_failures").get<uint64_t>(), 0u);
 }
 
 TEST_F(ManagerVerbsTest, ServingManagerKilledMidReadGivesAnErrorAndLeavesNothingOnTheFetcher) {
@@ -194,12 +189,14 @@ TEST_F(ManagerVerbsTest, LeaseExpiredWhileTheReaderIsStoppedIsDiscardedAndTheOwn
   const bool reading = WaitUntilReading(b);
   b->manager->Signal(SIGSTOP);
   // The owner reclaims: the lease expires and its store reference is dropped, with B still stopped.
-  std::string a_stats;
+  nlohmann::json a_stats;
   const bool expired = WaitFor(
       [&] {
-        absl::StatusOr<std::string> stats = StatsVia(a->client_socket);
-        if (stats.ok()) a_stats = *stats;
-        return stats.ok() && JsonInt(*stats, "leases_expired") >= 1 && JsonInt(*stats, "leases_live") == 0;
+        absl::StatusOr<nlohmann::json> stats = ParsedStatsVia(a->client_socket);
+        if (!stats.ok()) return false;
+        a_stats = *stats;
+        const nlohmann::json& service = stats->at("peer_service");
+        return service.at("leases_expired").get<uint64_t>() >= 1 && service.at("leases_live").get<uint64_t>() == 0;
       },
       absl::Seconds(14));
   // The lease's store reference is released without waiting for the store: give it a moment.
@@ -220,10 +217,10 @@ TEST_F(ManagerVerbsTest, LeaseExpiredWhileTheReaderIsStoppedIsDiscardedAndTheOwn
   // The reader discards what it read under the lapsed lease, then fetches again under a new one.
   EXPECT_OK(result);
   EXPECT_OK(CheckTestObject(*b->client, id, 11, size));
-  ASSERT_OK_AND_ASSIGN(std::string b_stats, StatsVia(b->client_socket));
-  EXPECT_GE(JsonInt(b_stats, "lease_lapses"), 1) << b_stats;
-  EXPECT_EQ(JsonInt(b_stats, "checksum_mismatches"), 0) << b_stats;
-  EXPECT_GE(ProtocolFetches(b_stats, "pin"), 1) << b_stats;
+  ASSERT_OK_AND_ASSIGN(nlohmann::json b_stats, ParsedStatsVia(b->client_socket));
+  EXPECT_GE(b_stats.at("lease_lapses").get<uint64_t>(), 1u) << b_stats;
+  EXPECT_EQ(b_stats.at("checksum_mismatches").get<uint64_t>(), 0u) << b_stats;
+  EXPECT_GE(ProtocolFetches(b_stats, "pin"), 1u) << b_stats;
 }
 
 }  // namespace
