@@ -1,18 +1,16 @@
 #include "protocol/manager_messages.h"
 
-#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "flatbuffers/flatbuffers.h"
 #include "protocol/manager_generated.h"
+#include "protocol/object_id_fb.h"
 
 namespace rplasma {
 namespace {
 
 namespace fb = ::rplasma::mfb;
 using flatbuffers::FlatBufferBuilder;
-
-static_assert(sizeof(fb::ManagerObjectId) == ObjectID::kSize);
 
 std::string Finish(FlatBufferBuilder& b) {
   return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
@@ -23,9 +21,7 @@ std::string Finish(FlatBufferBuilder& b) {
 std::string EncodeManagerRequest(const ManagerRequest& request) {
   FlatBufferBuilder b(256);
   if (const auto* fetch = std::get_if<ManagerFetchRequest>(&request.body)) {
-    std::vector<fb::ManagerObjectId> ids(fetch->ids.size());
-    for (size_t i = 0; i < ids.size(); ++i) std::memcpy(&ids[i], fetch->ids[i].data(), ObjectID::kSize);
-    auto body = fb::CreateFetchRequest(b, b.CreateVectorOfStructs(ids), fetch->timeout_ms);
+    auto body = fb::CreateFetchRequest(b, ObjectIdVectorToFb(b, fetch->ids), fetch->timeout_ms);
     b.Finish(fb::CreateManagerRequest(b, request.request_id, fb::ManagerRequestBody::FetchRequest, body.Union()));
   } else {
     auto body = fb::CreateManagerStatsRequest(b);
@@ -51,11 +47,7 @@ absl::StatusOr<ManagerRequest> DecodeManagerRequest(absl::string_view payload) {
       if (r->timeout_ms() < 0) return MakeError(ErrorCode::kInvalidArgument, "fetch: negative timeout");
       ManagerFetchRequest fetch;
       fetch.timeout_ms = r->timeout_ms();
-      for (const fb::ManagerObjectId* id : *r->ids()) {
-        ObjectID oid;
-        std::memcpy(oid.mutable_data(), id, ObjectID::kSize);
-        fetch.ids.push_back(oid);
-      }
+      for (const ::rplasma::idfb::ObjectIdFb* id : *r->ids()) fetch.ids.push_back(ObjectIdFromFb(*id));
       out.body = std::move(fetch);
       return out;
     }

@@ -1,10 +1,10 @@
 #include "protocol/store_messages.h"
 
-#include <cstring>
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "flatbuffers/flatbuffers.h"
+#include "protocol/object_id_fb.h"
 #include "protocol/store_generated.h"
 
 namespace rplasma {
@@ -14,29 +14,8 @@ namespace fb = ::rplasma::fb;
 using flatbuffers::FlatBufferBuilder;
 using flatbuffers::Offset;
 
-static_assert(sizeof(fb::ObjectIdFb) == ObjectID::kSize);
-
-fb::ObjectIdFb ToFb(const ObjectID& id) {
-  fb::ObjectIdFb out;
-  std::memcpy(&out, id.data(), ObjectID::kSize);
-  return out;
-}
-
-ObjectID FromFb(const fb::ObjectIdFb& id) {
-  ObjectID out;
-  std::memcpy(out.mutable_data(), &id, ObjectID::kSize);
-  return out;
-}
-
-Offset<flatbuffers::Vector<const fb::ObjectIdFb*>> IdVector(FlatBufferBuilder& b, const std::vector<ObjectID>& ids) {
-  std::vector<fb::ObjectIdFb> v;
-  v.reserve(ids.size());
-  for (const ObjectID& id : ids) v.push_back(ToFb(id));
-  return b.CreateVectorOfStructs(v);
-}
-
 fb::ObjectInfoFb ToFb(const ObjectInfo& o) {
-  return fb::ObjectInfoFb(ToFb(o.id), o.offset, o.data_size, o.metadata_size, o.generation, o.checksum,
+  return fb::ObjectInfoFb(ObjectIdToFb(o.id), o.offset, o.data_size, o.metadata_size, o.generation, o.checksum,
                           o.ref_count, static_cast<uint16_t>(o.error), static_cast<fb::ObjectStateFb>(o.state));
 }
 
@@ -45,7 +24,7 @@ absl::StatusOr<ObjectInfo> FromFb(const fb::ObjectInfoFb& o) {
     return ProtocolError("object info: unknown state");
   }
   ObjectInfo out;
-  out.id = FromFb(o.id());
+  out.id = ObjectIdFromFb(o.id());
   out.error = ErrorCodeFromWire(o.error());
   out.state = static_cast<ObjectState>(o.state());
   out.offset = o.offset();
@@ -58,7 +37,7 @@ absl::StatusOr<ObjectInfo> FromFb(const fb::ObjectInfoFb& o) {
 }
 
 // Ids of a request: required, 1..kMaxIdsPerRequest.
-absl::StatusOr<std::vector<ObjectID>> DecodeIds(const flatbuffers::Vector<const fb::ObjectIdFb*>* ids,
+absl::StatusOr<std::vector<ObjectID>> DecodeIds(const flatbuffers::Vector<const idfb::ObjectIdFb*>* ids,
                                                 absl::string_view what) {
   if (ids == nullptr || ids->size() == 0) {
     return MakeError(ErrorCode::kInvalidArgument, absl::StrCat(what, ": no object ids"));
@@ -69,13 +48,13 @@ absl::StatusOr<std::vector<ObjectID>> DecodeIds(const flatbuffers::Vector<const 
   }
   std::vector<ObjectID> out;
   out.reserve(ids->size());
-  for (const fb::ObjectIdFb* id : *ids) out.push_back(FromFb(*id));
+  for (const idfb::ObjectIdFb* id : *ids) out.push_back(ObjectIdFromFb(*id));
   return out;
 }
 
-absl::StatusOr<ObjectID> RequireId(const fb::ObjectIdFb* id, absl::string_view what) {
+absl::StatusOr<ObjectID> RequireId(const idfb::ObjectIdFb* id, absl::string_view what) {
   if (id == nullptr) return MakeError(ErrorCode::kInvalidArgument, absl::StrCat(what, ": missing object id"));
-  return FromFb(*id);
+  return ObjectIdFromFb(*id);
 }
 
 absl::StatusOr<RequestBody> DecodeBody(const fb::StoreRequest& r) {
@@ -150,7 +129,7 @@ absl::StatusOr<RequestBody> DecodeBody(const fb::StoreRequest& r) {
     case fb::RequestBody::ListRequest: {
       const auto* m = r.body_as_ListRequest();
       ListRequest out;
-      if (m->start_after() != nullptr) out.start_after = FromFb(*m->start_after());
+      if (m->start_after() != nullptr) out.start_after = ObjectIdFromFb(*m->start_after());
       out.limit = m->limit();
       if (out.limit == 0 || out.limit > kMaxListPage) {
         return MakeError(ErrorCode::kInvalidArgument, absl::StrCat("list: limit must be 1..", kMaxListPage));
@@ -204,29 +183,29 @@ std::string EncodeRequest(const Request& request) {
         if constexpr (std::is_same_v<T, ConnectRequest>) {
           return {fb::RequestBody::ConnectRequest, fb::CreateConnectRequest(b, b.CreateString(m.client_name)).Union()};
         } else if constexpr (std::is_same_v<T, CreateRequest>) {
-          fb::ObjectIdFb id = ToFb(m.id);
+          idfb::ObjectIdFb id = ObjectIdToFb(m.id);
           return {fb::RequestBody::CreateRequest,
                   fb::CreateCreateRequest(b, &id, m.data_size, m.metadata_size, m.evict_if_full).Union()};
         } else if constexpr (std::is_same_v<T, SealRequest>) {
-          fb::ObjectIdFb id = ToFb(m.id);
+          idfb::ObjectIdFb id = ObjectIdToFb(m.id);
           return {fb::RequestBody::SealRequest, fb::CreateSealRequest(b, &id, m.checksum, m.release).Union()};
         } else if constexpr (std::is_same_v<T, AbortRequest>) {
-          fb::ObjectIdFb id = ToFb(m.id);
+          idfb::ObjectIdFb id = ObjectIdToFb(m.id);
           return {fb::RequestBody::AbortRequest, fb::CreateAbortRequest(b, &id).Union()};
         } else if constexpr (std::is_same_v<T, GetRequest>) {
-          return {fb::RequestBody::GetRequest, fb::CreateGetRequest(b, IdVector(b, m.ids), m.timeout_ms).Union()};
+          return {fb::RequestBody::GetRequest, fb::CreateGetRequest(b, ObjectIdVectorToFb(b, m.ids), m.timeout_ms).Union()};
         } else if constexpr (std::is_same_v<T, ReleaseRequest>) {
           return {fb::RequestBody::ReleaseRequest,
-                  fb::CreateReleaseRequest(b, IdVector(b, m.ids), m.no_reply).Union()};
+                  fb::CreateReleaseRequest(b, ObjectIdVectorToFb(b, m.ids), m.no_reply).Union()};
         } else if constexpr (std::is_same_v<T, ContainsRequest>) {
-          return {fb::RequestBody::ContainsRequest, fb::CreateContainsRequest(b, IdVector(b, m.ids)).Union()};
+          return {fb::RequestBody::ContainsRequest, fb::CreateContainsRequest(b, ObjectIdVectorToFb(b, m.ids)).Union()};
         } else if constexpr (std::is_same_v<T, DeleteRequest>) {
-          return {fb::RequestBody::DeleteRequest, fb::CreateDeleteRequest(b, IdVector(b, m.ids)).Union()};
+          return {fb::RequestBody::DeleteRequest, fb::CreateDeleteRequest(b, ObjectIdVectorToFb(b, m.ids)).Union()};
         } else if constexpr (std::is_same_v<T, EvictRequest>) {
           return {fb::RequestBody::EvictRequest, fb::CreateEvictRequest(b, m.bytes).Union()};
         } else if constexpr (std::is_same_v<T, ListRequest>) {
-          fb::ObjectIdFb id;
-          if (m.start_after) id = ToFb(*m.start_after);
+          idfb::ObjectIdFb id;
+          if (m.start_after) id = ObjectIdToFb(*m.start_after);
           return {fb::RequestBody::ListRequest,
                   fb::CreateListRequest(b, m.start_after ? &id : nullptr, m.limit).Union()};
         } else if constexpr (std::is_same_v<T, StatsRequest>) {
@@ -235,7 +214,7 @@ std::string EncodeRequest(const Request& request) {
           return {fb::RequestBody::SubscribeRequest, fb::CreateSubscribeRequest(b, m.include_existing).Union()};
         } else {
           static_assert(std::is_same_v<T, PutRequest>);
-          fb::ObjectIdFb id = ToFb(m.id);
+          idfb::ObjectIdFb id = ObjectIdToFb(m.id);
           auto data = b.CreateVector(m.data.data(), m.data.size());
           auto metadata = b.CreateVector(m.metadata.data(), m.metadata.size());
           return {fb::RequestBody::PutRequest,

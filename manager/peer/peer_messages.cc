@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "flatbuffers/flatbuffers.h"
+#include "protocol/object_id_fb.h"
 #include "protocol/peer_generated.h"
 
 namespace rplasma::peer {
@@ -12,20 +13,6 @@ namespace {
 
 namespace fb = ::rplasma::peerfb;
 using flatbuffers::FlatBufferBuilder;
-
-static_assert(sizeof(fb::PeerObjectId) == ObjectID::kSize);
-
-fb::PeerObjectId ToFb(const ObjectID& id) {
-  fb::PeerObjectId out;
-  std::memcpy(&out, id.data(), ObjectID::kSize);
-  return out;
-}
-
-ObjectID FromFb(const fb::PeerObjectId& id) {
-  ObjectID out;
-  std::memcpy(out.mutable_data(), &id, ObjectID::kSize);
-  return out;
-}
 
 size_t Padded(size_t n) { return (n + 7) & ~size_t{7}; }
 
@@ -104,10 +91,10 @@ std::string EncodeRequest(const PeerRequest& request) {
       [&](const auto& r) -> std::string {
         using T = std::decay_t<decltype(r)>;
         if constexpr (std::is_same_v<T, GetRequest>) {
-          const fb::PeerObjectId id = ToFb(r.id);
+          const ::rplasma::idfb::ObjectIdFb id = ObjectIdToFb(r.id);
           return FinishRequest(b, fb::PeerRequestBody::GetRequest, fb::CreateGetRequest(b, &id));
         } else if constexpr (std::is_same_v<T, PinRequest>) {
-          const fb::PeerObjectId id = ToFb(r.id);
+          const ::rplasma::idfb::ObjectIdFb id = ObjectIdToFb(r.id);
           return FinishRequest(b, fb::PeerRequestBody::PinRequest, fb::CreatePinRequest(b, &id));
         } else if constexpr (std::is_same_v<T, UnpinRequest>) {
           return FinishRequest(b, fb::PeerRequestBody::UnpinRequest, fb::CreateUnpinRequest(b, r.lease_id));
@@ -131,14 +118,14 @@ absl::StatusOr<PeerRequest> DecodeRequest(absl::string_view wire) {
   if (root->body() == nullptr) return ProtocolError("peer request: missing body");
   switch (root->body_type()) {
     case fb::PeerRequestBody::GetRequest: {
-      const fb::PeerObjectId* id = root->body_as_GetRequest()->id();
+      const ::rplasma::idfb::ObjectIdFb* id = root->body_as_GetRequest()->id();
       if (id == nullptr) return MakeError(ErrorCode::kInvalidArgument, "get: missing object id");
-      return GetRequest{FromFb(*id)};
+      return GetRequest{ObjectIdFromFb(*id)};
     }
     case fb::PeerRequestBody::PinRequest: {
-      const fb::PeerObjectId* id = root->body_as_PinRequest()->id();
+      const ::rplasma::idfb::ObjectIdFb* id = root->body_as_PinRequest()->id();
       if (id == nullptr) return MakeError(ErrorCode::kInvalidArgument, "pin: missing object id");
-      return PinRequest{FromFb(*id)};
+      return PinRequest{ObjectIdFromFb(*id)};
     }
     case fb::PeerRequestBody::UnpinRequest:
       return UnpinRequest{root->body_as_UnpinRequest()->lease_id()};
