@@ -68,9 +68,4 @@ void VerbsChannel::Close() {
   if (ep) ep->Close();
 }
 
-std::shared_ptr<Endpoint> VerbsChannel::endpoint_for_test() const {
-  MutexLock lock(&mu_);
-  return endpoint_;
-}
-
 }  // namespace rplasma::transport::verbs

@@ -36,8 +36,6 @@ class VerbsChannel : public Channel {
 
   // Closes the endpoint; later operations fail with kUnavailable. Idempotent.
   void Close();
-  // For tests: the current endpoint (may be null or failed).
-  std::shared_ptr<Endpoint> endpoint_for_test() const;
 
  private:
   absl::StatusOr<std::shared_ptr<Endpoint>> Acquire(absl::Time deadline);

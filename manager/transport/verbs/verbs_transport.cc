@@ -36,16 +36,20 @@ verbs::EndpointOptions EndpointOptionsFrom(const TransportOptions& o) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<VerbsTransport>> VerbsTransport::Create(const TransportOptions& options) {
+absl::StatusOr<std::unique_ptr<VerbsTransport>> VerbsTransport::Create(const TransportOptions& options,
+                                                                       verbs::VerbsConnectSeams seams) {
   RETURN_IF_ERROR(options.Validate());
   ASSIGN_OR_RETURN(std::shared_ptr<verbs::DeviceSet> devices, verbs::DeviceSet::Create(options.rdma_device));
-  std::unique_ptr<VerbsTransport> t(new VerbsTransport(options, devices));
+  if (seams.tickets == nullptr) seams.tickets = verbs::MakeAuthPortTicketSource(options.secret, options.connect_timeout);
+  std::unique_ptr<VerbsTransport> t(new VerbsTransport(options, std::move(seams), devices));
   ASSIGN_OR_RETURN(t->monitor_, verbs::AsyncEventMonitor::Create(devices));
   return t;
 }
 
-VerbsTransport::VerbsTransport(const TransportOptions& options, std::shared_ptr<verbs::DeviceSet> devices)
+VerbsTransport::VerbsTransport(const TransportOptions& options, verbs::VerbsConnectSeams seams,
+                               std::shared_ptr<verbs::DeviceSet> devices)
     : options_(options),
+      seams_(std::move(seams)),
       devices_(std::move(devices)),
       counters_(std::make_shared<verbs::VerbsCounters>()),
       auth_counters_(std::make_unique<verbs::AuthPortCounters>()) {}
@@ -79,32 +83,32 @@ absl::StatusOr<std::string> VerbsTransport::Listen(const std::string& address, R
   return listener_->bound_address();
 }
 
-absl::StatusOr<std::string> VerbsTransport::FetchTicket(const std::string& address, absl::Time deadline) {
-  ASSIGN_OR_RETURN(sockaddr_storage addr, verbs::ResolveHostPort(address));
-  ASSIGN_OR_RETURN(Ticket t, verbs::RequestTicket(addr, options_.secret, std::min(deadline, absl::Now() + options_.connect_timeout)));
-  return std::string(reinterpret_cast<const char*>(t.data()), t.size());
-}
-
-absl::StatusOr<std::shared_ptr<Channel>> VerbsTransport::ConnectWithTicket(const std::string& address,
-                                                                           absl::string_view ticket_bytes,
-                                                                           absl::Time deadline) {
+absl::StatusOr<std::shared_ptr<Channel>> VerbsTransport::Connect(const std::string& address, absl::Time deadline) {
+  ASSIGN_OR_RETURN(std::string first_ticket, seams_.tickets->Fetch(address, deadline));
   ASSIGN_OR_RETURN(sockaddr_storage addr, verbs::ResolveHostPort(address));
   {
     MutexLock lock(&mu_);
     if (shut_down_) return MakeError(ErrorCode::kUnavailable, "verbs transport shut down");
     arena_frozen_ = true;
   }
-  Ticket ticket{};
-  std::memcpy(ticket.data(), ticket_bytes.data(), std::min(ticket_bytes.size(), ticket.size()));
   verbs::EndpointOptions eopts = EndpointOptionsFrom(options_);
-  auto connector = [eopts, devices = devices_, counters = counters_, addr, secret = options_.secret,
+  // One endpoint presenting `ticket_bytes`; the observer hears of it once it is up.
+  auto connect_endpoint = [eopts, devices = devices_, counters = counters_, addr, address, observer = seams_.observer](
+                              absl::string_view ticket_bytes, absl::Time d) -> absl::StatusOr<std::shared_ptr<Endpoint>> {
+    Ticket ticket{};
+    std::memcpy(ticket.data(), ticket_bytes.data(), std::min(ticket_bytes.size(), ticket.size()));
+    ASSIGN_OR_RETURN(std::shared_ptr<Endpoint> ep, Endpoint::Connect(eopts, devices, counters, addr, ticket, d));
+    if (observer != nullptr) observer->OnEndpointConnected(address, ep->read_window());
+    return ep;
+  };
+  auto connector = [connect_endpoint, address, tickets = seams_.tickets,
                     timeout = options_.connect_timeout](absl::Time deadline) -> absl::StatusOr<std::shared_ptr<Endpoint>> {
     absl::Time d = std::min(deadline, absl::Now() + timeout);
-    ASSIGN_OR_RETURN(Ticket t, verbs::RequestTicket(addr, secret, d));
-    return Endpoint::Connect(eopts, devices, counters, addr, t, d);
+    ASSIGN_OR_RETURN(std::string t, tickets->Fetch(address, d));
+    return connect_endpoint(t, d);
   };
   absl::Time d = std::min(deadline, absl::Now() + options_.connect_timeout);
-  ASSIGN_OR_RETURN(std::shared_ptr<Endpoint> ep, Endpoint::Connect(eopts, devices_, counters_, addr, ticket, d));
+  ASSIGN_OR_RETURN(std::shared_ptr<Endpoint> ep, connect_endpoint(first_ticket, d));
   auto channel = std::make_shared<verbs::VerbsChannel>(address, std::move(connector), std::move(ep), counters_);
   MutexLock lock(&mu_);
   if (shut_down_) {
@@ -114,11 +118,6 @@ absl::StatusOr<std::shared_ptr<Channel>> VerbsTransport::ConnectWithTicket(const
   std::erase_if(channels_, [](const auto& w) { return w.expired(); });
   channels_.push_back(channel);
   return std::shared_ptr<Channel>(channel);
-}
-
-absl::StatusOr<std::shared_ptr<Channel>> VerbsTransport::Connect(const std::string& address, absl::Time deadline) {
-  ASSIGN_OR_RETURN(std::string ticket, FetchTicket(address, deadline));
-  return ConnectWithTicket(address, ticket, deadline);
 }
 
 TransportStats VerbsTransport::stats() const {
@@ -135,13 +134,6 @@ uint64_t VerbsTransport::ticket_refusals() const { return auth_counters_->ticket
 uint64_t VerbsTransport::cq_events() const { return counters_->cq_events.load(); }
 
 uint64_t VerbsTransport::waiter_completions() const { return counters_->waiter_completions.load(); }
-
-uint32_t VerbsTransport::read_window(const Channel& channel) const {
-  const auto* vc = dynamic_cast<const verbs::VerbsChannel*>(&channel);
-  if (vc == nullptr) return 0;
-  std::shared_ptr<Endpoint> ep = vc->endpoint_for_test();
-  return ep && ep->healthy() ? ep->read_window() : 0;
-}
 
 void VerbsTransport::Shutdown() {
   std::vector<std::weak_ptr<verbs::VerbsChannel>> channels;

@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "manager/transport/transport.h"
+#include "manager/transport/verbs/connect_seams.h"
 
 namespace rplasma::transport {
 
@@ -44,7 +45,9 @@ struct AuthPortCounters;
 class VerbsTransport : public Transport {
  public:
   // kUnavailable when there is no RDMA device (or not the one named in options.rdma_device).
-  static absl::StatusOr<std::unique_ptr<VerbsTransport>> Create(const TransportOptions& options);
+  // `seams`: what tests of connection set-up replace (connect_seams.h); production passes none.
+  static absl::StatusOr<std::unique_ptr<VerbsTransport>> Create(const TransportOptions& options,
+                                                                 verbs::VerbsConnectSeams seams = {});
   ~VerbsTransport() override;
   VerbsTransport(const VerbsTransport&) = delete;
   VerbsTransport& operator=(const VerbsTransport&) = delete;
@@ -58,22 +61,18 @@ class VerbsTransport : public Transport {
   TransportStats stats() const override;
   void Shutdown() override;
 
-  // Diagnostics and test hooks.
+  // Diagnostics.
   uint64_t qps_created() const;          // QPs this transport ever created (both sides)
   uint64_t ticket_refusals() const;      // CONNECT_REQUESTs rejected for their ticket
   uint64_t cq_events() const;            // completion-channel wake-ups of completion threads
   uint64_t waiter_completions() const;   // completions polled by the thread waiting for them
-  uint32_t read_window(const Channel& channel) const;  // 0 if not a live verbs channel
-  // Runs only the TCP authentication and returns the ticket (kTicketBytes raw bytes).
-  absl::StatusOr<std::string> FetchTicket(const std::string& address, absl::Time deadline);
-  // Connects presenting `ticket` as-is (no TCP authentication): for tests of the ticket check.
-  absl::StatusOr<std::shared_ptr<Channel>> ConnectWithTicket(const std::string& address, absl::string_view ticket,
-                                                             absl::Time deadline);
 
  private:
-  VerbsTransport(const TransportOptions& options, std::shared_ptr<verbs::DeviceSet> devices);
+  VerbsTransport(const TransportOptions& options, verbs::VerbsConnectSeams seams,
+                 std::shared_ptr<verbs::DeviceSet> devices);
 
   const TransportOptions options_;
+  const verbs::VerbsConnectSeams seams_;  // tickets never null
   const std::shared_ptr<verbs::DeviceSet> devices_;
   const std::shared_ptr<verbs::VerbsCounters> counters_;
   const std::unique_ptr<verbs::AuthPortCounters> auth_counters_;

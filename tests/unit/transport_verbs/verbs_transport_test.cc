@@ -5,8 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <optional>
 #include <thread>
 #include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "protocol/base/mutex_lock.h"
+#include "protocol/base/status.h"
 
 #include "tests/support/status_matchers.h"
 #include "tests/support/subprocess.h"
@@ -22,6 +27,52 @@ using testing::EchoHandler;
 constexpr uint64_t kArenaBytes = 8u << 20;
 
 uint8_t Pattern(uint64_t i) { return static_cast<uint8_t>((i * 131) ^ (i >> 9) ^ 0x3c); }
+
+// Presents the tickets a test scripts, one per endpoint, in order; std::nullopt stands for a real
+// ticket from the peer's auth port. Once the script runs out it presents its last ticket again.
+class ScriptedTicketSource : public verbs::TicketSource {
+ public:
+  ScriptedTicketSource(const TransportOptions& options, std::vector<std::optional<std::string>> script)
+      : auth_port_(verbs::MakeAuthPortTicketSource(options.secret, options.connect_timeout)),
+        script_(std::move(script)) {}
+
+  absl::StatusOr<std::string> Fetch(const std::string& address, absl::Time deadline) override {
+    MutexLock lock(&mu_);
+    if (next_ < script_.size()) {
+      const std::optional<std::string>& scripted = script_[next_++];
+      if (scripted.has_value()) {
+        last_ = *scripted;
+      } else {
+        ASSIGN_OR_RETURN(last_, auth_port_->Fetch(address, deadline));
+      }
+    }
+    return last_;
+  }
+
+ private:
+  const std::shared_ptr<verbs::TicketSource> auth_port_;
+  absl::Mutex mu_;
+  const std::vector<std::optional<std::string>> script_;
+  size_t next_ ABSL_GUARDED_BY(mu_) = 0;
+  std::string last_ ABSL_GUARDED_BY(mu_);
+};
+
+// Keeps the read window of every endpoint the transport connected.
+class ReadWindowRecorder : public verbs::ConnectObserver {
+ public:
+  void OnEndpointConnected(const std::string& address, uint32_t read_window) override {
+    MutexLock lock(&mu_);
+    windows_.push_back(read_window);
+  }
+  std::vector<uint32_t> windows() const {
+    MutexLock lock(&mu_);
+    return windows_;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  std::vector<uint32_t> windows_ ABSL_GUARDED_BY(mu_);
+};
 
 TransportOptions Options(const std::string& secret = "verbs-test-secret") {
   TransportOptions o;
@@ -45,12 +96,14 @@ class VerbsTransportTest : public ::testing::Test {
     for (uint64_t i = 0; i < kArenaBytes; ++i) server_arena_[i] = Pattern(i);
   }
 
-  // Server with `options`, listening on the device IP; client with `client_options`.
-  void Start(TransportOptions server_options = Options(), TransportOptions client_options = Options()) {
+  // Server with `options`, listening on the device IP; client with `client_options` and
+  // `client_seams`.
+  void Start(TransportOptions server_options = Options(), TransportOptions client_options = Options(),
+             verbs::VerbsConnectSeams client_seams = {}) {
     ASSERT_OK_AND_ASSIGN(server_, VerbsTransport::Create(server_options));
     ASSERT_OK(server_->RegisterArena(server_arena_.data(), server_arena_.size()));
     ASSERT_OK_AND_ASSIGN(address_, server_->Listen(ip_ + ":0", &handler_));
-    ASSERT_OK_AND_ASSIGN(client_, VerbsTransport::Create(client_options));
+    ASSERT_OK_AND_ASSIGN(client_, VerbsTransport::Create(client_options, std::move(client_seams)));
     ASSERT_OK(client_->RegisterArena(client_arena_.data(), client_arena_.size()));
   }
 
@@ -179,10 +232,14 @@ TEST_F(VerbsTransportTest, ConcurrentReadsAndCallsShareOneChannel) {
 }
 
 TEST_F(VerbsTransportTest, ReadCopiesEveryByteFromOneByteToSeveralMebibytes) {
-  Start();
+  auto windows = std::make_shared<ReadWindowRecorder>();
+  verbs::VerbsConnectSeams seams;
+  seams.observer = windows;
+  Start(Options(), Options(), seams);
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Channel> ch, client_->Connect(address_, Deadline()));
-  EXPECT_GE(client_->read_window(*ch), 1u);
-  EXPECT_LE(client_->read_window(*ch), 4u);
+  ASSERT_EQ(windows->windows().size(), 1u);
+  EXPECT_GE(windows->windows()[0], 1u);
+  EXPECT_LE(windows->windows()[0], 4u);  // max_reads_in_flight
   uint64_t dst_offset = 0;
   for (uint64_t size : {uint64_t{1}, uint64_t{7}, uint64_t{4096}, uint64_t{65537}, (uint64_t{1} << 20) + 3,
                         uint64_t{3} << 20}) {
@@ -238,25 +295,29 @@ TEST_F(VerbsTransportTest, WrongSecretIsRefusedBeforeAnyServerQpExists) {
 }
 
 TEST_F(VerbsTransportTest, ConnectWithoutOrWithForgedTicketIsRejectedBeforeAnyServerQpExists) {
-  Start();
-  EXPECT_THAT(client_->ConnectWithTicket(address_, "", Deadline()), HasErrorCode(ErrorCode::kPermissionDenied));
-  EXPECT_THAT(client_->ConnectWithTicket(address_, std::string(32, 'A'), Deadline()),
-              HasErrorCode(ErrorCode::kPermissionDenied));
+  verbs::VerbsConnectSeams seams;
+  seams.tickets = std::make_shared<ScriptedTicketSource>(
+      Options(), std::vector<std::optional<std::string>>{"", std::string(32, 'A')});
+  Start(Options(), Options(), seams);
+  EXPECT_THAT(client_->Connect(address_, Deadline()), HasErrorCode(ErrorCode::kPermissionDenied));  // no ticket
+  EXPECT_THAT(client_->Connect(address_, Deadline()), HasErrorCode(ErrorCode::kPermissionDenied));  // forged
   EXPECT_EQ(server_->qps_created(), 0u);
   EXPECT_EQ(server_->ticket_refusals(), 2u);
   EXPECT_EQ(handler_.connects.load(), 0);
 }
 
 TEST_F(VerbsTransportTest, ReplayedTicketIsRejected) {
-  Start();
-  ASSERT_OK_AND_ASSIGN(std::string ticket, client_->FetchTicket(address_, Deadline()));
+  // One real ticket from the auth port, then the same ticket again.
+  verbs::VerbsConnectSeams seams;
+  seams.tickets = std::make_shared<ScriptedTicketSource>(Options(), std::vector<std::optional<std::string>>{std::nullopt});
+  Start(Options(), Options(), seams);
   {
-    ASSERT_OK_AND_ASSIGN(std::shared_ptr<Channel> ch, client_->ConnectWithTicket(address_, ticket, Deadline()));
+    ASSERT_OK_AND_ASSIGN(std::shared_ptr<Channel> ch, client_->Connect(address_, Deadline()));
     ASSERT_OK_AND_ASSIGN(std::string reply, ch->Call("once", Deadline()));
     EXPECT_EQ(reply, "re:once");
   }
   EXPECT_EQ(server_->qps_created(), 1u);
-  EXPECT_THAT(client_->ConnectWithTicket(address_, ticket, Deadline()), HasErrorCode(ErrorCode::kPermissionDenied));
+  EXPECT_THAT(client_->Connect(address_, Deadline()), HasErrorCode(ErrorCode::kPermissionDenied));
   EXPECT_EQ(server_->qps_created(), 1u);
   EXPECT_EQ(server_->ticket_refusals(), 1u);
 }
