@@ -15,6 +15,7 @@ absl::Status PeerServiceOptions::Validate() const {
   if (max_get_bytes == 0 || max_get_bytes > transport::kMaxCallBytes) {
     return MakeError(ErrorCode::kInvalidArgument, "max_get_bytes must be 1..kMaxCallBytes");
   }
+  if (clock == nullptr) return MakeError(ErrorCode::kInvalidArgument, "clock must be set");
   if (reap_interval <= absl::ZeroDuration()) {
     return MakeError(ErrorCode::kInvalidArgument, "reap_interval must be positive");
   }
@@ -61,7 +62,7 @@ void PeerService::ReapLoop() {
     lock.AwaitWithTimeout(absl::Condition(&stopping_), interval);
     if (stopping_) break;
     lock.Unlock();  // releasing store references must not hold up Shutdown's flag
-    const size_t n = leases_.Expire(absl::Now());
+    const size_t n = leases_.Expire(options_.clock->Now());
     if (n > 0) LOG(INFO) << "peer leases expired: " << n;
     lock.Lock();
   }
@@ -77,7 +78,7 @@ void PeerService::OnDisconnect(uint64_t conn_id) {
 }
 
 bool PeerService::AllowRead(uint64_t conn_id, const transport::RemoteRegion& region) {
-  const bool allowed = leases_.AllowRead(conn_id, region, absl::Now());
+  const bool allowed = leases_.AllowRead(conn_id, region, options_.clock->Now());
   (allowed ? reads_allowed_ : reads_refused_).fetch_add(1, std::memory_order_relaxed);
   return allowed;
 }
@@ -135,7 +136,7 @@ absl::StatusOr<std::string> PeerService::HandlePin(uint64_t conn_id, const Objec
   reply.object = ObjectDescription{info.data_size, info.metadata_size, info.generation, info.checksum};
   reply.region = region_for_(info.offset, reply.object.total_size());
   reply.lease_ttl_ms = absl::ToInt64Milliseconds(leases_.ttl());
-  ASSIGN_OR_RETURN(reply.lease_id, leases_.Add(conn_id, reply.region, std::move(pinned), absl::Now()));
+  ASSIGN_OR_RETURN(reply.lease_id, leases_.Add(conn_id, reply.region, std::move(pinned), options_.clock->Now()));
   pins_.fetch_add(1, std::memory_order_relaxed);
   return EncodePinReply(reply);
 }
@@ -158,7 +159,7 @@ absl::StatusOr<std::string> PeerService::HandleProbe(uint64_t conn_id, uint64_t 
   reply.object = object;
   reply.region = region_for_(slot.offset, bytes);
   reply.lease_ttl_ms = absl::ToInt64Milliseconds(leases_.ttl());
-  ASSIGN_OR_RETURN(reply.lease_id, leases_.Add(conn_id, reply.region, nullptr, absl::Now()));
+  ASSIGN_OR_RETURN(reply.lease_id, leases_.Add(conn_id, reply.region, nullptr, options_.clock->Now()));
   return EncodePinReply(reply);
 }
 

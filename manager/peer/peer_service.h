@@ -32,6 +32,7 @@
 #include "manager/peer/local_store.h"
 #include "manager/peer/peer_messages.h"
 #include "manager/transport/transport.h"
+#include "protocol/base/clock.h"
 #include "protocol/base/counter_set.h"
 
 namespace rplasma::peer {
@@ -42,6 +43,8 @@ struct PeerServiceOptions {
   uint64_t max_get_bytes = transport::kMaxCallBytes - 4096;
   // How often the reaper looks for expired leases (capped by ttl / 4).
   absl::Duration reap_interval = absl::Milliseconds(500);
+  // Time for lease starts and expiry. Borrowed; tests pass a fake one to expire leases at will.
+  Clock* clock = &Clock::Real();
 
   absl::Status Validate() const;
 };

@@ -282,6 +282,7 @@ TEST_F(FetchEngineTest, ChecksumMismatchIsRejectedAndNeverSealed) {
 TEST_F(FetchEngineTest, ReadsFinishingAfterTheLeaseExpiredAreDiscardedAndTheFetchRetries) {
   peer::PeerServiceOptions short_lease;
   short_lease.leases.ttl = absl::Milliseconds(100);
+  short_lease.clock = &clock_;  // the owner's leases run on the same clock as the reader
   std::unique_ptr<peer::PeerService> service =
       *peer::PeerService::Create(short_lease, &owner_, [](uint64_t offset, uint64_t length) {
         return transport::RemoteRegion{offset, length, 0};
@@ -386,6 +387,33 @@ TEST_F(FetchEngineTest, MalformedPeerRequestsGetErrorRepliesAndTheServiceKeepsSe
   const ObjectID id = ObjectID::FromLabel("after garbage");
   PutRemote(id, Pattern(100, 9));
   EXPECT_OK(engine_->Fetch({id}, absl::Seconds(2))[0]);
+}
+
+TEST_F(FetchEngineTest, APinNobodyUnpinsIsReleasedWhenItsLeaseRunsOutOnTheServicesClock) {
+  peer::PeerServiceOptions options;
+  options.leases.ttl = absl::Seconds(30);
+  options.reap_interval = absl::Milliseconds(5);
+  options.clock = &clock_;
+  std::unique_ptr<peer::PeerService> service =
+      *peer::PeerService::Create(options, &owner_, [](uint64_t offset, uint64_t length) {
+        return transport::RemoteRegion{offset, length, 0};
+      });
+  const ObjectID id = ObjectID::FromLabel("pinned, never unpinned");
+  owner_.Put(id, Pattern(5000, 11));
+  absl::StatusOr<peer::PeerReplyView> reply =
+      peer::DecodeReply(service->HandleCall(3, peer::EncodeRequest(peer::PinRequest{id})));
+  ASSERT_OK(reply.status());
+  const auto* pin = std::get_if<peer::PinReply>(&*reply);
+  ASSERT_NE(pin, nullptr);
+  const transport::RemoteRegion region = pin->region;
+  EXPECT_EQ(owner_.total_refs(), 1) << "the pin holds a store reference";
+  clock_.Advance(absl::Seconds(29));
+  EXPECT_TRUE(service->AllowRead(3, region)) << "1 s of the lease left on the service's clock";
+  clock_.Advance(absl::Seconds(2));
+  EXPECT_FALSE(service->AllowRead(3, region)) << "the TTL has passed on the service's clock";
+  EXPECT_TRUE(::rplasma::testing::WaitFor([&] { return owner_.total_refs() == 0; }, absl::Seconds(5)))
+      << "the reaper released the pin";
+  service->Shutdown();
 }
 
 }  // namespace
