@@ -198,7 +198,9 @@ TEST_F(BenchMpiVerbsTest, TunedThresholdFileIsLoadedAndUsedByFreshManagersOverVe
   for (size_t i = 0; i < objects.size(); ++i) {
     ASSERT_OK(PutTestObject(*a->client, objects[i].first, i + 7, objects[i].second));
   }
-  absl::SleepFor(absl::Milliseconds(300));  // let A's publisher announce them
+  std::vector<ObjectID> ids;
+  for (const auto& [id, size] : objects) ids.push_back(id);
+  ASSERT_OK(cluster->WaitPublished(*a, ids));
   for (size_t i = 0; i < objects.size(); ++i) {
     ASSERT_OK(b->client->Fetch({objects[i].first}, absl::Seconds(30))) << objects[i].second << " bytes";
     EXPECT_OK(CheckTestObject(*b->client, objects[i].first, i + 7, objects[i].second));

@@ -2,7 +2,8 @@
 # processes over tcp loopback (tests/integration/manager_test_cluster.h).
 add_library(rplasma_manager_test_cluster STATIC ${CMAKE_CURRENT_LIST_DIR}/manager_test_cluster.cc)
 target_link_libraries(rplasma_manager_test_cluster
-  PUBLIC rplasma_test_support rplasma_client rplasma_protocol GTest::gtest)
+  PUBLIC rplasma_test_support rplasma_client rplasma_protocol GTest::gtest
+  PRIVATE rplasma_directory)
 
 rplasma_test(manager_fetch_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/manager_fetch_test.cc

@@ -1,6 +1,7 @@
 #include "protocol/base/mutex_lock.h"
 #include "tests/integration/manager_test_cluster.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -9,6 +10,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/strings/str_cat.h"
+#include "manager/directory/redis_directory.h"
 #include "protocol/frame.h"
 #include "protocol/base/socket_io.h"
 #include "protocol/base/status.h"
@@ -64,6 +66,30 @@ absl::StatusOr<TestNode*> ManagerTestCluster::AddNode(const TestNodeOptions& opt
   client_options.client_name = "test " + raw->name;
   ASSIGN_OR_RETURN(raw->client, Client::Connect(client_options));
   return raw;
+}
+
+absl::Status ManagerTestCluster::WaitPublished(const TestNode& node, const std::vector<ObjectID>& ids,
+                                               absl::Duration timeout) {
+  RedisDirectoryOptions options;
+  options.address = redis_->address();
+  ASSIGN_OR_RETURN(std::unique_ptr<RedisDirectory> directory, RedisDirectory::Create(options));
+  absl::Status missing;
+  auto all_published = [&] {
+    absl::StatusOr<std::vector<std::vector<ObjectLocation>>> found = directory->Lookup(ids);
+    if (!found.ok()) {
+      missing = found.status();
+      return false;
+    }
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const std::vector<ObjectLocation>& at = (*found)[i];
+      if (std::none_of(at.begin(), at.end(), [&](const ObjectLocation& l) { return l.node_id == node.node_id; })) {
+        missing = MakeError(ErrorCode::kDeadlineExceeded, absl::StrCat(ids[i].Hex(), " not published by ", node.node_id));
+        return false;
+      }
+    }
+    return true;
+  };
+  return WaitFor(all_published, timeout) ? absl::OkStatus() : missing;
 }
 
 absl::Status ManagerTestCluster::StartManager(TestNode* node) {

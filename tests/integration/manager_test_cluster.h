@@ -58,6 +58,12 @@ class ManagerTestCluster {
   absl::Status RestartManager(TestNode* node);
   absl::Status StartManager(TestNode* node);
 
+  // Waits until the directory lists every id in `ids` on `node` (its publisher has announced
+  // them): a fetch started before that would wait for the announcement. kDeadlineExceeded naming
+  // the first id still missing after `timeout`.
+  absl::Status WaitPublished(const TestNode& node, const std::vector<ObjectID>& ids,
+                             absl::Duration timeout = absl::Seconds(10));
+
   RedisServer& redis() { return *redis_; }
   const std::string& dir() const { return temp_.path(); }
 

@@ -63,7 +63,7 @@ class ManagerVerbsTest : public ::testing::Test {
       ids.push_back(ObjectID::FromLabel(absl::StrCat(tag, "-", sizes[i])));
       ASSERT_OK(PutTestObject(*a->client, ids.back(), i + 1, sizes[i], "meta-" + tag));
     }
-    absl::SleepFor(absl::Milliseconds(300));  // let A's publisher announce them
+    ASSERT_OK(cluster_->WaitPublished(*a, ids));
     for (size_t i = 0; i < sizes.size(); ++i) {
       ASSERT_OK(b->client->Fetch({ids[i]}, absl::Seconds(20))) << tag << " size " << sizes[i];
       EXPECT_OK(CheckTestObject(*b->client, ids[i], i + 1, sizes[i], "meta-" + tag)) << tag << " size " << sizes[i];
@@ -136,7 +136,7 @@ TEST_F(ManagerVerbsTest, ServingManagerKilledMidReadGivesAnErrorAndLeavesNothing
   const ObjectID id = ObjectID::FromLabel("killed-mid-read");
   const uint64_t size = 24 * kMiB;  // a second or more at the guest's 10-30 MB/s
   ASSERT_OK(PutTestObject(*a->client, id, 9, size));
-  absl::SleepFor(absl::Milliseconds(300));
+  ASSERT_OK(cluster_->WaitPublished(*a, {id}));
 
   absl::Status result;
   const absl::Duration deadline = absl::Seconds(20);
@@ -182,7 +182,7 @@ TEST_F(ManagerVerbsTest, LeaseExpiredWhileTheReaderIsStoppedIsDiscardedAndTheOwn
   const ObjectID id = ObjectID::FromLabel("stopped-reader");
   const uint64_t size = 24 * kMiB;
   ASSERT_OK(PutTestObject(*a->client, id, 11, size));
-  absl::SleepFor(absl::Milliseconds(300));
+  ASSERT_OK(cluster_->WaitPublished(*a, {id}));
 
   absl::Status result;
   std::thread fetcher = FetchInBackground(b, id, absl::Seconds(60), &result);
