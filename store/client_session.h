@@ -1,10 +1,10 @@
 // ClientSession: one accepted connection to the store — its socket, the frames it has sent so far
 // and the bytes still to be written to it.
 //
-// Input: ReadAvailable uses recvmsg with room for control messages and closes every fd a client
-// attaches (the store never accepts fds), then hands the bytes to a FrameReader whose length cap
+// Input: ReadAvailable receives with RecvSomeWithFds (protocol/base/socket_io.h), room for the most
+// fds a message can carry, and closes every fd a client attaches (the store never accepts fds), then hands the bytes to a FrameReader whose length cap
 // is checked before allocation. Output: a queue of encoded frames written non-blockingly; the
-// first byte of a frame may carry an fd (the arena, attached to ConnectReply).
+// first byte of a frame may carry an fd (the arena, attached to ConnectReply), sent with SendSomeWithFds.
 //
 // Thread-safety: none (owned by the store's event-loop thread).
 #ifndef RPLASMA_STORE_CLIENT_SESSION_H_

@@ -125,68 +125,91 @@ absl::Status ReadAllUntil(int fd, void* data, size_t size, absl::Time deadline) 
   return absl::OkStatus();
 }
 
-absl::Status SendWithFd(int fd, absl::string_view data, int fd_to_pass) {
+absl::StatusOr<size_t> SendSomeWithFds(int fd, absl::string_view data, absl::Span<const int> fds_to_pass,
+                                       SocketWait wait) {
   if (data.empty()) return MakeError(ErrorCode::kInvalidArgument, "sendmsg: fd passing needs at least one byte");
+  if (fds_to_pass.size() > kMaxFdsPerMessage) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     absl::StrCat("sendmsg: ", fds_to_pass.size(), " fds exceed ", kMaxFdsPerMessage, " per message"));
+  }
   iovec iov{const_cast<char*>(data.data()), data.size()};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  alignas(cmsghdr) char control[CMSG_SPACE(kMaxFdsPerMessage * sizeof(int))] = {};
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
-  cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-  cmsg->cmsg_level = SOL_SOCKET;
-  cmsg->cmsg_type = SCM_RIGHTS;
-  cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(cmsg), &fd_to_pass, sizeof(int));
-  ssize_t n;
-  do {
-    n = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
-  } while (n < 0 && errno == EINTR);
-  if (n < 0) return MakeError(ErrorCode::kUnavailable, ErrnoError("sendmsg", "SCM_RIGHTS", errno).message());
-  // The fd went with the first byte; the rest is ordinary data.
-  return WriteAll(fd, data.data() + n, data.size() - static_cast<size_t>(n));
+  if (!fds_to_pass.empty()) {
+    const size_t fd_bytes = fds_to_pass.size() * sizeof(int);
+    msg.msg_control = control;
+    msg.msg_controllen = CMSG_SPACE(fd_bytes);
+    cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+    cmsg->cmsg_level = SOL_SOCKET;
+    cmsg->cmsg_type = SCM_RIGHTS;
+    cmsg->cmsg_len = CMSG_LEN(fd_bytes);
+    std::memcpy(CMSG_DATA(cmsg), fds_to_pass.data(), fd_bytes);
+  }
+  const int flags = MSG_NOSIGNAL | (wait == SocketWait::kDontWait ? MSG_DONTWAIT : 0);
+  for (;;) {
+    ssize_t n = ::sendmsg(fd, &msg, flags);
+    if (n >= 0) return static_cast<size_t>(n);
+    if (errno == EINTR) continue;
+    if (wait == SocketWait::kDontWait && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+    return MakeError(ErrorCode::kUnavailable, ErrnoError("sendmsg", "socket", errno).message());
+  }
 }
 
-absl::StatusOr<ReceivedWithFd> RecvWithFd(int fd, void* data, size_t size) {
+absl::StatusOr<ReceivedWithFds> RecvSomeWithFds(int fd, void* data, size_t size, size_t max_fds, SocketWait wait) {
+  if (max_fds == 0 || max_fds > kMaxFdsPerMessage) {
+    return MakeError(ErrorCode::kInvalidArgument, absl::StrCat("recvmsg: room for ", max_fds, " fds"));
+  }
   iovec iov{data, size};
-  // Room for a few fds so that a peer sending several is detected (and all are closed).
-  alignas(cmsghdr) char control[CMSG_SPACE(4 * sizeof(int))] = {};
+  alignas(cmsghdr) char control[CMSG_SPACE(kMaxFdsPerMessage * sizeof(int))];
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
   msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
+  msg.msg_controllen = CMSG_SPACE(max_fds * sizeof(int));
+  const int flags = MSG_CMSG_CLOEXEC | (wait == SocketWait::kDontWait ? MSG_DONTWAIT : 0);
+  ReceivedWithFds out;
   ssize_t n;
-  do {
-    n = ::recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
-  } while (n < 0 && errno == EINTR);
-  if (n < 0) return MakeError(ErrorCode::kUnavailable, ErrnoError("recvmsg", "socket", errno).message());
-
-  ReceivedWithFd out{static_cast<size_t>(n), UniqueFd()};
-  int fd_count = 0;
+  for (;;) {
+    n = ::recvmsg(fd, &msg, flags);
+    if (n >= 0) break;
+    if (errno == EINTR) continue;
+    if (wait == SocketWait::kDontWait && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      out.would_block = true;
+      return out;
+    }
+    return MakeError(ErrorCode::kUnavailable, ErrnoError("recvmsg", "socket", errno).message());
+  }
+  out.bytes = static_cast<size_t>(n);
   for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
     if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-    size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
     for (size_t i = 0; i < count; ++i) {
       int received;
       std::memcpy(&received, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-      ++fd_count;
-      if (fd_count == 1) {
-        out.fd.reset(received);
-      } else {
-        ::close(received);
-      }
+      out.fds.emplace_back(received);
     }
   }
-  if (msg.msg_flags & MSG_CTRUNC) {
-    out.fd.reset();
-    return ProtocolError("recvmsg: control message truncated (fds dropped)");
-  }
-  if (fd_count > 1) {
-    out.fd.reset();
-    return ProtocolError(absl::StrCat("recvmsg: expected at most one fd, got ", fd_count));
-  }
+  out.fds_truncated = (msg.msg_flags & MSG_CTRUNC) != 0;
+  return out;
+}
+
+absl::Status SendWithFd(int fd, absl::string_view data, int fd_to_pass) {
+  const int fds[1] = {fd_to_pass};
+  ASSIGN_OR_RETURN(size_t sent, SendSomeWithFds(fd, data, fds, SocketWait::kBlock));
+  // The fd went with the first byte; the rest is ordinary data.
+  return WriteAll(fd, data.data() + sent, data.size() - sent);
+}
+
+absl::StatusOr<ReceivedWithFd> RecvWithFd(int fd, void* data, size_t size) {
+  // Room for a few fds so that a peer sending several is detected (and all are closed).
+  constexpr size_t kRoom = 4;
+  ASSIGN_OR_RETURN(ReceivedWithFds got, RecvSomeWithFds(fd, data, size, kRoom, SocketWait::kBlock));
+  if (got.fds_truncated) return ProtocolError("recvmsg: control message truncated (fds dropped)");
+  if (got.fds.size() > 1) return ProtocolError(absl::StrCat("recvmsg: expected at most one fd, got ", got.fds.size()));
+  ReceivedWithFd out{got.bytes, UniqueFd()};
+  if (!got.fds.empty()) out.fd = std::move(got.fds.front());
   return out;
 }
 

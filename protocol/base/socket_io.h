@@ -11,10 +11,12 @@
 
 #include <cstddef>
 #include <string>
-#include "absl/strings/string_view.h"
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "absl/time/time.h"
 #include "protocol/base/unique_fd.h"
 
@@ -41,6 +43,32 @@ absl::Status WriteAll(int fd, const void* data, size_t size);
 absl::Status ReadAll(int fd, void* data, size_t size);
 // Like ReadAll, but gives up with kDeadlineExceeded once `deadline` passes (poll-based).
 absl::Status ReadAllUntil(int fd, void* data, size_t size, absl::Time deadline);
+
+// The most fds one SCM_RIGHTS message can carry (the kernel's SCM_MAX_FD).
+inline constexpr size_t kMaxFdsPerMessage = 253;
+
+// Whether one send or receive may wait: kDontWait passes MSG_DONTWAIT and reports "would block"
+// instead of waiting (for the store's non-blocking sockets; works on blocking ones too).
+enum class SocketWait { kBlock, kDontWait };
+
+// The one place an SCM_RIGHTS message is built: a single sendmsg of (a prefix of) `data` with
+// `fds_to_pass` (at most kMaxFdsPerMessage; empty = none) attached to its first byte. EINTR is
+// retried. Returns the bytes sent — the fds went with them when that is > 0; with kDontWait, 0
+// means the socket would block and nothing was sent. `data` must not be empty.
+absl::StatusOr<size_t> SendSomeWithFds(int fd, absl::string_view data, absl::Span<const int> fds_to_pass,
+                                       SocketWait wait);
+
+// The result of one RecvSomeWithFds.
+struct ReceivedWithFds {
+  size_t bytes = 0;            // 0 with !would_block: the peer closed the connection
+  bool would_block = false;    // kDontWait and nothing was ready
+  std::vector<UniqueFd> fds;   // every fd that arrived, in order (taken with MSG_CMSG_CLOEXEC)
+  bool fds_truncated = false;  // MSG_CTRUNC: more fds came than there was room for; the kernel
+                               // closed those, and `fds` holds the ones that did arrive
+};
+// The one place an SCM_RIGHTS message is parsed: a single recvmsg of up to `size` bytes with room
+// for `max_fds` (1..kMaxFdsPerMessage) fds. EINTR is retried.
+absl::StatusOr<ReceivedWithFds> RecvSomeWithFds(int fd, void* data, size_t size, size_t max_fds, SocketWait wait);
 
 // Sends `data` (at least one byte) with `fd_to_pass` attached as SCM_RIGHTS on the first byte.
 absl::Status SendWithFd(int fd, absl::string_view data, int fd_to_pass);

@@ -250,20 +250,8 @@ absl::Status SendWithManyFds(int sock, const std::string& frame, int count) {
     fds.emplace_back(::open("/dev/null", O_RDONLY | O_CLOEXEC));
     raw.push_back(fds.back().get());
   }
-  iovec iov{const_cast<char*>(frame.data()), frame.size()};
-  std::vector<char> control(CMSG_SPACE(sizeof(int) * raw.size()));
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control.data();
-  msg.msg_controllen = control.size();
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int) * raw.size());
-  std::memcpy(CMSG_DATA(c), raw.data(), sizeof(int) * raw.size());
-  ssize_t n = ::sendmsg(sock, &msg, MSG_NOSIGNAL);
-  if (n != static_cast<ssize_t>(frame.size())) return ErrnoError("sendmsg", "fd flood", errno);
+  ASSIGN_OR_RETURN(size_t sent, SendSomeWithFds(sock, frame, raw, SocketWait::kBlock));
+  if (sent != frame.size()) return MakeError(ErrorCode::kInternal, absl::StrCat("fd flood: sendmsg sent ", sent));
   return absl::OkStatus();
 }
 

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "tests/support/status_matchers.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
@@ -35,25 +37,53 @@ TEST(SocketIoTest, SeveralFdsAreRefusedAndAllClosed) {
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
   UniqueFd a(sv[0]), b(sv[1]);
   int fds[2] = {::memfd_create("x", MFD_CLOEXEC), ::memfd_create("y", MFD_CLOEXEC)};
-  char byte = 'x';
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(fds))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(fds));
-  std::memcpy(CMSG_DATA(c), fds, sizeof(fds));
-  ASSERT_EQ(::sendmsg(a.get(), &msg, 0), 1);
+  ASSERT_OK_AND_ASSIGN(size_t sent, SendSomeWithFds(a.get(), "x", fds, SocketWait::kBlock));
+  ASSERT_EQ(sent, 1u);
   ::close(fds[0]);
   ::close(fds[1]);
   int before = testing::CountOpenFds();
   char buf[1];
   EXPECT_THAT(RecvWithFd(b.get(), buf, 1), HasErrorCode(ErrorCode::kProtocolError));
+  EXPECT_EQ(testing::CountOpenFds(), before);
+}
+
+TEST(SocketIoTest, NonBlockingReceiveOnAnEmptySocketReportsWouldBlock) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  UniqueFd a(sv[0]), b(sv[1]);
+  char buf[4];
+  ASSERT_OK_AND_ASSIGN(ReceivedWithFds got, RecvSomeWithFds(b.get(), buf, sizeof(buf), 1, SocketWait::kDontWait));
+  EXPECT_TRUE(got.would_block);
+  EXPECT_EQ(got.bytes, 0u);
+  ASSERT_OK_AND_ASSIGN(size_t sent, SendSomeWithFds(a.get(), "abcd", {}, SocketWait::kDontWait));
+  ASSERT_EQ(sent, 4u);
+  ASSERT_OK_AND_ASSIGN(got, RecvSomeWithFds(b.get(), buf, sizeof(buf), 1, SocketWait::kDontWait));
+  EXPECT_FALSE(got.would_block);
+  EXPECT_EQ(got.bytes, 4u);
+  EXPECT_TRUE(got.fds.empty());
+}
+
+TEST(SocketIoTest, MoreFdsThanRoomAreReportedTruncatedAndNoneLeak) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  UniqueFd a(sv[0]), b(sv[1]);
+  std::vector<UniqueFd> owned;
+  std::vector<int> fds;
+  for (int i = 0; i < 8; ++i) {
+    owned.emplace_back(::memfd_create("f", MFD_CLOEXEC));
+    fds.push_back(owned.back().get());
+  }
+  ASSERT_OK_AND_ASSIGN(size_t sent, SendSomeWithFds(a.get(), "x", fds, SocketWait::kBlock));
+  ASSERT_EQ(sent, 1u);
+  owned.clear();
+  const int before = testing::CountOpenFds();
+  {
+    char buf[1];
+    ASSERT_OK_AND_ASSIGN(ReceivedWithFds got, RecvSomeWithFds(b.get(), buf, 1, 2, SocketWait::kBlock));
+    EXPECT_EQ(got.bytes, 1u);
+    EXPECT_TRUE(got.fds_truncated);
+    EXPECT_LE(got.fds.size(), 2u);
+  }
   EXPECT_EQ(testing::CountOpenFds(), before);
 }
 
