@@ -123,12 +123,13 @@ absl::StatusOr<CreatedObject> Client::Create(const ObjectID& id, uint64_t data_s
   uint8_t* data = arena_base_ + reply.offset;
   uint8_t* meta = data + data_size;
   if (!metadata.empty()) std::memcpy(meta, metadata.data(), metadata.size());
+  const CreatedObject created{id, absl::MakeSpan(data, data_size), absl::MakeSpan(meta, metadata.size()),
+                              reply.offset, reply.generation};
   {
     MutexLock lock(&mu_);
-    created_[id] = CreatedRegion{reply.offset, data_size, metadata.size()};
+    created_[id] = created;
   }
-  return CreatedObject{id, absl::MakeSpan(data, data_size), absl::MakeSpan(meta, metadata.size()), reply.offset,
-                       reply.generation};
+  return created;
 }
 
 void Client::ForgetCreated(const ObjectID& id) {
@@ -137,18 +138,15 @@ void Client::ForgetCreated(const ObjectID& id) {
 }
 
 absl::Status Client::Seal(const ObjectID& id) {
-  std::optional<CreatedRegion> region;
+  std::optional<CreatedObject> created;
   {
     MutexLock lock(&mu_);
     auto it = created_.find(id);
-    if (it != created_.end()) region = it->second;
+    if (it != created_.end()) created = it->second;
   }
   // Not created here: let the store say why (NotCreator, AlreadySealed, NotFound).
   uint64_t checksum = 0;
-  if (region.has_value()) {
-    const uint8_t* data = arena_base_ + region->offset;
-    checksum = ObjectChecksum({data, region->data_size}, {data + region->data_size, region->metadata_size});
-  }
+  if (created.has_value()) checksum = ObjectChecksum(created->data, created->metadata);
   return Seal(id, checksum);
 }
 

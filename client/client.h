@@ -27,6 +27,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "client/created_object.h"
 #include "client/manager_connection_pool.h"
 #include "protocol/base/object_id.h"
 #include "protocol/store_messages.h"
@@ -78,15 +79,6 @@ class ObjectBuffer {
   const uint8_t* base_ = nullptr;
   ObjectInfo info_;
   absl::Status status_;
-};
-
-// A created, not yet sealed object: write `data` (and `metadata`, already filled in), then Seal.
-struct CreatedObject {
-  ObjectID id;
-  absl::Span<uint8_t> data;
-  absl::Span<uint8_t> metadata;
-  uint64_t offset = 0;      // in the arena
-  uint64_t generation = 0;
 };
 
 class Subscription;
@@ -164,14 +156,6 @@ class Client {
 
  private:
   friend class ObjectBuffer;
-  // Where an object this client created (and has not sealed or aborted yet) lives, for Seal's
-  // checksum.
-  struct CreatedRegion {
-    uint64_t offset = 0;
-    uint64_t data_size = 0;
-    uint64_t metadata_size = 0;
-  };
-
   Client(ClientOptions options, std::unique_ptr<ClientConnection> connection, uint8_t* arena_base,
          uint64_t arena_size, std::string store_name, uint32_t max_ids_per_request);
 
@@ -196,7 +180,8 @@ class Client {
   const uint32_t max_ids_per_request_;
 
   absl::Mutex mu_;
-  absl::flat_hash_map<ObjectID, CreatedRegion> created_ ABSL_GUARDED_BY(mu_);
+  // Objects this client created and has not sealed or aborted yet, for Seal's checksum.
+  absl::flat_hash_map<ObjectID, CreatedObject> created_ ABSL_GUARDED_BY(mu_);
 
   // Fetch's connections to the manager (kept between calls) and its request ids.
   static constexpr size_t kMaxIdleManagerConnections = 4;

@@ -24,18 +24,11 @@ absl::StatusOr<std::unique_ptr<peer::PinnedObject>> ClientLocalStore::Pin(const 
   return std::unique_ptr<peer::PinnedObject>(new BufferPin(std::move(buffer), base));
 }
 
-absl::StatusOr<peer::CreatedSlot> ClientLocalStore::Create(const ObjectID& id, uint64_t data_size,
-                                                           uint64_t metadata_size) {
+absl::StatusOr<CreatedObject> ClientLocalStore::Create(const ObjectID& id, uint64_t data_size,
+                                                       uint64_t metadata_size) {
   // The metadata is written in place after the data by the caller; reserve zeros for it.
   const std::vector<uint8_t> metadata(metadata_size, 0);
-  ASSIGN_OR_RETURN(CreatedObject created, client_->Create(id, data_size, metadata, /*evict_if_full=*/true));
-  peer::CreatedSlot slot;
-  slot.base = client_->arena_base() + created.offset;
-  slot.offset = created.offset;
-  slot.data_size = data_size;
-  slot.metadata_size = metadata_size;
-  slot.generation = created.generation;
-  return slot;
+  return client_->Create(id, data_size, metadata, /*evict_if_full=*/true);
 }
 
 absl::Status ClientLocalStore::SealAndRelease(const ObjectID& id, uint64_t checksum) {

@@ -13,7 +13,7 @@ class ClientLocalStore : public peer::LocalStore {
   explicit ClientLocalStore(Client* client) : client_(client) {}
 
   absl::StatusOr<std::unique_ptr<peer::PinnedObject>> Pin(const ObjectID& id) override;
-  absl::StatusOr<peer::CreatedSlot> Create(const ObjectID& id, uint64_t data_size, uint64_t metadata_size) override;
+  absl::StatusOr<CreatedObject> Create(const ObjectID& id, uint64_t data_size, uint64_t metadata_size) override;
   absl::Status SealAndRelease(const ObjectID& id, uint64_t checksum) override;
   // One store round trip (Client::PutInline) up to kMaxInlinePutBytes; the default above that.
   absl::Status PutSealed(const ObjectID& id, absl::Span<const uint8_t> bytes, uint64_t data_size,

@@ -40,7 +40,7 @@ absl::StatusOr<absl::Duration> TimePin(transport::Channel& channel, uint64_t byt
 absl::StatusOr<std::vector<ProbeSample>> ProbeThreshold(transport::Channel& channel, peer::LocalStore& store,
                                                         absl::Time deadline, const Clock& clock, int rounds) {
   const ObjectID scratch_id = ObjectID::Random();
-  ASSIGN_OR_RETURN(peer::CreatedSlot scratch, store.Create(scratch_id, peer::kMaxProbeBytes, 0));
+  ASSIGN_OR_RETURN(CreatedObject scratch, store.Create(scratch_id, peer::kMaxProbeBytes, 0));
   absl::Cleanup abort_scratch = [&] {
     absl::Status s = store.Abort(scratch_id);
     if (!s.ok()) LOG(WARNING) << "abort of the probe scratch object: " << s;
@@ -50,7 +50,7 @@ absl::StatusOr<std::vector<ProbeSample>> ProbeThreshold(transport::Channel& chan
     ProbeSample sample{bytes, absl::InfiniteDuration(), absl::InfiniteDuration()};
     for (int r = 0; r < rounds; ++r) {
       ASSIGN_OR_RETURN(absl::Duration get, TimeGet(channel, bytes, deadline, clock));
-      ASSIGN_OR_RETURN(absl::Duration pin, TimePin(channel, bytes, scratch.base, deadline, clock));
+      ASSIGN_OR_RETURN(absl::Duration pin, TimePin(channel, bytes, scratch.base(), deadline, clock));
       sample.get_time = std::min(sample.get_time, get);
       sample.pin_time = std::min(sample.pin_time, pin);
     }

@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "client/created_object.h"
 #include "protocol/base/object_id.h"
 #include "protocol/base/status.h"
 #include "protocol/store_messages.h"
@@ -31,15 +32,6 @@ class PinnedObject {
   virtual const uint8_t* base() const = 0;      // data, then metadata right after it
 };
 
-// A created, unsealed object of this process: write [base, base + data_size + metadata_size).
-struct CreatedSlot {
-  uint8_t* base = nullptr;
-  uint64_t offset = 0;  // in the arena
-  uint64_t data_size = 0;
-  uint64_t metadata_size = 0;
-  uint64_t generation = 0;
-};
-
 class LocalStore {
  public:
   virtual ~LocalStore() = default;
@@ -48,7 +40,7 @@ class LocalStore {
   virtual absl::StatusOr<std::unique_ptr<PinnedObject>> Pin(const ObjectID& id) = 0;
   // Creates `id` (evicting unreferenced objects if the arena is full) with metadata_size bytes of
   // metadata space, zero-filled; the caller then writes data and metadata in place.
-  virtual absl::StatusOr<CreatedSlot> Create(const ObjectID& id, uint64_t data_size, uint64_t metadata_size) = 0;
+  virtual absl::StatusOr<CreatedObject> Create(const ObjectID& id, uint64_t data_size, uint64_t metadata_size) = 0;
   // Seal + release the creator's reference. `checksum` is the verified checksum of the bytes
   // (client/checksum.h), so sealing does not read the object again.
   virtual absl::Status SealAndRelease(const ObjectID& id, uint64_t checksum) = 0;
@@ -58,8 +50,8 @@ class LocalStore {
   virtual absl::Status PutSealed(const ObjectID& id, absl::Span<const uint8_t> bytes, uint64_t data_size,
                                  uint64_t checksum) {
     if (data_size > bytes.size()) return MakeError(ErrorCode::kInvalidArgument, "put: data size exceeds the bytes");
-    ASSIGN_OR_RETURN(CreatedSlot slot, Create(id, data_size, bytes.size() - data_size));
-    if (!bytes.empty()) std::memcpy(slot.base, bytes.data(), bytes.size());
+    ASSIGN_OR_RETURN(CreatedObject created, Create(id, data_size, bytes.size() - data_size));
+    if (!bytes.empty()) std::memcpy(created.base(), bytes.data(), bytes.size());
     absl::Status sealed = SealAndRelease(id, checksum);
     if (!sealed.ok()) (void)Abort(id);
     return sealed;

@@ -29,10 +29,10 @@ absl::Status CheckChecksum(const ObjectID& id, uint64_t checksum, const peer::Ob
 // A created local object that is aborted unless Commit() sealed it.
 class LocalObject {
  public:
-  LocalObject(peer::LocalStore& store, const ObjectID& id, peer::CreatedSlot slot)
-      : store_(store), id_(id), slot_(slot) {}
+  LocalObject(peer::LocalStore& store, const ObjectID& id, CreatedObject created)
+      : store_(store), id_(id), created_(created) {}
   LocalObject(LocalObject&& other) noexcept
-      : store_(other.store_), id_(other.id_), slot_(other.slot_), committed_(other.committed_) {
+      : store_(other.store_), id_(other.id_), created_(other.created_), committed_(other.committed_) {
     other.committed_ = true;  // the moved-from handle no longer owns the object
   }
   LocalObject& operator=(LocalObject&&) = delete;
@@ -42,7 +42,7 @@ class LocalObject {
       if (!s.ok()) LOG(WARNING) << "abort of partial fetch " << id_.Hex() << ": " << s;
     }
   }
-  const peer::CreatedSlot& slot() const { return slot_; }
+  const CreatedObject& created() const { return created_; }
 
   // `checksum` is ObjectChecksum of the local bytes, computed by the caller.
   absl::Status SealIfMatches(const peer::ObjectDescription& owner, uint64_t checksum, const Clock& clock,
@@ -58,14 +58,14 @@ class LocalObject {
  private:
   peer::LocalStore& store_;
   ObjectID id_;
-  peer::CreatedSlot slot_;
+  CreatedObject created_;
   bool committed_ = false;
 };
 
 absl::StatusOr<LocalObject> CreateLocal(peer::LocalStore& store, const ObjectID& id,
                                         const peer::ObjectDescription& owner) {
-  ASSIGN_OR_RETURN(peer::CreatedSlot slot, store.Create(id, owner.data_size, owner.metadata_size));
-  return LocalObject(store, id, slot);
+  ASSIGN_OR_RETURN(CreatedObject created, store.Create(id, owner.data_size, owner.metadata_size));
+  return LocalObject(store, id, created);
 }
 
 absl::StatusOr<peer::PeerReplyView> CallPeer(transport::Channel& channel, const peer::PeerRequest& request,
@@ -137,7 +137,7 @@ absl::StatusOr<TransferResult> ByPin(transport::Channel& channel, peer::LocalSto
   // The owner would refuse a chunk read after the lease (TCP) or may have reused its bytes (READ).
   auto lease_live = [&] { return clock.Now() >= lease_end ? lapsed() : absl::OkStatus(); };
   absl::StatusOr<ReadAndHashResult> read =
-      ReadAndHash(channel, transport::RemoteRegion{lease.region.addr, total, lease.region.rkey}, local->slot().base,
+      ReadAndHash(channel, transport::RemoteRegion{lease.region.addr, total, lease.region.rkey}, local->created().base(),
                   chunk, deadline, lease_live, clock);
   if (read.ok() && read->reads_done >= lease_end) read = lapsed();
   unpin();

@@ -141,23 +141,23 @@ absl::StatusOr<std::string> PeerService::HandlePin(uint64_t conn_id, const Objec
   return EncodePinReply(reply);
 }
 
-absl::StatusOr<CreatedSlot> PeerService::ProbeRegion() {
+absl::StatusOr<CreatedObject> PeerService::ProbeRegion() {
   MutexLock lock(&probe_mu_);
   if (!probe_.has_value()) {
-    ASSIGN_OR_RETURN(CreatedSlot slot, store_->Create(probe_id_, kMaxProbeBytes, 0));
-    probe_ = slot;
+    ASSIGN_OR_RETURN(CreatedObject created, store_->Create(probe_id_, kMaxProbeBytes, 0));
+    probe_ = created;
   }
   return *probe_;
 }
 
 absl::StatusOr<std::string> PeerService::HandleProbe(uint64_t conn_id, uint64_t bytes, bool pin) {
-  ASSIGN_OR_RETURN(CreatedSlot slot, ProbeRegion());
+  ASSIGN_OR_RETURN(CreatedObject probe, ProbeRegion());
   probes_.fetch_add(1, std::memory_order_relaxed);
   const ObjectDescription object{bytes, 0, 0, 0};
-  if (!pin) return EncodeGetReply(object, {slot.base, bytes}, {});
+  if (!pin) return EncodeGetReply(object, {probe.base(), bytes}, {});
   PinReply reply;
   reply.object = object;
-  reply.region = region_for_(slot.offset, bytes);
+  reply.region = region_for_(probe.offset, bytes);
   reply.lease_ttl_ms = absl::ToInt64Milliseconds(leases_.ttl());
   ASSIGN_OR_RETURN(reply.lease_id, leases_.Add(conn_id, reply.region, nullptr, options_.clock->Now()));
   return EncodePinReply(reply);

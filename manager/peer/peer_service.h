@@ -76,7 +76,7 @@ class PeerService : public transport::RequestHandler {
   absl::StatusOr<std::string> HandleGet(const ObjectID& id);
   absl::StatusOr<std::string> HandlePin(uint64_t conn_id, const ObjectID& id);
   absl::StatusOr<std::string> HandleProbe(uint64_t conn_id, uint64_t bytes, bool pin);
-  absl::StatusOr<CreatedSlot> ProbeRegion();
+  absl::StatusOr<CreatedObject> ProbeRegion();
   void ReapLoop();
 
   const PeerServiceOptions options_;
@@ -85,7 +85,7 @@ class PeerService : public transport::RequestHandler {
   LeaseTable leases_;
 
   absl::Mutex probe_mu_;
-  std::optional<CreatedSlot> probe_ ABSL_GUARDED_BY(probe_mu_);
+  std::optional<CreatedObject> probe_ ABSL_GUARDED_BY(probe_mu_);
   ObjectID probe_id_;
 
   absl::Mutex reap_mu_;

@@ -67,7 +67,7 @@ class FakeLocalStore : public peer::LocalStore {
     info.state = ObjectState::kSealed;
     return std::unique_ptr<peer::PinnedObject>(new Pinned(this, info));
   }
-  absl::StatusOr<peer::CreatedSlot> Create(const ObjectID& id, uint64_t data_size, uint64_t metadata_size) override {
+  absl::StatusOr<CreatedObject> Create(const ObjectID& id, uint64_t data_size, uint64_t metadata_size) override {
     MutexLock lock(&mu_);
     if (objects_.contains(id)) return ObjectExistsError("fake store: exists");
     const uint64_t total = data_size + metadata_size;
@@ -82,7 +82,9 @@ class FakeLocalStore : public peer::LocalStore {
     e.refs = 1;
     objects_[id] = e;
     std::memset(arena_.data() + offset, 0, total);
-    return peer::CreatedSlot{arena_.data() + offset, offset, data_size, metadata_size, e.generation};
+    uint8_t* base = arena_.data() + offset;
+    return CreatedObject{id, absl::MakeSpan(base, data_size), absl::MakeSpan(base + data_size, metadata_size), offset,
+                         e.generation};
   }
   absl::Status SealAndRelease(const ObjectID& id, uint64_t checksum) override {
     MutexLock lock(&mu_);
@@ -141,10 +143,10 @@ class FakeLocalStore : public peer::LocalStore {
 
   // Create + write + seal. Returns the entry.
   Entry Put(const ObjectID& id, const std::string& data, const std::string& metadata = "") {
-    absl::StatusOr<peer::CreatedSlot> slot = Create(id, data.size(), metadata.size());
-    std::memcpy(slot->base, data.data(), data.size());
-    std::memcpy(slot->base + data.size(), metadata.data(), metadata.size());
-    (void)SealAndRelease(id, ObjectChecksum({slot->base, data.size()}, {slot->base + data.size(), metadata.size()}));
+    absl::StatusOr<CreatedObject> created = Create(id, data.size(), metadata.size());
+    std::memcpy(created->data.data(), data.data(), data.size());
+    std::memcpy(created->metadata.data(), metadata.data(), metadata.size());
+    (void)SealAndRelease(id, ObjectChecksum(created->data, created->metadata));
     return Get(id);
   }
   Entry Get(const ObjectID& id) {
