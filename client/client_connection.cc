@@ -26,11 +26,35 @@ absl::Status StoreGone(absl::string_view what) {
   return MakeError(ErrorCode::kUnavailable, absl::StrCat("store connection: ", what));
 }
 
+// What a read or write error breaks the connection with: bytes that are not a valid reply stay a
+// kProtocolError; everything else means the store is gone.
+absl::Status BrokenBy(const absl::Status& error) {
+  return ErrorCodeOf(error) == ErrorCode::kProtocolError ? error : MakeError(ErrorCode::kUnavailable, error.message());
+}
+
 }  // namespace
 
 PendingReply::~PendingReply() {
-  if (owner_ != nullptr) owner_->Unregister(this);
+  if (owner_ != nullptr) owner_->demux_.Abandon(this);
 }
+
+ClientConnection::ClientConnection(UniqueFd fd)
+    : fd_(std::move(fd)),
+      demux_(ReplyDemultiplexer::Hooks{
+          .on_break =
+              [this](const absl::Status& cause) {
+                // Wake up the store side too: a half-read stream is useless.
+                ::shutdown(fd_.get(), SHUT_RDWR);
+                return cause;
+              },
+          .expired =
+              [](uint64_t request_id) {
+                return MakeError(ErrorCode::kDeadlineExceeded,
+                                 absl::StrCat("store connection: request ", request_id, ": deadline exceeded"));
+              },
+          // Wait has no deadline today; were it given one, the late reply is dropped like a detached one.
+          .on_deadline = ReplyDemultiplexer::OnDeadline::kAbandonWaiter,
+      }) {}
 
 absl::StatusOr<ClientConnection::Handshake> ClientConnection::Connect(const std::string& socket_path,
                                                                        absl::string_view client_name,
@@ -75,54 +99,22 @@ absl::StatusOr<ClientConnection::Handshake> ClientConnection::Connect(const std:
   return Handshake{std::move(connection), std::move(*connect_reply), std::move(first.fd)};
 }
 
-ClientConnection::~ClientConnection() {
-  MutexLock lock(&mu_);
-  CHECK(pending_.size() == static_cast<size_t>(detached_outstanding_))
-      << "ClientConnection destroyed while callers still wait for replies";
-}
+ClientConnection::~ClientConnection() = default;  // the demultiplexer checks nobody still waits
 
-absl::Status ClientConnection::health() const {
-  MutexLock lock(&mu_);
-  return broken_;
-}
+absl::Status ClientConnection::health() const { return demux_.health(); }
 
 absl::Status ClientConnection::Send(RequestBody body, PendingReply* pending) {
   ASSIGN_OR_RETURN(uint64_t request_id, NextRequestId());
   ASSIGN_OR_RETURN(std::string payload, Encode(request_id, std::move(body)));
-  {
-    MutexLock lock(&mu_);
-    if (!broken_.ok()) return broken_;
-    // Registered before the frame leaves, so the reply always finds its waiter.
-    pending->owner_ = this;
-    pending->request_id_ = request_id;
-    pending->registered_ = true;
-    pending->done_ = false;
-    pending_.emplace(request_id, pending);
-  }
+  // Registered before the frame leaves, so the reply always finds its waiter.
+  RETURN_IF_ERROR(demux_.Register(request_id, pending));
+  pending->owner_ = this;
   return WriteFrame(payload);
 }
 
 absl::StatusOr<Reply> ClientConnection::Wait(PendingReply* pending) {
-  MutexLock lock(&mu_);
-  while (!pending->done_) {
-    if (!leader_active_) {
-      // Lead: read frames (without mu_) until our own reply has been dispatched.
-      leader_active_ = true;
-      lock.Unlock();
-      absl::StatusOr<Reply> reply = ReadReply();
-      lock.Lock();
-      leader_active_ = false;
-      if (reply.ok()) {
-        Dispatch(std::move(reply));
-      } else {
-        Break(reply.status());
-      }
-      continue;
-    }
-    lock.Wait(&pending->cv_);
-  }
-  PromoteLeader();
-  return std::move(pending->result_);
+  RETURN_IF_ERROR(demux_.Wait(pending, absl::InfiniteFuture(), [this](absl::Time) { return ReadAndDispatchOne(); }));
+  return std::move(pending->reply_);
 }
 
 absl::StatusOr<Reply> ClientConnection::Call(RequestBody body) {
@@ -132,22 +124,12 @@ absl::StatusOr<Reply> ClientConnection::Call(RequestBody body) {
 }
 
 absl::Status ClientConnection::SendDetached(RequestBody body) {
-  bool too_many;
-  {
-    MutexLock lock(&mu_);
-    if (!broken_.ok()) return broken_;
-    too_many = detached_outstanding_ >= kMaxDetached;
-  }
+  ASSIGN_OR_RETURN(size_t detached, demux_.DetachedOutstanding());
   // Too many unread replies: wait for this one, which also drains the detached ones before it.
-  if (too_many) return Call(std::move(body)).status();
+  if (detached >= static_cast<size_t>(kMaxDetached)) return Call(std::move(body)).status();
   ASSIGN_OR_RETURN(uint64_t request_id, NextRequestId());
   ASSIGN_OR_RETURN(std::string payload, Encode(request_id, std::move(body)));
-  {
-    MutexLock lock(&mu_);
-    if (!broken_.ok()) return broken_;
-    pending_.emplace(request_id, nullptr);
-    ++detached_outstanding_;
-  }
+  RETURN_IF_ERROR(demux_.RegisterDetached(request_id));
   return WriteFrame(payload);
 }
 
@@ -158,9 +140,8 @@ absl::Status ClientConnection::SendNoReply(RequestBody body) {
 }
 
 absl::StatusOr<uint64_t> ClientConnection::NextRequestId() {
-  MutexLock lock(&mu_);
-  if (!broken_.ok()) return broken_;
-  return next_request_id_++;
+  RETURN_IF_ERROR(demux_.health());
+  return next_request_id_.fetch_add(1, std::memory_order_relaxed);
 }
 
 absl::StatusOr<std::string> ClientConnection::Encode(uint64_t request_id, RequestBody body) {
@@ -171,76 +152,30 @@ absl::StatusOr<std::string> ClientConnection::Encode(uint64_t request_id, Reques
   return payload;
 }
 
-void ClientConnection::Unregister(PendingReply* pending) {
-  MutexLock lock(&mu_);
-  if (!pending->registered_) return;
-  auto it = pending_.find(pending->request_id_);
-  if (it != pending_.end() && it->second == pending) {
-    // Abandoned: its reply, if it comes, is dropped. Keep the slot as detached so the
-    // reply is accounted for.
-    it->second = nullptr;
-    ++detached_outstanding_;
-  }
-  pending->registered_ = false;
-  PromoteLeader();
-}
-
-void ClientConnection::Dispatch(absl::StatusOr<Reply> reply) {
-  auto it = pending_.find(reply->request_id);
-  if (it == pending_.end()) {
-    LOG(WARNING) << "store sent a reply for unknown request " << reply->request_id << "; dropped";
-    return;
-  }
-  PendingReply* pending = it->second;
-  pending_.erase(it);
-  if (pending == nullptr) {
-    --detached_outstanding_;
-    if (!reply->status().ok()) {
-      LOG(WARNING) << "store: detached request " << reply->request_id << " failed: " << reply->status();
+absl::Status ClientConnection::ReadAndDispatchOne() {
+  absl::StatusOr<Reply> reply = ReadReply();
+  if (!reply.ok()) return BrokenBy(reply.status());
+  const uint64_t request_id = reply->request_id;
+  absl::Status dispatched = demux_.Deliver(request_id, [&](ReplyWaiter* waiter) {
+    if (waiter == nullptr) {  // detached or abandoned: nobody reads this reply
+      if (!reply->status().ok()) {
+        LOG(WARNING) << "store: detached request " << request_id << " failed: " << reply->status();
+      }
+      return absl::OkStatus();
     }
-    return;
-  }
-  pending->result_ = std::move(reply);
-  pending->done_ = true;
-  pending->registered_ = false;
-  pending->cv_.Signal();
-}
-
-void ClientConnection::Break(const absl::Status& status) {
-  if (broken_.ok()) {
-    broken_ = ErrorCodeOf(status) == ErrorCode::kProtocolError
-                  ? status
-                  : MakeError(ErrorCode::kUnavailable, status.message());
-    // Wake up the store side too: a half-read stream is useless.
-    ::shutdown(fd_.get(), SHUT_RDWR);
-  }
-  for (auto& [request_id, pending] : pending_) {
-    if (pending == nullptr) continue;
-    pending->result_ = broken_;
-    pending->done_ = true;
-    pending->registered_ = false;
-    pending->cv_.Signal();
-  }
-  pending_.clear();
-  detached_outstanding_ = 0;
-}
-
-void ClientConnection::PromoteLeader() {
-  if (leader_active_ || !broken_.ok()) return;
-  for (auto& [request_id, pending] : pending_) {
-    if (pending != nullptr && !pending->done_) {
-      pending->cv_.Signal();
-      return;
-    }
-  }
+    // The reply's own error code is the caller's to check: delivered as is.
+    static_cast<PendingReply*>(waiter)->reply_ = std::move(*reply);
+    return absl::OkStatus();
+  });
+  if (!dispatched.ok()) LOG(WARNING) << "store sent a reply for unknown request " << request_id << "; dropped";
+  return absl::OkStatus();
 }
 
 absl::Status ClientConnection::WriteFrame(const std::string& payload) {
   absl::Status status = WriteFrameBytes(payload);
   if (!status.ok()) {
     // Part of the frame may be on the wire: the stream position is lost for every caller.
-    MutexLock lock(&mu_);
-    Break(status);
+    demux_.Break(BrokenBy(status));
   }
   return status;
 }

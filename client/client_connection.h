@@ -2,9 +2,9 @@
 // Client. It numbers requests, writes their frames, and hands each reply to the caller waiting for
 // its request id (the store may answer a waiting Get late, after later requests).
 //
-// Demultiplexing is leader/follower: there is no reader thread. A caller waiting for a reply either
-// becomes the leader (the one thread reading the socket; it dispatches every reply it reads to the
-// right waiter) or sleeps on its own CondVar until its reply is dispatched or it is asked to lead.
+// Demultiplexing is leader/follower (ReplyDemultiplexer): there is no reader thread. A caller waiting
+// for a reply either becomes the leader (the one thread reading the socket; it dispatches every reply
+// it reads to the right waiter) or sleeps until its reply is dispatched or it is asked to lead.
 // A single-threaded caller therefore costs one frame out and one frame in, with no thread hand-off.
 //
 // Reply-less requests (SendNoReply) are written and forgotten; the store sends nothing back.
@@ -20,20 +20,21 @@
 #ifndef RPLASMA_CLIENT_CLIENT_CONNECTION_H_
 #define RPLASMA_CLIENT_CLIENT_CONNECTION_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "protocol/store_messages.h"
+#include "protocol/base/reply_demultiplexer.h"
 #include "protocol/base/unique_fd.h"
+#include "protocol/store_messages.h"
 
 namespace rplasma {
 
@@ -42,7 +43,7 @@ class ClientConnection;
 // The caller-owned slot a reply is delivered to (lives on the caller's stack: no allocation).
 // Register it with Send, claim the reply with Wait. Destroying a registered slot unregisters it
 // (its reply, if it still comes, is dropped).
-class PendingReply {
+class PendingReply : private ReplyWaiter {
  public:
   PendingReply() = default;
   ~PendingReply();
@@ -51,13 +52,8 @@ class PendingReply {
 
  private:
   friend class ClientConnection;
-  // Written only by the owning thread (in Send). The fields below are guarded by owner_->mu_.
-  ClientConnection* owner_ = nullptr;
-  uint64_t request_id_ = 0;
-  bool registered_ = false;
-  bool done_ = false;
-  absl::StatusOr<Reply> result_ = absl::UnknownError("no reply yet");
-  absl::CondVar cv_;  // signalled when done_ or when asked to lead
+  ClientConnection* owner_ = nullptr;  // written only by the owning thread (in Send)
+  Reply reply_;                        // written by the leader that delivers it, under the demux lock
 };
 
 class ClientConnection {
@@ -97,43 +93,35 @@ class ClientConnection {
   absl::Status health() const;
 
  private:
-  explicit ClientConnection(UniqueFd fd) : fd_(std::move(fd)) {}
+  explicit ClientConnection(UniqueFd fd);
 
-  absl::StatusOr<uint64_t> NextRequestId() ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<uint64_t> NextRequestId();
   // The request's payload; kInvalidArgument if it exceeds the frame cap.
   static absl::StatusOr<std::string> Encode(uint64_t request_id, RequestBody body);
   // Writes one frame; a failed write breaks the connection (Break) before it returns.
-  absl::Status WriteFrame(const std::string& payload) ABSL_LOCKS_EXCLUDED(write_mu_, mu_);
+  absl::Status WriteFrame(const std::string& payload) ABSL_LOCKS_EXCLUDED(write_mu_);
   // The write itself (header and payload in one sendmsg when possible). Serialized by write_mu_.
   absl::Status WriteFrameBytes(const std::string& payload) ABSL_LOCKS_EXCLUDED(write_mu_);
   // Reads the next reply frame. Only the leader calls it (no lock: leadership is exclusive).
   absl::StatusOr<Reply> ReadReply();
+  // The leader's step: reads one reply and hands it to its waiter (or drops it for a
+  // detached/abandoned request). An error breaks the connection.
+  absl::Status ReadAndDispatchOne();
   // Reads until at least `bytes` are buffered.
   absl::Status Fill(size_t bytes);
-  // Hands `reply` to its waiter (or drops it for a detached/abandoned request).
-  void Dispatch(absl::StatusOr<Reply> reply) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Fails every registered waiter with `status`; later calls fail with it too.
-  void Break(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // If nobody leads, asks one waiting caller to.
-  void PromoteLeader() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Unregister(PendingReply* pending) ABSL_LOCKS_EXCLUDED(mu_);
   friend class PendingReply;
 
   UniqueFd fd_;
 
-  // Serializes frame writes so frames never interleave (taken without mu_ held).
+  // Serializes frame writes so frames never interleave (taken without the demultiplexer's lock).
   absl::Mutex write_mu_;
 
-  mutable absl::Mutex mu_;
-  uint64_t next_request_id_ ABSL_GUARDED_BY(mu_) = 1;  // 0 is the subscription event id
-  // Registered waiters by request id; nullptr marks a detached request.
-  absl::flat_hash_map<uint64_t, PendingReply*> pending_ ABSL_GUARDED_BY(mu_);
-  int detached_outstanding_ ABSL_GUARDED_BY(mu_) = 0;
-  bool leader_active_ ABSL_GUARDED_BY(mu_) = false;
-  absl::Status broken_ ABSL_GUARDED_BY(mu_);
+  std::atomic<uint64_t> next_request_id_{1};  // 0 is the subscription event id
+  // Registered waiters by request id, leadership, and why the connection broke.
+  ReplyDemultiplexer demux_;
 
   // Receive buffer [read_begin_, read_end_): touched only by the current leader, and leadership
-  // passes under mu_, which orders one leader's accesses before the next one's.
+  // passes under the demultiplexer's lock, which orders one leader's accesses before the next one's.
   std::vector<char> read_buffer_;
   size_t read_begin_ = 0;
   size_t read_end_ = 0;

@@ -26,14 +26,26 @@ absl::StatusOr<std::shared_ptr<TcpChannel>> TcpChannel::Create(UniqueFd fd, std:
 
 TcpChannel::TcpChannel(UniqueFd fd, std::string peer_address, ArenaView arena,
                        std::shared_ptr<TransportCounters> counters)
-    : fd_(std::move(fd)), peer_address_(std::move(peer_address)), arena_(arena), counters_(std::move(counters)) {}
+    : fd_(std::move(fd)),
+      peer_address_(std::move(peer_address)),
+      arena_(arena),
+      counters_(std::move(counters)),
+      demux_(ReplyDemultiplexer::Hooks{
+          .on_break = [this](const absl::Status& reason) { return OnBreak(reason); },
+          .expired =
+              [this](uint64_t request_id) {
+                return MakeError(ErrorCode::kDeadlineExceeded, absl::StrCat("request ", request_id, " to ", peer_address_,
+                                                                            ": deadline exceeded; channel closed"));
+              },
+          // A late reply cannot be skipped cheaply (a Read's lands in the caller's buffer).
+          .on_deadline = ReplyDemultiplexer::OnDeadline::kBreakConnection,
+      }) {}
 
 TcpChannel::~TcpChannel() { Close(); }
 
 void TcpChannel::Close() {
-  MutexLock lock(&mu_);
-  FailLocked(MakeError(ErrorCode::kUnavailable, absl::StrCat("channel to ", peer_address_, " closed")));
-  while (reading_) lock.Wait(&leader_gone_);  // the shutdown makes the leader's recv() fail
+  // The shutdown in OnBreak makes the leader's recv() fail.
+  demux_.BreakAndWaitForLeader(MakeError(ErrorCode::kUnavailable, absl::StrCat("channel to ", peer_address_, " closed")));
 }
 
 bool TcpChannel::healthy() const {
@@ -45,52 +57,21 @@ bool TcpChannel::healthy() const {
   return n > 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
 }
 
-void TcpChannel::StopLeadingLocked(bool hand_over) {
-  reading_ = false;
-  leader_gone_.SignalAll();
-  if (!hand_over || closed_) return;
-  // Hand the socket to a waiter. One that is still sending will lead when it comes to wait.
-  for (const auto& [id, q] : pending_) {
-    if (!q->done) {
-      q->cv.Signal();
-      return;
-    }
-  }
-}
-
-void TcpChannel::FailLocked(const absl::Status& reason) {
-  if (closed_) return;
-  closed_ = true;
+absl::Status TcpChannel::OnBreak(const absl::Status& reason) {
   closed_flag_.store(true, std::memory_order_release);
-  close_reason_ = reason;
-  absl::Status failed = MakeError(
-      ErrorCode::kUnavailable, absl::StrCat("tcp channel to ", peer_address_, " failed: ", reason.message()));
-  for (auto it = pending_.begin(); it != pending_.end();) {
-    Pending* p = it->second;
-    if (!p->idle) {  // the leader finishes this one (its recv fails once the socket is down)
-      ++it;
-      continue;
-    }
-    p->status = failed;
-    p->done = true;
-    p->cv.Signal();
-    pending_.erase(it++);
-  }
   // Wakes a leader blocked in recv() (and any blocked sender); the fd is closed on destruction.
   ::shutdown(fd_.get(), SHUT_RDWR);
   counters_->connections.fetch_sub(1, std::memory_order_relaxed);
+  return MakeError(ErrorCode::kUnavailable,
+                   absl::StrCat("tcp channel to ", peer_address_, " failed: ", reason.message()));
 }
 
 absl::Status TcpChannel::Execute(Pending& p, TcpHeader header, const void* payload, size_t payload_bytes,
                                  absl::Time deadline) {
-  {
-    MutexLock lock(&mu_);
-    if (closed_) {
-      return MakeError(ErrorCode::kUnavailable,
-                       absl::StrCat("tcp channel to ", peer_address_, " is closed: ", close_reason_.message()));
-    }
-    header.request_id = next_request_id_.fetch_add(1, std::memory_order_relaxed);
-    pending_[header.request_id] = &p;
+  header.request_id = next_request_id_.fetch_add(1, std::memory_order_relaxed);
+  if (absl::Status registered = demux_.Register(header.request_id, &p); !registered.ok()) {
+    return MakeError(ErrorCode::kUnavailable,
+                     absl::StrCat("tcp channel to ", peer_address_, " is closed: ", registered.message()));
   }
   header.length = payload_bytes;
   uint8_t encoded[kTcpHeaderBytes];
@@ -109,60 +90,24 @@ absl::Status TcpChannel::Execute(Pending& p, TcpHeader header, const void* paylo
     }
   }
   if (expired_unsent) {
-    MutexLock lock(&mu_);
-    pending_.erase(header.request_id);
-    if (p.done) return p.status;  // the channel failed meanwhile
-    return MakeError(ErrorCode::kDeadlineExceeded,
-                     absl::StrCat("request to ", peer_address_, ": deadline exceeded before it was sent"));
+    // The channel failed meanwhile: that status; else ours.
+    return demux_.Withdraw(&p, MakeError(ErrorCode::kDeadlineExceeded,
+                                         absl::StrCat("request to ", peer_address_,
+                                                      ": deadline exceeded before it was sent")));
   }
-  if (sent.ok()) {
-    counters_->tx_bytes.fetch_add(kTcpHeaderBytes + payload_bytes);
-    counters_->tx_messages.fetch_add(1);
-  }
-
-  MutexLock lock(&mu_);
-  if (!sent.ok()) {
-    // Part of the request may be on the wire: the stream position is lost.
-    FailLocked(sent);
-    while (!p.idle) lock.Wait(&p.cv);
-    pending_.erase(header.request_id);
-    if (p.done && p.status.ok()) return absl::OkStatus();  // completed in the race: the data is good
-    return sent;
-  }
-  const absl::Status expired = MakeError(
-      ErrorCode::kDeadlineExceeded,
-      absl::StrCat("request ", header.request_id, " to ", peer_address_, ": deadline exceeded; channel closed"));
-  // Waits use per-Pending CondVars, each predicate checked by its own waiter after the wake-up.
-  while (!p.done) {
-    if (!reading_ && !closed_) {
-      // Lead: read replies (ours or others') until ours is in.
-      reading_ = true;
-      lock.Unlock();
-      absl::Status read = ReadOneReply(deadline);
-      lock.Lock();
-      if (read.ok()) {
-        StopLeadingLocked(/*hand_over=*/p.done);  // not done: ours is still to read, lead on
-        continue;
-      }
-      const bool timed_out = ErrorCodeOf(read) == ErrorCode::kDeadlineExceeded;
-      if (!closed_ && !timed_out) LOG(WARNING) << "tcp channel to " << peer_address_ << ": " << read.message();
-      FailLocked(timed_out ? expired : read);  // every Pending is idle now: FailLocked ends ours
-      StopLeadingLocked(/*hand_over=*/true);
-      pending_.erase(header.request_id);
-      if (p.done && p.status.ok()) return absl::OkStatus();
-      return timed_out ? expired : p.status;
+  // Part of the request may be on the wire: the stream position is lost.
+  if (!sent.ok()) return demux_.Abort(&p, sent);
+  counters_->tx_bytes.fetch_add(kTcpHeaderBytes + payload_bytes);
+  counters_->tx_messages.fetch_add(1);
+  return demux_.Wait(&p, deadline, [this](absl::Time read_deadline) {
+    absl::Status read = ReadOneReply(read_deadline);
+    // A timeout is the waiter's own business; a closed channel was already reported.
+    if (!read.ok() && ErrorCodeOf(read) != ErrorCode::kDeadlineExceeded &&
+        !closed_flag_.load(std::memory_order_acquire)) {
+      LOG(WARNING) << "tcp channel to " << peer_address_ << ": " << read.message();
     }
-    // Someone else leads (and may complete ours), or nobody does and the channel is closed.
-    if (lock.WaitWithDeadline(&p.cv, deadline) && !p.done) {
-      // The reply may still be in flight: the stream position is lost.
-      FailLocked(expired);
-      while (!p.idle) lock.Wait(&p.cv);
-      pending_.erase(header.request_id);
-      if (p.done && p.status.ok()) return absl::OkStatus();  // completed in the race: the data is good
-      return expired;
-    }
-  }
-  return p.status;
+    return read;
+  });
 }
 
 absl::StatusOr<std::string> TcpChannel::Call(absl::string_view request, absl::Time deadline) {
@@ -213,24 +158,21 @@ absl::Status TcpChannel::ReadOneReply(absl::Time deadline) {
   uint8_t encoded[kTcpHeaderBytes];
   RETURN_IF_ERROR(rx_.ReadExact(fd_.get(), encoded, sizeof(encoded), deadline));
   ASSIGN_OR_RETURN(TcpHeader header, ParseTcpHeader(encoded, TcpDirection::kReply));
-  Pending* p = nullptr;
-  {
-    MutexLock lock(&mu_);
-    auto it = pending_.find(header.request_id);
-    if (it == pending_.end()) {
-      return ProtocolError(absl::StrCat("reply for unknown request id ", header.request_id));
-    }
-    p = it->second;
-    if (header.kind != TcpKind::kError && header.kind != p->expect) {
+  ASSIGN_OR_RETURN(ReplyWaiter * claimed, demux_.Claim(header.request_id, [&](const ReplyWaiter& w) {
+    const Pending& q = static_cast<const Pending&>(w);
+    if (header.kind != TcpKind::kError && header.kind != q.expect) {
       return ProtocolError(absl::StrCat("reply kind ", static_cast<int>(header.kind), " does not match request ",
                                         header.request_id));
     }
-    if (header.kind == TcpKind::kReadData && header.length != p->length) {
-      return ProtocolError(absl::StrCat("read reply of ", header.length, " bytes for a request of ", p->length));
+    if (header.kind == TcpKind::kReadData && header.length != q.length) {
+      return ProtocolError(absl::StrCat("read reply of ", header.length, " bytes for a request of ", q.length));
     }
-    p->idle = false;
-  }
-  // Without mu_: the waiter does not touch *p while `idle` is false.
+    return absl::OkStatus();
+  }));
+  // This channel registers no detached ids.
+  if (claimed == nullptr) return ProtocolError(absl::StrCat("reply for unknown request id ", header.request_id));
+  Pending* p = static_cast<Pending*>(claimed);
+  // Without the lock: the waiter does not touch *p while it is claimed.
   absl::Status received;
   std::string error_text;
   switch (header.kind) {
@@ -246,29 +188,28 @@ absl::Status TcpChannel::ReadOneReply(absl::Time deadline) {
       received = rx_.ReadExact(fd_.get(), error_text.data(), header.length, deadline);
       break;
   }
-  MutexLock lock(&mu_);
-  p->idle = true;
-  pending_.erase(header.request_id);
-  p->done = true;
-  p->cv.Signal();
   if (!received.ok()) {
-    p->status = MakeError(ErrorCode::kUnavailable, absl::StrCat("tcp channel to ", peer_address_,
-                                                                " lost mid-reply: ", received.message()));
-    // Close before the waiter can run: once it sees its failure the channel is already unhealthy.
-    if (!closed_) LOG(WARNING) << "tcp channel to " << peer_address_ << ": " << received.message();
-    FailLocked(received);
+    if (!closed_flag_.load(std::memory_order_acquire)) {
+      LOG(WARNING) << "tcp channel to " << peer_address_ << ": " << received.message();
+    }
+    // Closes the channel before the waiter can run: once it sees its failure the channel is unhealthy.
+    demux_.Finish(p,
+                  MakeError(ErrorCode::kUnavailable,
+                            absl::StrCat("tcp channel to ", peer_address_, " lost mid-reply: ", received.message())),
+                  /*break_cause=*/received);
     return received;
   }
+  // Counted before the waiter can return, so its caller sees them.
   counters_->rx_bytes.fetch_add(kTcpHeaderBytes + header.length);
   counters_->rx_messages.fetch_add(1);
+  absl::Status status;
   if (header.kind == TcpKind::kError) {
     ErrorCode code = header.status > 0xffff ? ErrorCode::kProtocolError
                                             : ErrorCodeFromWire(static_cast<uint16_t>(header.status));
     if (code == ErrorCode::kOk) code = ErrorCode::kProtocolError;
-    p->status = MakeError(code, absl::StrCat("peer ", peer_address_, ": ", error_text));
-  } else {
-    p->status = absl::OkStatus();
+    status = MakeError(code, absl::StrCat("peer ", peer_address_, ": ", error_text));
   }
+  demux_.Finish(p, std::move(status));
   return absl::OkStatus();
 }
 

@@ -3,8 +3,8 @@
 // Many threads may Call and Read at once. Each request gets a fresh request id and a Pending
 // record; requests are written whole under `write_mu_`, so they never interleave on the stream.
 //
-// Replies are read leader/follower, with no reader thread: a caller waiting for its reply either
-// leads — it is the one thread reading the socket; it reads reply headers, finds the Pending by
+// Replies are read leader/follower (ReplyDemultiplexer), with no reader thread: a caller waiting for
+// its reply either leads — it is the one thread reading the socket; it reads reply headers, finds the Pending by
 // id, and receives the payload into its destination (the reply string for a Call, the caller's
 // `dst` inside the registered arena for a Read) — or sleeps until its Pending is done or nobody
 // leads. A leader stops leading once its own reply is in; a waiter then takes over. So a single
@@ -32,7 +32,6 @@
 #include <string>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -40,6 +39,7 @@
 #include "manager/transport/tcp/tcp_receive_buffer.h"
 #include "manager/transport/tcp/tcp_wire.h"
 #include "manager/transport/transport.h"
+#include "protocol/base/reply_demultiplexer.h"
 #include "protocol/base/unique_fd.h"
 
 namespace rplasma::transport::tcp {
@@ -67,15 +67,12 @@ class TcpChannel : public Channel {
   void Close();
 
  private:
-  struct Pending {
-    TcpKind expect;            // kCallReply or kReadData (kError is always acceptable)
-    uint8_t* dst = nullptr;    // Read destination
-    uint64_t length = 0;       // Read length
-    std::string reply;         // Call result
-    absl::Status status;
-    bool done = false;         // status/reply final; the reader no longer touches this record
-    bool idle = true;          // false while the leader fills dst/reply (without mu_)
-    absl::CondVar cv;          // signalled (under mu_) when done or idle turn true, or to lead
+  // One request's reply slot; `expect`, `dst` and `length` are fixed before it is registered.
+  struct Pending : ReplyWaiter {
+    TcpKind expect;          // kCallReply or kReadData (kError is always acceptable)
+    uint8_t* dst = nullptr;  // Read destination
+    uint64_t length = 0;     // Read length
+    std::string reply;       // Call result (filled by the leader while it holds the claim)
   };
 
   TcpChannel(UniqueFd fd, std::string peer_address, ArenaView arena, std::shared_ptr<TransportCounters> counters);
@@ -83,14 +80,13 @@ class TcpChannel : public Channel {
   // Registers `pending`, sends header + payload, waits. Returns the final status.
   absl::Status Execute(Pending& pending, TcpHeader header, const void* payload, size_t payload_bytes,
                        absl::Time deadline);
-  // Marks the channel closed with `reason`, fails every pending request not being received, and
-  // shuts the socket down so a leader blocked in recv() wakes.
-  void FailLocked(const absl::Status& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Receives one reply (as the leader, without mu_) by `deadline`. On error the caller closes the
-  // channel; a Pending that was being received is already done with its error.
+  // The demultiplexer's break hook: marks the channel closed, shuts the socket down so a leader
+  // blocked in recv() wakes, and returns the status the pending requests fail with.
+  absl::Status OnBreak(const absl::Status& reason);
+  // Receives one reply (as the leader, without the lock) by `deadline` and finishes its Pending. On
+  // error the demultiplexer closes the channel; a Pending that was being received is already done
+  // with its error.
   absl::Status ReadOneReply(absl::Time deadline);
-  // Ends this thread's leadership; with `hand_over`, wakes a waiter to take over.
-  void StopLeadingLocked(bool hand_over) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const UniqueFd fd_;
   const std::string peer_address_;
@@ -100,14 +96,10 @@ class TcpChannel : public Channel {
   std::atomic<bool> closed_flag_{false};
 
   absl::Mutex write_mu_;  // one request on the wire at a time
-  absl::Mutex mu_;
-  absl::flat_hash_map<uint64_t, Pending*> pending_ ABSL_GUARDED_BY(mu_);
-  bool closed_ ABSL_GUARDED_BY(mu_) = false;
-  absl::Status close_reason_ ABSL_GUARDED_BY(mu_);
-  bool reading_ ABSL_GUARDED_BY(mu_) = false;  // a leader is reading the socket
-  absl::CondVar leader_gone_;                   // signalled when reading_ turns false (for Close)
+  // Pending requests by id, leadership, and why the channel closed. Declared after what its hooks use.
+  ReplyDemultiplexer demux_;
 
-  TcpReceiveBuffer rx_;  // used only by the leader (while reading_), handed on through mu_
+  TcpReceiveBuffer rx_;  // used only by the leader, handed on through the demultiplexer's lock
 };
 
 }  // namespace rplasma::transport::tcp
