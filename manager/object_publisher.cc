@@ -39,8 +39,7 @@ void ObjectPublisher::Run() {
     const ObjectInfo& o = event->object;
     absl::Status status;
     if (event->kind == EventKind::kSealed) {
-      status = directory_->PublishObject(o.id, ObjectLocation{node_id_, o.data_size, o.metadata_size, o.generation,
-                                                              o.checksum});
+      status = directory_->PublishObject(o.id, ObjectLocation{node_id_, o.description()});
       if (status.ok()) stats_->objects_published.fetch_add(1, std::memory_order_relaxed);
     } else {
       status = directory_->RemoveObject(o.id);
@@ -66,7 +65,7 @@ void ObjectPublisher::Republish() {
   std::vector<std::pair<ObjectID, ObjectLocation>> batch;
   batch.reserve(objects->size());
   for (const ObjectInfo& o : *objects) {
-    batch.emplace_back(o.id, ObjectLocation{node_id_, o.data_size, o.metadata_size, o.generation, o.checksum});
+    batch.emplace_back(o.id, ObjectLocation{node_id_, o.description()});
   }
   absl::Status status = directory_->PublishObjects(batch);
   if (!status.ok()) {

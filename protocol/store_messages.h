@@ -17,6 +17,7 @@
 #include "absl/types/span.h"
 #include "protocol/base/object_id.h"
 #include "protocol/base/status.h"
+#include "protocol/object_description.h"
 
 namespace rplasma {
 
@@ -31,6 +32,7 @@ inline constexpr uint64_t kMaxInlinePutBytes = 64 * 1024;
 enum class ObjectState : uint8_t { kCreated = 0, kSealed = 1 };
 enum class EventKind : uint8_t { kSealed = 0, kDeleted = 1, kEvicted = 2 };
 
+// What the store tells a client about one object (its table row, store/object_table.h, stays private).
 struct ObjectInfo {
   ObjectID id;
   ErrorCode error = ErrorCode::kOk;
@@ -41,6 +43,9 @@ struct ObjectInfo {
   uint64_t generation = 0;
   uint64_t checksum = 0;
   int32_t ref_count = 0;
+
+  // The four facts that identify the object's bytes (meaningful once it is sealed).
+  ObjectDescription description() const { return {data_size, metadata_size, generation, checksum}; }
 };
 
 // ---- Requests (client -> store) ----

@@ -40,7 +40,9 @@ namespace rplasma {
 
 using ClientId = uint64_t;
 
-// One object. Plain data.
+// The table's private row for one object: plain data, with the table's bookkeeping (LRU tick,
+// creator, pending delete). What the store tells clients about an object is an ObjectInfo
+// (protocol/store_messages.h), built from this row.
 struct ObjectEntry {
   uint64_t offset = 0;
   uint64_t data_size = 0;

@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "protocol/base/object_id.h"
+#include "protocol/object_description.h"
 
 namespace rplasma {
 
@@ -28,12 +29,11 @@ struct NodeRecord {
   uint64_t epoch = 0;         // start time (ms since epoch) of the manager process
 };
 
+// One directory entry: node `node_id` held the object described by `object` when it published it
+// (a hint; the owner's reply is the truth).
 struct ObjectLocation {
   std::string node_id;
-  uint64_t data_size = 0;
-  uint64_t metadata_size = 0;
-  uint64_t generation = 0;
-  uint64_t checksum = 0;
+  ObjectDescription object;
 };
 
 class Directory {

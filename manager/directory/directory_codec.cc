@@ -113,8 +113,8 @@ absl::StatusOr<NodeRecord> DirectoryCodec::DecodeNodeRecord(absl::string_view no
 }
 
 std::string DirectoryCodec::EncodeLocation(const ObjectLocation& location) {
-  return absl::StrCat(location.data_size, ",", location.metadata_size, ",", location.generation, ",",
-                      location.checksum);
+  const ObjectDescription& o = location.object;
+  return absl::StrCat(o.data_size, ",", o.metadata_size, ",", o.generation, ",", o.checksum);
 }
 
 absl::StatusOr<ObjectLocation> DirectoryCodec::DecodeLocation(absl::string_view node_id, absl::string_view value) {
@@ -124,10 +124,10 @@ absl::StatusOr<ObjectLocation> DirectoryCodec::DecodeLocation(absl::string_view 
   if (parts.size() != 4) return Malformed("location", value, "want size,metadata_size,generation,checksum");
   ObjectLocation location;
   location.node_id = std::string(node_id);
-  ASSIGN_OR_RETURN(location.data_size, ParseUint64(parts[0]));
-  ASSIGN_OR_RETURN(location.metadata_size, ParseUint64(parts[1]));
-  ASSIGN_OR_RETURN(location.generation, ParseUint64(parts[2]));
-  ASSIGN_OR_RETURN(location.checksum, ParseUint64(parts[3]));
+  ASSIGN_OR_RETURN(location.object.data_size, ParseUint64(parts[0]));
+  ASSIGN_OR_RETURN(location.object.metadata_size, ParseUint64(parts[1]));
+  ASSIGN_OR_RETURN(location.object.generation, ParseUint64(parts[2]));
+  ASSIGN_OR_RETURN(location.object.checksum, ParseUint64(parts[3]));
   return location;
 }
 

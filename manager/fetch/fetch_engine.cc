@@ -275,7 +275,7 @@ absl::Status FetchEngine::FetchFrom(const ObjectID& id, const ObjectLocation& so
   absl::StatusOr<std::shared_ptr<transport::Channel>> channel = connector_->ChannelTo(source.node_id, deadline);
   record.phases.connect = clock_->Now() - t0;
   if (!channel.ok()) return channel.status();
-  const uint64_t hinted = source.data_size + source.metadata_size;
+  const uint64_t hinted = source.object.total_size();
   record.protocol = policy_->Choose(source.node_id, hinted);
   if (hinted > transport::kMaxCallBytes - 4096) record.protocol = PeerProtocol::kPin;
   absl::StatusOr<peer::TransferResult> transfer =
@@ -289,7 +289,7 @@ absl::Status FetchEngine::FetchFrom(const ObjectID& id, const ObjectLocation& so
     if (TransportFailure(transfer.status()) && !(*channel)->healthy()) connector_->Forget(source.node_id);
     return transfer.status();
   }
-  if (transfer->owner_generation != source.generation) {
+  if (transfer->owner_generation != source.object.generation) {
     // The directory's generation is a hint; the owner's reply is what we copied and verified.
     stats_->generation_hint_mismatches.fetch_add(1, std::memory_order_relaxed);
   }

@@ -19,7 +19,7 @@ namespace {
 constexpr char kLeaseLapsePayload[] = "rplasma/lease-lapsed";
 
 // OK if `checksum` (of the bytes received for `id`) is the owner's; else kStaleObject.
-absl::Status CheckChecksum(const ObjectID& id, uint64_t checksum, const peer::ObjectDescription& owner) {
+absl::Status CheckChecksum(const ObjectID& id, uint64_t checksum, const ObjectDescription& owner) {
   if (checksum == owner.checksum) return absl::OkStatus();
   return MakeError(ErrorCode::kStaleObject,
                    absl::StrFormat("fetch %s: checksum %016x of the received bytes differs from the owner's %016x",
@@ -45,7 +45,7 @@ class LocalObject {
   const CreatedObject& created() const { return created_; }
 
   // `checksum` is ObjectChecksum of the local bytes, computed by the caller.
-  absl::Status SealIfMatches(const peer::ObjectDescription& owner, uint64_t checksum, const Clock& clock,
+  absl::Status SealIfMatches(const ObjectDescription& owner, uint64_t checksum, const Clock& clock,
                              TransferResult& result) {
     const absl::Time t1 = clock.Now();
     RETURN_IF_ERROR(CheckChecksum(id_, checksum, owner));
@@ -63,7 +63,7 @@ class LocalObject {
 };
 
 absl::StatusOr<LocalObject> CreateLocal(peer::LocalStore& store, const ObjectID& id,
-                                        const peer::ObjectDescription& owner) {
+                                        const ObjectDescription& owner) {
   ASSIGN_OR_RETURN(CreatedObject created, store.Create(id, owner.data_size, owner.metadata_size));
   return LocalObject(store, id, created);
 }

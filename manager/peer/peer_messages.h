@@ -26,6 +26,7 @@
 #include "manager/transport/transport.h"
 #include "protocol/base/object_id.h"
 #include "protocol/base/status.h"
+#include "protocol/object_description.h"
 
 namespace rplasma::peer {
 
@@ -35,16 +36,6 @@ inline constexpr size_t kEnvelopeHeaderBytes = 8;
 inline constexpr uint64_t kMaxPeerObjectBytes = uint64_t{1} << 46;
 // Largest probe a peer may ask for (auto threshold calibration).
 inline constexpr uint64_t kMaxProbeBytes = 4u << 20;
-
-// What the owner says about one sealed object (the truth; the directory only hints).
-struct ObjectDescription {
-  uint64_t data_size = 0;
-  uint64_t metadata_size = 0;
-  uint64_t generation = 0;
-  uint64_t checksum = 0;
-
-  uint64_t total_size() const { return data_size + metadata_size; }
-};
 
 // ---- Requests ----
 struct GetRequest { ObjectID id; };
@@ -56,6 +47,8 @@ struct ProbePinRequest { uint64_t bytes = 0; };  // 1 .. kMaxProbeBytes
 using PeerRequest = std::variant<GetRequest, PinRequest, UnpinRequest, ProbeGetRequest, ProbePinRequest>;
 
 // ---- Replies ----
+// Get and Pin replies carry the owner's ObjectDescription (protocol/object_description.h): the
+// truth about the object, where a directory entry is only a hint.
 // Get / ProbeGet: the description plus the bytes (a view into the decoded buffer).
 struct GetReplyView {
   ObjectDescription object;

@@ -115,13 +115,13 @@ absl::StatusOr<std::string> PeerService::Handle(uint64_t conn_id, const PeerRequ
 absl::StatusOr<std::string> PeerService::HandleGet(const ObjectID& id) {
   ASSIGN_OR_RETURN(std::unique_ptr<PinnedObject> pinned, store_->Pin(id));
   const ObjectInfo& info = pinned->info();
-  const uint64_t total = info.data_size + info.metadata_size;
+  const ObjectDescription object = info.description();
+  const uint64_t total = object.total_size();
   if (total > options_.max_get_bytes) {
     return MakeError(ErrorCode::kInvalidArgument,
                      absl::StrCat("get ", id.Hex(), ": ", total, " bytes exceed the Get limit of ",
                                   options_.max_get_bytes, "; use Pin"));
   }
-  const ObjectDescription object{info.data_size, info.metadata_size, info.generation, info.checksum};
   std::string reply = EncodeGetReply(object, {pinned->base(), info.data_size},
                                      {pinned->base() + info.data_size, info.metadata_size});
   gets_.fetch_add(1, std::memory_order_relaxed);
@@ -133,7 +133,7 @@ absl::StatusOr<std::string> PeerService::HandlePin(uint64_t conn_id, const Objec
   ASSIGN_OR_RETURN(std::unique_ptr<PinnedObject> pinned, store_->Pin(id));
   const ObjectInfo info = pinned->info();
   PinReply reply;
-  reply.object = ObjectDescription{info.data_size, info.metadata_size, info.generation, info.checksum};
+  reply.object = info.description();
   reply.region = region_for_(info.offset, reply.object.total_size());
   reply.lease_ttl_ms = absl::ToInt64Milliseconds(leases_.ttl());
   ASSIGN_OR_RETURN(reply.lease_id, leases_.Add(conn_id, reply.region, std::move(pinned), options_.clock->Now()));

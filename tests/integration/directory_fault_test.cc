@@ -41,7 +41,7 @@ TEST_F(RedisDirectoryFaultTest, OperationsFailFastWithUnavailableWhileRedisIsDow
   ASSERT_OK_AND_ASSIGN(auto directory, RedisDirectory::Create(options_));
   ASSERT_OK(directory->RegisterNode(NodeRecord{"node-a", "127.0.0.1:1", "", 1}));
   ObjectID id = ObjectID::FromLabel("down");
-  ASSERT_OK(directory->PublishObject(id, ObjectLocation{"", 1, 0, 1, 1}));
+  ASSERT_OK(directory->PublishObject(id, ObjectLocation{"", {1, 0, 1, 1}}));
 
   redis_->Kill();
   for (int i = 0; i < 12; ++i) {
@@ -49,7 +49,7 @@ TEST_F(RedisDirectoryFaultTest, OperationsFailFastWithUnavailableWhileRedisIsDow
     absl::Status status;
     switch (i % 6) {
       case 0: status = directory->Heartbeat(); break;
-      case 1: status = directory->PublishObject(id, ObjectLocation{"", 1, 0, 2, 1}); break;
+      case 1: status = directory->PublishObject(id, ObjectLocation{"", {1, 0, 2, 1}}); break;
       case 2: status = directory->Lookup({id}).status(); break;
       case 3: status = directory->RemoveObject(id); break;
       case 4: status = directory->GetNode("node-a").status(); break;
@@ -86,7 +86,7 @@ TEST_F(RedisDirectoryFaultTest, ReconnectAfterRestartRepublishesTheNodeAndRunsTh
   ASSERT_OK_AND_ASSIGN(auto directory, RedisDirectory::Create(options_));
   ASSERT_OK(directory->RegisterNode(NodeRecord{"node-a", "127.0.0.1:7000", "", 9}));
   std::vector<std::pair<ObjectID, ObjectLocation>> held;
-  for (int i = 0; i < 20; ++i) held.emplace_back(ObjectID::FromLabel("held-" + std::to_string(i)), ObjectLocation{"", 1, 0, 5, 6});
+  for (int i = 0; i < 20; ++i) held.emplace_back(ObjectID::FromLabel("held-" + std::to_string(i)), ObjectLocation{"", {1, 0, 5, 6}});
   ASSERT_OK(directory->PublishObjects(held));
 
   // The owner's republish hook: what the manager does after Redis comes back.

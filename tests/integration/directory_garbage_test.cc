@@ -53,7 +53,7 @@ class RedisDirectoryGarbageTest : public ::testing::Test {
 
 TEST_F(RedisDirectoryGarbageTest, MalformedEntriesAreSkippedAndGoodOnesStillReturn) {
   ObjectID id = ObjectID::FromLabel("mixed");
-  ASSERT_OK(directory_->PublishObject(id, ObjectLocation{"", 10, 1, 3, 4}));
+  ASSERT_OK(directory_->PublishObject(id, ObjectLocation{"", {10, 1, 3, 4}}));
   const std::string key = "rplasma:obj:" + id.Hex();
   Raw({
       {"HSET", key, "bad node id!", "1,2,3,4"},
@@ -80,8 +80,8 @@ TEST_F(RedisDirectoryGarbageTest, MalformedEntriesAreSkippedAndGoodOnesStillRetu
   EXPECT_THAT(NodeIds(found[0]), ::testing::UnorderedElementsAre("node-a", "node-i"));
   for (const ObjectLocation& location : found[0]) {
     if (location.node_id == "node-i") {
-      EXPECT_EQ(location.data_size, 5u);
-      EXPECT_EQ(location.checksum, 8u);
+      EXPECT_EQ(location.object.data_size, 5u);
+      EXPECT_EQ(location.object.checksum, 8u);
     }
   }
   EXPECT_EQ(directory_->stats().garbage_values - garbage_before, 10u);
@@ -91,7 +91,7 @@ TEST_F(RedisDirectoryGarbageTest, KeysOfTheWrongTypeAreSkippedOnReadAndReplacedO
   ObjectID good = ObjectID::FromLabel("good");
   ObjectID as_string = ObjectID::FromLabel("as-string");
   ObjectID as_list = ObjectID::FromLabel("as-list");
-  ASSERT_OK(directory_->PublishObject(good, ObjectLocation{"", 1, 0, 1, 1}));
+  ASSERT_OK(directory_->PublishObject(good, ObjectLocation{"", {1, 0, 1, 1}}));
   Raw({{"SET", "rplasma:obj:" + as_string.Hex(), "node-a"},
        {"RPUSH", "rplasma:obj:" + as_list.Hex(), "node-a", "1,0,1,1"}});
 
@@ -101,10 +101,10 @@ TEST_F(RedisDirectoryGarbageTest, KeysOfTheWrongTypeAreSkippedOnReadAndReplacedO
   EXPECT_THAT(found[2], IsEmpty());
   EXPECT_GE(directory_->stats().garbage_values, 2u);
 
-  ASSERT_OK(directory_->PublishObject(as_string, ObjectLocation{"", 2, 0, 2, 2}));
+  ASSERT_OK(directory_->PublishObject(as_string, ObjectLocation{"", {2, 0, 2, 2}}));
   ASSERT_OK_AND_ASSIGN(auto repaired, directory_->Lookup({as_string}));
   ASSERT_EQ(repaired[0].size(), 1u);
-  EXPECT_EQ(repaired[0][0].generation, 2u);
+  EXPECT_EQ(repaired[0][0].object.generation, 2u);
 }
 
 TEST_F(RedisDirectoryGarbageTest, MalformedNodeRecordsAreErrorsNotCrashes) {
@@ -122,7 +122,7 @@ TEST_F(RedisDirectoryGarbageTest, MalformedNodeRecordsAreErrorsNotCrashes) {
 
 TEST_F(RedisDirectoryGarbageTest, GarbageInTheNodeSetsDoesNotStopUnregisterOrSweep) {
   std::vector<std::pair<ObjectID, ObjectLocation>> objects;
-  for (int i = 0; i < 5; ++i) objects.emplace_back(ObjectID::FromLabel("g" + std::to_string(i)), ObjectLocation{"", 1, 0, 1, 1});
+  for (int i = 0; i < 5; ++i) objects.emplace_back(ObjectID::FromLabel("g" + std::to_string(i)), ObjectLocation{"", {1, 0, 1, 1}});
   ASSERT_OK(directory_->PublishObjects(objects));
   Raw({{"SADD", "rplasma:node-objects:node-a", "not-hex", std::string(5000, 'f'), "zz" + std::string(38, '0')},
        {"SADD", "rplasma:nodes", "bad node", std::string(300, 'x'), "ghost"},

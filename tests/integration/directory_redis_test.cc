@@ -27,7 +27,7 @@ using ::testing::UnorderedElementsAre;
 NodeRecord Node(const std::string& id) { return NodeRecord{id, "127.0.0.1:7000", "", 42}; }
 
 ObjectLocation Location(uint64_t size, uint64_t generation) {
-  return ObjectLocation{"", size, 8, generation, generation * 7 + 1};
+  return ObjectLocation{"", {size, 8, generation, generation * 7 + 1}};
 }
 
 std::vector<std::string> NodeIds(const std::vector<ObjectLocation>& locations) {
@@ -90,16 +90,16 @@ TEST_F(RedisDirectoryTest, PublishedObjectIsFoundAndRemovedObjectIsNot) {
   std::unique_ptr<RedisDirectory> a = NewNode("node-a");
   ASSERT_NE(a, nullptr);
   ObjectID id = ObjectID::FromLabel("round-trip");
-  ASSERT_OK(a->PublishObject(id, ObjectLocation{"", 1000, 16, 77, 12345}));
+  ASSERT_OK(a->PublishObject(id, ObjectLocation{"", {1000, 16, 77, 12345}}));
 
   ASSERT_OK_AND_ASSIGN(auto found, a->Lookup({id}));
   ASSERT_EQ(found.size(), 1u);
   ASSERT_EQ(found[0].size(), 1u);
   EXPECT_EQ(found[0][0].node_id, "node-a");
-  EXPECT_EQ(found[0][0].data_size, 1000u);
-  EXPECT_EQ(found[0][0].metadata_size, 16u);
-  EXPECT_EQ(found[0][0].generation, 77u);
-  EXPECT_EQ(found[0][0].checksum, 12345u);
+  EXPECT_EQ(found[0][0].object.data_size, 1000u);
+  EXPECT_EQ(found[0][0].object.metadata_size, 16u);
+  EXPECT_EQ(found[0][0].object.generation, 77u);
+  EXPECT_EQ(found[0][0].object.checksum, 12345u);
 
   ASSERT_OK(a->RemoveObject(id));
   ASSERT_OK_AND_ASSIGN(auto after, a->Lookup({id}));
@@ -116,8 +116,8 @@ TEST_F(RedisDirectoryTest, RepublishingReplacesTheNodesOlderEntry) {
   ASSERT_OK(a->PublishObject(id, Location(20, 2)));
   ASSERT_OK_AND_ASSIGN(auto found, a->Lookup({id}));
   ASSERT_EQ(found[0].size(), 1u);
-  EXPECT_EQ(found[0][0].generation, 2u);
-  EXPECT_EQ(found[0][0].data_size, 20u);
+  EXPECT_EQ(found[0][0].object.generation, 2u);
+  EXPECT_EQ(found[0][0].object.data_size, 20u);
 }
 
 TEST_F(RedisDirectoryTest, ObjectHeldByTwoNodesReturnsBothLocations) {
@@ -233,8 +233,8 @@ TEST_F(RedisDirectoryTest, LookupOfAThousandIdsTakesAtMostTwoRoundTrips) {
   ASSERT_EQ(found.size(), ids.size());
   for (int i = 0; i < 1000; ++i) {
     ASSERT_EQ(found[i].size(), 1u) << i;
-    EXPECT_EQ(found[i][0].generation, 1000u + i);
-    EXPECT_EQ(found[i][0].data_size, static_cast<uint64_t>(i));
+    EXPECT_EQ(found[i][0].object.generation, 1000u + i);
+    EXPECT_EQ(found[i][0].object.data_size, static_cast<uint64_t>(i));
   }
 }
 
@@ -339,8 +339,8 @@ TEST_F(RedisDirectoryTest, MisuseIsRejectedWithInvalidArgument) {
   ASSERT_OK(a->RegisterNode(Node("node-a")));
   EXPECT_OK(a->RegisterNode(NodeRecord{"node-a", "127.0.0.1:7001", "127.0.0.1:7002", 43}));
   EXPECT_THAT(a->RegisterNode(Node("node-other")), HasErrorCode(ErrorCode::kInvalidArgument));
-  EXPECT_THAT(a->PublishObject(id, ObjectLocation{"node-b", 1, 0, 1, 1}), HasErrorCode(ErrorCode::kInvalidArgument));
-  EXPECT_OK(a->PublishObject(id, ObjectLocation{"node-a", 1, 0, 1, 1}));
+  EXPECT_THAT(a->PublishObject(id, ObjectLocation{"node-b", {1, 0, 1, 1}}), HasErrorCode(ErrorCode::kInvalidArgument));
+  EXPECT_OK(a->PublishObject(id, ObjectLocation{"node-a", {1, 0, 1, 1}}));
   ASSERT_OK_AND_ASSIGN(NodeRecord record, a->GetNode("node-a"));
   EXPECT_EQ(record.verbs_address, "127.0.0.1:7002");
 }

@@ -49,10 +49,10 @@ TEST(DirectoryCodecTest, LocationRoundTripsThroughItsEncoding) {
   EXPECT_EQ(value, "123,4,18446744073709551615,987654321");
   ASSERT_OK_AND_ASSIGN(ObjectLocation decoded, DirectoryCodec::DecodeLocation("node-a", value));
   EXPECT_EQ(decoded.node_id, "node-a");
-  EXPECT_EQ(decoded.data_size, 123u);
-  EXPECT_EQ(decoded.metadata_size, 4u);
-  EXPECT_EQ(decoded.generation, UINT64_MAX);
-  EXPECT_EQ(decoded.checksum, 987654321u);
+  EXPECT_EQ(decoded.object.data_size, 123u);
+  EXPECT_EQ(decoded.object.metadata_size, 4u);
+  EXPECT_EQ(decoded.object.generation, UINT64_MAX);
+  EXPECT_EQ(decoded.object.checksum, 987654321u);
 }
 
 TEST(DirectoryCodecTest, MalformedLocationsAreRejected) {

@@ -57,7 +57,7 @@ class FetchEngineTest : public ::testing::Test {
   // Puts `id` into the owner's store and publishes it (as node "b").
   FakeLocalStore::Entry PutRemote(const ObjectID& id, const std::string& data, const std::string& metadata = "") {
     FakeLocalStore::Entry e = owner_.Put(id, data, metadata);
-    EXPECT_OK(directory_.PublishObject(id, ObjectLocation{"b", e.data_size, e.metadata_size, e.generation, e.checksum}));
+    EXPECT_OK(directory_.PublishObject(id, ObjectLocation{"b", e.description()}));
     return e;
   }
 
@@ -136,7 +136,7 @@ TEST_F(FetchEngineTest, AnIdListedNowhereButSealedHereSucceedsWithoutATransfer) 
 TEST_F(FetchEngineTest, AnIdListedOnThisNodeIsAskedOfTheStoreAndNotTransferred) {
   const ObjectID id = ObjectID::FromLabel("here and there");
   FakeLocalStore::Entry mine = local_.Put(id, "local bytes");
-  ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"a", mine.data_size, 0, mine.generation, mine.checksum}));
+  ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"a", {mine.data_size, 0, mine.generation, mine.checksum}}));
   PutRemote(id, "remote bytes");
   std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(1));
   ASSERT_OK(result[0]);
@@ -150,7 +150,7 @@ TEST_F(FetchEngineTest, AStaleLocationOfThisNodeFallsBackToTheOtherSource) {
   const ObjectID id = ObjectID::FromLabel("evicted here");
   FakeLocalStore::Entry theirs = PutRemote(id, Pattern(700, 11));
   // The directory still lists this node (its object was evicted, the removal not yet published).
-  ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"a", theirs.data_size, 0, 99, 1}));
+  ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"a", {theirs.data_size, 0, 99, 1}}));
   std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(2));
   ASSERT_OK(result[0]);
   EXPECT_EQ(local_.contains_round_trips(), 1);
@@ -318,7 +318,7 @@ TEST_F(FetchEngineTest, ReadsFinishingAfterTheLeaseExpiredAreDiscardedAndTheFetc
 TEST_F(FetchEngineTest, OwnersGenerationWinsOverTheDirectoryHintAndIsCounted) {
   const ObjectID id = ObjectID::FromLabel("generation");
   FakeLocalStore::Entry e = owner_.Put(id, Pattern(500, 6));
-  ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"b", e.data_size, 0, e.generation + 100, e.checksum}));
+  ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"b", {e.data_size, 0, e.generation + 100, e.checksum}}));
   std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(2));
   ASSERT_OK(result[0]);
   EXPECT_EQ(stats_.generation_hint_mismatches.load(), 1u);
@@ -328,7 +328,7 @@ TEST_F(FetchEngineTest, OwnersGenerationWinsOverTheDirectoryHintAndIsCounted) {
 TEST_F(FetchEngineTest, StaleLocationOfADeletedObjectWaitsForTheNewOne) {
   const ObjectID id = ObjectID::FromLabel("later");
   // The directory says b has it, but b does not (deleted): the engine keeps looking.
-  ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"b", 10, 0, 1, 1}));
+  ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"b", {10, 0, 1, 1}}));
   // The new object appears while the engine backs off after finding b without it.
   bool written = false;
   clock_.set_on_sleep([&] {
@@ -353,8 +353,8 @@ TEST_F(FetchEngineTest, AnIdSealedNowhereTimesOut) {
 TEST_F(FetchEngineTest, AnUnreachableSourceIsSkippedForTheNextOne) {
   const ObjectID id = ObjectID::FromLabel("two sources");
   FakeLocalStore::Entry e = owner_.Put(id, Pattern(800, 8));
-  ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"dead", e.data_size, 0, e.generation, e.checksum}));
-  ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"b", e.data_size, 0, e.generation, e.checksum}));
+  ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"dead", {e.data_size, 0, e.generation, e.checksum}}));
+  ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"b", {e.data_size, 0, e.generation, e.checksum}}));
   std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(2));
   ASSERT_OK(result[0]);
   EXPECT_EQ(stats_.transfer_failures.load(), 1u);

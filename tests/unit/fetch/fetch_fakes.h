@@ -23,6 +23,7 @@
 #include "manager/peer/local_store.h"
 #include "manager/transport/transport.h"
 #include "protocol/base/status.h"
+#include "protocol/object_description.h"
 
 namespace rplasma::testing {
 
@@ -34,6 +35,8 @@ class FakeLocalStore : public peer::LocalStore {
     uint64_t offset = 0, data_size = 0, metadata_size = 0, generation = 0, checksum = 0;
     bool sealed = false;
     int refs = 0;
+
+    ObjectDescription description() const { return {data_size, metadata_size, generation, checksum}; }
   };
 
   class Pinned : public peer::PinnedObject {
