@@ -50,11 +50,13 @@ absl::StatusOr<std::unique_ptr<LaunchedManager>> LaunchedManager::Start(const Ma
                                    "--rdma_threshold", options.rdma_threshold,
                                    "--node_name", options.node_name};
   argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
-  ASSIGN_OR_RETURN(manager->process_, ChildProcess::Spawn(argv, manager->log_path_));
+  // Destruction lets the manager shut down (SIGTERM) before it is killed.
+  ASSIGN_OR_RETURN(manager->process_,
+                   ChildProcess::Start(argv, SpawnOptions{.log_path = manager->log_path_, .stop_grace = absl::Seconds(3)}));
 
   absl::Time deadline = absl::Now() + options.start_timeout;
   while (absl::Now() < deadline) {
-    if (!manager->process_.Running()) {
+    if (!manager->process_.running()) {
       return MakeError(ErrorCode::kUnavailable, absl::StrFormat("rplasma-manager exited at start; log:\n%s",
                                                                 FileTail(manager->log_path_)));
     }

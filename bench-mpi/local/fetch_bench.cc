@@ -9,20 +9,21 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "bench-mpi/common/bench_redis_server.h"
 #include "bench-mpi/common/manager_launcher.h"
 #include "bench-mpi/common/measure_loop.h"
+#include "bench-mpi/common/redis_connection.h"
+#include "bench-mpi/common/redis_server.h"
 #include "bench-mpi/common/result_reporter.h"
 #include "bench-mpi/common/size_units.h"
-#include "bench-mpi/common/store_launcher.h"
+#include "bench-mpi/common/store_process.h"
 #include "bench-mpi/common/tcp_stream_peer.h"
 #include "client/client.h"
 #include "nlohmann/json.hpp"
-#include "protocol/frame.h"
-#include "protocol/manager_messages.h"
 #include "protocol/base/object_id.h"
 #include "protocol/base/socket_io.h"
 #include "protocol/base/status.h"
+#include "protocol/frame.h"
+#include "protocol/manager_messages.h"
 
 namespace rplasma::bench {
 namespace {
@@ -43,17 +44,17 @@ int64_t PoolSize(const LocalBenchOptions& options, uint64_t size) {
 }
 
 struct Node {
-  std::unique_ptr<LaunchedStore> store;
+  std::unique_ptr<StoreProcess> store;
   std::unique_ptr<LaunchedManager> manager;
   std::unique_ptr<Client> client;
 };
 
-absl::StatusOr<Node> StartNode(const std::string& name, uint64_t memory, const BenchRedisServer& redis,
+absl::StatusOr<Node> StartNode(const std::string& name, uint64_t memory, const RedisServer& redis,
                                const std::string& secret_file, const LocalBenchOptions& options) {
   Node node;
-  StoreLaunchOptions store_options;
-  store_options.memory_bytes = memory;
-  ASSIGN_OR_RETURN(node.store, LaunchedStore::Start(store_options));
+  StoreProcessOptions store_options;
+  store_options.memory = memory;
+  ASSIGN_OR_RETURN(node.store, StoreProcess::Start(store_options));
   ManagerLaunchOptions manager_options;
   manager_options.store_socket = node.store->socket_path();
   manager_options.redis = redis.address();
@@ -184,9 +185,9 @@ absl::Status RunFetchBench(const LocalBenchOptions& options, std::ostream& out) 
   ASSIGN_OR_RETURN(ScratchDir dir, ScratchDir::Create("rplasma-bench-fetch"));
   const std::string secret_file = dir.Join("secret");
   RETURN_IF_ERROR(WriteRandomSecret(secret_file));
-  BenchRedisServerOptions redis_options;
+  RedisServerOptions redis_options;
   redis_options.max_value_bytes = std::max<uint64_t>(redis_options.max_value_bytes, largest);
-  ASSIGN_OR_RETURN(std::unique_ptr<BenchRedisServer> redis_server, BenchRedisServer::Start(redis_options));
+  ASSIGN_OR_RETURN(std::unique_ptr<RedisServer> redis_server, RedisServer::Start(redis_options));
   out << absl::StrFormat("redis-server (directory and peer) on %s; node A arena %s, node B arena %s\n",
                          redis_server->address(), FormatSize(memory_a), FormatSize(memory_b));
   ASSIGN_OR_RETURN(Node a, StartNode("a", memory_a, *redis_server, secret_file, options));

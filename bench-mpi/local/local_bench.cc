@@ -9,10 +9,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "bench-mpi/common/bench_redis_server.h"
+#include "bench-mpi/common/redis_connection.h"
+#include "bench-mpi/common/redis_server.h"
 #include "bench-mpi/common/result_reporter.h"
 #include "bench-mpi/common/size_units.h"
-#include "bench-mpi/common/store_launcher.h"
+#include "bench-mpi/common/store_process.h"
 #include "bench-mpi/local/memory_overhead.h"
 #include "bench-mpi/local/peer_benchmarks.h"
 #include "bench-mpi/local/store_benchmarks.h"
@@ -43,17 +44,17 @@ class ErrorLog {
   absl::Status first_;
 };
 
-absl::StatusOr<std::unique_ptr<BenchRedisServer>> MaybeStartRedis(const LocalBenchOptions& options,
+absl::StatusOr<std::unique_ptr<RedisServer>> MaybeStartRedis(const LocalBenchOptions& options,
                                                                    std::ostream& out) {
   if (options.redis == RedisMode::kOff || !options.Selected("set_get")) return nullptr;
-  if (options.redis == RedisMode::kAuto && BenchRedisServer::FindBinary().empty()) {
+  if (options.redis == RedisMode::kAuto && RedisServer::FindBinary().empty()) {
     out << "redis-server not installed: the Redis peer is skipped (--redis to insist)\n";
     return nullptr;
   }
-  BenchRedisServerOptions redis_options;
+  RedisServerOptions redis_options;
   const uint64_t largest = *std::max_element(options.sizes.begin(), options.sizes.end());
   redis_options.max_value_bytes = std::max<uint64_t>(redis_options.max_value_bytes, largest);
-  return BenchRedisServer::Start(redis_options);
+  return RedisServer::Start(redis_options);
 }
 
 // The first three fields of /proc/loadavg, "?" if unreadable.
@@ -68,17 +69,17 @@ std::string LoadAverage() {
 
 absl::Status RunLocalBench(const LocalBenchOptions& options, std::ostream& out) {
   RETURN_IF_ERROR(options.Validate());
-  std::unique_ptr<LaunchedStore> own_store;
+  std::unique_ptr<StoreProcess> own_store;
   std::string socket = options.store_socket;
   if (socket.empty()) {
-    StoreLaunchOptions store_options;
-    store_options.memory_bytes = options.memory_bytes != 0 ? options.memory_bytes : options.DefaultMemoryBytes();
-    out << absl::StrFormat("starting rplasma-store with a %s arena\n", FormatSize(store_options.memory_bytes));
-    ASSIGN_OR_RETURN(own_store, LaunchedStore::Start(store_options));
+    StoreProcessOptions store_options;
+    store_options.memory = options.memory_bytes != 0 ? options.memory_bytes : options.DefaultMemoryBytes();
+    out << absl::StrFormat("starting rplasma-store with a %s arena\n", FormatSize(store_options.memory));
+    ASSIGN_OR_RETURN(own_store, StoreProcess::Start(store_options));
     socket = own_store->socket_path();
   }
   ASSIGN_OR_RETURN(pid_t store_pid, UnixSocketPeerPid(socket));
-  ASSIGN_OR_RETURN(std::unique_ptr<BenchRedisServer> redis_server, MaybeStartRedis(options, out));
+  ASSIGN_OR_RETURN(std::unique_ptr<RedisServer> redis_server, MaybeStartRedis(options, out));
   std::optional<RedisConnection> redis;
   if (redis_server != nullptr) {
     ASSIGN_OR_RETURN(redis, RedisConnection::Connect(redis_server->host(), redis_server->port()));

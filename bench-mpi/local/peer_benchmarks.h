@@ -18,8 +18,9 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
-#include "bench-mpi/common/bench_redis_server.h"
 #include "bench-mpi/common/measure_loop.h"
+#include "bench-mpi/common/redis_connection.h"
+#include "bench-mpi/common/redis_server.h"
 #include "bench-mpi/common/result_reporter.h"
 
 namespace rplasma::bench {

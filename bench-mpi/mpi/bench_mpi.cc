@@ -16,8 +16,8 @@
 #include "bench-mpi/mpi/fetch_plan.h"
 #include "bench-mpi/mpi/tcp_baseline.h"
 #include "bench-mpi/mpi/tuner.h"
-#include "protocol/base/object_id.h"
 #include "protocol/base/logging.h"
+#include "protocol/base/object_id.h"
 #include "protocol/base/status.h"
 
 namespace rplasma::bench {
@@ -55,7 +55,7 @@ absl::Status BenchMpi::Setup() {
   if (world_.root()) {
     nonce_ = ObjectID::Random().Hex().substr(0, 12);
     if (options_.start_redis) {
-      absl::StatusOr<std::unique_ptr<BenchRedisServer>> server = BenchRedisServer::Start({});
+      absl::StatusOr<std::unique_ptr<RedisServer>> server = RedisServer::Start({});
       if (server.ok()) {
         redis_ = std::move(*server);
         redis = redis_->address();

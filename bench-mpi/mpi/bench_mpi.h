@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "bench-mpi/common/bench_redis_server.h"
 #include "bench-mpi/common/child_process.h"
+#include "bench-mpi/common/redis_server.h"
 #include "bench-mpi/mpi/bench_mpi_options.h"
 #include "bench-mpi/mpi/mpi_world.h"
 #include "bench-mpi/mpi/rank_node.h"
@@ -75,7 +75,7 @@ class BenchMpi {
   BenchMpiOptions options_;
   std::string nonce_;
   std::string transport_label_;
-  std::unique_ptr<BenchRedisServer> redis_;  // rank 0 with --start-redis
+  std::unique_ptr<RedisServer> redis_;  // rank 0 with --start-redis
   ScratchDir scratch_;
   std::string node_name_;
   std::vector<ProtocolNode> nodes_;

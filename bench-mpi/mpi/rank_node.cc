@@ -7,10 +7,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "protocol/frame.h"
-#include "protocol/manager_messages.h"
 #include "protocol/base/socket_io.h"
 #include "protocol/base/status.h"
+#include "protocol/frame.h"
+#include "protocol/manager_messages.h"
 
 namespace rplasma::bench {
 namespace {
@@ -38,10 +38,10 @@ std::string WordAfter(absl::string_view line, absl::string_view key) {
 absl::StatusOr<std::unique_ptr<RankNode>> RankNode::Start(const RankNodeOptions& options) {
   std::unique_ptr<RankNode> node(new RankNode());
   node->options_ = options;
-  StoreLaunchOptions store_options;
+  StoreProcessOptions store_options;
   store_options.binary = options.bin_dir + "/rplasma-store";
-  store_options.memory_bytes = options.store_memory;
-  ASSIGN_OR_RETURN(node->store_, LaunchedStore::Start(store_options));
+  store_options.memory = options.store_memory;
+  ASSIGN_OR_RETURN(node->store_, StoreProcess::Start(store_options));
   ASSIGN_OR_RETURN(node->dir_, ScratchDir::Create("rplasma-bench-mpi-manager"));
   node->store_socket_ = node->store_->socket_path();
   node->manager_socket_ = node->dir_.Join("manager.sock");
@@ -78,7 +78,7 @@ absl::Status RankNode::StartManager(const std::string& threshold) {
                                    "--secret_file=" + options_.secret_file,
                                    "--node_name=" + options_.node_name};
   if (!options_.rdma_device.empty()) argv.push_back("--rdma_device=" + options_.rdma_device);
-  ASSIGN_OR_RETURN(manager_, ChildProcess::Spawn(argv, manager_log_));
+  ASSIGN_OR_RETURN(manager_, ChildProcess::Start(argv, SpawnOptions{.log_path = manager_log_, .stop_grace = absl::Seconds(3)}));
   const absl::Time deadline = absl::Now() + kManagerStartTimeout;
   while (absl::Now() < deadline) {
     const std::string log = ReadAll(manager_log_);
@@ -88,7 +88,7 @@ absl::Status RankNode::StartManager(const std::string& threshold) {
       node_id_ = WordAfter(line, "node=");
       return absl::OkStatus();
     }
-    if (!manager_.Running()) break;
+    if (!manager_.running()) break;
     absl::SleepFor(absl::Milliseconds(20));
   }
   return MakeError(ErrorCode::kUnavailable, absl::StrCat("rplasma-manager (", options_.node_name,

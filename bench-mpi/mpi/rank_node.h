@@ -1,6 +1,6 @@
 // RankNode: the rplasma node one MPI rank stands for — its rplasma-store and rplasma-manager.
 //
-// Start() spawns a private store (LaunchedStore); StartManager() (re)starts the manager with
+// Start() spawns a private store (StoreProcess); StartManager() (re)starts the manager with
 // a given --rdma-threshold, so one run can measure each protocol on fresh managers, and returns
 // once the manager printed its ready line (node id, listen address). Attach() uses a store and a
 // manager that are already running (no restarts). The rank process itself only ever is a client:
@@ -17,7 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "bench-mpi/common/child_process.h"
-#include "bench-mpi/common/store_launcher.h"
+#include "bench-mpi/common/store_process.h"
 
 namespace rplasma::bench {
 
@@ -55,7 +55,7 @@ class RankNode {
   RankNode() = default;
 
   RankNodeOptions options_;
-  std::unique_ptr<LaunchedStore> store_;
+  std::unique_ptr<StoreProcess> store_;
   ScratchDir dir_;
   ChildProcess manager_;
   int manager_starts_ = 0;

@@ -1,5 +1,6 @@
-// bench-mpi/common's ChildProcess, with real processes: a child's output goes to its log, an exec
-// failure is Spawn's error, and a child dies with its parent even when the parent is SIGKILLed
+// bench-mpi/common's ChildProcess (the launcher of benchmarks and tests), with real processes: a
+// child's output goes to its log, its environment gets the extra entries, Wait returns its exit
+// status, an exec failure is Start's error, Stop ends it gracefully or by force, and a child dies with its parent even when the parent is SIGKILLed
 // (PR_SET_PDEATHSIG: an MPI rank killed by mpirun must not leave its store or manager behind).
 #include "bench-mpi/common/child_process.h"
 
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "absl/strings/ascii.h"
@@ -39,27 +41,78 @@ bool Alive(pid_t pid) {
 TEST(ChildProcessTest, OutputGoesToTheLogAndTheChildIsReaped) {
   rplasma::testing::TempDir dir;
   const std::string log = dir.Join("echo.log");
-  ASSERT_OK_AND_ASSIGN(ChildProcess child, ChildProcess::Spawn({"/bin/sh", "-c", "echo out; echo err >&2"}, log));
+  ASSERT_OK_AND_ASSIGN(ChildProcess child, ChildProcess::Start({"/bin/sh", "-c", "echo out; echo err >&2"}, log));
   const absl::Time deadline = absl::Now() + absl::Seconds(10);
-  while (child.Running() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(5));
-  EXPECT_FALSE(child.Running());
+  while (child.running() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(5));
+  EXPECT_FALSE(child.running());
   EXPECT_EQ(Slurp(log), "out\nerr\n");
 }
 
-TEST(ChildProcessTest, SpawnReportsAMissingBinary) {
+TEST(ChildProcessTest, StartReportsAMissingBinary) {
   rplasma::testing::TempDir dir;
-  absl::StatusOr<ChildProcess> child = ChildProcess::Spawn({dir.Join("no-such-binary")}, dir.Join("log"));
+  absl::StatusOr<ChildProcess> child = ChildProcess::Start({dir.Join("no-such-binary")}, dir.Join("log"));
   ASSERT_FALSE(child.ok());
   EXPECT_NE(child.status().message().find("no-such-binary"), absl::string_view::npos) << child.status();
 }
 
 TEST(ChildProcessTest, StopEndsALongRunningChild) {
   rplasma::testing::TempDir dir;
-  ASSERT_OK_AND_ASSIGN(ChildProcess child, ChildProcess::Spawn({"/bin/sleep", "60"}, dir.Join("log")));
+  ASSERT_OK_AND_ASSIGN(ChildProcess child, ChildProcess::Start({"/bin/sleep", "60"}, dir.Join("log")));
   const pid_t pid = child.pid();
   EXPECT_TRUE(Alive(pid));
   child.Stop();
-  EXPECT_FALSE(child.Running());
+  EXPECT_FALSE(child.running());
+  EXPECT_FALSE(Alive(pid));
+}
+
+TEST(ChildProcessTest, ExtraEnvironmentReachesTheChildAndWaitReturnsItsExitStatus) {
+  rplasma::testing::TempDir dir;
+  const std::string log = dir.Join("env.log");
+  ASSERT_OK_AND_ASSIGN(ChildProcess child,
+                       ChildProcess::Start({"/bin/sh", "-c", "echo \"$RPLASMA_CHILD_TEST\"; exit 7"},
+                                           SpawnOptions{.log_path = log, .env = {"RPLASMA_CHILD_TEST=hello"}}));
+  std::optional<int> status = child.Wait(absl::Seconds(10));
+  ASSERT_TRUE(status.has_value());
+  EXPECT_TRUE(WIFEXITED(*status));
+  EXPECT_EQ(WEXITSTATUS(*status), 7);
+  EXPECT_EQ(child.pid(), -1);
+  EXPECT_EQ(child.Wait(absl::ZeroDuration()), status) << "the status is kept once reaped";
+  EXPECT_EQ(Slurp(log), "hello\n");
+}
+
+TEST(ChildProcessTest, WaitTimesOutWhileTheChildRuns) {
+  rplasma::testing::TempDir dir;
+  ASSERT_OK_AND_ASSIGN(ChildProcess child, ChildProcess::Start({"/bin/sleep", "60"}, dir.Join("log")));
+  EXPECT_EQ(child.Wait(absl::Milliseconds(50)), std::nullopt);
+  EXPECT_TRUE(child.running());
+  child.Kill();
+  EXPECT_FALSE(child.running());
+  std::optional<int> status = child.Wait(absl::ZeroDuration());
+  ASSERT_TRUE(status.has_value());
+  EXPECT_TRUE(WIFSIGNALED(*status));
+  EXPECT_EQ(WTERMSIG(*status), SIGKILL);
+}
+
+TEST(ChildProcessTest, StopReturnsTheStatusOfAChildThatExitsOnSigterm) {
+  rplasma::testing::TempDir dir;
+  ASSERT_OK_AND_ASSIGN(ChildProcess child, ChildProcess::Start({"/bin/sleep", "60"}, dir.Join("log")));
+  std::optional<int> status = child.Stop(absl::Seconds(10));
+  ASSERT_TRUE(status.has_value()) << "sleep exits on SIGTERM; it should not have needed SIGKILL";
+  EXPECT_TRUE(WIFSIGNALED(*status));
+  EXPECT_EQ(WTERMSIG(*status), SIGTERM);
+}
+
+TEST(ChildProcessTest, StopKillsAChildThatIgnoresSigterm) {
+  rplasma::testing::TempDir dir;
+  const std::string ready = dir.Join("ready");
+  ASSERT_OK_AND_ASSIGN(ChildProcess child,
+                       ChildProcess::Start({"/bin/sh", "-c", "trap '' TERM; touch \"$0\"; while :; do sleep 1; done", ready},
+                                           dir.Join("log")));
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (::access(ready.c_str(), F_OK) != 0 && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(5));
+  ASSERT_EQ(::access(ready.c_str(), F_OK), 0) << "the shell never set its trap";
+  const pid_t pid = child.pid();
+  EXPECT_EQ(child.Stop(absl::Milliseconds(100)), std::nullopt);
   EXPECT_FALSE(Alive(pid));
 }
 
@@ -72,7 +125,7 @@ TEST(ChildProcessTest, ChildDiesWhenItsParentIsKilled) {
   ASSERT_GE(rank, 0);
   if (rank == 0) {
     ::close(pipe_fds[0]);
-    absl::StatusOr<ChildProcess> child = ChildProcess::Spawn({"/bin/sleep", "60"}, dir.Join("sleep.log"));
+    absl::StatusOr<ChildProcess> child = ChildProcess::Start({"/bin/sleep", "60"}, dir.Join("sleep.log"));
     const std::string pid = child.ok() ? absl::StrCat(child->pid(), "\n") : "-1\n";
     (void)!::write(pipe_fds[1], pid.data(), pid.size());
     for (;;) ::pause();

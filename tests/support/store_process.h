@@ -1,23 +1,21 @@
-// StoreProcess: a real rplasma-store (RPLASMA_BIN_DIR/rplasma-store) in a fresh private temporary
-// directory, for integration tests. The socket is <tmp>/store/store.sock; the store's log goes to
-// <tmp>/store.log (print it with ReadLog() when a test fails). Destruction kills the store
-// (SIGKILL) and removes the directory.
+// StoreProcess: bench-mpi/common's StoreProcess (the one store launcher) with the tests' defaults:
+// the binary RPLASMA_BIN_DIR/rplasma-store and a 64 MiB arena. The socket is <dir>/store/store.sock;
+// the store's log is <dir>/store.log (print it with ReadLog() when a test fails). Destruction kills
+// the store (SIGKILL) and removes the directory.
 #ifndef RPLASMA_TESTS_SUPPORT_STORE_PROCESS_H_
 #define RPLASMA_TESTS_SUPPORT_STORE_PROCESS_H_
 
-#include <sys/types.h>
-
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "protocol/store_messages.h"
+#include "bench-mpi/common/store_process.h"
 #include "protocol/base/unique_fd.h"
-#include "tests/support/subprocess.h"
+#include "protocol/store_messages.h"
+#include "tests/support/subprocess.h"  // WaitFor, which the store tests use with it
 #include "tests/support/temp_dir.h"
 
 namespace rplasma::testing {
@@ -27,41 +25,14 @@ struct StoreProcessOptions {
   std::vector<std::string> extra_args;  // appended to the command line
 };
 
-class StoreProcess {
+class StoreProcess : public bench::StoreProcess {
  public:
-  // Starts the store and waits (at most 5 s) until its socket accepts connections (it logs so;
-  // no probe connection is made, so OpenFdCount() right after Start is a clean baseline). On
-  // failure the error includes the store's log.
+  // Starts the store and waits until it listens (see bench::StoreProcess). On failure the error
+  // includes the store's log.
   static absl::StatusOr<std::unique_ptr<StoreProcess>> Start(StoreProcessOptions options = {});
-  ~StoreProcess();
-  StoreProcess(const StoreProcess&) = delete;
-  StoreProcess& operator=(const StoreProcess&) = delete;
-
-  const std::string& socket_path() const { return socket_path_; }
-  const std::string& log_path() const { return log_path_; }
-  const std::string& dir() const { return temp_.path(); }
-  pid_t pid() const { return process_ ? process_->pid() : -1; }
-  bool running() { return process_ && process_->running(); }
-
-  // SIGKILL + reap.
-  void Kill();
-  // SIGTERM, then waits up to `timeout` for exit; returns the wait status (kills it on timeout).
-  absl::StatusOr<int> Stop(absl::Duration timeout = absl::Seconds(10));
-  // Stop that must end in exit status 0 (in sanitizer builds that also means no finding and no
-  // leak); else an error saying how it ended. The TearDown check of the store tests.
-  absl::Status StopCleanly(absl::Duration timeout = absl::Seconds(10));
-  // Open fds of the store process (/proc/<pid>/fd), -1 if it cannot be read.
-  int OpenFdCount() const;
-  // The store's log so far.
-  std::string ReadLog() const;
 
  private:
   StoreProcess() = default;
-
-  TempDir temp_;
-  std::string socket_path_;
-  std::string log_path_;
-  std::optional<Subprocess> process_;
 };
 
 // RawStoreClient: one connection speaking the store protocol directly (no client library), for

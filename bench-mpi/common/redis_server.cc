@@ -1,7 +1,6 @@
-#include "tests/support/redis_server.h"
+#include "bench-mpi/common/redis_server.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -9,8 +8,6 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -20,14 +17,29 @@
 #include "protocol/base/status.h"
 #include "protocol/base/unique_fd.h"
 
-namespace rplasma::testing {
+namespace rplasma::bench {
 namespace {
 
 constexpr int kStartAttempts = 5;
 
-// A loopback port that was free a moment ago: bind port 0, read the port, close. redis-server
-// cannot be told to pick its own port, so a race with another process is possible; Start() retries.
-absl::StatusOr<int> PickFreePort() {
+// Waits until `fd` is ready for `events` or `deadline` passes.
+bool PollUntil(int fd, short events, absl::Time deadline) {
+  for (;;) {
+    int ms = static_cast<int>(absl::ToInt64Milliseconds(deadline - absl::Now()));
+    if (ms < 0) return false;
+    pollfd p{fd, events, 0};
+    int rc = ::poll(&p, 1, ms);
+    if (rc > 0) return true;
+    if (rc == 0) return false;
+    if (errno != EINTR) return false;
+  }
+}
+
+}  // namespace
+
+// redis-server cannot be told to pick its own port, so a race with another process is possible;
+// Start() retries.
+absl::StatusOr<int> PickFreeLoopbackPort() {
   UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd) return ErrnoError("socket", "AF_INET", errno);
   sockaddr_in addr{};
@@ -44,30 +56,6 @@ absl::StatusOr<int> PickFreePort() {
   return ntohs(addr.sin_port);
 }
 
-// Waits until `fd` is ready for `events` or `deadline` passes.
-bool PollUntil(int fd, short events, absl::Time deadline) {
-  for (;;) {
-    int ms = static_cast<int>(absl::ToInt64Milliseconds(deadline - absl::Now()));
-    if (ms < 0) return false;
-    pollfd p{fd, events, 0};
-    int rc = ::poll(&p, 1, ms);
-    if (rc > 0) return true;
-    if (rc == 0) return false;
-    if (errno != EINTR) return false;
-  }
-}
-
-std::string LogTail(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string all = ss.str();
-  constexpr size_t kMax = 2000;
-  return all.size() > kMax ? all.substr(all.size() - kMax) : all;
-}
-
-}  // namespace
-
 std::string RedisServer::FindBinary() {
   if (const char* path = std::getenv("PATH"); path != nullptr) {
     for (absl::string_view dir : absl::StrSplit(path, ':', absl::SkipEmpty())) {
@@ -79,21 +67,28 @@ std::string RedisServer::FindBinary() {
   return "";
 }
 
-RedisServer::RedisServer(RedisServerOptions options, std::string binary)
-    : options_(std::move(options)), binary_(std::move(binary)), dir_(std::make_unique<TempDir>()) {}
-
-RedisServer::~RedisServer() { Kill(); }
+absl::Status RedisServerOptions::Validate() const {
+  if (max_value_bytes < (1u << 20)) {
+    return MakeError(ErrorCode::kInvalidArgument, "redis max_value_bytes must be at least 1 MiB");
+  }
+  if (start_timeout <= absl::ZeroDuration()) {
+    return MakeError(ErrorCode::kInvalidArgument, "redis start_timeout must be positive");
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::Start(const RedisServerOptions& options) {
+  RETURN_IF_ERROR(options.Validate());
   std::string binary = options.binary.empty() ? FindBinary() : options.binary;
   if (binary.empty() || ::access(binary.c_str(), X_OK) != 0) {
     return MakeError(ErrorCode::kUnavailable,
                      "redis-server not found (looked in PATH and /usr/bin/redis-server)");
   }
   std::unique_ptr<RedisServer> server(new RedisServer(options, std::move(binary)));
+  ASSIGN_OR_RETURN(server->dir_, ScratchDir::Create("rplasma-redis"));
   absl::Status last;
   for (int attempt = 0; attempt < kStartAttempts; ++attempt) {
-    ASSIGN_OR_RETURN(server->port_, PickFreePort());
+    ASSIGN_OR_RETURN(server->port_, PickFreeLoopbackPort());
     server->address_ = absl::StrCat(server->host_, ":", server->port_);
     last = server->SpawnAndWait();
     if (last.ok()) return server;
@@ -103,40 +98,30 @@ absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::Start(const RedisServe
 }
 
 absl::Status RedisServer::SpawnAndWait() {
-  std::vector<std::string> argv = {
-      binary_,        "--port",       std::to_string(port_), "--bind", host_,
-      "--save",       "",             "--appendonly",        "no",     "--dir",
-      dir_->path(),   "--daemonize",  "no",                  "--databases", "1",
-      "--protected-mode", "no",
-  };
+  const std::string limit = std::to_string(options_.max_value_bytes);
+  // The query buffer must hold a whole SET of the largest value plus the command around it.
+  const std::string query_limit = std::to_string(options_.max_value_bytes + (1u << 20));
+  std::vector<std::string> argv = {binary_, "--port", std::to_string(port_), "--bind", host_,
+                                   "--save", "", "--appendonly", "no", "--dir", dir_.path(),
+                                   "--daemonize", "no", "--databases", "1", "--protected-mode", "no",
+                                   "--proto-max-bulk-len", limit, "--client-query-buffer-limit", query_limit};
   argv.insert(argv.end(), options_.extra_args.begin(), options_.extra_args.end());
-  ASSIGN_OR_RETURN(Subprocess process, Subprocess::Start(argv, log_path()));
-  process_.emplace(std::move(process));
+  ASSIGN_OR_RETURN(process_, ChildProcess::Start(argv, log_path()));
 
   absl::Time deadline = absl::Now() + options_.start_timeout;
   while (absl::Now() < deadline) {
-    if (!process_->running()) {
-      process_.reset();
+    if (!process_.running()) {
       return MakeError(ErrorCode::kUnavailable,
                        absl::StrFormat("redis-server on %s exited during start-up; log:\n%s", address_,
-                                       LogTail(log_path())));
+                                       FileTail(log_path())));
     }
     // The PING must reach our child, not a stranger that took the port: check it still runs.
-    if (Ping() && process_->running()) return absl::OkStatus();
+    if (Ping() && process_.running()) return absl::OkStatus();
     absl::SleepFor(absl::Milliseconds(10));
   }
   return MakeError(ErrorCode::kUnavailable,
                    absl::StrFormat("redis-server on %s did not answer PING within %s; log:\n%s", address_,
-                                   absl::FormatDuration(options_.start_timeout), LogTail(log_path())));
-}
-
-pid_t RedisServer::pid() const { return process_.has_value() ? process_->pid() : -1; }
-
-bool RedisServer::running() { return process_.has_value() && process_->running(); }
-
-void RedisServer::Kill() {
-  if (process_.has_value()) process_->Kill();
-  process_.reset();
+                                   absl::FormatDuration(options_.start_timeout), FileTail(log_path())));
 }
 
 absl::Status RedisServer::Restart() {
@@ -183,4 +168,4 @@ bool RedisServer::Ping(absl::Duration timeout) const {
   return absl::StartsWith(reply, "+PONG\r\n");
 }
 
-}  // namespace rplasma::testing
+}  // namespace rplasma::bench
