@@ -86,15 +86,15 @@ TEST_F(ManagerFaultTest, ServingManagerKilledMidFetchGivesAnErrorAndNoVisibleObj
   for (double fraction : {0.1, 0.5, 0.9}) {
     const ObjectID id = ObjectID::FromLabel(absl::StrCat("kill-", fraction));
     ASSERT_OK(PutTestObject(*a->client, id, 7, 32 * kMiB));
-    // Let A's publisher announce it (a fetch of a not-yet-published id would just wait).
-    absl::SleepFor(absl::Milliseconds(300));
+    // A fetch of a not-yet-published id would just wait: start once A's publisher announced it.
+    ASSERT_OK(cluster_->WaitPublished(*a, {id}));
     std::vector<absl::Status> result;
     const absl::Time start = absl::Now();
     std::thread fetcher([&] {
       absl::StatusOr<std::vector<absl::Status>> r = FetchVia(b->client_socket, {id}, absl::Seconds(10));
       result = r.ok() ? *r : std::vector<absl::Status>{r.status()};
     });
-    absl::SleepFor(absl::Seconds(fraction));
+    absl::SleepFor(absl::Seconds(fraction));  // the kill point: this far into a ~1 s transfer
     a->manager->Kill();
     fetcher.join();
     EXPECT_LT(absl::Now() - start, absl::Seconds(12)) << "error within the deadline";
@@ -117,10 +117,10 @@ TEST_F(ManagerFaultTest, OwnerDeletingOrEvictingDuringAFetchNeverYieldsWrongByte
     const ObjectID id = ObjectID::FromLabel(absl::StrCat("delete-during-", round));
     const uint64_t size = round % 2 ? 16 * kMiB : 60000;  // Pin and Get paths
     ASSERT_OK(PutTestObject(*a->client, id, round, size));
-    absl::SleepFor(absl::Milliseconds(200));
+    ASSERT_OK(cluster_->WaitPublished(*a, {id}));
     std::vector<absl::Status> result;
     std::thread fetcher([&] { result = *FetchVia(b->client_socket, {id}, absl::Seconds(2)); });
-    absl::SleepFor(absl::Milliseconds(20));
+    absl::SleepFor(absl::Milliseconds(20));  // the delete lands early in the fetch (either outcome is checked)
     if (round < 2) {
       ASSERT_OK(a->client->Delete({id}));
     } else {
@@ -180,7 +180,7 @@ TEST_F(ManagerFaultTest, RedisDownFailsFastAndLocationsAreRepublishedAfterItRetu
   ASSERT_TRUE(a && b);
   const ObjectID before = ObjectID::FromLabel("before outage");
   ASSERT_OK(PutTestObject(*a->client, before, 1, 1000));
-  absl::SleepFor(absl::Milliseconds(300));
+  ASSERT_OK(cluster_->WaitPublished(*a, {before}));
   cluster_->redis().Kill();
   // Ops fail fast with Unavailable, not after the fetch timeout.
   const absl::Time start = absl::Now();
@@ -231,7 +231,7 @@ TEST_F(ManagerFaultTest, LocationsOfAKilledNodeStopBeingUsedWithinTtlPlusOneSeco
   ASSERT_TRUE(a && b);
   const ObjectID id = ObjectID::FromLabel("orphan");
   ASSERT_OK(PutTestObject(*a->client, id, 3, 5000));
-  absl::SleepFor(absl::Milliseconds(300));
+  ASSERT_OK(cluster_->WaitPublished(*a, {id}));
   a->manager->Kill();
   absl::SleepFor(absl::Seconds(2));  // TTL + 1 s
   ASSERT_OK_AND_ASSIGN(std::string before, StatsVia(b->client_socket));
@@ -258,8 +258,13 @@ TEST_F(ManagerFaultTest, GarbageValuesInRedisAreRejectedAndTheManagerKeepsServin
   // A fetch that starts while only garbage is published skips the bad sources and waits; the real
   // object, published next to the garbage a moment later, arrives.
   absl::StatusOr<std::vector<absl::Status>> waited;
+  ASSERT_OK_AND_ASSIGN(nlohmann::json stats_before, ParsedStatsVia(b->client_socket));
+  const int64_t requests_before = stats_before.at("fetch_requests").get<int64_t>();
   std::thread fetcher([&] { waited = FetchVia(b->client_socket, {id}, absl::Seconds(5)); });
-  absl::SleepFor(absl::Milliseconds(300));
+  EXPECT_TRUE(WaitFor([&] {
+    absl::StatusOr<nlohmann::json> stats = ParsedStatsVia(b->client_socket);
+    return stats.ok() && stats->at("fetch_requests").get<int64_t>() > requests_before;
+  }, absl::Seconds(5))) << "B's manager took the fetch";
   EXPECT_OK(PutTestObject(*a->client, id, 4, 3000));
   fetcher.join();
   ASSERT_OK(waited.status());

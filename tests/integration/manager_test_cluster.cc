@@ -110,14 +110,19 @@ absl::Status ManagerTestCluster::StartManager(TestNode* node) {
                                    "--rdma_threshold=" + options.threshold};
   argv.insert(argv.end(), options.extra_manager_args.begin(), options.extra_manager_args.end());
   ::unlink(node->client_socket.c_str());
+  // The log is appended to across restarts: only what this start writes counts.
+  const size_t log_start = ReadFile(node->manager_log).size();
   ASSIGN_OR_RETURN(Subprocess process, Subprocess::Start(argv, node->manager_log));
   node->manager.emplace(std::move(process));
   // Ready when the log has the ready line (printed after the client socket listens).
   const bool ready = WaitFor(
-      [&] { return ReadFile(node->manager_log).find("rplasma-manager ready") != std::string::npos || !node->manager->running(); },
+      [&] {
+        return ReadFile(node->manager_log).find("rplasma-manager ready", log_start) != std::string::npos ||
+               !node->manager->running();
+      },
       absl::Seconds(15));
   const std::string log = ReadFile(node->manager_log);
-  const size_t at = log.find("rplasma-manager ready node=");
+  const size_t at = log.find("rplasma-manager ready node=", log_start);
   if (!ready || at == std::string::npos) {
     return MakeError(ErrorCode::kUnavailable, absl::StrCat("manager ", node->name, " did not start:\n", log));
   }
