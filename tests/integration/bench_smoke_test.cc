@@ -130,15 +130,9 @@ TEST(BenchSmokeTest, RedisPeerIsMeasuredAgainstItsOwnRedisServer) {
 
 TEST(BenchSmokeTest, FetchModeMeasuresFetchStreamAndRedisAcrossTwoLocalNodes) {
   RPLASMA_SKIP_IF_NO_REDIS_SERVER();
-  if (::access((std::string(RPLASMA_BIN_DIR) + "/rplasma-manager").c_str(), X_OK) != 0) {
-    GTEST_SKIP() << "rplasma-manager is not built; fetch mode needs it";
-  }
   TempDir dir;
   // 1 KiB takes the Get path, 128 KiB the Pin path (threshold 64 KiB).
   BenchRun run = RunBench(dir, {"--mode", "fetch", "--sizes", "1K,128K", "--iterations", "5", "--duration", "0.05"});
-  if (run.exit_code == 2 && run.output.find("needs Client::Fetch") != std::string::npos) {
-    GTEST_SKIP() << "this build's client has no Fetch";
-  }
   ASSERT_EQ(run.exit_code, 0) << run.output;
   std::set<std::string> seen = CheckRows(run.csv);
   EXPECT_TRUE(seen.count("fetch/rplasma")) << run.csv;
