@@ -41,7 +41,7 @@ absl::StatusOr<std::unique_ptr<Manager>> Manager::Start(const ManagerOptions& op
 
 absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler) {
   ASSIGN_OR_RETURN(const std::string secret, ReadSecret(options_.secret_file));
-  ASSIGN_OR_RETURN(fetch::ThresholdSetting threshold, fetch::ParseThresholdSetting(options_.rdma_threshold, 64u << 10));
+  ASSIGN_OR_RETURN(fetch::ThresholdSetting threshold, fetch::ParseThresholdSetting(options_.pin_threshold, 64u << 10));
   threshold_mode_ = threshold.mode == fetch::ThresholdSetting::Mode::kAuto   ? "auto"
                     : threshold.mode == fetch::ThresholdSetting::Mode::kFile ? "file"
                                                                       : "fixed";
@@ -128,7 +128,7 @@ absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler) {
                                                                [this] { return StatsJson(); }));
   }
   LOG(INFO) << "rplasma-manager " << node_id_ << " serving " << transport_->name() << " at " << listen_address_
-            << ", threshold " << options_.rdma_threshold;
+            << ", threshold " << options_.pin_threshold;
   return absl::OkStatus();
 }
 

@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "protocol/base/logging.h"
 
@@ -18,7 +20,9 @@ ABSL_FLAG(std::string, redis, "", "Redis: host:port or unix:/path (required)");
 ABSL_FLAG(std::string, listen, "127.0.0.1:0", "peer listener host:port (port 0 picks one)");
 ABSL_FLAG(std::string, client_socket, "", "Unix socket for applications' Fetch and stats");
 ABSL_FLAG(std::string, transport, "tcp", "tcp | verbs | auto (verbs if an RDMA device exists)");
-ABSL_FLAG(std::string, rdma_threshold, "65536", "BYTES | auto | FILE: objects up to this size use Get");
+ABSL_FLAG(std::string, pin_threshold, "",
+          "BYTES | auto | FILE: objects up to this size use Get, larger ones Pin (default 65536)");
+ABSL_FLAG(std::string, rdma_threshold, "", "alias of --pin_threshold (the old name)");
 ABSL_FLAG(std::string, secret_file, "", "file holding the cluster's shared peer secret (required)");
 ABSL_FLAG(std::string, node_name, "node", "node name; the node id adds a random suffix");
 ABSL_FLAG(absl::Duration, lease_ttl, absl::Seconds(30), "lifetime of a pin held for a peer");
@@ -54,6 +58,16 @@ std::vector<std::string> NormalizeFlagNames(int argc, char** argv) {
 
 }  // namespace
 
+absl::StatusOr<std::string> ResolvePinThreshold(const std::string& pin_threshold, const std::string& rdma_threshold) {
+  if (pin_threshold.empty() && rdma_threshold.empty()) return ManagerOptions().pin_threshold;
+  if (pin_threshold.empty()) return rdma_threshold;
+  if (!rdma_threshold.empty() && rdma_threshold != pin_threshold) {
+    return absl::InvalidArgumentError(absl::StrCat("--pin_threshold=", pin_threshold, " and its alias --rdma_threshold=",
+                                                   rdma_threshold, " disagree; give one"));
+  }
+  return pin_threshold;
+}
+
 ManagerOptions ParseManagerCommandLine(int argc, char** argv) {
   std::vector<std::string> args = NormalizeFlagNames(argc, argv);
   std::vector<char*> arg_ptrs;
@@ -66,7 +80,13 @@ ManagerOptions ParseManagerCommandLine(int argc, char** argv) {
   options.listen = absl::GetFlag(FLAGS_listen);
   options.client_socket = absl::GetFlag(FLAGS_client_socket);
   options.transport = absl::GetFlag(FLAGS_transport);
-  options.rdma_threshold = absl::GetFlag(FLAGS_rdma_threshold);
+  absl::StatusOr<std::string> pin_threshold =
+      ResolvePinThreshold(absl::GetFlag(FLAGS_pin_threshold), absl::GetFlag(FLAGS_rdma_threshold));
+  if (!pin_threshold.ok()) {
+    std::fprintf(stderr, "rplasma-manager: %s\n", std::string(pin_threshold.status().message()).c_str());
+    std::exit(1);
+  }
+  options.pin_threshold = *pin_threshold;
   options.secret_file = absl::GetFlag(FLAGS_secret_file);
   options.node_name = absl::GetFlag(FLAGS_node_name);
   options.lease_ttl = absl::GetFlag(FLAGS_lease_ttl);

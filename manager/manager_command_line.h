@@ -6,6 +6,9 @@
 #ifndef RPLASMA_MANAGER_MANAGER_COMMAND_LINE_H_
 #define RPLASMA_MANAGER_MANAGER_COMMAND_LINE_H_
 
+#include <string>
+
+#include "absl/status/statusor.h"
 #include "manager/manager.h"
 #include "manager/manager_options.h"
 
@@ -13,9 +16,15 @@ namespace rplasma::manager {
 
 // Parses argv — rplasma-manager's flags and any the calling binary defines — and maps the
 // manager's flags onto ManagerOptions. Flags may be spelled with dashes or underscores
-// (--store-socket = --store_socket). Like absl::ParseCommandLine, exits on --help or a bad flag.
+// (--store-socket = --store_socket); --rdma-threshold is an alias of --pin-threshold
+// (ResolvePinThreshold). Like absl::ParseCommandLine, exits on --help or a bad flag.
 // REQUIRES: absl::SetProgramUsageMessage was called.
 ManagerOptions ParseManagerCommandLine(int argc, char** argv);
+
+// The Get/Pin switch point from --pin_threshold and its old spelling --rdma_threshold (both
+// default to ""): the one that was given, ManagerOptions' default if neither was, and
+// kInvalidArgument if both were given with different values.
+absl::StatusOr<std::string> ResolvePinThreshold(const std::string& pin_threshold, const std::string& rdma_threshold);
 
 // Starts a Manager (its peer service wrapped by `wrap_peer_handler`, if given), prints
 // "rplasma-manager ready node=<id> transport=<name> listen=<host:port>" and serves until SIGINT or

@@ -17,7 +17,7 @@ struct ManagerOptions {
   std::string listen = "127.0.0.1:0";        // peer listener; port 0 picks one
   std::string client_socket;                 // "" = no client socket (no Fetch for applications)
   std::string transport = "tcp";             // tcp | verbs | auto (verbs if a device exists)
-  std::string rdma_threshold = "65536";      // BYTES | auto | FILE (threshold_file.h)
+  std::string pin_threshold = "65536";       // BYTES | auto | FILE: up to it Get, above Pin (threshold_file.h)
   std::string secret_file;                   // required: shared secret of the cluster's managers
   std::string node_name = "node";            // node id = name + "." + random suffix
   absl::Duration lease_ttl = absl::Seconds(30);  // pins held for peers

@@ -47,7 +47,7 @@ absl::StatusOr<std::unique_ptr<LaunchedManager>> LaunchedManager::Start(const Ma
                                    "--client_socket", manager->client_socket_,
                                    "--secret_file", options.secret_file,
                                    "--transport", options.transport,
-                                   "--rdma_threshold", options.rdma_threshold,
+                                   "--pin_threshold", options.pin_threshold,
                                    "--node_name", options.node_name};
   argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
   // Destruction lets the manager shut down (SIGTERM) before it is killed.

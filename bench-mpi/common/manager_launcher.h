@@ -2,7 +2,7 @@
 // also started (store_launcher.h).
 //
 // Start() spawns (ChildProcess) `rplasma-manager --store_socket S --redis HOST:PORT --listen 127.0.0.1:0
-// --client_socket <dir>/manager.sock --secret_file F --transport T --rdma_threshold N
+// --client_socket <dir>/manager.sock --secret_file F --transport T --pin_threshold N
 // --node_name NAME` (absl flag spelling) from the bench's bin directory, and returns once it printed its ready line and
 // its client socket accepts connections. Destruction stops it. Not thread-safe.
 #ifndef RPLASMA_BENCH_MPI_COMMON_MANAGER_LAUNCHER_H_
@@ -29,7 +29,7 @@ struct ManagerLaunchOptions {
   std::string secret_file;   // required
   std::string node_name = "bench";
   std::string transport = "tcp";
-  std::string rdma_threshold = "65536";
+  std::string pin_threshold = "65536";
   std::string listen_host = "127.0.0.1";  // the peer listener binds listen_host:0 (verbs: the RDMA netdev's IP)
   std::vector<std::string> extra_args;
   absl::Duration start_timeout = absl::Seconds(20);

@@ -61,7 +61,7 @@ absl::StatusOr<Node> StartNode(const std::string& name, uint64_t memory, const R
   manager_options.secret_file = secret_file;
   manager_options.node_name = name;
   manager_options.transport = options.transport;
-  manager_options.rdma_threshold = options.rdma_threshold;
+  manager_options.pin_threshold = options.pin_threshold;
   manager_options.listen_host = options.listen_host;
   ASSIGN_OR_RETURN(node.manager, LaunchedManager::Start(manager_options));
   ClientOptions client_options;
@@ -121,7 +121,7 @@ absl::Status RunFetchSize(const LocalBenchOptions& options, const LoopLimits& li
   // With a numeric threshold the protocol follows from the size; "auto" or a file decide per peer.
   uint64_t threshold = 0;
   const char* protocol = "auto";
-  if (absl::SimpleAtoi(options.rdma_threshold, &threshold)) protocol = size <= threshold ? "send" : "read";
+  if (absl::SimpleAtoi(options.pin_threshold, &threshold)) protocol = size <= threshold ? "get" : "pin";
   BenchResult r = MakeResult("fetch", "rplasma", options.transport, protocol, size, fetch.Summarize());
   r.metrics = {{"publish_retries", static_cast<double>(retries)}};
   return reporter.Add(std::move(r));
@@ -196,8 +196,8 @@ absl::Status RunFetchBench(const LocalBenchOptions& options, std::ostream& out) 
   ASSIGN_OR_RETURN(std::unique_ptr<TcpStreamServer> stream_server, TcpStreamServer::Start(largest));
   ASSIGN_OR_RETURN(TcpStreamClient stream, TcpStreamClient::Connect(stream_server->port()));
   ASSIGN_OR_RETURN(std::unique_ptr<ResultReporter> reporter, ResultReporter::Create(options.csv_path, &out));
-  out << absl::StrFormat("fetch over %s, rdma-threshold %s; up to %d iterations or %s each\n\n",
-                         options.transport, options.rdma_threshold, options.iterations,
+  out << absl::StrFormat("fetch over %s, pin-threshold %s; up to %d iterations or %s each\n\n",
+                         options.transport, options.pin_threshold, options.iterations,
                          absl::FormatDuration(options.duration));
 
   LoopLimits limits;

@@ -47,7 +47,7 @@ absl::Status LocalBenchOptions::Validate() const {
   if (transport != "tcp" && transport != "verbs" && transport != "auto") {
     return BadFlag("--transport", "must be tcp, verbs or auto");
   }
-  if (rdma_threshold.empty()) return BadFlag("--rdma-threshold", "must not be empty");
+  if (pin_threshold.empty()) return BadFlag("--pin-threshold", "must not be empty");
   static const char* const kKnown[] = {"copy", "checksum", "copy_checksum", "create_write_seal", "put",
                                        "ping_pong", "get", "batch_get", "set_get", "create_seal_get", "memory_per_object"};
   for (const std::string& name : only) {
@@ -76,7 +76,8 @@ std::string LocalBenchUsage() {
          "  --mode fetch          two nodes on loopback (redis, 2 stores, 2 managers): fetch by size\n"
          "                        vs a raw TCP stream and Redis GET (sizes default 1K,64K,1M,16M,64M)\n"
          "  --transport T         fetch mode: managers' transport, tcp|verbs|auto (tcp)\n"
-         "  --rdma-threshold B    fetch mode: managers' --rdma-threshold (65536)\n"
+         "  --pin-threshold B     fetch mode: managers' --pin-threshold: up to B bytes Get, above Pin\n"
+         "                        (65536; --rdma-threshold is an alias)\n"
          "  --listen-host IP      fetch mode: managers' peer listener host (127.0.0.1; verbs: the RDMA IP)\n"
          "  --only LIST           run only these benchmarks: copy,checksum,copy_checksum,\n"
          "                        create_write_seal,put,ping_pong,get,batch_get,set_get,create_seal_get,\n"
@@ -134,8 +135,8 @@ absl::StatusOr<LocalBenchOptions> ParseLocalBenchOptions(int argc, char** argv, 
       options.only = absl::StrSplit(v, ',', absl::SkipWhitespace());
     } else if (flag == "--transport") {
       ASSIGN_OR_RETURN(options.transport, next());
-    } else if (flag == "--rdma-threshold") {
-      ASSIGN_OR_RETURN(options.rdma_threshold, next());
+    } else if (flag == "--pin-threshold" || flag == "--rdma-threshold") {  // the second: the old name
+      ASSIGN_OR_RETURN(options.pin_threshold, next());
     } else if (flag == "--listen-host") {
       ASSIGN_OR_RETURN(options.listen_host, next());
     } else if (flag == "--memory") {

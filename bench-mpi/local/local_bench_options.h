@@ -3,7 +3,7 @@
 //   rplasma-bench [--mode local|fetch] [--sizes 16,4K,64K,1M,64M,256M] [--iterations N]
 //                 [--duration S] [--csv out.csv] [--store-socket PATH | --memory BYTES]
 //                 [--redis | --no-redis] [--objects-overhead N] [--batch N] [--only LIST]
-//                 [--transport tcp|verbs|auto] [--rdma-threshold BYTES|auto|FILE]   (fetch mode)
+//                 [--transport tcp|verbs|auto] [--pin-threshold BYTES|auto|FILE]    (fetch mode)
 //                 [--listen-host IP]                                           (fetch mode)
 //
 // Each (benchmark, size) runs `iterations` times, or fewer once `duration` has passed (but at
@@ -51,7 +51,7 @@ struct LocalBenchOptions {
   // "get" also selects release/get_release, "batch_get" batch_release, "set_get" Redis.
   std::vector<std::string> only;
   std::string transport = "tcp";         // fetch mode: the managers' --transport
-  std::string rdma_threshold = "65536";  // fetch mode: the managers' --rdma-threshold
+  std::string pin_threshold = "65536";   // fetch mode: the managers' --pin-threshold (alias --rdma-threshold)
   std::string listen_host = "127.0.0.1";  // fetch mode: the managers' peer listener host (verbs: the RDMA IP)
 
   // True if `benchmark` should run.

@@ -8,11 +8,11 @@
 
 namespace rplasma::bench {
 
-double AutoVsBest(double send_p50_us, double read_p50_us, double auto_p50_us) {
+double AutoVsBest(double get_p50_us, double pin_p50_us, double auto_p50_us) {
   if (!(auto_p50_us > 0)) return -1;
   double best = 0;
-  if (send_p50_us > 0) best = send_p50_us;
-  if (read_p50_us > 0) best = best > 0 ? std::min(best, read_p50_us) : read_p50_us;
+  if (get_p50_us > 0) best = get_p50_us;
+  if (pin_p50_us > 0) best = best > 0 ? std::min(best, pin_p50_us) : pin_p50_us;
   if (!(best > 0)) return -1;
   return best / auto_p50_us;
 }
@@ -23,11 +23,11 @@ std::string AutoRatioSummary(const std::vector<AutoRatioPoint>& points, double t
   double worst = 0;
   std::string worst_at;
   for (const AutoRatioPoint& p : points) {
-    const double ratio = AutoVsBest(p.send_p50_us, p.read_p50_us, p.auto_p50_us);
+    const double ratio = AutoVsBest(p.get_p50_us, p.pin_p50_us, p.auto_p50_us);
     if (ratio < 0) continue;
     absl::StrAppend(&out, absl::StrFormat("  %-12s %8s: send %10.1f us  read %10.1f us  auto %10.1f us  "
                                           "auto/best %.3f%s\n",
-                                          p.label, FormatSize(p.size), p.send_p50_us, p.read_p50_us, p.auto_p50_us,
+                                          p.label, FormatSize(p.size), p.get_p50_us, p.pin_p50_us, p.auto_p50_us,
                                           ratio, ratio >= target ? "" : absl::StrFormat("  (< %.2f)", target)));
     if (with_ratio == 0 || ratio < worst) {
       worst = ratio;

@@ -1,7 +1,7 @@
 // auto / best fixed: how close the `auto` protocol (the manager's threshold, e.g. a tuned file)
-// comes to the better of the two forced protocols, `send` and `read`, at one point. It is the
-// ratio of throughputs at the medians, size / p50(auto) over size / min(p50(send), p50(read)),
-// i.e. min(p50 send, p50 read) / p50 auto: 1.0 = as fast as the better one, above 1 = faster
+// comes to the better of the two forced protocols, `get` and `pin`, at one point. It is the
+// ratio of throughputs at the medians, size / p50(auto) over size / min(p50(get), p50(pin)),
+// i.e. min(p50 get, p50 pin) / p50 auto: 1.0 = as fast as the better one, above 1 = faster
 // (noise, or a threshold that beats both), below 0.95 = short of issue #5's target.
 //
 // Pure functions; no MPI. Thread-safe.
@@ -16,19 +16,19 @@ namespace rplasma::bench {
 
 inline constexpr double kAutoVsBestTarget = 0.95;
 
-// One point's medians in microseconds; 0 = not measured (e.g. `send` above 64 MiB).
+// One point's medians in microseconds; 0 = not measured (e.g. `get` above 64 MiB).
 struct AutoRatioPoint {
   std::string label;  // what the point is, e.g. "pairs c=1"
   uint64_t size = 0;
-  double send_p50_us = 0;
-  double read_p50_us = 0;
+  double get_p50_us = 0;
+  double pin_p50_us = 0;
   double auto_p50_us = 0;
 };
 
-// min(send, read) / auto over the measured ones; -1 if auto or both fixed ones are missing.
-double AutoVsBest(double send_p50_us, double read_p50_us, double auto_p50_us);
+// min(get, pin) / auto over the measured ones; -1 if auto or both fixed ones are missing.
+double AutoVsBest(double get_p50_us, double pin_p50_us, double auto_p50_us);
 
-// A table, one line per point with a ratio ("<label> <size>: send .. read .. auto .. auto/best
+// A table, one line per point with a ratio ("<label> <size>: get .. pin .. auto .. auto/best
 // 0.973"), then "auto/best worst case 0.912 (<label> <size>), 11 of 13 points >= 0.95: SHORT"
 // (or PASS when every point reaches `target`). "" when no point has a ratio.
 std::string AutoRatioSummary(const std::vector<AutoRatioPoint>& points, double target = kAutoVsBestTarget);

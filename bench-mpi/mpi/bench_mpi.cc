@@ -24,8 +24,8 @@ namespace rplasma::bench {
 
 std::string BenchMpi::ThresholdFor(FetchProtocol protocol) const {
   switch (protocol) {
-    case FetchProtocol::kSend: return absl::StrCat(kMaxSendBytes);
-    case FetchProtocol::kRead: return "0";
+    case FetchProtocol::kGet: return absl::StrCat(kMaxGetBytes);
+    case FetchProtocol::kPin: return "0";
     case FetchProtocol::kAuto: return options_.auto_threshold;
   }
   return "auto";
@@ -104,8 +104,8 @@ absl::Status BenchMpi::Setup() {
 
   node_name_ = node_name;
   std::vector<FetchProtocol> protocols = options_.protocols;
-  // The tuner forces send and read, then runs auto with the file it wrote.
-  if (options_.tune) protocols = {FetchProtocol::kSend, FetchProtocol::kRead, FetchProtocol::kAuto};
+  // The tuner forces get and pin, then runs auto with the file it wrote.
+  if (options_.tune) protocols = {FetchProtocol::kGet, FetchProtocol::kPin, FetchProtocol::kAuto};
   RETURN_IF_ERROR(StartNodes(protocols));
   if (!options_.tune) {
     // The sweep's managers run for the whole run; the tuner starts its own per phase.
@@ -195,9 +195,9 @@ absl::Status BenchMpi::SweepPoint(FetchPattern pattern, int concurrency, uint64_
   std::vector<FetchProtocol> protocols;
   std::vector<FetchLane> lanes;
   for (FetchProtocol protocol : options_.protocols) {
-    if (protocol == FetchProtocol::kSend && size > kMaxSendBytes) {
+    if (protocol == FetchProtocol::kGet && size > kMaxGetBytes) {
       if (world_.root()) {
-        std::printf("  skip %s send %s: a Get reply is at most 64 MiB (transport::kMaxCallBytes)\n",
+        std::printf("  skip %s get %s: a Get reply is at most 64 MiB (transport::kMaxCallBytes)\n",
                     std::string(FetchPatternName(pattern)).c_str(), FormatSize(size).c_str());
       }
       continue;
@@ -247,8 +247,8 @@ absl::Status BenchMpi::SweepPoint(FetchPattern pattern, int concurrency, uint64_
     rows->insert(rows->end(), got.begin(), got.end());
   }
   if (world_.root() && auto_row < rows->size()) {
-    const double ratio = AutoVsBest(p50[static_cast<int>(FetchProtocol::kSend)],
-                                    p50[static_cast<int>(FetchProtocol::kRead)],
+    const double ratio = AutoVsBest(p50[static_cast<int>(FetchProtocol::kGet)],
+                                    p50[static_cast<int>(FetchProtocol::kPin)],
                                     p50[static_cast<int>(FetchProtocol::kAuto)]);
     (*rows)[auto_row].auto_vs_best = ratio;
     if (ratio >= 0) std::printf("    auto/best %.3f\n", ratio);
@@ -288,8 +288,8 @@ absl::Status BenchMpi::Report(const std::vector<ResultRow>& rows) {
             f.concurrency != r.concurrency || f.object_size != r.object_size) {
           continue;
         }
-        if (f.protocol == "send") p.send_p50_us = f.p50_us;
-        if (f.protocol == "read") p.read_p50_us = f.p50_us;
+        if (f.protocol == "get") p.get_p50_us = f.p50_us;
+        if (f.protocol == "pin") p.pin_p50_us = f.p50_us;
         if (f.protocol == "auto") p.auto_p50_us = f.p50_us;
       }
       points.push_back(p);

@@ -1,14 +1,14 @@
 // BenchMpi: one rplasma-bench-mpi run on one rank. Setup (collective): rank 0 picks the run's
 // nonce, starts redis-server (--start-redis) and writes the shared secret, and broadcasts all
 // three; every rank starts one node per protocol (its own store and a manager whose
-// --rdma-threshold forces that protocol) and connects that node's clients. The protocol of a
+// --pin-threshold forces that protocol) and connects that node's clients. The protocol of a
 // fetch is chosen by the node whose client asks, so the protocols can be measured interleaved,
 // round by round, with no manager restart in between. Then either the measurement sweep
 // (patterns x concurrency x sizes, the protocols interleaved at each point, and the TCP stream
 // peer) or the tuner (tuner.h). Rank 0 prints, writes the CSV and plots.
 //
 // Node names: the `auto` node is --node_name (rank0, ...: the name a tuned file's peer lines
-// use); the `send` and `read` nodes are <name>-send and <name>-read. With --attach there is one
+// use); the `get` and `pin` nodes are <name>-get and <name>-pin. With --attach there is one
 // node (the running one) for the one protocol.
 //
 // Thread-safety: main thread only.
@@ -49,7 +49,7 @@ class BenchMpi {
   const std::string& nonce() const { return nonce_; }
   // Restarts every rank's manager of the `protocol` node with `threshold` (collective).
   absl::Status StartManagers(FetchProtocol protocol, const std::string& threshold);
-  // The --rdma-threshold value for a protocol.
+  // The --pin-threshold value for a protocol.
   std::string ThresholdFor(FetchProtocol protocol) const;
   std::string transport_label() const { return transport_label_; }
   // Rank 0 writes the CSV, prints the table and plots.

@@ -14,7 +14,8 @@
 #include "bench-mpi/mpi/mpi_world.h"
 
 ABSL_FLAG(std::string, patterns, "pairs,broadcast,gather,alltoall", "pairs, broadcast, gather, alltoall");
-ABSL_FLAG(std::string, protocols, "send,read,auto", "send (Get), read (Pin + Read), auto");
+ABSL_FLAG(std::string, protocols, "get,pin,auto",
+          "get (bytes inline in the reply), pin (Pin + Read + Unpin), auto; send and read are aliases of get and pin");
 ABSL_FLAG(std::string, sizes, "", "object sizes, e.g. 1K,64K,1M (default: powers of two min..max)");
 ABSL_FLAG(std::string, min_size, "1KiB", "smallest size of the default ladder");
 ABSL_FLAG(std::string, max_size, "1GiB", "largest size of the default ladder");
@@ -33,7 +34,7 @@ ABSL_FLAG(std::string, rdma_device, "", "manager --rdma-device");
 ABSL_FLAG(std::string, redis, "", "Redis HOST:PORT");
 ABSL_FLAG(bool, start_redis, false, "rank 0 starts redis-server and broadcasts its address");
 ABSL_FLAG(std::string, secret_file, "", "shared peer secret (default: rank 0 makes one)");
-ABSL_FLAG(std::string, auto_threshold, "auto", "manager --rdma-threshold for protocol auto (auto or a FILE)");
+ABSL_FLAG(std::string, auto_threshold, "auto", "manager --pin-threshold for protocol auto (auto or a FILE)");
 ABSL_FLAG(std::string, store_memory, "0", "store arena size (0 = enough for the run)");
 ABSL_FLAG(bool, attach, false, "use a running store and manager (--store-socket, --manager-socket)");
 ABSL_FLAG(std::string, store_socket, "", "attach: this rank's store socket");
@@ -42,7 +43,7 @@ ABSL_FLAG(std::string, csv, "rplasma-bench-mpi.csv", "CSV output (rank 0)");
 ABSL_FLAG(std::string, png, "rplasma-bench-mpi.png", "PNG plot (rank 0; empty = none)");
 ABSL_FLAG(std::string, plot_script, "", "gnuplot script (default: plot_bench.gp next to the binary)");
 ABSL_FLAG(bool, per_rank_rows, true, "CSV rows per rank besides the aggregate");
-ABSL_FLAG(bool, tune, false, "tune the rdma threshold and write --tune-out");
+ABSL_FLAG(bool, tune, false, "tune the pin threshold and write --tune-out");
 ABSL_FLAG(std::string, tune_out, "rplasma-threshold.txt", "threshold file the tuner writes");
 ABSL_FLAG(std::string, tune_min_size, "1KiB", "smallest tuner size");
 ABSL_FLAG(std::string, tune_max_size, "32MiB", "largest tuner size");

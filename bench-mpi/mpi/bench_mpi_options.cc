@@ -19,8 +19,8 @@ absl::string_view FetchPatternName(FetchPattern pattern) {
 
 absl::string_view FetchProtocolName(FetchProtocol protocol) {
   switch (protocol) {
-    case FetchProtocol::kSend: return "send";
-    case FetchProtocol::kRead: return "read";
+    case FetchProtocol::kGet: return "get";
+    case FetchProtocol::kPin: return "pin";
     case FetchProtocol::kAuto: return "auto";
   }
   return "?";
@@ -49,15 +49,15 @@ absl::StatusOr<std::vector<FetchPattern>> ParsePatterns(absl::string_view text) 
 absl::StatusOr<std::vector<FetchProtocol>> ParseProtocols(absl::string_view text) {
   std::vector<FetchProtocol> out;
   for (absl::string_view word : absl::StrSplit(text, ',', absl::SkipEmpty())) {
-    if (word == "send") {
-      out.push_back(FetchProtocol::kSend);
-    } else if (word == "read") {
-      out.push_back(FetchProtocol::kRead);
+    if (word == "get" || word == "send") {  // send, read: the old names
+      out.push_back(FetchProtocol::kGet);
+    } else if (word == "pin" || word == "read") {
+      out.push_back(FetchProtocol::kPin);
     } else if (word == "auto") {
       out.push_back(FetchProtocol::kAuto);
     } else {
       return MakeError(ErrorCode::kInvalidArgument,
-                       absl::StrCat("--protocols: unknown protocol '", word, "' (send, read, auto)"));
+                       absl::StrCat("--protocols: unknown protocol '", word, "' (get, pin, auto)"));
     }
   }
   if (out.empty()) return MakeError(ErrorCode::kInvalidArgument, "--protocols: empty");
@@ -110,8 +110,8 @@ absl::Status BenchMpiOptions::Validate() const {
   if (attach && protocols.size() != 1) return bad("--attach: the managers are not restarted; give one --protocols");
   if (attach && tune) return bad("--tune restarts the managers; it cannot --attach");
   if (csv.empty()) return bad("--csv: empty");
-  if (tune && (tune_min_size == 0 || tune_max_size <= tune_min_size || tune_max_size > kMaxSendBytes)) {
-    return bad("--tune sizes: need 0 < min < max <= 64 MiB - 4 KiB (the largest send)");
+  if (tune && (tune_min_size == 0 || tune_max_size <= tune_min_size || tune_max_size > kMaxGetBytes)) {
+    return bad("--tune sizes: need 0 < min < max <= 64 MiB - 4 KiB (the largest get)");
   }
   if (tune && tune_out.empty()) return bad("--tune-out: empty");
   return absl::OkStatus();

@@ -19,15 +19,17 @@ enum class FetchPattern { kPairs, kBroadcast, kGather, kAllToAll };
 absl::string_view FetchPatternName(FetchPattern pattern);  // "pairs", "broadcast", "gather", "alltoall"
 absl::StatusOr<std::vector<FetchPattern>> ParsePatterns(absl::string_view text);
 
-// Which peer protocol the managers use: `send` (Get, bytes inline), `read` (Pin + Read), `auto`
-// (the manager's --rdma-threshold auto, or the tuned threshold file).
-enum class FetchProtocol { kSend, kRead, kAuto };
+// Which peer protocol the managers use (manager/peer/peer_protocol.h): `get` (two-sided, the bytes
+// inline in the reply), `pin` (one-sided: Pin, Read, Unpin), `auto` (the manager's
+// --pin-threshold auto, or the tuned threshold file). ParseProtocols also takes the old names
+// `send` (= get) and `read` (= pin).
+enum class FetchProtocol { kGet, kPin, kAuto };
 absl::string_view FetchProtocolName(FetchProtocol protocol);
 absl::StatusOr<std::vector<FetchProtocol>> ParseProtocols(absl::string_view text);
 
-// The largest object the `send` protocol can move: a Get reply must fit in one transport Call
+// The largest object the `get` protocol can move: a Get reply must fit in one transport Call
 // (transport::kMaxCallBytes, 64 MiB) with its header.
-inline constexpr uint64_t kMaxSendBytes = (64u << 20) - 4096;
+inline constexpr uint64_t kMaxGetBytes = (64u << 20) - 4096;
 
 // `pattern` with {rank} and {host} replaced ("rank{rank}" -> "rank3").
 std::string ExpandNodeName(absl::string_view pattern, int rank, absl::string_view host);
@@ -38,7 +40,7 @@ struct BenchMpiOptions {
   // What to measure.
   std::vector<FetchPattern> patterns = {FetchPattern::kPairs, FetchPattern::kBroadcast, FetchPattern::kGather,
                                         FetchPattern::kAllToAll};
-  std::vector<FetchProtocol> protocols = {FetchProtocol::kSend, FetchProtocol::kRead, FetchProtocol::kAuto};
+  std::vector<FetchProtocol> protocols = {FetchProtocol::kGet, FetchProtocol::kPin, FetchProtocol::kAuto};
   std::vector<uint64_t> sizes;               // empty = powers of two from min_size to max_size
   uint64_t min_size = 1u << 10;              // 1 KiB
   uint64_t max_size = 1u << 30;              // 1 GiB
@@ -58,7 +60,7 @@ struct BenchMpiOptions {
   std::string redis;                         // HOST:PORT; required unless start_redis
   bool start_redis = false;                  // rank 0 starts redis-server and broadcasts its address
   std::string secret_file;                   // "" = rank 0 creates one and broadcasts it
-  std::string auto_threshold = "auto";       // manager --rdma-threshold for protocol auto (or a FILE)
+  std::string auto_threshold = "auto";       // manager --pin-threshold for protocol auto (or a FILE)
   uint64_t store_memory = 0;                 // store --memory; 0 = enough for the run
   bool attach = false;                       // use running store/manager (no restarts)
   std::string store_socket;                  // attach: this rank's store socket

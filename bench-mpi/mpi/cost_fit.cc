@@ -39,28 +39,28 @@ LinearCost FitCost(const std::vector<uint64_t>& sizes, const std::vector<double>
   return fit;
 }
 
-ThresholdChoice ChooseThreshold(const std::vector<uint64_t>& sizes, const std::vector<double>& send_us,
-                                const std::vector<double>& read_us) {
+ThresholdChoice ChooseThreshold(const std::vector<uint64_t>& sizes, const std::vector<double>& get_us,
+                                const std::vector<double>& pin_us) {
   ThresholdChoice c;
-  c.send = FitCost(sizes, send_us);
-  c.read = FitCost(sizes, read_us);
-  const double dslope = c.send.us_per_byte - c.read.us_per_byte;
-  const double dlat = c.read.latency_us - c.send.latency_us;
+  c.get = FitCost(sizes, get_us);
+  c.pin = FitCost(sizes, pin_us);
+  const double dslope = c.get.us_per_byte - c.pin.us_per_byte;
+  const double dlat = c.pin.latency_us - c.get.latency_us;
   if (dslope > 0) {
     c.fit_crossover = std::max(0.0, dlat / dslope);
   } else {
     c.fit_crossover = dlat > 0 ? std::numeric_limits<double>::infinity() : 0;
   }
-  // T_m: index k means "send for sizes[0..k], read above"; -1 means read everywhere.
+  // T_m: index k means "get for sizes[0..k], pin above"; -1 means pin everywhere.
   const int n = static_cast<int>(sizes.size());
   double best_cost = std::numeric_limits<double>::infinity();
   for (int k = -1; k < n; ++k) {
     double cost = 0;
     for (int i = 0; i < n; ++i) {
-      const double chosen = i <= k ? send_us[i] : read_us[i];
+      const double chosen = i <= k ? get_us[i] : pin_us[i];
       // Excess over the better protocol, capped at 100%: one point slowed down by something else
       // (a descheduled process) must not outvote all the others.
-      cost += std::min(chosen / std::min(send_us[i], read_us[i]) - 1.0, 1.0);
+      cost += std::min(chosen / std::min(get_us[i], pin_us[i]) - 1.0, 1.0);
     }
     if (cost < best_cost - 1e-12) {
       best_cost = cost;
@@ -85,10 +85,10 @@ std::string RenderThresholdFile(const ThresholdChoice& cluster, const std::vecto
   std::string out = absl::StrCat("# rplasma threshold file written by rplasma-bench-mpi --tune\n", header);
   auto fit_line = [](absl::string_view who, const ThresholdChoice& c) {
     return absl::StrFormat(
-        "fit %s send_latency_us=%.2f send_gb_per_s=%.3f send_rms=%.3f read_latency_us=%.2f read_gb_per_s=%.3f "
-        "read_rms=%.3f fit_crossover=%.0f measured_crossover=%d chosen=%d\n",
-        who, c.send.latency_us, c.send.us_per_byte > 0 ? 1e-3 / c.send.us_per_byte : 0, c.send.rms_rel_error,
-        c.read.latency_us, c.read.us_per_byte > 0 ? 1e-3 / c.read.us_per_byte : 0, c.read.rms_rel_error,
+        "fit %s get_latency_us=%.2f get_gb_per_s=%.3f get_rms=%.3f pin_latency_us=%.2f pin_gb_per_s=%.3f "
+        "pin_rms=%.3f fit_crossover=%.0f measured_crossover=%d chosen=%d\n",
+        who, c.get.latency_us, c.get.us_per_byte > 0 ? 1e-3 / c.get.us_per_byte : 0, c.get.rms_rel_error,
+        c.pin.latency_us, c.pin.us_per_byte > 0 ? 1e-3 / c.pin.us_per_byte : 0, c.pin.rms_rel_error,
         std::isfinite(c.fit_crossover) ? c.fit_crossover : -1.0, c.measured_crossover, c.threshold);
   };
   std::map<std::string, uint64_t> per_peer;

@@ -4,7 +4,7 @@
 // the manager's format (manager/fetch/threshold_file.h).
 //
 // Threshold choice: the measured crossover T_m is the swept size that minimises the summed
-// relative excess cost (each point's capped at 100%) of "send up to T, read above" over the
+// relative excess cost (each point's capped at 100%) of "get up to T, pin above" over the
 // swept sizes. The fitted crossover
 // (where the two lines meet) is rounded to the nearest swept size and then clamped to within one
 // step of T_m, so the file never strays from what was measured in the same run.
@@ -28,18 +28,18 @@ struct LinearCost {
 LinearCost FitCost(const std::vector<uint64_t>& sizes, const std::vector<double>& times_us);
 
 struct ThresholdChoice {
-  LinearCost send, read;
-  double fit_crossover = 0;           // bytes where the lines meet (0: read always; huge: send always)
-  uint64_t measured_crossover = 0;    // T_m (0 = read at every swept size)
+  LinearCost get, pin;
+  double fit_crossover = 0;           // bytes where the lines meet (0: pin always; huge: get always)
+  uint64_t measured_crossover = 0;    // T_m (0 = pin at every swept size)
   uint64_t threshold = 0;             // what the file says
   int measured_index = -1;            // index of T_m in sizes (-1 = 0)
   int chosen_index = -1;              // index of threshold in sizes (-1 = 0)
   bool within_one_step = false;       // |chosen_index - measured_index| <= 1
 };
 
-// sizes ascending; send_us / read_us: one p50 per size.
-ThresholdChoice ChooseThreshold(const std::vector<uint64_t>& sizes, const std::vector<double>& send_us,
-                                const std::vector<double>& read_us);
+// sizes ascending; get_us / pin_us: one p50 per size.
+ThresholdChoice ChooseThreshold(const std::vector<uint64_t>& sizes, const std::vector<double>& get_us,
+                                const std::vector<double>& pin_us);
 
 // One measured pair (fetcher's view of a peer).
 struct PeerChoice {

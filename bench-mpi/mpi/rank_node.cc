@@ -74,7 +74,7 @@ absl::Status RankNode::StartManager(const std::string& threshold) {
                                    "--listen=" + options_.listen_host + ":0",
                                    "--client_socket=" + manager_socket_,
                                    "--transport=" + options_.transport,
-                                   "--rdma_threshold=" + threshold,
+                                   "--pin_threshold=" + threshold,
                                    "--secret_file=" + options_.secret_file,
                                    "--node_name=" + options_.node_name};
   if (!options_.rdma_device.empty()) argv.push_back("--rdma_device=" + options_.rdma_device);

@@ -1,7 +1,7 @@
 // RankNode: the rplasma node one MPI rank stands for — its rplasma-store and rplasma-manager.
 //
 // Start() spawns a private store (StoreProcess); StartManager() (re)starts the manager with
-// a given --rdma-threshold, so one run can measure each protocol on fresh managers, and returns
+// a given --pin-threshold, so one run can measure each protocol on fresh managers, and returns
 // once the manager printed its ready line (node id, listen address). Attach() uses a store and a
 // manager that are already running (no restarts). The rank process itself only ever is a client:
 // it never registers memory, and ChildProcess (vfork + execve) copies no mappings anyway. Its
@@ -39,7 +39,7 @@ class RankNode {
                                                           const std::string& manager_socket);
   ~RankNode();
 
-  // Stops the running manager (if this node started it) and starts one with --rdma-threshold
+  // Stops the running manager (if this node started it) and starts one with --pin-threshold
   // `threshold`. kUnavailable with the manager's log if it does not come up.
   absl::Status StartManager(const std::string& threshold);
 

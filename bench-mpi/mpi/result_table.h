@@ -19,7 +19,7 @@ struct ResultRow {
   std::string benchmark = "fetch";  // "fetch", "tune"
   std::string system = "rplasma";   // or the peer: "tcp_stream"
   std::string transport;            // "tcp", "verbs"
-  std::string protocol;             // "send", "read", "auto", "-"
+  std::string protocol;             // "get", "pin", "auto", "-"
   std::string pattern;
   uint64_t object_size = 0;
   int ranks = 0;
@@ -28,8 +28,8 @@ struct ResultRow {
   double ops_per_s = 0;
   double gb_per_s = 0;
   double mean_us = 0, p50_us = 0, p95_us = 0, p99_us = 0;
-  // On the aggregate `auto` row of a point where send and/or read ran alongside (interleaved):
-  // min(p50 send, p50 read) / p50 auto (auto_ratio.h). -1 = none (an empty CSV cell).
+  // On the aggregate `auto` row of a point where get and/or pin ran alongside (interleaved):
+  // min(p50 get, p50 pin) / p50 auto (auto_ratio.h). -1 = none (an empty CSV cell).
   double auto_vs_best = -1;
 };
 

@@ -98,18 +98,18 @@ double Median(std::vector<double> v) {
   return v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
-void PrintWhy(const char* who, const std::vector<uint64_t>& sizes, const std::vector<double>& send,
-              const std::vector<double>& read, const ThresholdChoice& c) {
-  std::printf("%s: send fit %.1f us + %.3f GB/s (rms %.2f), read fit %.1f us + %.3f GB/s (rms %.2f)\n", who,
-              c.send.latency_us, c.send.us_per_byte > 0 ? 1e-3 / c.send.us_per_byte : 0, c.send.rms_rel_error,
-              c.read.latency_us, c.read.us_per_byte > 0 ? 1e-3 / c.read.us_per_byte : 0, c.read.rms_rel_error);
+void PrintWhy(const char* who, const std::vector<uint64_t>& sizes, const std::vector<double>& get,
+              const std::vector<double>& pin, const ThresholdChoice& c) {
+  std::printf("%s: get fit %.1f us + %.3f GB/s (rms %.2f), pin fit %.1f us + %.3f GB/s (rms %.2f)\n", who,
+              c.get.latency_us, c.get.us_per_byte > 0 ? 1e-3 / c.get.us_per_byte : 0, c.get.rms_rel_error,
+              c.pin.latency_us, c.pin.us_per_byte > 0 ? 1e-3 / c.pin.us_per_byte : 0, c.pin.rms_rel_error);
   std::printf("  fitted crossover %.0f bytes, measured crossover %s, chosen threshold %s (%s one step)\n",
               c.fit_crossover, FormatSize(std::max<uint64_t>(c.measured_crossover, 1)).c_str(),
               c.threshold == 0 ? "0" : FormatSize(c.threshold).c_str(), c.within_one_step ? "within" : "NOT within");
   // The two curves around the chosen point.
   for (int i = std::max(0, c.chosen_index - 1); i <= std::min<int>(sizes.size() - 1, c.chosen_index + 1); ++i) {
-    std::printf("  at %8s: send p50 %9.1f us (fit %9.1f)  read p50 %9.1f us (fit %9.1f)%s\n",
-                FormatSize(sizes[i]).c_str(), send[i], c.send.At(sizes[i]), read[i], c.read.At(sizes[i]),
+    std::printf("  at %8s: get p50 %9.1f us (fit %9.1f)  pin p50 %9.1f us (fit %9.1f)%s\n",
+                FormatSize(sizes[i]).c_str(), get[i], c.get.At(sizes[i]), pin[i], c.pin.At(sizes[i]),
                 i == c.chosen_index ? "  <- threshold" : "");
   }
 }
@@ -123,27 +123,27 @@ absl::Status RunTuner(BenchMpi& bench, std::vector<ResultRow>* rows) {
   for (uint64_t s = options.tune_min_size; s <= options.tune_max_size; s *= 2) sizes.push_back(s);
   if (sizes.size() < 3) return MakeError(ErrorCode::kInvalidArgument, "--tune needs at least 3 sizes");
 
-  // 1. send and read, interleaved, for the fit (rows: benchmark `tune`).
-  for (FetchProtocol p : {FetchProtocol::kSend, FetchProtocol::kRead}) {
+  // 1. get and pin, interleaved, for the fit (rows: benchmark `tune`).
+  for (FetchProtocol p : {FetchProtocol::kGet, FetchProtocol::kPin}) {
     RETURN_IF_ERROR(bench.StartManagers(p, bench.ThresholdFor(p)));
   }
   std::vector<Sweep> fixed;
-  RETURN_IF_ERROR(MeasureInterleaved(bench, {FetchProtocol::kSend, FetchProtocol::kRead}, sizes, "tune", &fixed, rows));
-  const Sweep& send = fixed[0];
-  const Sweep& read = fixed[1];
+  RETURN_IF_ERROR(MeasureInterleaved(bench, {FetchProtocol::kGet, FetchProtocol::kPin}, sizes, "tune", &fixed, rows));
+  const Sweep& get = fixed[0];
+  const Sweep& pin = fixed[1];
   // Node names, not ids: a manager's id gets a new random suffix at every start, and the managers
   // that load this file (ours below, or a cluster's later) are new starts.
   const std::vector<std::string> nodes = world.AllGather(bench.node_name());
   std::string mine;
   for (int shift = 1; shift < world.size(); ++shift) {
-    absl::StrAppend(&mine, Encode(send.mine[shift]), ";", Encode(read.mine[shift]), "|");
+    absl::StrAppend(&mine, Encode(get.mine[shift]), ";", Encode(pin.mine[shift]), "|");
   }
   const std::vector<std::string> all = world.AllGather(mine);
 
   std::string file;
   if (world.root()) {
     std::vector<PeerChoice> peers;
-    std::vector<std::vector<double>> send_by_size(sizes.size()), read_by_size(sizes.size());
+    std::vector<std::vector<double>> get_by_size(sizes.size()), pin_by_size(sizes.size());
     for (int r = 0; r < world.size(); ++r) {
       std::vector<std::string> per_shift = absl::StrSplit(all[r], '|', absl::SkipEmpty());
       for (size_t k = 0; k < per_shift.size(); ++k) {
@@ -156,18 +156,18 @@ absl::Status RunTuner(BenchMpi& bench, std::vector<ResultRow>* rows) {
         PrintWhy(absl::StrCat("pair ", nodes[r], " <- ", nodes[peer]).c_str(), sizes, s, rd, choice.choice);
         peers.push_back(choice);
         for (size_t i = 0; i < sizes.size(); ++i) {
-          send_by_size[i].push_back(s[i]);
-          read_by_size[i].push_back(rd[i]);
+          get_by_size[i].push_back(s[i]);
+          pin_by_size[i].push_back(rd[i]);
         }
       }
     }
-    std::vector<double> send_med, read_med;
+    std::vector<double> get_med, pin_med;
     for (size_t i = 0; i < sizes.size(); ++i) {
-      send_med.push_back(Median(send_by_size[i]));
-      read_med.push_back(Median(read_by_size[i]));
+      get_med.push_back(Median(get_by_size[i]));
+      pin_med.push_back(Median(pin_by_size[i]));
     }
-    ThresholdChoice cluster = ChooseThreshold(sizes, send_med, read_med);
-    PrintWhy("cluster (median over pairs)", sizes, send_med, read_med, cluster);
+    ThresholdChoice cluster = ChooseThreshold(sizes, get_med, pin_med);
+    PrintWhy("cluster (median over pairs)", sizes, get_med, pin_med, cluster);
     file = RenderThresholdFile(
         cluster, peers,
         absl::StrCat("# ", world.size(), " ranks, transport ", bench.transport_label(), ", sizes ",
@@ -191,12 +191,12 @@ absl::Status RunTuner(BenchMpi& bench, std::vector<ResultRow>* rows) {
     out << file;
   }
 
-  // 2. auto with the tuned file, interleaved with send and read again, so that auto / best
+  // 2. auto with the tuned file, interleaved with get and pin again, so that auto / best
   // compares measurements taken under the same machine conditions (rows: `tune_check`).
   std::vector<Sweep> check;
   status = bench.StartManagers(FetchProtocol::kAuto, local_copy);
   if (status.ok()) {
-    status = MeasureInterleaved(bench, {FetchProtocol::kSend, FetchProtocol::kRead, FetchProtocol::kAuto}, sizes,
+    status = MeasureInterleaved(bench, {FetchProtocol::kGet, FetchProtocol::kPin, FetchProtocol::kAuto}, sizes,
                                 "tune_check", &check, rows);
   }
   std::remove(local_copy.c_str());

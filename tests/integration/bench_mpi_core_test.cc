@@ -34,29 +34,29 @@ TEST(CostFitTest, ExactLinearCostIsRecovered) {
 }
 
 TEST(CostFitTest, ThresholdSitsAtTheCrossoverOfTwoLines) {
-  // send: 20 us + 1 GB/s; read: 60 us + 4 GB/s -> lines meet at 40 us / (1/1000 - 1/4000) = 53333 B.
+  // get: 20 us + 1 GB/s; pin: 60 us + 4 GB/s -> lines meet at 40 us / (1/1000 - 1/4000) = 53333 B.
   const std::vector<uint64_t> sizes = Ladder(1024, 1u << 22);
-  std::vector<double> send, read;
+  std::vector<double> get, pin;
   for (uint64_t s : sizes) {
-    send.push_back(20 + s / 1000.0);
-    read.push_back(60 + s / 4000.0);
+    get.push_back(20 + s / 1000.0);
+    pin.push_back(60 + s / 4000.0);
   }
-  ThresholdChoice c = ChooseThreshold(sizes, send, read);
+  ThresholdChoice c = ChooseThreshold(sizes, get, pin);
   EXPECT_NEAR(c.fit_crossover, 53333.3, 1);
-  EXPECT_EQ(c.measured_crossover, 32768u);  // the last size where send is cheaper
+  EXPECT_EQ(c.measured_crossover, 32768u);  // the last size where get is cheaper
   EXPECT_EQ(c.threshold, 65536u);           // the fit rounds to 64 KiB (nearest in log2)
   EXPECT_TRUE(c.within_one_step);
 }
 
 TEST(CostFitTest, NoisyFitIsClampedToOneStepOfTheMeasuredCrossover) {
   const std::vector<uint64_t> sizes = Ladder(1024, 1u << 20);  // 11 sizes
-  // Measured: send wins up to 8 KiB; the fits would meet far above (read's latency is huge).
-  std::vector<double> send, read;
+  // Measured: get wins up to 8 KiB; the fits would meet far above (pin's latency is huge).
+  std::vector<double> get, pin;
   for (size_t i = 0; i < sizes.size(); ++i) {
-    send.push_back(10 + sizes[i] / 1000.0);
-    read.push_back(i <= 3 ? 1e6 : 1);
+    get.push_back(10 + sizes[i] / 1000.0);
+    pin.push_back(i <= 3 ? 1e6 : 1);
   }
-  ThresholdChoice c = ChooseThreshold(sizes, send, read);
+  ThresholdChoice c = ChooseThreshold(sizes, get, pin);
   EXPECT_EQ(c.measured_crossover, 8192u);
   EXPECT_LE(c.threshold, 16384u);
   EXPECT_GE(c.threshold, 4096u);
@@ -65,20 +65,20 @@ TEST(CostFitTest, NoisyFitIsClampedToOneStepOfTheMeasuredCrossover) {
 
 TEST(CostFitTest, OneSlowOutlierDoesNotMoveTheMeasuredCrossover) {
   const std::vector<uint64_t> sizes = Ladder(1024, 1u << 20);
-  std::vector<double> send, read;
+  std::vector<double> get, pin;
   for (uint64_t s : sizes) {
-    send.push_back(20 + s / 1000.0);
-    read.push_back(60 + s / 4000.0);
+    get.push_back(20 + s / 1000.0);
+    pin.push_back(60 + s / 4000.0);
   }
-  send[0] = 1e5;  // 1 KiB send hit a descheduled process
-  ThresholdChoice c = ChooseThreshold(sizes, send, read);
+  get[0] = 1e5;  // 1 KiB get hit a descheduled process
+  ThresholdChoice c = ChooseThreshold(sizes, get, pin);
   EXPECT_EQ(c.measured_crossover, 32768u);
 }
 
-TEST(CostFitTest, ReadEverywhereGivesThresholdZero) {
+TEST(CostFitTest, PinEverywhereGivesThresholdZero) {
   const std::vector<uint64_t> sizes = Ladder(1024, 1u << 16);
-  std::vector<double> send(sizes.size(), 100), read(sizes.size(), 10);
-  ThresholdChoice c = ChooseThreshold(sizes, send, read);
+  std::vector<double> get(sizes.size(), 100), pin(sizes.size(), 10);
+  ThresholdChoice c = ChooseThreshold(sizes, get, pin);
   EXPECT_EQ(c.measured_crossover, 0u);
   EXPECT_LE(c.threshold, 1024u);
 }
@@ -171,8 +171,14 @@ TEST(BenchMpiOptionsTest, DefaultLadderAndValidation) {
   o.attach = true;
   EXPECT_FALSE(o.Validate().ok());  // attach needs sockets and one protocol
   EXPECT_FALSE(ParsePatterns("pairs,ring").ok());
-  ASSERT_OK_AND_ASSIGN(auto protocols, ParseProtocols("read,send"));
-  EXPECT_EQ(protocols.size(), 2u);
+  ASSERT_OK_AND_ASSIGN(auto protocols, ParseProtocols("pin,get,auto"));
+  EXPECT_EQ(protocols, (std::vector<FetchProtocol>{FetchProtocol::kPin, FetchProtocol::kGet, FetchProtocol::kAuto}));
+  EXPECT_EQ(FetchProtocolName(FetchProtocol::kGet), "get");
+  EXPECT_EQ(FetchProtocolName(FetchProtocol::kPin), "pin");
+  // The old names still parse: send = get, read = pin.
+  ASSERT_OK_AND_ASSIGN(auto aliases, ParseProtocols("read,send"));
+  EXPECT_EQ(aliases, (std::vector<FetchProtocol>{FetchProtocol::kPin, FetchProtocol::kGet}));
+  EXPECT_FALSE(ParseProtocols("get,rdma").ok());
 }
 
 TEST(BenchMpiOptionsTest, NodeNamesExpandRankAndHostAndMustSuitTheManager) {
@@ -195,7 +201,7 @@ TEST(AutoRatioTest, AutoIsComparedWithTheFasterOfTheFixedProtocolsThatRan) {
   // p50s in us: throughput at the median is size / p50, so the ratio is best p50 / auto p50.
   EXPECT_DOUBLE_EQ(AutoVsBest(100, 200, 100), 1.0);
   EXPECT_DOUBLE_EQ(AutoVsBest(400, 200, 250), 0.8);
-  EXPECT_DOUBLE_EQ(AutoVsBest(0, 200, 100), 2.0);  // send skipped (> 64 MiB): read alone
+  EXPECT_DOUBLE_EQ(AutoVsBest(0, 200, 100), 2.0);  // get skipped (> 64 MiB): pin alone
   EXPECT_LT(AutoVsBest(100, 200, 0), 0);           // no auto: no ratio
   EXPECT_LT(AutoVsBest(0, 0, 100), 0);             // no fixed protocol: no ratio
 }

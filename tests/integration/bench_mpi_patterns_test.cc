@@ -17,7 +17,7 @@ constexpr char kHeader[] =
     "concurrency,mean_us,p95_us,rank,aggregate,auto_vs_best";
 
 // Checks the CSV and returns the set of "system/protocol/pattern/size/concurrency" of aggregate rows.
-// Every aggregate `auto` row (send and read ran at the same point, interleaved) carries auto / best
+// Every aggregate `auto` row (get and pin ran at the same point, interleaved) carries auto / best
 // fixed (a positive number: no bound on it, that would be a timed assertion); no other row does.
 std::set<std::string> CheckCsv(const std::string& csv, int ranks) {
   std::vector<std::string> lines = absl::StrSplit(csv, '\n', absl::SkipEmpty());
@@ -50,7 +50,7 @@ void RunAndCheck(int ranks, const std::vector<std::string>& concurrency_list, co
   RPLASMA_SKIP_IF_NO_MPI();
   TempDir dir;
   MpiRun run = RunBenchMpi(dir, ranks,
-                           {"--sizes=1K,64K,256K", "--protocols=send,read,auto", "--concurrency=" + concurrency,
+                           {"--sizes=1K,64K,256K", "--protocols=get,pin,auto", "--concurrency=" + concurrency,
                             "--warmup=1", "--repeat=3", "--fetch_timeout=20s", "--csv=" + dir.Join("out.csv"), "--png=" + dir.Join("out.png")});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   // Every phase reported verified bytes, and none failed verification.
@@ -59,7 +59,7 @@ void RunAndCheck(int ranks, const std::vector<std::string>& concurrency_list, co
   EXPECT_FALSE(absl::StrContains(run.output, "bytes differ")) << run.output;
   const std::set<std::string> seen = CheckCsv(ReadWholeFile(dir.Join("out.csv")), ranks);
   for (const char* pattern : {"pairs", "broadcast", "gather", "alltoall"}) {
-    for (const char* protocol : {"send", "read", "auto"}) {
+    for (const char* protocol : {"get", "pin", "auto"}) {
       for (const char* size : {"1024", "65536", "262144"}) {
         for (const std::string& c : concurrency_list) {
           EXPECT_TRUE(seen.count(absl::StrCat("rplasma/", protocol, "/", pattern, "/", size, "/", c)))

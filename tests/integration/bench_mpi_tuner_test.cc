@@ -2,7 +2,8 @@
 // format whose default sits within one size step of the crossover measured in the same run; the
 // run's own managers restarted with that file (new node ids) apply its per-peer line, keyed by node
 // name, to their peer; and a fresh rplasma-manager started with --rdma_threshold=FILE loads it
-// (stats say threshold_mode "file" and the file's default_threshold).
+// (stats say threshold_mode "file" and the file's default_threshold). That manager is given the
+// old spelling of --pin_threshold on purpose: the alias must keep working.
 #include <set>
 
 #include "absl/strings/match.h"
@@ -84,7 +85,7 @@ TEST(BenchMpiTunerTest, TunedThresholdFileIsWithinOneStepOfTheCrossoverAndManage
   }
   EXPECT_TRUE(absl::StrContains(run.output, "auto/best worst case")) << run.output;
   EXPECT_TRUE(absl::StrContains(run.output, ": PASS\n") || absl::StrContains(run.output, ": SHORT\n")) << run.output;
-  // The check (auto with the file, interleaved with send and read) has auto / best filled for
+  // The check (auto with the file, interleaved with get and pin) has auto / best filled for
   // every size, on the aggregate shift-1 auto row (column 17; only that it is there and positive).
   std::set<std::string> with_ratio;
   for (absl::string_view line : absl::StrSplit(ReadWholeFile(dir.Join("tune.csv")), '\n', absl::SkipEmpty())) {

@@ -1,7 +1,7 @@
 // rplasma-bench-mpi over verbs (label rdma-guest: runs inside tests/rdma-vm's Soft-RoCE guest and
 // skips without an RDMA device and its address). Two ranks on one machine, managers with
 // `--transport=verbs` listening on the RDMA netdev's address:
-//   1. the sweep with the three protocols (send, read, auto), every fetched byte verified;
+//   1. the sweep with the three protocols (get, pin, auto), every fetched byte verified;
 //   2. the tuner, then two fresh managers (named like the tuner's ranks, so with new node ids)
 //      loading its threshold file: their stats show the file's threshold in force, and fetches of
 //      exactly that size and one byte more went over Get and Pin (RDMA READ).
@@ -107,11 +107,11 @@ class BenchMpiVerbsTest : public ::testing::Test {
   std::string ip_;
 };
 
-TEST_F(BenchMpiVerbsTest, TwoRanksFetchOverVerbsWithSendReadAndAutoAndEveryByteVerified) {
+TEST_F(BenchMpiVerbsTest, TwoRanksFetchOverVerbsWithGetPinAndAutoAndEveryByteVerified) {
   TempDir dir;
   const std::vector<uint64_t> sizes = {4 * kKiB, 64 * kKiB, 1 * kMiB};
   std::vector<std::string> args = VerbsArgs();
-  args.insert(args.end(), {"--patterns=pairs", "--protocols=send,read,auto", "--sizes=4K,64K,1M",
+  args.insert(args.end(), {"--patterns=pairs", "--protocols=get,pin,auto", "--sizes=4K,64K,1M",
                            "--csv=" + dir.Join("sweep.csv")});
   MpiRun run = RunBenchMpi(dir, 2, args, absl::Seconds(300));
   ASSERT_EQ(run.exit_code, 0) << run.output;
@@ -124,14 +124,14 @@ TEST_F(BenchMpiVerbsTest, TwoRanksFetchOverVerbsWithSendReadAndAutoAndEveryByteV
   }
   EXPECT_FALSE(absl::StrContains(run.output, "bytes differ")) << run.output;
   const std::map<std::string, double> p50 = AggregateP50(ReadWholeFile(dir.Join("sweep.csv")), "fetch");
-  std::printf("guest sweep p50 (us):      size      send      read      auto\n");
+  std::printf("guest sweep p50 (us):      size       get       pin      auto\n");
   for (uint64_t size : sizes) {
-    for (const char* protocol : {"send", "read", "auto"}) {
+    for (const char* protocol : {"get", "pin", "auto"}) {
       EXPECT_TRUE(p50.count(absl::StrCat(protocol, "/", size))) << protocol << " " << size;
     }
     std::printf("guest sweep p50 (us): %8llu %9.1f %9.1f %9.1f\n", static_cast<unsigned long long>(size),
-                p50.count(absl::StrCat("send/", size)) ? p50.at(absl::StrCat("send/", size)) : 0.0,
-                p50.count(absl::StrCat("read/", size)) ? p50.at(absl::StrCat("read/", size)) : 0.0,
+                p50.count(absl::StrCat("get/", size)) ? p50.at(absl::StrCat("get/", size)) : 0.0,
+                p50.count(absl::StrCat("pin/", size)) ? p50.at(absl::StrCat("pin/", size)) : 0.0,
                 p50.count(absl::StrCat("auto/", size)) ? p50.at(absl::StrCat("auto/", size)) : 0.0);
   }
 }
@@ -159,15 +159,15 @@ TEST_F(BenchMpiVerbsTest, TunedThresholdFileIsLoadedAndUsedByFreshManagersOverVe
   EXPECT_TRUE(absl::StrContains(run.output, absl::StrCat("manager stats rank 1: threshold_mode=file default_threshold=",
                                                          fallback, " peer_thresholds={\"rank0.")))
       << run.output;
-  // The check: auto with the file, interleaved with send and read (what auto / best compares).
+  // The check: auto with the file, interleaved with get and pin (what auto / best compares).
   std::map<std::string, double> p50 = AggregateP50(ReadWholeFile(dir.Join("tune.csv")), "tune_check");
-  std::printf("guest tuner p50 (us):      size      send      read      auto  auto/best\n");
+  std::printf("guest tuner p50 (us):      size       get       pin      auto  auto/best\n");
   for (uint64_t size = 4 * kKiB; size <= kMiB; size *= 2) {
-    const double send = p50[absl::StrCat("send/", size)], read = p50[absl::StrCat("read/", size)],
+    const double get = p50[absl::StrCat("get/", size)], pin = p50[absl::StrCat("pin/", size)],
                  automatic = p50[absl::StrCat("auto/", size)];
-    EXPECT_GT(send * read * automatic, 0) << "size " << size;
-    std::printf("guest tuner p50 (us): %8llu %9.1f %9.1f %9.1f %9.3f\n", static_cast<unsigned long long>(size), send,
-                read, automatic, automatic > 0 ? std::min(send, read) / automatic : 0.0);
+    EXPECT_GT(get * pin * automatic, 0) << "size " << size;
+    std::printf("guest tuner p50 (us): %8llu %9.1f %9.1f %9.1f %9.3f\n", static_cast<unsigned long long>(size), get,
+                pin, automatic, automatic > 0 ? std::min(get, pin) / automatic : 0.0);
   }
 
   // Two fresh managers over verbs, named like the tuner's ranks (new node ids), load the file.
@@ -189,7 +189,7 @@ TEST_F(BenchMpiVerbsTest, TunedThresholdFileIsLoadedAndUsedByFreshManagersOverVe
   ASSERT_EQ(a->name, "rank0");
   ASSERT_EQ(b->name, "rank1");
   // B fetches from A: B applies the file's `peer rank0` line. An object of exactly that many bytes
-  // goes by Get, one byte more by Pin (no Get side when the threshold is 0: read everywhere). No
+  // goes by Get, one byte more by Pin (no Get side when the threshold is 0: pin everywhere). No
   // metadata: the threshold compares data + metadata bytes.
   const uint64_t threshold = static_cast<uint64_t>(from_rank0);
   std::vector<std::pair<ObjectID, uint64_t>> objects;

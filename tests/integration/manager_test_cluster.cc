@@ -107,7 +107,7 @@ absl::Status ManagerTestCluster::StartManager(TestNode* node) {
                                    "--client_socket=" + node->client_socket,
                                    "--secret_file=" + secret_file,
                                    "--node_name=" + node->name,
-                                   "--rdma_threshold=" + options.threshold};
+                                   "--pin_threshold=" + options.threshold};
   argv.insert(argv.end(), options.extra_manager_args.begin(), options.extra_manager_args.end());
   ::unlink(node->client_socket.c_str());
   // The log is appended to across restarts: only what this start writes counts.

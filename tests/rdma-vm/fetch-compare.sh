@@ -1,6 +1,7 @@
 #!/bin/bash
 # fetch-compare.sh BUILD_DIR OUT_DIR — inside the rdma-vm guest: the full-stack fetch benchmark
-# (rplasma-bench --mode fetch over verbs) with SEND/RECV forced, RDMA READ forced and `auto`, next to
+# (rplasma-bench --mode fetch over verbs) with Get forced (bytes inline, SEND/RECV), Pin forced
+# (RDMA READ) and `auto`, next to
 # perftest (ib_send_lat, ib_read_lat, ib_read_bw) at the same sizes on the same rxe0, then a summary
 # (fetch-summary.py): per-size p50 of each protocol, the measured crossover, where auto put its
 # threshold, auto / better fixed, and the ratios to perftest. From the host:
@@ -17,10 +18,10 @@ cd "$OUT" || exit 1
 rm -f ./*.csv ./*.json ./*.txt
 
 # Largest Call = the manager's kMaxCallBytes (64 MiB): every size here goes by Get.
-for mode in send:67108864 read:0 auto:auto; do
+for mode in get:67108864 pin:0 auto:auto; do
   name=${mode%%:*}; threshold=${mode#*:}
-  echo "### rplasma-bench fetch, protocol $name (--rdma-threshold $threshold)"
-  "$B/bin/rplasma-bench" --mode fetch --transport verbs --listen-host "$IP" --rdma-threshold "$threshold" \
+  echo "### rplasma-bench fetch, protocol $name (--pin-threshold $threshold)"
+  "$B/bin/rplasma-bench" --mode fetch --transport verbs --listen-host "$IP" --pin-threshold "$threshold" \
     --no-redis --sizes "$SIZES" --iterations 200 --duration "$DURATION" --csv "$OUT/fetch-$name.csv" 2>&1 |
     grep -E '^(fetch|stream) ' || echo "(rplasma-bench failed)"
 done

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """fetch-summary.py OUT_DIR — summarizes what fetch-compare.sh left in OUT_DIR.
 
-Per size: the full-stack fetch p50 with SEND/RECV forced (Get), RDMA READ forced (Pin) and auto;
-the measured crossover (the smallest size from which READ stays faster); the threshold auto used
+Per size: the full-stack fetch p50 with Get forced (bytes inline, SEND/RECV), Pin forced (RDMA READ)
+and auto; the measured crossover (the smallest size from which Pin stays faster); the threshold auto used
 (node B manager's stats); auto / better fixed protocol (throughput ratio of medians: best p50 /
 auto p50); and the perftest peers at the same size: ib_send_lat (one-way, so x2 for a round trip),
 ib_read_lat (a round trip) and ib_read_bw.
@@ -44,8 +44,8 @@ def human(n):
 
 
 def main(out_dir):
-    send = fetch_p50(os.path.join(out_dir, "fetch-send.csv"))
-    read = fetch_p50(os.path.join(out_dir, "fetch-read.csv"))
+    get = fetch_p50(os.path.join(out_dir, "fetch-get.csv"))
+    pin = fetch_p50(os.path.join(out_dir, "fetch-pin.csv"))
     auto = fetch_p50(os.path.join(out_dir, "fetch-auto.csv"))
     # perftest latency columns: bytes iters t_min t_max t_typical t_avg ...; bw: bytes iters peak avg
     send_lat = perftest(os.path.join(out_dir, "ib_send_lat.txt"), 4)
@@ -57,26 +57,26 @@ def main(out_dir):
         stats = json.load(open(stats_path))
         threshold = json.dumps(stats.get("peer_thresholds", stats.get("default_threshold")))
 
-    sizes = sorted(set(send) & set(read))
+    sizes = sorted(set(get) & set(pin))
     print("size | Get p50 us | Pin p50 us | auto p50 us | auto/best | ib_send_lat x2 us | ib_read_lat us | "
           "fetch p50 / ib_send_lat x2 | Pin GB/s | ib_read_bw GB/s | Pin / ib_read_bw")
     worst = None
     for s in sizes:
-        best = min(send[s], read[s])
+        best = min(get[s], pin[s])
         ratio = best / auto[s] if s in auto and auto[s] > 0 else float("nan")
         worst = ratio if worst is None or ratio < worst else worst
         rtt = 2 * send_lat[s] if s in send_lat else float("nan")
-        pin_gbs = s / read[s] / 1e3
+        pin_gbs = s / pin[s] / 1e3
         bw = read_bw.get(s, float("nan")) * 1e6 / 1e9  # perftest MB/s is 10^6 bytes
-        print(f"{human(s)} | {send[s]:.0f} | {read[s]:.0f} | {auto.get(s, float('nan')):.0f} | {ratio:.2f} | "
+        print(f"{human(s)} | {get[s]:.0f} | {pin[s]:.0f} | {auto.get(s, float('nan')):.0f} | {ratio:.2f} | "
               f"{rtt:.0f} | {read_lat.get(s, float('nan')):.0f} | {best / rtt:.1f} | {pin_gbs:.4f} | {bw:.4f} | "
               f"{pin_gbs / bw:.2f}")
     crossover = None
     for i, s in enumerate(sizes):
-        if all(read[t] < send[t] for t in sizes[i:]):
+        if all(pin[t] < get[t] for t in sizes[i:]):
             crossover = s
             break
-    print(f"measured crossover (READ faster from here on): {human(crossover) if crossover else 'none in range'}")
+    print(f"measured crossover (Pin faster from here on): {human(crossover) if crossover else 'none in range'}")
     print(f"auto's threshold (node B, per peer): {threshold}")
     if worst is not None:
         print(f"auto / better fixed protocol, worst size: {worst:.2f}")

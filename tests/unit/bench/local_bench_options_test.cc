@@ -51,6 +51,16 @@ TEST(LocalBenchOptionsTest, ParsesEveryFlagInBothSpellings) {
   EXPECT_EQ(r.redis, RedisMode::kOn);
 }
 
+TEST(LocalBenchOptionsTest, PinThresholdAcceptsItsOldNameRdmaThreshold) {
+  ASSERT_OK_AND_ASSIGN(LocalBenchOptions defaults, Parse({"--mode=fetch"}));
+  EXPECT_EQ(defaults.pin_threshold, "65536");
+  ASSERT_OK_AND_ASSIGN(LocalBenchOptions pin, Parse({"--mode=fetch", "--pin-threshold", "1M"}));
+  EXPECT_EQ(pin.pin_threshold, "1M");
+  ASSERT_OK_AND_ASSIGN(LocalBenchOptions alias, Parse({"--mode=fetch", "--rdma-threshold=auto"}));
+  EXPECT_EQ(alias.pin_threshold, "auto");
+  EXPECT_NE(LocalBenchUsage().find("--pin-threshold"), std::string::npos);
+}
+
 TEST(LocalBenchOptionsTest, HelpIsReportedNotAnError) {
   bool help = false;
   EXPECT_OK(Parse({"--help"}, &help).status());
