@@ -54,7 +54,7 @@ for node in a b; do
   wait_for_socket "$WORK/$node/store.sock" "store $node"
   "$BIN/rplasma-manager" --store-socket "$WORK/$node/store.sock" --redis "127.0.0.1:$REDIS_PORT" \
     --listen 127.0.0.1:0 --client-socket "$WORK/$node/manager.sock" --secret-file "$WORK/secret" \
-    --transport tcp --rdma-threshold 64K --node-name "node-$node" >"$WORK/manager-$node.log" 2>&1 &
+    --transport tcp --pin-threshold 64K --node-name "node-$node" >"$WORK/manager-$node.log" 2>&1 &
   PIDS+=($!)
   wait_for_socket "$WORK/$node/manager.sock" "manager $node"
 done
@@ -68,7 +68,7 @@ for size in 1K 64K 1M 16M 64M; do
   bytes=$(numfmt --from=iec "$size")
   head -c "$bytes" /dev/urandom >"$WORK/in-$size"
   "$BIN/rplasma" "${A[@]}" put --label "demo-$size" "$WORK/in-$size" >/dev/null
-  proto=get; [ "$bytes" -gt 65536 ] && proto=pin+read
+  proto=get; [ "$bytes" -gt 65536 ] && proto=pin
   start=$(date +%s%N)
   "$BIN/rplasma" "${B[@]}" fetch --label "demo-$size" --timeout 30000
   end=$(date +%s%N)
