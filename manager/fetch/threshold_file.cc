@@ -133,7 +133,7 @@ absl::StatusOr<ThresholdSetting> ParseThresholdSetting(absl::string_view value, 
     if (ParseByteSize(value).ok()) return bytes.status();  // a size, but too large
   }
   std::ifstream file{std::string(value)};
-  if (!file) return Invalid(absl::StrCat("--rdma-threshold: '", value, "' is not a size, 'auto' or a readable file"));
+  if (!file) return Invalid(absl::StrCat("--pin-threshold: '", value, "' is not a size, 'auto' or a readable file"));
   std::stringstream contents;
   contents << file.rdbuf();
   absl::StatusOr<ThresholdTable> table = ParseThresholdFile(contents.str());

@@ -1,6 +1,6 @@
-// The --rdma-threshold setting and the threshold FILE the MPI tuner writes.
+// The --pin-threshold setting and the threshold FILE the MPI tuner writes.
 //
-// --rdma-threshold takes: BYTES (e.g. 65536, 64KiB, 1MiB), `auto`, or the path of a FILE:
+// --pin-threshold takes: BYTES (e.g. 65536, 64KiB, 1MiB), `auto`, or the path of a FILE:
 //
 //   # comments run to the end of the line; blank lines are ignored
 //   default 262144            # objects of at most this many bytes use Get (bytes inline)
@@ -49,7 +49,7 @@ struct ThresholdSetting {
 absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text);
 // The contents of a threshold file.
 absl::StatusOr<ThresholdTable> ParseThresholdFile(absl::string_view contents);
-// The value of --rdma-threshold (reads the file when it is neither BYTES nor `auto`).
+// The value of --pin-threshold (reads the file when it is neither BYTES nor `auto`).
 absl::StatusOr<ThresholdSetting> ParseThresholdSetting(absl::string_view value, uint64_t auto_start_bytes);
 
 }  // namespace rplasma::fetch

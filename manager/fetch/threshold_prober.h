@@ -1,4 +1,4 @@
-// ProbeThreshold: the `--rdma-threshold auto` calibration run once per peer at first connect.
+// ProbeThreshold: the `--pin-threshold auto` calibration run once per peer at first connect.
 //
 // For each probe size (4 KiB .. 4 MiB, x4), a few rounds of: ProbeGet{n} (n bytes inline) against
 // ProbePin{n} + Read n bytes + Unpin, keeping each path's best time. Reads land in a scratch

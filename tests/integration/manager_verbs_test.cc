@@ -3,7 +3,7 @@
 // `--transport verbs` listening on the RDMA netdev's address. Objects put on node A through the
 // client library are fetched by node B's Client (manager_socket) and checked byte by byte, with a
 // fixed threshold that sends small objects over SEND/RECV (get) and large ones over RDMA READ (pin),
-// and with `--rdma-threshold auto`. A serving manager SIGKILLed mid-READ must give B an error
+// and with `--pin-threshold auto`. A serving manager SIGKILLed mid-READ must give B an error
 // within the fetch deadline and leave nothing visible or leaked in B's store. A reader stopped
 // (SIGSTOP) mid-READ past its lease must discard what it read and fetch again, while the owner
 // drops the lease's store reference on its own.
