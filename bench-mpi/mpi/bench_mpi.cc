@@ -180,11 +180,8 @@ absl::Status BenchMpi::StartManagers(FetchProtocol protocol, const std::string& 
   absl::Status status = options_.attach ? absl::OkStatus() : n.StartManager(threshold);
   RETURN_IF_ERROR(AgreeAcrossRanks(world_, status));
   // The transport the managers really run (auto resolves to tcp or verbs).
-  absl::StatusOr<std::string> stats = QueryManagerStats(n.manager_socket());
-  if (stats.ok()) {
-    absl::StatusOr<std::string> transport = JsonMember(*stats, "transport");
-    if (transport.ok()) transport_label_ = *transport;
-  }
+  absl::StatusOr<nlohmann::json> stats = QueryManagerStats(n.manager_socket());
+  if (stats.ok()) transport_label_ = MemberText(*stats, "transport");
   if (transport_label_.empty()) transport_label_ = options_.transport;
   world_.Barrier();
   return absl::OkStatus();

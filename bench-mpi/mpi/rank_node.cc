@@ -53,9 +53,8 @@ absl::StatusOr<std::unique_ptr<RankNode>> RankNode::Attach(const std::string& st
   std::unique_ptr<RankNode> node(new RankNode());
   node->store_socket_ = store_socket;
   node->manager_socket_ = manager_socket;
-  ASSIGN_OR_RETURN(std::string stats, QueryManagerStats(manager_socket));
-  absl::StatusOr<std::string> id = JsonMember(stats, "node_id");
-  if (id.ok()) node->node_id_ = *id;
+  ASSIGN_OR_RETURN(nlohmann::json stats, QueryManagerStats(manager_socket));
+  node->node_id_ = MemberText(stats, "node_id");
   return node;
 }
 
@@ -95,7 +94,7 @@ absl::Status RankNode::StartManager(const std::string& threshold) {
                                                          ") did not start: ", FileTail(manager_log_)));
 }
 
-absl::StatusOr<std::string> QueryManagerStats(const std::string& manager_socket) {
+absl::StatusOr<nlohmann::json> QueryManagerStats(const std::string& manager_socket) {
   ASSIGN_OR_RETURN(UniqueFd fd, UnixConnect(manager_socket));
   ManagerRequest request{1, ManagerStatsRequest{}};
   RETURN_IF_ERROR(WriteFrame(fd.get(), EncodeManagerRequest(request)));
@@ -104,31 +103,17 @@ absl::StatusOr<std::string> QueryManagerStats(const std::string& manager_socket)
   RETURN_IF_ERROR(reply.status());
   const auto* stats = std::get_if<ManagerStatsReply>(&reply.body);
   if (stats == nullptr) return MakeError(ErrorCode::kProtocolError, "manager stats: not a stats reply");
-  return stats->json;
+  nlohmann::json doc = nlohmann::json::parse(stats->json, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    return MakeError(ErrorCode::kProtocolError, "manager stats: not a JSON object");
+  }
+  return doc;
 }
 
-absl::StatusOr<std::string> JsonMember(const std::string& json, const std::string& key) {
-  const std::string needle = absl::StrCat("\"", key, "\":");
-  size_t at = json.find(needle);
-  if (at == std::string::npos) return MakeError(ErrorCode::kObjectNotFound, absl::StrCat("json: no ", key));
-  at += needle.size();
-  while (at < json.size() && json[at] == ' ') ++at;
-  if (at >= json.size()) return MakeError(ErrorCode::kObjectNotFound, absl::StrCat("json: no value for ", key));
-  if (json[at] == '"') {
-    size_t end = json.find('"', at + 1);
-    if (end == std::string::npos) return MakeError(ErrorCode::kProtocolError, "json: unterminated string");
-    return json.substr(at + 1, end - at - 1);
-  }
-  if (json[at] == '{') {
-    int depth = 0;
-    for (size_t i = at; i < json.size(); ++i) {
-      if (json[i] == '{') ++depth;
-      if (json[i] == '}' && --depth == 0) return json.substr(at, i - at + 1);
-    }
-    return MakeError(ErrorCode::kProtocolError, "json: unterminated object");
-  }
-  size_t end = json.find_first_of(",}", at);
-  return json.substr(at, end == std::string::npos ? std::string::npos : end - at);
+std::string MemberText(const nlohmann::json& doc, const std::string& key) {
+  const auto it = doc.find(key);
+  if (it == doc.end()) return "";
+  return it->is_string() ? it->get<std::string>() : it->dump();
 }
 
 }  // namespace rplasma::bench

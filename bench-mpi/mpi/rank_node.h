@@ -16,6 +16,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
 #include "bench-mpi/common/child_process.h"
 #include "bench-mpi/common/store_process.h"
 
@@ -65,12 +66,12 @@ class RankNode {
   std::string node_id_;
 };
 
-// The manager's StatsReply JSON, asked on its --client-socket.
-absl::StatusOr<std::string> QueryManagerStats(const std::string& manager_socket);
+// The manager's StatsReply JSON, asked on its --client-socket, parsed (kProtocolError if it is not
+// JSON).
+absl::StatusOr<nlohmann::json> QueryManagerStats(const std::string& manager_socket);
 
-// The value of a top-level `"key":` in a flat JSON text: the raw token (a number, a quoted string
-// without its quotes, or an object's text). kObjectNotFound if absent.
-absl::StatusOr<std::string> JsonMember(const std::string& json, const std::string& key);
+// Top-level member `key` of `doc` as text: a string's value, any other value as JSON; "" if absent.
+std::string MemberText(const nlohmann::json& doc, const std::string& key);
 
 }  // namespace rplasma::bench
 

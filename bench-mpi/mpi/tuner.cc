@@ -201,14 +201,12 @@ absl::Status RunTuner(BenchMpi& bench, std::vector<ResultRow>* rows) {
   }
   std::remove(local_copy.c_str());
   RETURN_IF_ERROR(status);
-  absl::StatusOr<std::string> stats = QueryManagerStats(bench.node(FetchProtocol::kAuto).manager_socket());
+  absl::StatusOr<nlohmann::json> stats = QueryManagerStats(bench.node(FetchProtocol::kAuto).manager_socket());
   std::string report = stats.status().ToString();
   if (stats.ok()) {
-    absl::StatusOr<std::string> mode = JsonMember(*stats, "threshold_mode");
-    absl::StatusOr<std::string> fallback = JsonMember(*stats, "default_threshold");
-    absl::StatusOr<std::string> thresholds = JsonMember(*stats, "peer_thresholds");
-    report = absl::StrCat("threshold_mode=", mode.ok() ? *mode : "?", " default_threshold=",
-                          fallback.ok() ? *fallback : "?", " peer_thresholds=", thresholds.ok() ? *thresholds : "?");
+    report = absl::StrCat("threshold_mode=", MemberText(*stats, "threshold_mode"),
+                          " default_threshold=", MemberText(*stats, "default_threshold"),
+                          " peer_thresholds=", MemberText(*stats, "peer_thresholds"));
   }
   const std::vector<std::string> reports = world.AllGather(report);
   if (world.root()) {
