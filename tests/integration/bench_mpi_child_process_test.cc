@@ -18,10 +18,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "tests/support/status_matchers.h"
+#include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
 namespace rplasma::bench {
 namespace {
+
+using ::rplasma::testing::WaitFor;
 
 std::string Slurp(const std::string& path) {
   std::ifstream in(path);
@@ -42,9 +45,7 @@ TEST(ChildProcessTest, OutputGoesToTheLogAndTheChildIsReaped) {
   rplasma::testing::TempDir dir;
   const std::string log = dir.Join("echo.log");
   ASSERT_OK_AND_ASSIGN(ChildProcess child, ChildProcess::Start({"/bin/sh", "-c", "echo out; echo err >&2"}, log));
-  const absl::Time deadline = absl::Now() + absl::Seconds(10);
-  while (child.running() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(5));
-  EXPECT_FALSE(child.running());
+  EXPECT_TRUE(WaitFor([&] { return !child.running(); }, absl::Seconds(10)));
   EXPECT_EQ(Slurp(log), "out\nerr\n");
 }
 
@@ -108,9 +109,8 @@ TEST(ChildProcessTest, StopKillsAChildThatIgnoresSigterm) {
   ASSERT_OK_AND_ASSIGN(ChildProcess child,
                        ChildProcess::Start({"/bin/sh", "-c", "trap '' TERM; touch \"$0\"; while :; do sleep 1; done", ready},
                                            dir.Join("log")));
-  const absl::Time deadline = absl::Now() + absl::Seconds(10);
-  while (::access(ready.c_str(), F_OK) != 0 && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(5));
-  ASSERT_EQ(::access(ready.c_str(), F_OK), 0) << "the shell never set its trap";
+  ASSERT_TRUE(WaitFor([&] { return ::access(ready.c_str(), F_OK) == 0; }, absl::Seconds(10)))
+      << "the shell never set its trap";
   const pid_t pid = child.pid();
   EXPECT_EQ(child.Stop(absl::Milliseconds(100)), std::nullopt);
   EXPECT_FALSE(Alive(pid));
