@@ -44,7 +44,7 @@ TEST(DirectoryCodecTest, NumbersAreDecimalDigitsThatFitIn64Bits) {
 }
 
 TEST(DirectoryCodecTest, LocationRoundTripsThroughItsEncoding) {
-  ObjectLocation location{"node-a", 123, 4, UINT64_MAX, 987654321};
+  ObjectLocation location{"node-a", {123, 4, UINT64_MAX, 987654321}};
   std::string value = DirectoryCodec::EncodeLocation(location);
   EXPECT_EQ(value, "123,4,18446744073709551615,987654321");
   ASSERT_OK_AND_ASSIGN(ObjectLocation decoded, DirectoryCodec::DecodeLocation("node-a", value));
