@@ -30,8 +30,8 @@ const transport::RemoteRegion kRegion{4096, 1000, 7};
 LeaseTable MakeTable() { return LeaseTable(LeaseTableOptions{absl::Seconds(10), 3}); }
 
 TEST(LeaseTableTest, ReadInsideALiveLeaseOfTheSameConnectionIsAllowed) {
-  LeaseTable table = MakeTable();
   int released = 0;
+  LeaseTable table = MakeTable();
   ASSERT_OK_AND_ASSIGN(uint64_t lease, table.Add(1, kRegion, std::make_unique<CountingPin>(&released), kT0));
   EXPECT_NE(lease, 0u);
   EXPECT_TRUE(table.AllowRead(1, kRegion, kT0));
@@ -45,8 +45,8 @@ TEST(LeaseTableTest, ReadInsideALiveLeaseOfTheSameConnectionIsAllowed) {
 }
 
 TEST(LeaseTableTest, UnpinOnlyByTheOwningConnectionReleasesTheReference) {
-  LeaseTable table = MakeTable();
   int released = 0;
+  LeaseTable table = MakeTable();
   ASSERT_OK_AND_ASSIGN(uint64_t lease, table.Add(1, kRegion, std::make_unique<CountingPin>(&released), kT0));
   EXPECT_FALSE(table.Remove(2, lease));
   EXPECT_EQ(released, 0);
@@ -57,8 +57,8 @@ TEST(LeaseTableTest, UnpinOnlyByTheOwningConnectionReleasesTheReference) {
 }
 
 TEST(LeaseTableTest, ExpiredLeasesAreReleasedAndNoLongerAllowReads) {
-  LeaseTable table = MakeTable();
   int released = 0;
+  LeaseTable table = MakeTable();
   ASSERT_OK(table.Add(1, kRegion, std::make_unique<CountingPin>(&released), kT0).status());
   ASSERT_OK(table.Add(1, kRegion, std::make_unique<CountingPin>(&released), kT0 + absl::Seconds(5)).status());
   EXPECT_FALSE(table.AllowRead(1, kRegion, kT0 + absl::Seconds(20)));
@@ -73,8 +73,8 @@ TEST(LeaseTableTest, ExpiredLeasesAreReleasedAndNoLongerAllowReads) {
 }
 
 TEST(LeaseTableTest, DisconnectDropsOnlyThatConnectionsLeases) {
-  LeaseTable table = MakeTable();
   int released = 0;
+  LeaseTable table = MakeTable();
   ASSERT_OK(table.Add(1, kRegion, std::make_unique<CountingPin>(&released), kT0).status());
   ASSERT_OK(table.Add(1, kRegion, std::make_unique<CountingPin>(&released), kT0).status());
   ASSERT_OK(table.Add(2, kRegion, std::make_unique<CountingPin>(&released), kT0).status());
@@ -85,8 +85,8 @@ TEST(LeaseTableTest, DisconnectDropsOnlyThatConnectionsLeases) {
 }
 
 TEST(LeaseTableTest, TooManyLeasesForOneConnectionAreRefusedAndReleased) {
-  LeaseTable table = MakeTable();
   int released = 0;
+  LeaseTable table = MakeTable();
   for (int i = 0; i < 3; ++i) {
     ASSERT_OK(table.Add(1, kRegion, std::make_unique<CountingPin>(&released), kT0).status());
   }
