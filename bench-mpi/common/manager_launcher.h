@@ -1,5 +1,5 @@
 // LaunchedManager: an rplasma-manager that a benchmark starts for itself, next to a store it
-// also started (store_launcher.h).
+// also started (store_process.h).
 //
 // Start() spawns (ChildProcess) `rplasma-manager --store_socket S --redis HOST:PORT --listen 127.0.0.1:0
 // --client_socket <dir>/manager.sock --secret_file F --transport T --pin_threshold N
