@@ -44,7 +44,7 @@ absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler) {
   ASSIGN_OR_RETURN(fetch::ThresholdSetting threshold, fetch::ParseThresholdSetting(options_.pin_threshold, 64u << 10));
   threshold_mode_ = threshold.mode == fetch::ThresholdSetting::Mode::kAuto   ? "auto"
                     : threshold.mode == fetch::ThresholdSetting::Mode::kFile ? "file"
-                                                                      : "fixed";
+                                                                             : "fixed";
   node_id_ = absl::StrCat(options_.node_name, ".", ObjectID::Random().Hex().substr(0, 8));
 
   ClientOptions client_options;
@@ -80,12 +80,14 @@ absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler) {
   directory_options.address = options_.redis;
   directory_options.node_ttl = options_.node_ttl;
   directory_options.op_timeout = options_.redis_timeout;
+  directory_options.clock = clock_;
   ASSIGN_OR_RETURN(std::unique_ptr<RedisDirectory> directory, RedisDirectory::Create(directory_options));
   redis_ = directory.get();
   directory_ = std::move(directory);
 
   peer::PeerServiceOptions service_options;
   service_options.leases.ttl = options_.lease_ttl;
+  service_options.clock = clock_;
   transport::Transport* transport = transport_.get();
   ASSIGN_OR_RETURN(peer_service_, peer::PeerService::Create(service_options, store_.get(),
                                                             [transport](uint64_t offset, uint64_t length) {
@@ -103,22 +105,22 @@ absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler) {
   NodeRecord node;
   node.node_id = node_id_;
   (verbs ? node.verbs_address : node.tcp_address) = listen_address_;
-  node.epoch = static_cast<uint64_t>(absl::ToUnixMillis(absl::Now()));
+  node.epoch = static_cast<uint64_t>(absl::ToUnixMillis(clock_->Now()));
   absl::Status registered = directory_->RegisterNode(node);
   if (!registered.ok()) LOG(ERROR) << "directory unreachable at start (will retry): " << registered;
 
   channels_ = std::make_unique<fetch::ChannelCache>(transport_.get(), verbs, directory_.get(), policy_.get(), store_.get(),
-                                                    &stats_, &Clock::Real());
+                                                    &stats_, clock_);
   fetch::FetchEngineOptions fetch_options;
   fetch_options.self_node_id = node_id_;
   fetch_options.read_chunk_bytes = options_.read_chunk_bytes;
   RETURN_IF_ERROR(fetch_options.Validate());
   fetch_engine_ = std::make_unique<fetch::FetchEngine>(fetch_options, directory_.get(), store_.get(), channels_.get(),
-                                                       policy_.get(), &stats_, &Clock::Real());
+                                                       policy_.get(), &stats_, clock_);
 
   ASSIGN_OR_RETURN(std::unique_ptr<Subscription> subscription, client_->Subscribe(/*include_existing=*/true));
   publisher_ = std::make_unique<ObjectPublisher>(node_id_, std::move(subscription), directory_.get(), store_.get(),
-                                                 &stats_, &Clock::Real());
+                                                 &stats_, clock_);
   ObjectPublisher* publisher = publisher_.get();
   redis_->SetReconnectCallback([publisher] { publisher->RequestRepublish(); });
   heartbeat_ = std::thread([this] { HeartbeatLoop(); });
@@ -141,9 +143,9 @@ void Manager::HeartbeatLoop() {
     absl::Status status = directory_->Heartbeat();
     if (!status.ok()) {
       stats_.heartbeat_errors.fetch_add(1, std::memory_order_relaxed);
-      if (absl::Now() - last_log > absl::Seconds(5)) {
+      if (clock_->Now() - last_log > absl::Seconds(5)) {
         LOG(WARNING) << "directory heartbeat failed: " << status;
-        last_log = absl::Now();
+        last_log = clock_->Now();
       }
     }
     lock.Lock();

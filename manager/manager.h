@@ -73,6 +73,8 @@ class Manager {
   std::string node_id_;
   std::string listen_address_;
   std::string threshold_mode_;  // "fixed", "file" or "auto"
+  // The one source of time the Manager hands every component (and reads itself).
+  Clock* const clock_ = &Clock::Real();
   ManagerStats stats_;
   // Declared in acquisition order (destroyed in reverse).
   std::unique_ptr<Client> client_;
