@@ -57,6 +57,71 @@ absl::StatusOr<ObjectID> RequireId(const idfb::ObjectIdFb* id, absl::string_view
   return ObjectIdFromFb(*id);
 }
 
+absl::StatusOr<CreateRequest> DecodeCreate(const fb::CreateRequest& m) {
+  CreateRequest out;
+  ASSIGN_OR_RETURN(out.id, RequireId(m.id(), "create"));
+  out.data_size = m.data_size();
+  out.metadata_size = m.metadata_size();
+  out.evict_if_full = m.evict_if_full();
+  if (out.data_size > kMaxObjectBytes || out.metadata_size > kMaxObjectBytes ||
+      out.data_size + out.metadata_size > kMaxObjectBytes) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     absl::StrCat("create(", out.id.Hex(), "): size ", out.data_size, "+", out.metadata_size,
+                                  " exceeds the limit of ", kMaxObjectBytes));
+  }
+  return out;
+}
+
+absl::StatusOr<SealRequest> DecodeSeal(const fb::SealRequest& m) {
+  SealRequest out;
+  ASSIGN_OR_RETURN(out.id, RequireId(m.id(), "seal"));
+  out.checksum = m.checksum();
+  out.release = m.release();
+  return out;
+}
+
+absl::StatusOr<PutRequest> DecodePut(const fb::PutRequest& m) {
+  PutRequest out;
+  ASSIGN_OR_RETURN(out.id, RequireId(m.id(), "put"));
+  if (m.data() != nullptr) out.data = {m.data()->data(), m.data()->size()};
+  if (m.metadata() != nullptr) out.metadata = {m.metadata()->data(), m.metadata()->size()};
+  out.checksum = m.checksum();
+  out.evict_if_full = m.evict_if_full();
+  if (out.data.size() + out.metadata.size() > kMaxInlinePutBytes) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     absl::StrCat("put(", out.id.Hex(), "): ", out.data.size(), "+", out.metadata.size(),
+                                  " bytes inline exceed the limit of ", kMaxInlinePutBytes));
+  }
+  return out;
+}
+
+// A batch's objects: required, 1..kMaxIdsPerRequest, each checked by `decode_one` exactly as its
+// single request is. The first bad object fails the whole batch, naming its index.
+template <typename T, typename FbT>
+absl::StatusOr<std::vector<T>> DecodeObjects(const flatbuffers::Vector<Offset<FbT>>* objects, absl::string_view what,
+                                             absl::StatusOr<T> (*decode_one)(const FbT&)) {
+  if (objects == nullptr || objects->size() == 0) {
+    return MakeError(ErrorCode::kInvalidArgument, absl::StrCat(what, ": no objects"));
+  }
+  if (objects->size() > kMaxIdsPerRequest) {
+    return MakeError(ErrorCode::kInvalidArgument, absl::StrCat(what, ": ", objects->size(),
+                                                               " objects exceed the limit of ", kMaxIdsPerRequest));
+  }
+  std::vector<T> out;
+  out.reserve(objects->size());
+  for (flatbuffers::uoffset_t i = 0; i < objects->size(); ++i) {
+    const FbT* object = objects->Get(i);
+    if (object == nullptr) return ProtocolError(absl::StrCat(what, ": object ", i, " missing"));
+    absl::StatusOr<T> decoded = decode_one(*object);
+    if (!decoded.ok()) {
+      return MakeError(ErrorCodeOf(decoded.status()),
+                       absl::StrCat(what, ", object ", i, ": ", decoded.status().message()));
+    }
+    out.push_back(*std::move(decoded));
+  }
+  return out;
+}
+
 absl::StatusOr<RequestBody> DecodeBody(const fb::StoreRequest& r) {
   // The verifier accepts a union whose type is set but whose table is absent.
   if (r.body() == nullptr) return ProtocolError("request: missing body");
@@ -72,29 +137,10 @@ absl::StatusOr<RequestBody> DecodeBody(const fb::StoreRequest& r) {
       }
       return out;
     }
-    case fb::RequestBody::CreateRequest: {
-      const auto* m = r.body_as_CreateRequest();
-      CreateRequest out;
-      ASSIGN_OR_RETURN(out.id, RequireId(m->id(), "create"));
-      out.data_size = m->data_size();
-      out.metadata_size = m->metadata_size();
-      out.evict_if_full = m->evict_if_full();
-      if (out.data_size > kMaxObjectBytes || out.metadata_size > kMaxObjectBytes ||
-          out.data_size + out.metadata_size > kMaxObjectBytes) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         absl::StrCat("create(", out.id.Hex(), "): size ", out.data_size, "+", out.metadata_size,
-                                      " exceeds the limit of ", kMaxObjectBytes));
-      }
-      return out;
-    }
-    case fb::RequestBody::SealRequest: {
-      const auto* m = r.body_as_SealRequest();
-      SealRequest out;
-      ASSIGN_OR_RETURN(out.id, RequireId(m->id(), "seal"));
-      out.checksum = m->checksum();
-      out.release = m->release();
-      return out;
-    }
+    case fb::RequestBody::CreateRequest:
+      return DecodeCreate(*r.body_as_CreateRequest());
+    case fb::RequestBody::SealRequest:
+      return DecodeSeal(*r.body_as_SealRequest());
     case fb::RequestBody::AbortRequest: {
       AbortRequest out;
       ASSIGN_OR_RETURN(out.id, RequireId(r.body_as_AbortRequest()->id(), "abort"));
@@ -140,19 +186,21 @@ absl::StatusOr<RequestBody> DecodeBody(const fb::StoreRequest& r) {
       return StatsRequest{};
     case fb::RequestBody::SubscribeRequest:
       return SubscribeRequest{r.body_as_SubscribeRequest()->include_existing()};
-    case fb::RequestBody::PutRequest: {
-      const auto* m = r.body_as_PutRequest();
-      PutRequest out;
-      ASSIGN_OR_RETURN(out.id, RequireId(m->id(), "put"));
-      if (m->data() != nullptr) out.data = {m->data()->data(), m->data()->size()};
-      if (m->metadata() != nullptr) out.metadata = {m->metadata()->data(), m->metadata()->size()};
-      out.checksum = m->checksum();
-      out.evict_if_full = m->evict_if_full();
-      if (out.data.size() + out.metadata.size() > kMaxInlinePutBytes) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         absl::StrCat("put(", out.id.Hex(), "): ", out.data.size(), "+", out.metadata.size(),
-                                      " bytes inline exceed the limit of ", kMaxInlinePutBytes));
-      }
+    case fb::RequestBody::PutRequest:
+      return DecodePut(*r.body_as_PutRequest());
+    case fb::RequestBody::CreateBatchRequest: {
+      CreateBatchRequest out;
+      ASSIGN_OR_RETURN(out.objects, DecodeObjects(r.body_as_CreateBatchRequest()->objects(), "create batch", DecodeCreate));
+      return out;
+    }
+    case fb::RequestBody::SealBatchRequest: {
+      SealBatchRequest out;
+      ASSIGN_OR_RETURN(out.objects, DecodeObjects(r.body_as_SealBatchRequest()->objects(), "seal batch", DecodeSeal));
+      return out;
+    }
+    case fb::RequestBody::PutBatchRequest: {
+      PutBatchRequest out;
+      ASSIGN_OR_RETURN(out.objects, DecodeObjects(r.body_as_PutBatchRequest()->objects(), "put batch", DecodePut));
       return out;
     }
     case fb::RequestBody::NONE:
@@ -164,7 +212,39 @@ absl::StatusOr<RequestBody> DecodeBody(const fb::StoreRequest& r) {
 // Room for the whole request up front, so an inline Put is not regrown (and copied) while built.
 size_t InitialBuilderBytes(const RequestBody& body) {
   if (const auto* put = std::get_if<PutRequest>(&body)) return 256 + put->data.size() + put->metadata.size();
+  if (const auto* batch = std::get_if<PutBatchRequest>(&body)) {
+    size_t bytes = 256;
+    for (const PutRequest& p : batch->objects) bytes += 128 + p.data.size() + p.metadata.size();
+    return bytes;
+  }
   return 128;
+}
+
+Offset<fb::CreateRequest> EncodeCreate(FlatBufferBuilder& b, const CreateRequest& m) {
+  idfb::ObjectIdFb id = ObjectIdToFb(m.id);
+  return fb::CreateCreateRequest(b, &id, m.data_size, m.metadata_size, m.evict_if_full);
+}
+
+Offset<fb::SealRequest> EncodeSeal(FlatBufferBuilder& b, const SealRequest& m) {
+  idfb::ObjectIdFb id = ObjectIdToFb(m.id);
+  return fb::CreateSealRequest(b, &id, m.checksum, m.release);
+}
+
+Offset<fb::PutRequest> EncodePut(FlatBufferBuilder& b, const PutRequest& m) {
+  idfb::ObjectIdFb id = ObjectIdToFb(m.id);
+  auto data = b.CreateVector(m.data.data(), m.data.size());
+  auto metadata = b.CreateVector(m.metadata.data(), m.metadata.size());
+  return fb::CreatePutRequest(b, &id, data, metadata, m.checksum, m.evict_if_full);
+}
+
+// A batch's objects as a vector of tables (each built before the vector, as flatbuffers requires).
+template <typename T, typename FbT>
+Offset<flatbuffers::Vector<Offset<FbT>>> EncodeObjects(FlatBufferBuilder& b, const std::vector<T>& objects,
+                                                       Offset<FbT> (*encode_one)(FlatBufferBuilder&, const T&)) {
+  std::vector<Offset<FbT>> offsets;
+  offsets.reserve(objects.size());
+  for (const T& object : objects) offsets.push_back(encode_one(b, object));
+  return b.CreateVector(offsets);
 }
 
 template <typename T>
@@ -183,12 +263,9 @@ std::string EncodeRequest(const Request& request) {
         if constexpr (std::is_same_v<T, ConnectRequest>) {
           return {fb::RequestBody::ConnectRequest, fb::CreateConnectRequest(b, b.CreateString(m.client_name)).Union()};
         } else if constexpr (std::is_same_v<T, CreateRequest>) {
-          idfb::ObjectIdFb id = ObjectIdToFb(m.id);
-          return {fb::RequestBody::CreateRequest,
-                  fb::CreateCreateRequest(b, &id, m.data_size, m.metadata_size, m.evict_if_full).Union()};
+          return {fb::RequestBody::CreateRequest, EncodeCreate(b, m).Union()};
         } else if constexpr (std::is_same_v<T, SealRequest>) {
-          idfb::ObjectIdFb id = ObjectIdToFb(m.id);
-          return {fb::RequestBody::SealRequest, fb::CreateSealRequest(b, &id, m.checksum, m.release).Union()};
+          return {fb::RequestBody::SealRequest, EncodeSeal(b, m).Union()};
         } else if constexpr (std::is_same_v<T, AbortRequest>) {
           idfb::ObjectIdFb id = ObjectIdToFb(m.id);
           return {fb::RequestBody::AbortRequest, fb::CreateAbortRequest(b, &id).Union()};
@@ -212,13 +289,18 @@ std::string EncodeRequest(const Request& request) {
           return {fb::RequestBody::StatsRequest, fb::CreateStatsRequest(b).Union()};
         } else if constexpr (std::is_same_v<T, SubscribeRequest>) {
           return {fb::RequestBody::SubscribeRequest, fb::CreateSubscribeRequest(b, m.include_existing).Union()};
+        } else if constexpr (std::is_same_v<T, PutRequest>) {
+          return {fb::RequestBody::PutRequest, EncodePut(b, m).Union()};
+        } else if constexpr (std::is_same_v<T, CreateBatchRequest>) {
+          return {fb::RequestBody::CreateBatchRequest,
+                  fb::CreateCreateBatchRequest(b, EncodeObjects(b, m.objects, EncodeCreate)).Union()};
+        } else if constexpr (std::is_same_v<T, SealBatchRequest>) {
+          return {fb::RequestBody::SealBatchRequest,
+                  fb::CreateSealBatchRequest(b, EncodeObjects(b, m.objects, EncodeSeal)).Union()};
         } else {
-          static_assert(std::is_same_v<T, PutRequest>);
-          idfb::ObjectIdFb id = ObjectIdToFb(m.id);
-          auto data = b.CreateVector(m.data.data(), m.data.size());
-          auto metadata = b.CreateVector(m.metadata.data(), m.metadata.size());
-          return {fb::RequestBody::PutRequest,
-                  fb::CreatePutRequest(b, &id, data, metadata, m.checksum, m.evict_if_full).Union()};
+          static_assert(std::is_same_v<T, PutBatchRequest>);
+          return {fb::RequestBody::PutBatchRequest,
+                  fb::CreatePutBatchRequest(b, EncodeObjects(b, m.objects, EncodePut)).Union()};
         }
       },
       request.body);

@@ -1,7 +1,7 @@
 // The store protocol as plain C++ values, with pure encode/decode functions (no I/O).
 //
 // Decode* runs the flatbuffers Verifier on every buffer (always, in every build type), then
-// semantic checks: id counts per request, sizes and their sum, timeouts, page sizes. A buffer
+// semantic checks: id and object counts per request, sizes and their sum, timeouts, page sizes. A buffer
 // that fails either is a kProtocolError / kInvalidArgument status, never a crash.
 #ifndef RPLASMA_PROTOCOL_STORE_MESSAGES_H_
 #define RPLASMA_PROTOCOL_STORE_MESSAGES_H_
@@ -90,9 +90,18 @@ struct PutRequest {
   bool evict_if_full = true;
 };
 
+// Batches of 1..kMaxIdsPerRequest objects, each checked and handled exactly like its single
+// request, independently and in order. Replies: CreateBatch an ObjectsReply (per object: id,
+// offset, generation, sizes, or its error), SealBatch and PutBatch a CodesReply. A PutBatch's bytes
+// are bounded by the frame cap (kDefaultMaxFrameBytes, protocol/frame.h).
+struct CreateBatchRequest { std::vector<CreateRequest> objects; };
+struct SealBatchRequest { std::vector<SealRequest> objects; };
+struct PutBatchRequest { std::vector<PutRequest> objects; };  // views as in PutRequest
+
 using RequestBody = std::variant<ConnectRequest, CreateRequest, SealRequest, AbortRequest, GetRequest,
                                  ReleaseRequest, ContainsRequest, DeleteRequest, EvictRequest,
-                                 ListRequest, StatsRequest, SubscribeRequest, PutRequest>;
+                                 ListRequest, StatsRequest, SubscribeRequest, PutRequest,
+                                 CreateBatchRequest, SealBatchRequest, PutBatchRequest>;
 struct Request {
   uint64_t request_id = 0;
   RequestBody body;
@@ -106,12 +115,12 @@ struct ConnectReply {
 };
 struct CreateReply { uint64_t offset = 0; uint64_t generation = 0; };
 struct EmptyReply {};
-// Get, List (with `more` when another page follows).
+// Get, List (with `more` when another page follows), CreateBatch.
 struct ObjectsReply {
   std::vector<ObjectInfo> objects;
   bool more = false;
 };
-// Per-id results of Release, Contains (kOk = present and sealed), Delete.
+// Per-id results of Release, Contains (kOk = present and sealed), Delete, SealBatch, PutBatch.
 struct CodesReply { std::vector<ErrorCode> codes; };
 struct EvictReply { uint64_t bytes_evicted = 0; uint64_t objects_evicted = 0; };
 struct StatsReply {

@@ -79,6 +79,15 @@ class StoreServer {
   void HandleCreate(ClientSession& s, uint64_t rid, const CreateRequest& m);
   void HandleSeal(ClientSession& s, uint64_t rid, const SealRequest& m);
   void HandlePut(ClientSession& s, uint64_t rid, const PutRequest& m);
+  void HandleCreateBatch(ClientSession& s, uint64_t rid, const CreateBatchRequest& m);
+  void HandleSealBatch(ClientSession& s, uint64_t rid, const SealBatchRequest& m);
+  void HandlePutBatch(ClientSession& s, uint64_t rid, const PutBatchRequest& m);
+  // One object of a Seal or SealBatch: the seal, then with m.release the creator's reference.
+  // *sealed tells whether the seal took (its Gets are then woken by the caller, after its reply).
+  absl::Status SealObject(ClientSession& s, const SealRequest& m, bool* sealed);
+  // One object of a Put or PutBatch: create, copy, seal, release (aborted if a later step fails).
+  // The caller wakes the object's Gets after its reply.
+  absl::StatusOr<ObjectInfo> PutObject(ClientSession& s, const PutRequest& m);
   // After `id` was sealed: completes the Gets that were waiting for it.
   void WakeGetsFor(const ObjectID& id);
   void HandleGet(ClientSession& s, uint64_t rid, const GetRequest& m);

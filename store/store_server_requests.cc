@@ -71,6 +71,13 @@ void StoreServer::HandleRequest(ClientSession& s, Request request) {
           HandleSubscribe(s, rid, m);
         } else if constexpr (std::is_same_v<T, PutRequest>) {
           HandlePut(s, rid, m);
+        } else if constexpr (std::is_same_v<T, CreateBatchRequest>) {
+          HandleCreateBatch(s, rid, m);
+        } else if constexpr (std::is_same_v<T, SealBatchRequest>) {
+          HandleSealBatch(s, rid, m);
+        } else {
+          static_assert(std::is_same_v<T, PutBatchRequest>);
+          HandlePutBatch(s, rid, m);
         }
       },
       request.body);
@@ -101,22 +108,34 @@ void StoreServer::HandleCreate(ClientSession& s, uint64_t rid, const CreateReque
 }
 
 void StoreServer::HandleSeal(ClientSession& s, uint64_t rid, const SealRequest& m) {
-  const absl::Status sealed = table_.Seal(s.id(), m.id, m.checksum);
-  // The creator's reference goes only once the seal took: a failed seal leaves the object to Abort.
-  absl::Status st = sealed;
-  if (sealed.ok() && m.release) st = table_.Release(s.id(), m.id);
+  bool sealed = false;
+  absl::Status st = SealObject(s, m, &sealed);
   SendReply(s, st.ok() ? OkReply(rid, EmptyReply{}) : ErrorReply(rid, st));
-  if (sealed.ok()) WakeGetsFor(m.id);
+  if (sealed) WakeGetsFor(m.id);
+}
+
+absl::Status StoreServer::SealObject(ClientSession& s, const SealRequest& m, bool* sealed) {
+  const absl::Status seal = table_.Seal(s.id(), m.id, m.checksum);
+  *sealed = seal.ok();
+  // The creator's reference goes only once the seal took: a failed seal leaves the object to Abort.
+  if (seal.ok() && m.release) return table_.Release(s.id(), m.id);
+  return seal;
 }
 
 void StoreServer::HandlePut(ClientSession& s, uint64_t rid, const PutRequest& m) {
-  const uint64_t data_size = m.data.size();
-  absl::StatusOr<ObjectInfo> info = table_.Create(s.id(), m.id, data_size, m.metadata.size(), m.evict_if_full);
+  absl::StatusOr<ObjectInfo> info = PutObject(s, m);
   if (!info.ok()) {
     SendReply(s, ErrorReply(rid, info.status()));
     return;
   }
-  uint8_t* at = arena_->base() + info->offset;
+  SendReply(s, OkReply(rid, CreateReply{info->offset, info->generation}));
+  WakeGetsFor(m.id);
+}
+
+absl::StatusOr<ObjectInfo> StoreServer::PutObject(ClientSession& s, const PutRequest& m) {
+  const uint64_t data_size = m.data.size();
+  ASSIGN_OR_RETURN(ObjectInfo info, table_.Create(s.id(), m.id, data_size, m.metadata.size(), m.evict_if_full));
+  uint8_t* at = arena_->base() + info.offset;
   if (data_size > 0) std::memcpy(at, m.data.data(), data_size);
   if (!m.metadata.empty()) std::memcpy(at + data_size, m.metadata.data(), m.metadata.size());
   // Neither can fail on an object this client has just created and still references.
@@ -124,11 +143,54 @@ void StoreServer::HandlePut(ClientSession& s, uint64_t rid, const PutRequest& m)
   if (st.ok()) st = table_.Release(s.id(), m.id);
   if (!st.ok()) {
     (void)table_.Abort(s.id(), m.id);
-    SendReply(s, ErrorReply(rid, st));
-    return;
+    return st;
   }
-  SendReply(s, OkReply(rid, CreateReply{info->offset, info->generation}));
-  WakeGetsFor(m.id);
+  return info;
+}
+
+// Batches: each object exactly as its single request, in order; the reply goes once, before the
+// Gets its seals complete (as for a single Seal or Put).
+void StoreServer::HandleCreateBatch(ClientSession& s, uint64_t rid, const CreateBatchRequest& m) {
+  ObjectsReply reply;
+  reply.objects.reserve(m.objects.size());
+  for (const CreateRequest& c : m.objects) {
+    absl::StatusOr<ObjectInfo> info = table_.Create(s.id(), c.id, c.data_size, c.metadata_size, c.evict_if_full);
+    if (info.ok()) {
+      reply.objects.push_back(*info);
+    } else {
+      ObjectInfo failed;
+      failed.id = c.id;
+      failed.error = ErrorCodeOf(info.status());
+      reply.objects.push_back(failed);
+    }
+  }
+  SendReply(s, OkReply(rid, std::move(reply)));
+}
+
+void StoreServer::HandleSealBatch(ClientSession& s, uint64_t rid, const SealBatchRequest& m) {
+  CodesReply reply;
+  reply.codes.reserve(m.objects.size());
+  std::vector<ObjectID> sealed_ids;
+  for (const SealRequest& seal : m.objects) {
+    bool sealed = false;
+    reply.codes.push_back(ErrorCodeOf(SealObject(s, seal, &sealed)));
+    if (sealed) sealed_ids.push_back(seal.id);
+  }
+  SendReply(s, OkReply(rid, std::move(reply)));
+  for (const ObjectID& id : sealed_ids) WakeGetsFor(id);
+}
+
+void StoreServer::HandlePutBatch(ClientSession& s, uint64_t rid, const PutBatchRequest& m) {
+  CodesReply reply;
+  reply.codes.reserve(m.objects.size());
+  std::vector<ObjectID> sealed_ids;
+  for (const PutRequest& put : m.objects) {
+    absl::StatusOr<ObjectInfo> info = PutObject(s, put);
+    reply.codes.push_back(ErrorCodeOf(info.status()));
+    if (info.ok()) sealed_ids.push_back(put.id);
+  }
+  SendReply(s, OkReply(rid, std::move(reply)));
+  for (const ObjectID& id : sealed_ids) WakeGetsFor(id);
 }
 
 void StoreServer::WakeGetsFor(const ObjectID& id) {
