@@ -1,5 +1,7 @@
 #include "bench-mpi/local/fetch_bench.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <fstream>
@@ -17,7 +19,9 @@
 #include "bench-mpi/common/size_units.h"
 #include "bench-mpi/common/store_process.h"
 #include "bench-mpi/common/tcp_stream_peer.h"
+#include "bench-mpi/local/batch_fetch_bench.h"
 #include "client/client.h"
+#include "manager/directory/redis_directory.h"
 #include "nlohmann/json.hpp"
 #include "protocol/base/object_id.h"
 #include "protocol/base/socket_io.h"
@@ -87,6 +91,21 @@ absl::StatusOr<int64_t> FetchOnce(Client& client, const ObjectID& id, int64_t* r
   }
 }
 
+// The peer protocol a fetch of `size` takes: with a numeric threshold it follows from the size;
+// "auto" or a file decide per peer.
+std::string ProtocolFor(const LocalBenchOptions& options, uint64_t size) {
+  uint64_t threshold = 0;
+  if (!absl::SimpleAtoi(options.pin_threshold, &threshold)) return "auto";
+  return size <= threshold ? "get" : "pin";
+}
+
+// Physical memory not in use now (the arenas are shared memory the stores touch as they fill).
+uint64_t AvailableRamBytes() {
+  const long pages = ::sysconf(_SC_AVPHYS_PAGES);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+}
+
 absl::Status RunFetchSize(const LocalBenchOptions& options, const LoopLimits& limits, Node& a, Node& b,
                           uint64_t size, ResultReporter& reporter) {
   const std::vector<uint8_t> bytes(size, 0x3c);
@@ -118,11 +137,8 @@ absl::Status RunFetchSize(const LocalBenchOptions& options, const LoopLimits& li
   absl::Status cleanup = a.client->Delete(pool);
   RETURN_IF_ERROR(status);
   RETURN_IF_ERROR(cleanup);
-  // With a numeric threshold the protocol follows from the size; "auto" or a file decide per peer.
-  uint64_t threshold = 0;
-  const char* protocol = "auto";
-  if (absl::SimpleAtoi(options.pin_threshold, &threshold)) protocol = size <= threshold ? "get" : "pin";
-  BenchResult r = MakeResult("fetch", "rplasma", options.transport, protocol, size, fetch.Summarize());
+  BenchResult r = MakeResult("fetch", "rplasma", options.transport, ProtocolFor(options, size), size,
+                             fetch.Summarize());
   r.metrics = {{"publish_retries", static_cast<double>(retries)}};
   return reporter.Add(std::move(r));
 }
@@ -179,8 +195,19 @@ absl::Status RunFetchBench(const LocalBenchOptions& options, std::ostream& out) 
   const uint64_t largest = *std::max_element(sizes.begin(), sizes.end());
   uint64_t pool_bytes = 0;
   for (uint64_t size : sizes) pool_bytes = std::max(pool_bytes, PoolSize(options, size) * ((size + 63) / 64 * 64));
-  const uint64_t memory_a = (pool_bytes + largest + (64u << 20) + (1u << 20) - 1) / (1u << 20) * (1u << 20);
-  const uint64_t memory_b = (2 * largest + (64u << 20) + (1u << 20) - 1) / (1u << 20) * (1u << 20);
+  // A holds one size's single-fetch pool or, after it was deleted, one batch; B two of the largest
+  // object or one batch (plus one object) — each with 64 MiB of slack.
+  const uint64_t batch_arena = BatchArenaBytes(options);
+  const uint64_t memory_a =
+      (std::max(pool_bytes, batch_arena) + largest + (64u << 20) + (1u << 20) - 1) / (1u << 20) * (1u << 20);
+  const uint64_t memory_b =
+      (std::max(2 * largest, batch_arena + largest) + (64u << 20) + (1u << 20) - 1) / (1u << 20) * (1u << 20);
+  if (const uint64_t available = AvailableRamBytes(); available > 0 && memory_a + memory_b > available) {
+    return MakeError(ErrorCode::kOutOfMemory,
+                     absl::StrFormat("arenas of %s (node A) and %s (node B) exceed the %s of free RAM; use smaller "
+                                     "--sizes, --batch or --batch-bytes",
+                                     FormatSize(memory_a), FormatSize(memory_b), FormatSize(available)));
+  }
 
   ASSIGN_OR_RETURN(ScratchDir dir, ScratchDir::Create("rplasma-bench-fetch"));
   const std::string secret_file = dir.Join("secret");
@@ -193,12 +220,22 @@ absl::Status RunFetchBench(const LocalBenchOptions& options, std::ostream& out) 
   ASSIGN_OR_RETURN(Node a, StartNode("a", memory_a, *redis_server, secret_file, options));
   ASSIGN_OR_RETURN(Node b, StartNode("b", memory_b, *redis_server, secret_file, options));
   ASSIGN_OR_RETURN(RedisConnection redis, RedisConnection::Connect(redis_server->host(), redis_server->port()));
-  ASSIGN_OR_RETURN(std::unique_ptr<TcpStreamServer> stream_server, TcpStreamServer::Start(largest));
+  RedisDirectoryOptions directory_options;
+  directory_options.address = redis_server->address();
+  ASSIGN_OR_RETURN(std::unique_ptr<RedisDirectory> directory, RedisDirectory::Create(directory_options));
+  ASSIGN_OR_RETURN(std::unique_ptr<TcpStreamServer> stream_server,
+                   TcpStreamServer::Start(std::max(largest, LargestBatchBytes(options))));
   ASSIGN_OR_RETURN(TcpStreamClient stream, TcpStreamClient::Connect(stream_server->port()));
   ASSIGN_OR_RETURN(std::unique_ptr<ResultReporter> reporter, ResultReporter::Create(options.csv_path, &out));
-  out << absl::StrFormat("fetch over %s, pin-threshold %s; up to %d iterations or %s each\n\n",
+  out << absl::StrFormat("fetch over %s, pin-threshold %s; up to %d iterations or %s each\n",
                          options.transport, options.pin_threshold, options.iterations,
                          absl::FormatDuration(options.duration));
+  if (options.batch > 1) {
+    out << absl::StrFormat("then per size a batch of %d objects (at most %s) in one Fetch, against Redis MGET and "
+                           "a TCP stream of the same bytes: %d rounds after a warm-up\n",
+                           options.batch, FormatSize(options.batch_bytes), options.rounds);
+  }
+  out << "\n";
 
   LoopLimits limits;
   limits.iterations = options.iterations;
@@ -214,7 +251,12 @@ absl::Status RunFetchBench(const LocalBenchOptions& options, std::ostream& out) 
     note(RunStreamSize(limits, stream, size, *reporter));
     note(RunFetchSize(options, limits, a, b, size, *reporter));
     note(RunRedisGetSize(limits, redis, size, *reporter));
+    if (options.batch > 1) {
+      const BatchFetchPeers peers{a.client.get(), b.client.get(), directory.get(), &redis, &stream};
+      note(RunBatchFetchSize(options, peers, size, ProtocolFor(options, size), *reporter, out));
+    }
   }
+  PrintBatchFetchTable(*reporter, out);
   absl::StatusOr<std::string> stats = ManagerStatsJson(b.manager->client_socket());
   if (stats.ok()) {
     // The per-protocol mean phases are the useful part on screen; the whole document goes to a file.

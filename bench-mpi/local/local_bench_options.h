@@ -5,6 +5,7 @@
 //                 [--redis | --no-redis] [--objects-overhead N] [--batch N] [--only LIST]
 //                 [--transport tcp|verbs|auto] [--pin-threshold BYTES|auto|FILE]    (fetch mode)
 //                 [--listen-host IP]                                           (fetch mode)
+//                 [--batch N] [--batch-bytes BYTES] [--rounds N]              (fetch mode: batches)
 //
 // Each (benchmark, size) runs `iterations` times, or fewer once `duration` has passed (but at
 // least kMinIterations). With --store-socket the bench attaches to a running store; otherwise it
@@ -42,11 +43,19 @@ struct LocalBenchOptions {
   uint64_t memory_bytes = 0;                   // own store's arena; 0 = DefaultMemoryBytes()
   RedisMode redis = RedisMode::kAuto;
   int64_t objects_overhead = 1000000;  // objects for the memory-overhead run; 0 skips it
-  int64_t batch = 1000;                // ids per Get in the batch-get benchmark
+  // Local mode: ids per Get in the batch-get benchmark. Fetch mode: ids per Client::Fetch in the
+  // batch rows (batch_fetch against batch_mget and batch_stream); 1 (the fetch-mode default) runs
+  // no batch rows.
+  int64_t batch = 1000;
+  static constexpr int64_t kFetchBatch = 1;
+  // Fetch mode: a batch of one size holds at most this many bytes (fewer objects than --batch then).
+  uint64_t batch_bytes = 256u << 20;
   // Local mode: run every benchmark this many times over, one round after the other, each CSV row
   // tagged with its round; scripts/bench-targets.py then judges each target on the median of its
   // per-round ratios (a ratio's two sides always come from one round).
+  // Fetch mode: measured rounds of each batch row (its median, min and max are reported).
   int64_t rounds = 1;
+  static constexpr int64_t kFetchRounds = 5;
   // Benchmarks to run (names as in the CSV "benchmark" column, e.g. "get,ping_pong"); empty = all.
   // "get" also selects release/get_release, "batch_get" batch_release, "set_get" Redis.
   std::vector<std::string> only;
@@ -56,6 +65,8 @@ struct LocalBenchOptions {
 
   // True if `benchmark` should run.
   bool Selected(const std::string& benchmark) const;
+  // Fetch mode: objects of `size` in one batch, min(batch, batch_bytes / size) but at least 1.
+  int64_t BatchCount(uint64_t size) const;
 
   // The arena an own store needs: room for two of the largest object, the batch run and the
   // overhead run, plus slack.

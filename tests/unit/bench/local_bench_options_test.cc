@@ -79,6 +79,37 @@ TEST(LocalBenchOptionsTest, BadInputIsAnInvalidArgumentNamingTheFlag) {
   EXPECT_THAT(Parse({"--sizes", "16,zz"}), HasErrorCode(ErrorCode::kInvalidArgument));
   EXPECT_THAT(Parse({"--mode", "mpi"}), HasErrorCode(ErrorCode::kInvalidArgument));
   EXPECT_THAT(Parse({"--csv"}), HasErrorCode(ErrorCode::kInvalidArgument));
+  EXPECT_THAT(Parse({"--mode=fetch", "--batch", "0"}), HasErrorCode(ErrorCode::kInvalidArgument));
+  auto no_bytes = Parse({"--mode=fetch", "--batch", "10", "--batch-bytes", "0"});
+  EXPECT_THAT(no_bytes, HasErrorCode(ErrorCode::kInvalidArgument));
+  EXPECT_NE(no_bytes.status().message().find("--batch-bytes"), absl::string_view::npos);
+}
+
+TEST(LocalBenchOptionsTest, FetchModeRunsNoBatchRowsUnlessAskedAndFiveRoundsOfThem) {
+  ASSERT_OK_AND_ASSIGN(LocalBenchOptions plain, Parse({"--mode", "fetch"}));
+  EXPECT_EQ(plain.batch, 1);  // today's fetch output, single-id rows only
+  EXPECT_EQ(plain.rounds, 5);
+  EXPECT_EQ(plain.batch_bytes, uint64_t{256} << 20);
+  ASSERT_OK_AND_ASSIGN(LocalBenchOptions batched,
+                       Parse({"--mode", "fetch", "--batch", "1000", "--rounds=3", "--batch-bytes", "64M"}));
+  EXPECT_EQ(batched.batch, 1000);
+  EXPECT_EQ(batched.rounds, 3);
+  EXPECT_EQ(batched.batch_bytes, uint64_t{64} << 20);
+  // Local mode keeps its own defaults.
+  ASSERT_OK_AND_ASSIGN(LocalBenchOptions local, Parse({}));
+  EXPECT_EQ(local.batch, 1000);
+  EXPECT_EQ(local.rounds, 1);
+  EXPECT_NE(LocalBenchUsage().find("--batch-bytes"), std::string::npos);
+}
+
+TEST(LocalBenchOptionsTest, BatchCountIsCappedByBatchBytesButNeverZero) {
+  ASSERT_OK_AND_ASSIGN(LocalBenchOptions o, Parse({"--mode", "fetch", "--batch", "1000"}));
+  EXPECT_EQ(o.BatchCount(1024), 1000);              // 1000 KiB fits in 256 MiB
+  EXPECT_EQ(o.BatchCount(1u << 20), 256);           // 1000 MiB does not: 256 x 1 MiB
+  EXPECT_EQ(o.BatchCount(16u << 20), 16);
+  EXPECT_EQ(o.BatchCount(uint64_t{1} << 30), 1);    // one object larger than the cap still runs
+  o.batch = 100;
+  EXPECT_EQ(o.BatchCount(1u << 20), 100);
 }
 
 }  // namespace
