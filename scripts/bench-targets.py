@@ -19,6 +19,12 @@ Fetch mode:
     fetch vs stream        fetch GB/s (64 MiB, else largest) >= 0.85 x raw TCP stream (medians)
     fetch vs redis         fetch GB/s (same size) >= 4 x Redis GET (medians)
     small fetch latency    fetch p50 (1 KiB, else smallest) <= 2.5 x TCP round trip p50
+  and with --batch (rows batch_fetch, batch_mget, batch_stream; times per batch, median rounds):
+    batch 1000x1KiB        fetch time <= 1.0 x Redis MGET time of the same 1000 values
+    batch 1000x16KiB       fetch time <= 0.5 x Redis MGET time
+    batch 1MiB             fetch throughput >= 0.85 x raw TCP stream of the same bytes (any batch)
+    batch 16MiB            the same at 16 MiB
+    (the two MGET targets need a batch of exactly 1000: a smaller one is SKIPPED, not judged)
 
 With --rounds the rows carry round=N in their detail; each round is judged on its own rows, and
 each target is the median (the lower one: an actual round) of the ratios of the rounds that
@@ -33,6 +39,7 @@ import sys
 PASS, SHORT, SKIPPED = "PASS", "SHORT", "SKIPPED"
 MIB64 = 64 << 20
 KIB = 1 << 10
+MIB = 1 << 20
 # Rows that do not run once per size of the run's --sizes.
 NOT_PER_SIZE = ("ping_pong", "ping_pong_thread", "ping_pong_epoll", "memory_per_object")
 
@@ -197,7 +204,8 @@ def fetch_targets(rows):
     redis_goal = "fetch GB/s >= 4x Redis GET GB/s (medians)"
     rtt_goal = "small fetch p50 <= 2.5x TCP round trip p50"
     if not sizes:
-        return [skipped("fetch", goal, "no fetch measured") for goal in (stream_goal, redis_goal, rtt_goal)]
+        return [skipped("fetch", goal, "no fetch measured")
+                for goal in (stream_goal, redis_goal, rtt_goal)] + batch_targets(rows)
     big = MIB64 if MIB64 in sizes else max(sizes)
     small = KIB if KIB in sizes else min(sizes)
     checks = []
@@ -227,6 +235,45 @@ def fetch_targets(rows):
                              fetch_small.p50_us / stream_small.p50_us, 2.5, True))
     else:
         checks.append(skipped("small fetch latency", rtt_goal, "fetch or stream missing"))
+    return checks + batch_targets(rows)
+
+
+# (name, object size, batch the target is stated for or None = any, limit) of the batch targets.
+BATCH_VS_MGET = (("batch 1000x1KiB", KIB, 1000, 1.0), ("batch 1000x16KiB", 16 * KIB, 1000, 0.5))
+BATCH_VS_STREAM = (("batch 1MiB", MIB, None, 0.85), ("batch 16MiB", 16 * MIB, None, 0.85))
+
+
+def batch_targets(rows):
+    """The batch rows' targets; none at all when the run had no batch rows (no --batch)."""
+    if not any(r.benchmark == "batch_fetch" for r in rows):
+        return []
+    checks = []
+    for name, size, batch, limit in BATCH_VS_MGET:
+        goal = "fetch of %dx%s in one call <= %sx Redis MGET time (medians)" % (batch, format_size(size), limit)
+        fetch = find(rows, "batch_fetch", "rplasma", size)
+        mget = find(rows, "batch_mget", "redis", size)
+        if not fetch or not mget or mget.p50_us <= 0:
+            checks.append(skipped(name, goal, "batch_fetch or batch_mget of %s missing" % format_size(size)))
+        elif fetch.metric("batch") != batch:
+            checks.append(skipped(name, goal, "batch of %.0f, not %d" % (fetch.metric("batch"), batch)))
+        else:
+            checks.append(judged(name, goal,
+                                 "%.0fx%s: fetch %.3f ms, MGET %.3f ms"
+                                 % (batch, format_size(size), fetch.p50_us / 1e3, mget.p50_us / 1e3),
+                                 fetch.p50_us / mget.p50_us, limit, True))
+    for name, size, _, limit in BATCH_VS_STREAM:
+        goal = "batch fetch of %s objects >= %sx raw TCP stream of the same bytes (medians)" % (format_size(size), limit)
+        fetch = find(rows, "batch_fetch", "rplasma", size)
+        stream = find(rows, "batch_stream", "tcp_stream", size)
+        if not fetch or not stream or fetch.p50_us <= 0:
+            checks.append(skipped(name, goal, "batch_fetch or batch_stream of %s missing" % format_size(size)))
+        else:
+            bytes_moved = fetch.metric("batch") * size
+            checks.append(judged(name, goal,
+                                 "%.0fx%s: fetch %.2f GB/s, stream %.2f GB/s"
+                                 % (fetch.metric("batch"), format_size(size), bytes_moved / fetch.p50_us / 1e3,
+                                    bytes_moved / stream.p50_us / 1e3),
+                                 stream.p50_us / fetch.p50_us, limit, False))
     return checks
 
 
@@ -293,7 +340,7 @@ def main(argv):
         return 1
     mode = args.mode
     if mode == "auto":
-        fetch_rows = any(r.benchmark in ("fetch", "stream") for rows in rounds for r in rows)
+        fetch_rows = any(r.benchmark in ("fetch", "stream", "batch_fetch") for rows in rounds for r in rows)
         mode = "fetch" if fetch_rows else "local"
     evaluate = fetch_targets if mode == "fetch" else local_targets
     per_round = [evaluate(rows) for rows in rounds] or [evaluate([])]

@@ -91,6 +91,29 @@ class BenchTargetsTest(unittest.TestCase):
         self.assertTarget(checks, "fetch vs stream", "PASS", 0.9)
         self.assertTarget(checks, "fetch vs redis", "SHORT", 3.0)
 
+    def test_batch_targets_judge_fetch_against_mget_and_the_stream_per_size(self):
+        checks, text, count = run("bench_targets_batch.csv")  # fetch mode, told apart by its rows
+        self.assertEqual(count, 7, text)  # the three single-fetch targets and four batch targets
+        # Fetch time over MGET time, at most: 1500 / 1600 passes 1.0; 22000 / 22000 misses 0.5.
+        self.assertTarget(checks, "batch 1000x1KiB", "PASS", 0.9375)
+        self.assertTarget(checks, "batch 1000x16KiB", "SHORT", 1.0)
+        self.assertIn("fetch 22.000 ms, MGET 22.000 ms", checks["batch 1000x16KiB"][1])
+        # Stream time over fetch time, at least: 55000 / 100000 misses 0.85; 180000 / 200000 passes.
+        self.assertTarget(checks, "batch 1MiB", "SHORT", 0.55)
+        self.assertTarget(checks, "batch 16MiB", "PASS", 0.9)
+        self.assertIn("16x16MiB", checks["batch 16MiB"][1])
+
+    def test_batch_targets_need_the_stated_batch_and_are_absent_without_batch_rows(self):
+        checks, text, count = run("bench_targets_batch_small.csv")
+        self.assertEqual(count, 7, text)
+        # 50 objects are not the target's 1000: skipped with the reason, never judged.
+        self.assertTarget(checks, "batch 1000x1KiB", "SKIPPED")
+        self.assertIn("batch of 50, not 1000", checks["batch 1000x1KiB"][1])
+        for name in ("batch 1000x16KiB", "batch 1MiB", "batch 16MiB"):
+            self.assertTarget(checks, name, "SKIPPED")
+        checks, text, count = run("bench_targets_fetch.csv")  # a run without --batch
+        self.assertFalse(any(name.startswith("batch ") for name in checks), text)
+
 
 if __name__ == "__main__":
     if len(sys.argv) < 2:
