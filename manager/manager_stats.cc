@@ -31,6 +31,7 @@ void ManagerStats::RecordFetch(const FetchRecord& record) {
   MutexLock lock(&mu_);
   ProtocolTotals& t = totals_[record.protocol == peer::PeerProtocol::kGet ? 0 : 1];
   ++t.fetches;
+  t.objects += record.objects;
   t.bytes += record.bytes;
   Add(t.phases, record.phases);
   recent_.push_back(record);
@@ -50,6 +51,7 @@ std::string ManagerStats::ToJson(const JsonObject& extra) const {
       bytes += t.bytes;
       by_protocol.Object(p == 0 ? "get" : "pin", JsonObject()
                                                      .Number("fetches", t.fetches)
+                                                     .Number("objects", t.objects)
                                                      .Number("bytes", t.bytes)
                                                      .Object("mean_phases", PhasesJson(t.phases, t.fetches)));
     }
@@ -59,6 +61,7 @@ std::string ManagerStats::ToJson(const JsonObject& extra) const {
                         .String("id", r.id.Hex())
                         .String("peer", r.peer)
                         .String("protocol", peer::PeerProtocolName(r.protocol))
+                        .Number("objects", r.objects)
                         .Number("bytes", r.bytes)
                         .Object("phases", PhasesJson(r.phases, 1)));
     }

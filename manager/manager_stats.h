@@ -32,8 +32,10 @@ struct FetchPhases {
   absl::Duration seal;
 };
 
+// One transfer from one peer: a single object, or a batch of `objects` (then `id` is its first).
 struct FetchRecord {
   ObjectID id;
+  uint64_t objects = 1;
   std::string peer;
   peer::PeerProtocol protocol = peer::PeerProtocol::kGet;
   uint64_t bytes = 0;
@@ -50,6 +52,7 @@ class ManagerStats : public CounterSet {
   Counter fetch_merged{this, "fetch_merged"};            // waited on a concurrent fetch of the same id
   Counter fetch_failures{this, "fetch_failures"};        // ids reported failed
   Counter transfer_failures{this, "transfer_failures"};  // one source tried and failed (local object aborted)
+  Counter batch_transfers{this, "batch_transfers"};      // batches of several ids moved from one peer at once
   Counter checksum_mismatches{this, "checksum_mismatches"};
   Counter lease_lapses{this, "lease_lapses"};  // Pin reads that outlived their lease: discarded
   Counter generation_hint_mismatches{this, "generation_hint_mismatches"};  // owner's generation != directory's hint
@@ -71,7 +74,8 @@ class ManagerStats : public CounterSet {
 
  private:
   struct ProtocolTotals {
-    uint64_t fetches = 0;
+    uint64_t fetches = 0;  // transfers (a batch counts once)
+    uint64_t objects = 0;
     uint64_t bytes = 0;
     FetchPhases phases;
   };

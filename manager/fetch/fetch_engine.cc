@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "manager/peer/object_transfer.h"
@@ -31,10 +32,18 @@ absl::Status DeadlineError(const ObjectID& id, const absl::Status& last) {
                              : absl::StrCat("fetch ", id.Hex(), ": deadline passed; last error: ", last.message()));
 }
 
+FetchEngineOptions WithBatchChunk(FetchEngineOptions options) {
+  options.batch.read_chunk_bytes = options.read_chunk_bytes;
+  return options;
+}
+
 }  // namespace
 
 absl::Status FetchEngineOptions::Validate() const {
   if (self_node_id.empty()) return MakeError(ErrorCode::kInvalidArgument, "fetch engine: no node id");
+  if (get_batch_bytes == 0 || get_batch_bytes > transport::kMaxCallBytes / 2 || pin_batch_bytes == 0) {
+    return MakeError(ErrorCode::kInvalidArgument, "fetch engine: batch byte limits out of range");
+  }
   if (poll_initial <= absl::ZeroDuration() || poll_max < poll_initial) {
     return MakeError(ErrorCode::kInvalidArgument, "fetch engine: need 0 < poll_initial <= poll_max");
   }
@@ -44,7 +53,7 @@ absl::Status FetchEngineOptions::Validate() const {
 FetchEngine::FetchEngine(FetchEngineOptions options, Directory* directory, peer::LocalStore* store,
                          PeerConnector* connector, ThresholdPolicy* policy, manager::ManagerStats* stats,
                          Clock* clock)
-    : options_(std::move(options)),
+    : options_(WithBatchChunk(std::move(options))),
       directory_(directory),
       store_(store),
       connector_(connector),
@@ -182,6 +191,21 @@ std::vector<absl::Status> FetchEngine::FetchLed(const std::vector<ObjectID>& ids
         }
       }
     }
+    // Every id with sources is transferred now, all of them at once.
+    std::vector<size_t> moving;  // positions in `pending`
+    std::vector<ObjectID> moving_ids;
+    std::vector<std::vector<ObjectLocation>> moving_sources;
+    for (size_t k = 0; k < pending.size(); ++k) {
+      if (settled[k].has_value() || sources[k].empty()) continue;
+      moving.push_back(k);
+      moving_ids.push_back(batch[k]);
+      moving_sources.push_back(std::move(sources[k]));
+    }
+    const std::vector<absl::Status> moved =
+        moving.empty() ? std::vector<absl::Status>{}
+                       : TransferAll(moving_ids, moving_sources, deadline, lookup_time);
+    std::vector<std::optional<absl::Status>> transferred(pending.size());
+    for (size_t j = 0; j < moving.size(); ++j) transferred[moving[j]] = moved[j];
     std::vector<size_t> still_pending;
     for (size_t k = 0; k < pending.size(); ++k) {
       const size_t i = pending[k];
@@ -189,11 +213,11 @@ std::vector<absl::Status> FetchEngine::FetchLed(const std::vector<ObjectID>& ids
         result[i] = *settled[k];
         continue;
       }
-      if (sources[k].empty()) {
+      if (!transferred[k].has_value()) {
         still_pending.push_back(i);
         continue;
       }
-      absl::Status status = FetchFromAny(ids[i], sources[k], deadline, lookup_time);
+      const absl::Status& status = *transferred[k];
       if (status.ok() || !WorthWaiting(status)) {
         result[i] = status;
       } else if (clock_->Now() >= deadline) {
@@ -238,31 +262,167 @@ std::vector<absl::StatusOr<bool>> FetchEngine::AskLocal(absl::Span<const ObjectI
   return out;
 }
 
-absl::Status FetchEngine::FetchFromAny(const ObjectID& id, const std::vector<ObjectLocation>& sources,
-                                       absl::Time deadline, absl::Duration lookup_time) {
-  absl::Status last;
-  for (const ObjectLocation& source : sources) {
-    if (clock_->Now() >= deadline) break;
-    last = FetchFrom(id, source, deadline, lookup_time);
-    if (last.ok()) return last;
-    if (ErrorCodeOf(last) == ErrorCode::kObjectExists) {
-      // Here already, though the directory did not say so (sealed here and not yet published, or
-      // created meanwhile by an application): done if it is sealed. The only store round trip a
-      // fetch of an id listed on other nodes only can cost, and only in this rare case.
-      absl::StatusOr<bool> local = store_->Contains(id);
-      if (local.ok() && *local) {
-        stats_->fetch_local.fetch_add(1, std::memory_order_relaxed);
-        return absl::OkStatus();
+std::vector<absl::Status> FetchEngine::TransferAll(const std::vector<ObjectID>& ids,
+                                                  const std::vector<std::vector<ObjectLocation>>& sources,
+                                                  absl::Time deadline, absl::Duration lookup_time) {
+  std::vector<absl::Status> status(ids.size(), MakeError(ErrorCode::kInternal, "fetch: not attempted"));
+  std::vector<size_t> source_of(ids.size(), 0);  // which of its sources each id tries now
+  std::vector<size_t> todo(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) todo[i] = i;
+  while (!todo.empty()) {
+    // Each id goes to its current source; the ids of one source travel together, and sources
+    // are served side by side.
+    std::vector<std::pair<const ObjectLocation*, std::vector<size_t>>> groups;
+    absl::flat_hash_map<std::string, size_t> group_of;
+    for (size_t i : todo) {
+      const ObjectLocation& source = sources[i][source_of[i]];
+      auto [it, inserted] = group_of.try_emplace(source.node_id, groups.size());
+      if (inserted) groups.emplace_back(&source, std::vector<size_t>{});
+      groups[it->second].second.push_back(i);
+    }
+    std::atomic<size_t> next{0};
+    auto serve = [&] {
+      for (size_t g = next.fetch_add(1); g < groups.size(); g = next.fetch_add(1)) {
+        TransferFrom(groups[g].first->node_id, ids, sources, source_of, groups[g].second, status, deadline,
+                     lookup_time);
+      }
+    };
+    const size_t threads_wanted =
+        std::min<size_t>(groups.size(), static_cast<size_t>(std::max(options_.sources_in_flight, 1)));
+    std::vector<std::thread> threads;
+    for (size_t t = 1; t < threads_wanted; ++t) threads.emplace_back(serve);
+    serve();
+    for (std::thread& t : threads) t.join();
+
+    // Ids that failed move on to their next source, except where no other source can help.
+    std::vector<size_t> again;
+    std::vector<size_t> exists;
+    for (size_t i : todo) {
+      if (status[i].ok()) continue;
+      const ErrorCode code = ErrorCodeOf(status[i]);
+      if (code == ErrorCode::kObjectExists) {
+        exists.push_back(i);
+        continue;
       }
       stats_->transfer_failures.fetch_add(1, std::memory_order_relaxed);
-      return last;
+      if (code == ErrorCode::kOutOfMemory) continue;  // no other source helps
+      LOG(INFO) << "fetch " << ids[i].Hex() << " from " << sources[i][source_of[i]].node_id
+                << " failed: " << status[i];
+      if (source_of[i] + 1 < sources[i].size() && clock_->Now() < deadline) {
+        ++source_of[i];
+        again.push_back(i);
+      }
     }
-    stats_->transfer_failures.fetch_add(1, std::memory_order_relaxed);
-    if (ErrorCodeOf(last) == ErrorCode::kOutOfMemory) return last;  // no other source helps
-    LOG(INFO) << "fetch " << id.Hex() << " from " << source.node_id << " failed: " << last;
+    if (!exists.empty()) {
+      // Here already, though the directory did not say so (sealed here and not yet published, or
+      // created meanwhile by an application): done if it is sealed. The only store round trip a
+      // fetch of ids listed on other nodes only can cost, and only in this rare case.
+      std::vector<ObjectID> exists_ids;
+      for (size_t i : exists) exists_ids.push_back(ids[i]);
+      const std::vector<absl::StatusOr<bool>> local = AskLocal(exists_ids);
+      for (size_t k = 0; k < exists.size(); ++k) {
+        if (local[k].ok() && *local[k]) {
+          stats_->fetch_local.fetch_add(1, std::memory_order_relaxed);
+          status[exists[k]] = absl::OkStatus();
+        } else {
+          stats_->transfer_failures.fetch_add(1, std::memory_order_relaxed);
+        }
+      }
+    }
+    todo = std::move(again);
   }
-  if (last.ok()) return DeadlineError(id, last);
-  return last;
+  return status;
+}
+
+void FetchEngine::TransferFrom(const std::string& node, const std::vector<ObjectID>& ids,
+                               const std::vector<std::vector<ObjectLocation>>& sources,
+                               const std::vector<size_t>& source_of, const std::vector<size_t>& which,
+                               std::vector<absl::Status>& status, absl::Time deadline, absl::Duration lookup_time) {
+  if (which.size() == 1) {  // one object: the single-object protocols, fewest bytes and steps
+    const size_t i = which[0];
+    status[i] = clock_->Now() >= deadline ? DeadlineError(ids[i], absl::OkStatus())
+                                          : FetchFrom(ids[i], sources[i][source_of[i]], deadline, lookup_time);
+    return;
+  }
+  // Several: split by protocol, then into batches no larger than the peer protocol's id limit and
+  // the engine's byte limits (a Get batch's bytes travel in one reply; a Pin batch's are leased
+  // and created here at once).
+  struct Batch {
+    PeerProtocol protocol;
+    std::vector<size_t> at;
+    uint64_t bytes = 0;
+  };
+  std::vector<Batch> batches;
+  Batch open[2] = {{PeerProtocol::kGet, {}, 0}, {PeerProtocol::kPin, {}, 0}};
+  for (size_t i : which) {
+    const uint64_t hinted = sources[i][source_of[i]].object.total_size();
+    PeerProtocol protocol = policy_->Choose(node, hinted);
+    if (hinted > options_.get_batch_bytes) protocol = PeerProtocol::kPin;
+    Batch& b = open[protocol == PeerProtocol::kGet ? 0 : 1];
+    const uint64_t limit = protocol == PeerProtocol::kGet ? options_.get_batch_bytes : options_.pin_batch_bytes;
+    if (!b.at.empty() && (b.at.size() == peer::kMaxBatchIds || b.bytes + hinted > limit)) {
+      batches.push_back(std::move(b));
+      b = Batch{protocol, {}, 0};
+    }
+    b.at.push_back(i);
+    b.bytes += hinted;
+  }
+  for (Batch& b : open) {
+    if (!b.at.empty()) batches.push_back(std::move(b));
+  }
+  for (const Batch& batch : batches) {
+    if (clock_->Now() >= deadline) {
+      for (size_t i : batch.at) status[i] = DeadlineError(ids[i], absl::OkStatus());
+      continue;
+    }
+    TransferBatchFrom(node, ids, sources, source_of, batch.protocol, batch.at, status, deadline, lookup_time);
+  }
+}
+
+void FetchEngine::TransferBatchFrom(const std::string& node, const std::vector<ObjectID>& ids,
+                                    const std::vector<std::vector<ObjectLocation>>& sources,
+                                    const std::vector<size_t>& source_of, PeerProtocol protocol,
+                                    const std::vector<size_t>& at, std::vector<absl::Status>& status,
+                                    absl::Time deadline, absl::Duration lookup_time) {
+  manager::FetchRecord record;
+  record.id = ids[at[0]];
+  record.objects = at.size();
+  record.peer = node;
+  record.protocol = protocol;
+  record.phases.lookup = lookup_time;
+  const absl::Time t0 = clock_->Now();
+  absl::StatusOr<std::shared_ptr<transport::Channel>> channel = connector_->ChannelTo(node, deadline);
+  record.phases.connect = clock_->Now() - t0;
+  if (!channel.ok()) {
+    for (size_t i : at) status[i] = channel.status();
+    return;
+  }
+  std::vector<ObjectID> batch_ids;
+  batch_ids.reserve(at.size());
+  for (size_t i : at) batch_ids.push_back(ids[i]);
+  peer::BatchTransferResult result =
+      peer::TransferBatch(**channel, *store_, batch_ids, protocol, deadline, options_.batch, *clock_);
+  stats_->batch_transfers.fetch_add(1, std::memory_order_relaxed);
+  bool transport_failed = false;
+  for (size_t k = 0; k < at.size(); ++k) {
+    const absl::Status& s = result.statuses[k];
+    status[at[k]] = s;
+    if (peer::IsLeaseLapse(s)) {
+      stats_->lease_lapses.fetch_add(1, std::memory_order_relaxed);
+    } else if (ErrorCodeOf(s) == ErrorCode::kStaleObject) {
+      stats_->checksum_mismatches.fetch_add(1, std::memory_order_relaxed);
+    }
+    transport_failed = transport_failed || TransportFailure(s);
+    if (s.ok() && result.objects[k].generation != sources[at[k]][source_of[at[k]]].object.generation) {
+      stats_->generation_hint_mismatches.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  if (transport_failed && !(*channel)->healthy()) connector_->Forget(node);
+  record.bytes = result.bytes;
+  record.phases.transfer = result.transfer;
+  record.phases.verify = result.verify;
+  record.phases.seal = result.seal;
+  stats_->RecordFetch(record);
 }
 
 absl::Status FetchEngine::FetchFrom(const ObjectID& id, const ObjectLocation& source, absl::Time deadline,

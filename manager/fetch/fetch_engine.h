@@ -7,10 +7,15 @@
 //      (one Contains batch) only about ids that may be here already: those the directory lists on
 //      this node, and those it lists nowhere (sealed here, not yet published). Sealed here -> OK.
 //      An id listed on other nodes only costs no store round trip before its transfer.
-//   3. for each id with live locations on other nodes, sources are tried in turn (channel from the
-//      PeerConnector, protocol from the ThresholdPolicy, TransferObject) until one succeeds. A
-//      failed source has already aborted its local object. If creating the local object fails
-//      with ObjectExists, the store is asked: sealed here -> OK.
+//   3. every id with live locations on other nodes is transferred at once (TransferAll): each id
+//      goes to its first source; the ids of one source travel together and sources are served
+//      side by side (up to sources_in_flight threads). A source with one id gets the
+//      single-object protocols (TransferObject); a source with several gets batches
+//      (TransferBatch), split by protocol (ThresholdPolicy), by kMaxBatchIds and by bytes
+//      (get_batch_bytes, pin_batch_bytes). Ids that failed move on to their next source, the
+//      same way, until one succeeds; a failed transfer has already aborted its local object. If
+//      creating the local object fails with ObjectExists, the store is asked (one batch): sealed
+//      here -> OK. One id's failure never fails another.
 //   4. ids not sealed anywhere yet (no location, or the owner no longer has it / it changed
 //      under us) are looked up again, and asked of the store again, with exponential backoff
 //      until the deadline.
@@ -38,6 +43,7 @@
 #include "manager/fetch/peer_connector.h"
 #include "manager/fetch/threshold_policy.h"
 #include "manager/directory/directory.h"
+#include "manager/peer/batch_transfer.h"
 #include "manager/peer/local_store.h"
 #include "protocol/base/clock.h"
 
@@ -48,6 +54,14 @@ struct FetchEngineOptions {
   absl::Duration poll_initial = absl::Milliseconds(5);  // first re-lookup delay
   absl::Duration poll_max = absl::Milliseconds(250);    // backoff cap
   uint64_t read_chunk_bytes = 4u << 20;              // Pin path: bytes per Read call
+  // Batches (several ids from one source): Get batches carry at most get_batch_bytes of objects
+  // (hinted sizes; a larger object always goes by Pin); Pin batches lease and create at most
+  // pin_batch_bytes at once. Reads, chunk size and the store path: `batch` (its read_chunk_bytes
+  // is set from the one above).
+  uint64_t get_batch_bytes = 8u << 20;
+  uint64_t pin_batch_bytes = 256u << 20;
+  int sources_in_flight = 8;  // sources served at once (a thread each, the caller's included)
+  peer::BatchTransferOptions batch;
 
   absl::Status Validate() const;
 };
@@ -73,9 +87,20 @@ class FetchEngine {
 
   // Fetches `ids` (led by this call) until `deadline`; one status per id.
   std::vector<absl::Status> FetchLed(const std::vector<ObjectID>& ids, absl::Time deadline);
-  // Tries the sources of one id in turn.
-  absl::Status FetchFromAny(const ObjectID& id, const std::vector<ObjectLocation>& sources, absl::Time deadline,
-                            absl::Duration lookup_time);
+  // Transfers each id from its sources (tried in turn), grouped by source: one status per id.
+  std::vector<absl::Status> TransferAll(const std::vector<ObjectID>& ids,
+                                        const std::vector<std::vector<ObjectLocation>>& sources, absl::Time deadline,
+                                        absl::Duration lookup_time);
+  // The ids at `which` from `node` (each one's current source, sources[i][source_of[i]]), into status[i].
+  void TransferFrom(const std::string& node, const std::vector<ObjectID>& ids,
+                    const std::vector<std::vector<ObjectLocation>>& sources, const std::vector<size_t>& source_of,
+                    const std::vector<size_t>& which, std::vector<absl::Status>& status, absl::Time deadline,
+                    absl::Duration lookup_time);
+  // One batch (the ids at `at`, one protocol) from `node`.
+  void TransferBatchFrom(const std::string& node, const std::vector<ObjectID>& ids,
+                         const std::vector<std::vector<ObjectLocation>>& sources, const std::vector<size_t>& source_of,
+                         PeerProtocol protocol, const std::vector<size_t>& at, std::vector<absl::Status>& status,
+                         absl::Time deadline, absl::Duration lookup_time);
   absl::Status FetchFrom(const ObjectID& id, const ObjectLocation& source, absl::Time deadline,
                          absl::Duration lookup_time);
   // ContainsAll of `ids` as one answer per id (the store's error for each when it fails).

@@ -20,6 +20,7 @@
 #include "client/created_object.h"
 #include "protocol/base/object_id.h"
 #include "protocol/base/status.h"
+#include "protocol/object_description.h"
 #include "protocol/store_messages.h"
 
 namespace rplasma::peer {
@@ -32,6 +33,17 @@ class PinnedObject {
   virtual const uint8_t* base() const = 0;      // data, then metadata right after it
 };
 
+// A fetched object's verified bytes, to be stored sealed (LocalStore::PutSealedMany).
+struct SealedBytes {
+  ObjectID id;
+  absl::Span<const uint8_t> bytes;  // data_size bytes of data, then the metadata
+  uint64_t data_size = 0;
+  uint64_t checksum = 0;  // ObjectChecksum of `bytes`, already verified
+};
+
+// The batch calls (…Many) answer one entry per input, in order; a store that cannot be asked
+// fails every entry with that error. Their defaults loop over the single calls; a store that
+// takes batches overrides them with one request per batch.
 class LocalStore {
  public:
   virtual ~LocalStore() = default;
@@ -55,6 +67,38 @@ class LocalStore {
     absl::Status sealed = SealAndRelease(id, checksum);
     if (!sealed.ok()) (void)Abort(id);
     return sealed;
+  }
+  // Pin for each id.
+  virtual std::vector<absl::StatusOr<std::unique_ptr<PinnedObject>>> PinMany(absl::Span<const ObjectID> ids) {
+    std::vector<absl::StatusOr<std::unique_ptr<PinnedObject>>> out;
+    out.reserve(ids.size());
+    for (const ObjectID& id : ids) out.push_back(Pin(id));
+    return out;
+  }
+  // Drops the references of `objects` (all pinned by this store) together.
+  virtual void ReleaseMany(std::vector<std::unique_ptr<PinnedObject>> objects) { objects.clear(); }
+  // Create for each id, sized as objects[i] says (data_size, metadata_size).
+  virtual std::vector<absl::StatusOr<CreatedObject>> CreateMany(absl::Span<const ObjectID> ids,
+                                                                absl::Span<const ObjectDescription> objects) {
+    std::vector<absl::StatusOr<CreatedObject>> out;
+    out.reserve(ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) out.push_back(Create(ids[i], objects[i].data_size, objects[i].metadata_size));
+    return out;
+  }
+  // SealAndRelease for each id with checksums[i].
+  virtual std::vector<absl::Status> SealAndReleaseMany(absl::Span<const ObjectID> ids,
+                                                       absl::Span<const uint64_t> checksums) {
+    std::vector<absl::Status> out;
+    out.reserve(ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) out.push_back(SealAndRelease(ids[i], checksums[i]));
+    return out;
+  }
+  // PutSealed for each object.
+  virtual std::vector<absl::Status> PutSealedMany(absl::Span<const SealedBytes> objects) {
+    std::vector<absl::Status> out;
+    out.reserve(objects.size());
+    for (const SealedBytes& o : objects) out.push_back(PutSealed(o.id, o.bytes, o.data_size, o.checksum));
+    return out;
   }
   // Discards an object this process created and has not sealed.
   virtual absl::Status Abort(const ObjectID& id) = 0;

@@ -18,14 +18,6 @@ namespace {
 
 constexpr char kLeaseLapsePayload[] = "rplasma/lease-lapsed";
 
-// OK if `checksum` (of the bytes received for `id`) is the owner's; else kStaleObject.
-absl::Status CheckChecksum(const ObjectID& id, uint64_t checksum, const ObjectDescription& owner) {
-  if (checksum == owner.checksum) return absl::OkStatus();
-  return MakeError(ErrorCode::kStaleObject,
-                   absl::StrFormat("fetch %s: checksum %016x of the received bytes differs from the owner's %016x",
-                                   id.Hex(), checksum, owner.checksum));
-}
-
 // A created local object that is aborted unless Commit() sealed it.
 class LocalObject {
  public:
@@ -48,7 +40,7 @@ class LocalObject {
   absl::Status SealIfMatches(const ObjectDescription& owner, uint64_t checksum, const Clock& clock,
                              TransferResult& result) {
     const absl::Time t1 = clock.Now();
-    RETURN_IF_ERROR(CheckChecksum(id_, checksum, owner));
+    RETURN_IF_ERROR(VerifyChecksum(id_, checksum, owner));
     RETURN_IF_ERROR(store_.SealAndRelease(id_, checksum));
     committed_ = true;
     result.seal = clock.Now() - t1;
@@ -66,12 +58,6 @@ absl::StatusOr<LocalObject> CreateLocal(peer::LocalStore& store, const ObjectID&
                                         const ObjectDescription& owner) {
   ASSIGN_OR_RETURN(CreatedObject created, store.Create(id, owner.data_size, owner.metadata_size));
   return LocalObject(store, id, created);
-}
-
-absl::StatusOr<peer::PeerReplyView> CallPeer(transport::Channel& channel, const peer::PeerRequest& request,
-                                              absl::Time deadline, std::string& wire) {
-  ASSIGN_OR_RETURN(wire, channel.Call(peer::EncodeRequest(request), deadline));
-  return peer::DecodeReply(wire);
 }
 
 absl::StatusOr<TransferResult> ByGet(transport::Channel& channel, peer::LocalStore& store, const ObjectID& id,
@@ -93,7 +79,7 @@ absl::StatusOr<TransferResult> ByGet(transport::Channel& channel, peer::LocalSto
   const uint64_t checksum = ObjectChecksum(bytes.first(data_size), bytes.subspan(data_size));
   const absl::Time t2 = clock.Now();
   result.verify = t2 - t1;
-  RETURN_IF_ERROR(CheckChecksum(id, checksum, get->object));
+  RETURN_IF_ERROR(VerifyChecksum(id, checksum, get->object));
   RETURN_IF_ERROR(store.PutSealed(id, bytes, data_size, checksum));
   result.seal = clock.Now() - t2;
   return result;
@@ -126,14 +112,7 @@ absl::StatusOr<TransferResult> ByPin(transport::Channel& channel, peer::LocalSto
     return local.status();
   }
   const uint64_t total = lease.object.total_size();
-  auto lapsed = [&] {
-    absl::Status status =
-        MakeError(ErrorCode::kStaleObject,
-                  absl::StrFormat("fetch %s: lease %d (TTL %d ms) expired before the reads completed; discarded",
-                                  id.Hex(), lease.lease_id, lease.lease_ttl_ms));
-    status.SetPayload(kLeaseLapsePayload, absl::Cord("1"));
-    return status;
-  };
+  auto lapsed = [&] { return LeaseLapseError(id, lease.lease_id, lease.lease_ttl_ms); };
   // The owner would refuse a chunk read after the lease (TCP) or may have reused its bytes (READ).
   auto lease_live = [&] { return clock.Now() >= lease_end ? lapsed() : absl::OkStatus(); };
   absl::StatusOr<ReadAndHashResult> read =
@@ -151,6 +130,28 @@ absl::StatusOr<TransferResult> ByPin(transport::Channel& channel, peer::LocalSto
 }
 
 }  // namespace
+
+absl::Status VerifyChecksum(const ObjectID& id, uint64_t checksum, const ObjectDescription& owner) {
+  if (checksum == owner.checksum) return absl::OkStatus();
+  return MakeError(ErrorCode::kStaleObject,
+                   absl::StrFormat("fetch %s: checksum %016x of the received bytes differs from the owner's %016x",
+                                   id.Hex(), checksum, owner.checksum));
+}
+
+absl::Status LeaseLapseError(const ObjectID& id, uint64_t lease_id, uint64_t lease_ttl_ms) {
+  absl::Status status =
+      MakeError(ErrorCode::kStaleObject,
+                absl::StrFormat("fetch %s: lease %d (TTL %d ms) expired before the reads completed; discarded",
+                                id.Hex(), lease_id, lease_ttl_ms));
+  status.SetPayload(kLeaseLapsePayload, absl::Cord("1"));
+  return status;
+}
+
+absl::StatusOr<PeerReplyView> CallPeer(transport::Channel& channel, const PeerRequest& request, absl::Time deadline,
+                                       std::string& wire) {
+  ASSIGN_OR_RETURN(wire, channel.Call(EncodeRequest(request), deadline));
+  return DecodeReply(wire);
+}
 
 bool IsLeaseLapse(const absl::Status& status) {
   return ErrorCodeOf(status) == ErrorCode::kStaleObject && status.GetPayload(kLeaseLapsePayload).has_value();

@@ -19,14 +19,17 @@
 #define RPLASMA_MANAGER_PEER_OBJECT_TRANSFER_H_
 
 #include <cstdint>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "manager/peer/peer_messages.h"
 #include "manager/peer/peer_protocol.h"
 #include "manager/peer/local_store.h"
 #include "manager/transport/transport.h"
 #include "protocol/base/clock.h"
 #include "protocol/base/object_id.h"
+#include "protocol/object_description.h"
 
 namespace rplasma::peer {
 
@@ -41,6 +44,13 @@ struct TransferResult {
 // True for the kStaleObject of a Pin transfer discarded because its lease ran out (as opposed to
 // a checksum mismatch).
 bool IsLeaseLapse(const absl::Status& status);
+// That kStaleObject: the reads of `id` under `lease_id` completed after its TTL; discarded.
+absl::Status LeaseLapseError(const ObjectID& id, uint64_t lease_id, uint64_t lease_ttl_ms);
+// One Call of `request` and its reply, decoded (the reply is a view into `wire`).
+absl::StatusOr<PeerReplyView> CallPeer(transport::Channel& channel, const PeerRequest& request, absl::Time deadline,
+                                       std::string& wire);
+// OK if `checksum` (of the bytes received for `id`) is the owner's; else kStaleObject.
+absl::Status VerifyChecksum(const ObjectID& id, uint64_t checksum, const ObjectDescription& owner);
 
 absl::StatusOr<TransferResult> TransferObject(transport::Channel& channel, peer::LocalStore& store,
                                               const ObjectID& id, PeerProtocol protocol, absl::Time deadline,

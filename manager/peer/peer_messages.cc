@@ -77,6 +77,97 @@ flatbuffers::Offset<fb::ObjectDescription> ToFb(FlatBufferBuilder& b, const Obje
   return fb::CreateObjectDescription(b, o.data_size, o.metadata_size, o.generation, o.checksum);
 }
 
+// Ids of a batch request: 1..kMaxBatchIds.
+absl::StatusOr<std::vector<ObjectID>> BatchIds(const flatbuffers::Vector<const ::rplasma::idfb::ObjectIdFb*>* ids,
+                                               absl::string_view what) {
+  if (ids == nullptr || ids->size() == 0 || ids->size() > kMaxBatchIds) {
+    return MakeError(ErrorCode::kInvalidArgument, absl::StrCat(what, ": need 1..", kMaxBatchIds, " ids"));
+  }
+  std::vector<ObjectID> out;
+  out.reserve(ids->size());
+  for (const ::rplasma::idfb::ObjectIdFb* id : *ids) out.push_back(ObjectIdFromFb(*id));
+  return out;
+}
+
+flatbuffers::Offset<flatbuffers::Vector<const ::rplasma::idfb::ObjectIdFb*>> IdsToFb(FlatBufferBuilder& b,
+                                                                                     const std::vector<ObjectID>& ids) {
+  std::vector<::rplasma::idfb::ObjectIdFb> fb_ids;
+  fb_ids.reserve(ids.size());
+  for (const ObjectID& id : ids) fb_ids.push_back(ObjectIdToFb(id));
+  return b.CreateVectorOfStructs(fb_ids);
+}
+
+// The status an error entry of a reply carries (its ErrorCode and message, "peer: "-prefixed).
+absl::Status PeerError(uint16_t code, const flatbuffers::String* message) {
+  return MakeError(ErrorCodeFromWire(code), absl::StrCat("peer: ", message ? message->str() : ""));
+}
+
+uint16_t WireCode(const absl::Status& status) {
+  const ErrorCode code = ErrorCodeOf(status);
+  return static_cast<uint16_t>(code == ErrorCode::kOk ? ErrorCode::kInternal : code);
+}
+
+flatbuffers::Offset<fb::PinReply> PinToFb(FlatBufferBuilder& b, const PinReply& reply) {
+  return fb::CreatePinReply(b, ToFb(b, reply.object), reply.region.addr, reply.region.length, reply.region.rkey,
+                            reply.lease_id, reply.lease_ttl_ms);
+}
+
+absl::StatusOr<PinReply> PinFromFb(const fb::PinReply* r) {
+  if (r == nullptr) return ProtocolError("peer pin reply: missing body");
+  ASSIGN_OR_RETURN(ObjectDescription object, FromFb(r->object()));
+  if (r->length() != object.total_size()) {
+    return ProtocolError(absl::StrCat("peer pin reply: region of ", r->length(), " bytes for an object of ",
+                                      object.total_size()));
+  }
+  if (r->lease_id() == 0) return ProtocolError("peer pin reply: lease id 0");
+  PinReply out;
+  out.object = object;
+  out.region = transport::RemoteRegion{r->addr(), r->length(), r->rkey()};
+  out.lease_id = r->lease_id();
+  out.lease_ttl_ms = r->lease_ttl_ms();
+  return out;
+}
+
+absl::StatusOr<GetBatchReplyView> GetBatchFromFb(const fb::GetBatchReply* r, absl::string_view payload) {
+  if (r->objects() == nullptr || r->objects()->size() > kMaxBatchIds) {
+    return ProtocolError("peer get-batch reply: missing or too many entries");
+  }
+  GetBatchReplyView out;
+  out.objects.reserve(r->objects()->size());
+  uint64_t at = 0;
+  for (const fb::GetOutcome* entry : *r->objects()) {
+    if (entry->error() != 0) {
+      out.objects.emplace_back(PeerError(entry->error(), entry->error_message()));
+      continue;
+    }
+    ASSIGN_OR_RETURN(ObjectDescription object, FromFb(entry->object()));
+    if (object.total_size() > payload.size() - at) {
+      return ProtocolError("peer get-batch reply: payload shorter than its entries");
+    }
+    out.objects.emplace_back(GetReplyView{object, payload.substr(at, object.total_size())});
+    at += object.total_size();
+  }
+  if (at != payload.size()) return ProtocolError("peer get-batch reply: payload longer than its entries");
+  return out;
+}
+
+absl::StatusOr<PinBatchReply> PinBatchFromFb(const fb::PinBatchReply* r) {
+  if (r->objects() == nullptr || r->objects()->size() > kMaxBatchIds) {
+    return ProtocolError("peer pin-batch reply: missing or too many entries");
+  }
+  PinBatchReply out;
+  out.objects.reserve(r->objects()->size());
+  for (const fb::PinOutcome* entry : *r->objects()) {
+    if (entry->error() != 0) {
+      out.objects.emplace_back(PeerError(entry->error(), entry->error_message()));
+    } else {
+      ASSIGN_OR_RETURN(PinReply pin, PinFromFb(entry->pin()));
+      out.objects.emplace_back(pin);
+    }
+  }
+  return out;
+}
+
 template <typename T>
 std::string FinishRequest(FlatBufferBuilder& b, fb::PeerRequestBody type, flatbuffers::Offset<T> body) {
   b.Finish(fb::CreatePeerRequest(b, type, body.Union()));
@@ -100,6 +191,13 @@ std::string EncodeRequest(const PeerRequest& request) {
           return FinishRequest(b, fb::PeerRequestBody::UnpinRequest, fb::CreateUnpinRequest(b, r.lease_id));
         } else if constexpr (std::is_same_v<T, ProbeGetRequest>) {
           return FinishRequest(b, fb::PeerRequestBody::ProbeGetRequest, fb::CreateProbeGetRequest(b, r.bytes));
+        } else if constexpr (std::is_same_v<T, GetBatchRequest>) {
+          return FinishRequest(b, fb::PeerRequestBody::GetBatchRequest, fb::CreateGetBatchRequest(b, IdsToFb(b, r.ids)));
+        } else if constexpr (std::is_same_v<T, PinBatchRequest>) {
+          return FinishRequest(b, fb::PeerRequestBody::PinBatchRequest, fb::CreatePinBatchRequest(b, IdsToFb(b, r.ids)));
+        } else if constexpr (std::is_same_v<T, UnpinBatchRequest>) {
+          return FinishRequest(b, fb::PeerRequestBody::UnpinBatchRequest,
+                               fb::CreateUnpinBatchRequest(b, b.CreateVector(r.lease_ids)));
         } else {
           return FinishRequest(b, fb::PeerRequestBody::ProbePinRequest, fb::CreateProbePinRequest(b, r.bytes));
         }
@@ -139,6 +237,21 @@ absl::StatusOr<PeerRequest> DecodeRequest(absl::string_view wire) {
       RETURN_IF_ERROR(CheckProbeBytes(bytes));
       return ProbePinRequest{bytes};
     }
+    case fb::PeerRequestBody::GetBatchRequest: {
+      ASSIGN_OR_RETURN(std::vector<ObjectID> ids, BatchIds(root->body_as_GetBatchRequest()->ids(), "get-batch"));
+      return GetBatchRequest{std::move(ids)};
+    }
+    case fb::PeerRequestBody::PinBatchRequest: {
+      ASSIGN_OR_RETURN(std::vector<ObjectID> ids, BatchIds(root->body_as_PinBatchRequest()->ids(), "pin-batch"));
+      return PinBatchRequest{std::move(ids)};
+    }
+    case fb::PeerRequestBody::UnpinBatchRequest: {
+      const auto* leases = root->body_as_UnpinBatchRequest()->lease_ids();
+      if (leases == nullptr || leases->size() == 0 || leases->size() > kMaxBatchIds) {
+        return MakeError(ErrorCode::kInvalidArgument, absl::StrCat("unpin-batch: need 1..", kMaxBatchIds, " leases"));
+      }
+      return UnpinBatchRequest{std::vector<uint64_t>(leases->begin(), leases->end())};
+    }
     default:
       return ProtocolError("peer request: unknown or missing body");
   }
@@ -158,9 +271,50 @@ std::string EncodeGetReply(const ObjectDescription& object, absl::Span<const uin
 
 std::string EncodePinReply(const PinReply& reply) {
   FlatBufferBuilder b(128);
-  auto body = fb::CreatePinReply(b, ToFb(b, reply.object), reply.region.addr, reply.region.length,
-                                 reply.region.rkey, reply.lease_id, reply.lease_ttl_ms);
+  auto body = PinToFb(b, reply);
   b.Finish(fb::CreatePeerReply(b, 0, 0, fb::PeerReplyBody::PinReply, body.Union()));
+  return Envelope(b, 0, nullptr);
+}
+
+std::string EncodeGetBatchReply(absl::Span<const GetBatchEntry> entries) {
+  FlatBufferBuilder b(64 + 64 * entries.size());
+  std::vector<flatbuffers::Offset<fb::GetOutcome>> outcomes;
+  outcomes.reserve(entries.size());
+  size_t payload_bytes = 0;
+  for (const GetBatchEntry& e : entries) {
+    if (e.status.ok()) {
+      outcomes.push_back(fb::CreateGetOutcome(b, 0, 0, ToFb(b, e.object)));
+      payload_bytes += e.bytes.size();
+    } else {
+      outcomes.push_back(fb::CreateGetOutcome(b, WireCode(e.status), b.CreateString(std::string(e.status.message()))));
+    }
+  }
+  auto body = fb::CreateGetBatchReply(b, b.CreateVector(outcomes));
+  b.Finish(fb::CreatePeerReply(b, 0, 0, fb::PeerReplyBody::GetBatchReply, body.Union()));
+  size_t at = 0;
+  std::string out = Envelope(b, payload_bytes, &at);
+  for (const GetBatchEntry& e : entries) {
+    if (!e.status.ok() || e.bytes.empty()) continue;
+    std::memcpy(out.data() + at, e.bytes.data(), e.bytes.size());
+    at += e.bytes.size();
+  }
+  return out;
+}
+
+std::string EncodePinBatchReply(const PinBatchReply& reply) {
+  FlatBufferBuilder b(64 + 96 * reply.objects.size());
+  std::vector<flatbuffers::Offset<fb::PinOutcome>> outcomes;
+  outcomes.reserve(reply.objects.size());
+  for (const absl::StatusOr<PinReply>& pin : reply.objects) {
+    if (pin.ok()) {
+      outcomes.push_back(fb::CreatePinOutcome(b, 0, 0, PinToFb(b, *pin)));
+    } else {
+      outcomes.push_back(
+          fb::CreatePinOutcome(b, WireCode(pin.status()), b.CreateString(std::string(pin.status().message()))));
+    }
+  }
+  auto body = fb::CreatePinBatchReply(b, b.CreateVector(outcomes));
+  b.Finish(fb::CreatePeerReply(b, 0, 0, fb::PeerReplyBody::PinBatchReply, body.Union()));
   return Envelope(b, 0, nullptr);
 }
 
@@ -194,7 +348,8 @@ absl::StatusOr<PeerReplyView> DecodeReply(absl::string_view wire) {
     return MakeError(code, absl::StrCat("peer: ", message));
   }
   if (root->body() == nullptr) return ProtocolError("peer reply: missing body");
-  const bool payload_allowed = root->body_type() == fb::PeerReplyBody::GetReply;
+  const bool payload_allowed =
+      root->body_type() == fb::PeerReplyBody::GetReply || root->body_type() == fb::PeerReplyBody::GetBatchReply;
   if (!payload_allowed && !parsed.payload.empty()) return ProtocolError("peer reply: unexpected payload");
   switch (root->body_type()) {
     case fb::PeerReplyBody::GetReply: {
@@ -206,29 +361,27 @@ absl::StatusOr<PeerReplyView> DecodeReply(absl::string_view wire) {
       return GetReplyView{object, parsed.payload};
     }
     case fb::PeerReplyBody::PinReply: {
-      const fb::PinReply* r = root->body_as_PinReply();
-      ASSIGN_OR_RETURN(ObjectDescription object, FromFb(r->object()));
-      if (r->length() != object.total_size()) {
-        return ProtocolError(absl::StrCat("peer pin reply: region of ", r->length(), " bytes for an object of ",
-                                          object.total_size()));
-      }
-      if (r->lease_id() == 0) return ProtocolError("peer pin reply: lease id 0");
-      PinReply out;
-      out.object = object;
-      out.region = transport::RemoteRegion{r->addr(), r->length(), r->rkey()};
-      out.lease_id = r->lease_id();
-      out.lease_ttl_ms = r->lease_ttl_ms();
-      return out;
+      ASSIGN_OR_RETURN(PinReply pin, PinFromFb(root->body_as_PinReply()));
+      return pin;
     }
     case fb::PeerReplyBody::UnpinReply:
       return UnpinReply{};
+    case fb::PeerReplyBody::GetBatchReply: {
+      ASSIGN_OR_RETURN(GetBatchReplyView batch, GetBatchFromFb(root->body_as_GetBatchReply(), parsed.payload));
+      return batch;
+    }
+    case fb::PeerReplyBody::PinBatchReply: {
+      ASSIGN_OR_RETURN(PinBatchReply batch, PinBatchFromFb(root->body_as_PinBatchReply()));
+      return batch;
+    }
     default:
       return ProtocolError("peer reply: unknown or missing body");
   }
 }
 
 absl::string_view RequestName(const PeerRequest& request) {
-  static constexpr absl::string_view kNames[] = {"get", "pin", "unpin", "probe-get", "probe-pin"};
+  static constexpr absl::string_view kNames[] = {"get", "pin", "unpin", "probe-get", "probe-pin",
+                                                 "get-batch", "pin-batch", "unpin-batch"};
   return kNames[request.index()];
 }
 

@@ -7,7 +7,8 @@
 //   offset 4  uint32 fb_length length of the flatbuffer that follows (PeerRequest / PeerReply)
 //   offset 8  fb_length bytes  the flatbuffer (manager/peer/peer.fbs), padded with zeros to 8
 //   then      payload          Get/ProbeGet replies only: data then metadata, exactly
-//                              data_size + metadata_size bytes
+//                              data_size + metadata_size bytes. GetBatch replies: the bytes of
+//                              every entry that succeeded, in entry order, back to back
 //
 // Decode* checks the envelope, runs the flatbuffers Verifier (always, in every build), then
 // semantic checks (sizes, their sum, region length = object size, payload length). Anything that
@@ -18,6 +19,7 @@
 #include <cstdint>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -36,6 +38,8 @@ inline constexpr size_t kEnvelopeHeaderBytes = 8;
 inline constexpr uint64_t kMaxPeerObjectBytes = uint64_t{1} << 46;
 // Largest probe a peer may ask for (auto threshold calibration).
 inline constexpr uint64_t kMaxProbeBytes = 4u << 20;
+// Most ids (or leases) in one batch request. A Fetch of more is split by the requester.
+inline constexpr size_t kMaxBatchIds = 1024;
 
 // ---- Requests ----
 struct GetRequest { ObjectID id; };
@@ -44,7 +48,13 @@ struct UnpinRequest { uint64_t lease_id = 0; };
 struct ProbeGetRequest { uint64_t bytes = 0; };  // 1 .. kMaxProbeBytes
 struct ProbePinRequest { uint64_t bytes = 0; };  // 1 .. kMaxProbeBytes
 
-using PeerRequest = std::variant<GetRequest, PinRequest, UnpinRequest, ProbeGetRequest, ProbePinRequest>;
+// Batches: 1..kMaxBatchIds entries; ids may repeat (each gets its own outcome).
+struct GetBatchRequest { std::vector<ObjectID> ids; };
+struct PinBatchRequest { std::vector<ObjectID> ids; };
+struct UnpinBatchRequest { std::vector<uint64_t> lease_ids; };
+
+using PeerRequest = std::variant<GetRequest, PinRequest, UnpinRequest, ProbeGetRequest, ProbePinRequest,
+                                 GetBatchRequest, PinBatchRequest, UnpinBatchRequest>;
 
 // ---- Replies ----
 // Get and Pin replies carry the owner's ObjectDescription (protocol/object_description.h): the
@@ -61,8 +71,16 @@ struct PinReply {
   uint64_t lease_ttl_ms = 0;
 };
 struct UnpinReply {};
+// GetBatch: one entry per requested id, in order: the object and its bytes, or its error.
+struct GetBatchReplyView {
+  std::vector<absl::StatusOr<GetReplyView>> objects;
+};
+// PinBatch: one entry per requested id, in order: a pin under its own lease, or its error.
+struct PinBatchReply {
+  std::vector<absl::StatusOr<PinReply>> objects;
+};
 
-using PeerReplyView = std::variant<GetReplyView, PinReply, UnpinReply>;
+using PeerReplyView = std::variant<GetReplyView, PinReply, UnpinReply, GetBatchReplyView, PinBatchReply>;
 
 std::string EncodeRequest(const PeerRequest& request);
 absl::StatusOr<PeerRequest> DecodeRequest(absl::string_view wire);
@@ -72,6 +90,16 @@ absl::StatusOr<PeerRequest> DecodeRequest(absl::string_view wire);
 std::string EncodeGetReply(const ObjectDescription& object, absl::Span<const uint8_t> data,
                            absl::Span<const uint8_t> metadata);
 std::string EncodePinReply(const PinReply& reply);
+// A GetBatch reply from one entry per id: the object and its bytes (data then metadata, as one
+// span of object.total_size() bytes), or the id's error. Each OK entry's bytes are copied once,
+// straight into the wire buffer.
+struct GetBatchEntry {
+  absl::Status status;  // OK: `object` and `bytes` are set
+  ObjectDescription object;
+  absl::Span<const uint8_t> bytes;
+};
+std::string EncodeGetBatchReply(absl::Span<const GetBatchEntry> entries);
+std::string EncodePinBatchReply(const PinBatchReply& reply);
 std::string EncodeUnpinReply();
 // An error reply carrying `status` (its ErrorCode and message).
 std::string EncodeErrorReply(const absl::Status& status);

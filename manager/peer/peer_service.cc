@@ -108,6 +108,9 @@ absl::StatusOr<std::string> PeerService::Handle(uint64_t conn_id, const PeerRequ
     unpins_.fetch_add(1, std::memory_order_relaxed);
     return EncodeUnpinReply();
   }
+  if (const auto* batch = std::get_if<GetBatchRequest>(&request)) return HandleGetBatch(batch->ids);
+  if (const auto* batch = std::get_if<PinBatchRequest>(&request)) return HandlePinBatch(conn_id, batch->ids);
+  if (const auto* batch = std::get_if<UnpinBatchRequest>(&request)) return HandleUnpinBatch(conn_id, batch->lease_ids);
   if (const auto* probe = std::get_if<ProbeGetRequest>(&request)) return HandleProbe(conn_id, probe->bytes, false);
   return HandleProbe(conn_id, std::get<ProbePinRequest>(request).bytes, true);
 }
@@ -131,6 +134,11 @@ absl::StatusOr<std::string> PeerService::HandleGet(const ObjectID& id) {
 
 absl::StatusOr<std::string> PeerService::HandlePin(uint64_t conn_id, const ObjectID& id) {
   ASSIGN_OR_RETURN(std::unique_ptr<PinnedObject> pinned, store_->Pin(id));
+  ASSIGN_OR_RETURN(PinReply reply, Lease(conn_id, std::move(pinned)));
+  return EncodePinReply(reply);
+}
+
+absl::StatusOr<PinReply> PeerService::Lease(uint64_t conn_id, std::unique_ptr<PinnedObject> pinned) {
   const ObjectInfo info = pinned->info();
   PinReply reply;
   reply.object = info.description();
@@ -138,7 +146,68 @@ absl::StatusOr<std::string> PeerService::HandlePin(uint64_t conn_id, const Objec
   reply.lease_ttl_ms = absl::ToInt64Milliseconds(leases_.ttl());
   ASSIGN_OR_RETURN(reply.lease_id, leases_.Add(conn_id, reply.region, std::move(pinned), options_.clock->Now()));
   pins_.fetch_add(1, std::memory_order_relaxed);
-  return EncodePinReply(reply);
+  return reply;
+}
+
+std::string PeerService::HandleGetBatch(const std::vector<ObjectID>& ids) {
+  std::vector<absl::StatusOr<std::unique_ptr<PinnedObject>>> pinned = store_->PinMany(ids);
+  std::vector<GetBatchEntry> entries(ids.size());
+  std::vector<std::unique_ptr<PinnedObject>> held;
+  held.reserve(ids.size());
+  uint64_t reply_bytes = 0;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    GetBatchEntry& entry = entries[i];
+    if (i >= pinned.size()) {
+      entry.status = MakeError(ErrorCode::kInternal, "get-batch: the store answered fewer ids than asked");
+    } else if (!pinned[i].ok()) {
+      entry.status = pinned[i].status();
+    } else {
+      const ObjectInfo& info = (*pinned[i])->info();
+      const uint64_t total = info.description().total_size();
+      if (total > options_.max_get_bytes - reply_bytes) {
+        entry.status = MakeError(ErrorCode::kInvalidArgument,
+                                 absl::StrCat("get ", ids[i].Hex(), ": ", total, " bytes do not fit the reply's limit of ",
+                                              options_.max_get_bytes, " (", reply_bytes, " taken); use Pin"));
+      } else {
+        reply_bytes += total;
+        entry.object = info.description();
+        entry.bytes = {(*pinned[i])->base(), total};
+        held.push_back(*std::move(pinned[i]));
+      }
+    }
+    if (!entry.status.ok()) failed_entries_.fetch_add(1, std::memory_order_relaxed);
+  }
+  std::string reply = EncodeGetBatchReply(entries);
+  get_batches_.fetch_add(1, std::memory_order_relaxed);
+  gets_.fetch_add(held.size(), std::memory_order_relaxed);
+  get_bytes_.fetch_add(reply_bytes, std::memory_order_relaxed);
+  store_->ReleaseMany(std::move(held));  // the bytes are in the reply: one release for the batch
+  return reply;
+}
+
+std::string PeerService::HandlePinBatch(uint64_t conn_id, const std::vector<ObjectID>& ids) {
+  std::vector<absl::StatusOr<std::unique_ptr<PinnedObject>>> pinned = store_->PinMany(ids);
+  PinBatchReply reply;
+  reply.objects.reserve(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i >= pinned.size()) {
+      reply.objects.emplace_back(MakeError(ErrorCode::kInternal, "pin-batch: the store answered fewer ids than asked"));
+    } else if (!pinned[i].ok()) {
+      reply.objects.emplace_back(pinned[i].status());
+    } else {
+      reply.objects.push_back(Lease(conn_id, *std::move(pinned[i])));
+    }
+    if (!reply.objects.back().ok()) failed_entries_.fetch_add(1, std::memory_order_relaxed);
+  }
+  pin_batches_.fetch_add(1, std::memory_order_relaxed);
+  return EncodePinBatchReply(reply);
+}
+
+std::string PeerService::HandleUnpinBatch(uint64_t conn_id, const std::vector<uint64_t>& lease_ids) {
+  for (uint64_t lease_id : lease_ids) {
+    if (leases_.Remove(conn_id, lease_id)) unpins_.fetch_add(1, std::memory_order_relaxed);
+  }
+  return EncodeUnpinReply();
 }
 
 absl::StatusOr<CreatedObject> PeerService::ProbeRegion() {

@@ -90,13 +90,89 @@ TEST(PeerMessagesTest, ShortOrForeignBytesAreRejected) {
   EXPECT_FALSE(DecodeRequest(EncodeUnpinReply()).ok());
 }
 
+TEST(PeerMessagesTest, BatchRequestsRoundTripWithEveryIdInOrder) {
+  std::vector<ObjectID> ids;
+  for (int i = 0; i < 300; ++i) ids.push_back(ObjectID::FromLabel(std::to_string(i)));
+  ids.push_back(ids[5]);  // duplicates are allowed
+  ASSERT_OK_AND_ASSIGN(PeerRequest get, DecodeRequest(EncodeRequest(GetBatchRequest{ids})));
+  EXPECT_EQ(std::get<GetBatchRequest>(get).ids, ids);
+  ASSERT_OK_AND_ASSIGN(PeerRequest pin, DecodeRequest(EncodeRequest(PinBatchRequest{ids})));
+  EXPECT_EQ(std::get<PinBatchRequest>(pin).ids, ids);
+  ASSERT_OK_AND_ASSIGN(PeerRequest unpin, DecodeRequest(EncodeRequest(UnpinBatchRequest{{3, 1, 2}})));
+  EXPECT_EQ(std::get<UnpinBatchRequest>(unpin).lease_ids, (std::vector<uint64_t>{3, 1, 2}));
+}
+
+TEST(PeerMessagesTest, EmptyOrOversizedBatchesAreRefused) {
+  EXPECT_THAT(DecodeRequest(EncodeRequest(GetBatchRequest{})).status(), HasErrorCode(ErrorCode::kInvalidArgument));
+  EXPECT_THAT(DecodeRequest(EncodeRequest(UnpinBatchRequest{})).status(), HasErrorCode(ErrorCode::kInvalidArgument));
+  std::vector<ObjectID> ids(kMaxBatchIds + 1, ObjectID::FromLabel("x"));
+  EXPECT_THAT(DecodeRequest(EncodeRequest(PinBatchRequest{ids})).status(), HasErrorCode(ErrorCode::kInvalidArgument));
+  ids.pop_back();
+  EXPECT_OK(DecodeRequest(EncodeRequest(PinBatchRequest{ids})).status());
+}
+
+TEST(PeerMessagesTest, GetBatchReplyCarriesEachObjectsBytesOrItsOwnError) {
+  const std::vector<uint8_t> a = {1, 2, 3};
+  const std::vector<uint8_t> b = {4, 5, 6, 7, 8};
+  std::vector<GetBatchEntry> entries(4);
+  entries[0] = {absl::OkStatus(), ObjectDescription{2, 1, 7, 70}, a};
+  entries[1] = {ObjectNotFoundError("no such object"), {}, {}};
+  entries[2] = {absl::OkStatus(), ObjectDescription{5, 0, 8, 80}, b};
+  entries[3] = {absl::OkStatus(), ObjectDescription{0, 0, 9, 90}, {}};
+  const std::string wire = EncodeGetBatchReply(entries);
+  ASSERT_OK_AND_ASSIGN(PeerReplyView reply, DecodeReply(wire));
+  const auto& batch = std::get<GetBatchReplyView>(reply);
+  ASSERT_EQ(batch.objects.size(), 4u);
+  ASSERT_OK(batch.objects[0].status());
+  EXPECT_EQ(batch.objects[0]->payload, std::string("\1\2\3", 3));
+  EXPECT_EQ(batch.objects[0]->object.metadata_size, 1u);
+  EXPECT_THAT(batch.objects[1].status(), HasErrorCode(ErrorCode::kObjectNotFound));
+  EXPECT_NE(batch.objects[1].status().message().find("no such object"), absl::string_view::npos);
+  ASSERT_OK(batch.objects[2].status());
+  EXPECT_EQ(batch.objects[2]->payload, std::string("\4\5\6\7\x8", 5));
+  EXPECT_EQ(batch.objects[2]->object.checksum, 80u);
+  ASSERT_OK(batch.objects[3].status());
+  EXPECT_TRUE(batch.objects[3]->payload.empty());
+  // A payload that does not match the entries' sizes is refused, shorter or longer.
+  EXPECT_THAT(DecodeReply(wire.substr(0, wire.size() - 1)).status(), HasErrorCode(ErrorCode::kProtocolError));
+  EXPECT_THAT(DecodeReply(wire + "x").status(), HasErrorCode(ErrorCode::kProtocolError));
+}
+
+TEST(PeerMessagesTest, PinBatchReplyCarriesEachPinOrItsOwnError) {
+  PinBatchReply reply;
+  PinReply pin;
+  pin.object = ObjectDescription{100, 4, 3, 33};
+  pin.region = transport::RemoteRegion{4096, 104, 77};
+  pin.lease_id = 12;
+  pin.lease_ttl_ms = 30000;
+  reply.objects.push_back(pin);
+  reply.objects.push_back(MakeError(ErrorCode::kObjectNotSealed, "still being written"));
+  ASSERT_OK_AND_ASSIGN(PeerReplyView decoded, DecodeReply(EncodePinBatchReply(reply)));
+  const auto& batch = std::get<PinBatchReply>(decoded);
+  ASSERT_EQ(batch.objects.size(), 2u);
+  ASSERT_OK(batch.objects[0].status());
+  EXPECT_EQ(batch.objects[0]->lease_id, 12u);
+  EXPECT_EQ(batch.objects[0]->region.rkey, 77u);
+  EXPECT_EQ(batch.objects[0]->region.length, 104u);
+  EXPECT_THAT(batch.objects[1].status(), HasErrorCode(ErrorCode::kObjectNotSealed));
+  // A pin whose region is not the object's size is a protocol error, as in a single Pin reply.
+  reply.objects[0]->region.length = 99;
+  EXPECT_THAT(DecodeReply(EncodePinBatchReply(reply)).status(), HasErrorCode(ErrorCode::kProtocolError));
+}
+
 TEST(PeerMessagesTest, RandomCorruptionNeverCrashesTheDecoders) {
   std::mt19937_64 rng(1234);
   const std::vector<uint8_t> data(300, 5);
   const std::vector<std::string> seeds = {
       EncodeRequest(GetRequest{ObjectID::FromLabel("x")}), EncodeRequest(UnpinRequest{3}),
       EncodeGetReply(ObjectDescription{300, 0, 1, 2}, data, {}),
-      EncodePinReply(PinReply{ObjectDescription{10, 0, 1, 2}, {0, 10, 0}, 1, 1})};
+      EncodePinReply(PinReply{ObjectDescription{10, 0, 1, 2}, {0, 10, 0}, 1, 1}),
+      EncodeRequest(GetBatchRequest{{ObjectID::FromLabel("x"), ObjectID::FromLabel("y")}}),
+      EncodeRequest(UnpinBatchRequest{{1, 2, 3}}),
+      EncodeGetBatchReply({GetBatchEntry{absl::OkStatus(), ObjectDescription{300, 0, 1, 2}, data},
+                           GetBatchEntry{ObjectNotFoundError("gone"), {}, {}}}),
+      EncodePinBatchReply(PinBatchReply{{PinReply{ObjectDescription{10, 0, 1, 2}, {0, 10, 0}, 1, 1},
+                                         MakeError(ErrorCode::kObjectNotFound, "gone")}})};
   int rejected = 0;
   for (int i = 0; i < 20000; ++i) {
     std::string wire = seeds[i % seeds.size()];
