@@ -35,7 +35,7 @@ uint64_t BenchMpi::StoreMemory() const {
   if (options_.store_memory > 0) return options_.store_memory;
   // The most objects this rank holds at once in any pattern (its puts plus its fetched copies).
   size_t most = 2;
-  const int c = *std::max_element(options_.concurrency.begin(), options_.concurrency.end());
+  const int c = *std::max_element(options_.concurrency.begin(), options_.concurrency.end()) * options_.batch;
   for (FetchPattern p : options_.patterns) {
     FetchPlan plan = MakeFetchPlan(p, world_.size(), world_.rank(), c, "sizing");
     most = std::max(most, plan.puts.size() + plan.fetches.size());
@@ -202,20 +202,22 @@ absl::Status BenchMpi::SweepPoint(FetchPattern pattern, int concurrency, uint64_
     const std::string phase = absl::StrCat(nonce_, "/", FetchProtocolName(protocol), "/", FetchPatternName(pattern),
                                            "/", concurrency, "/", size);
     protocols.push_back(protocol);
-    lanes.push_back({&clients(protocol), MakeFetchPlan(pattern, world_.size(), world_.rank(), concurrency, phase)});
+    lanes.push_back({&clients(protocol),
+                     MakeFetchPlan(pattern, world_.size(), world_.rank(), concurrency * options_.batch, phase)});
   }
   if (lanes.empty()) return absl::OkStatus();
   if (world_.root()) {
     std::string names;
     for (FetchProtocol p : protocols) absl::StrAppend(&names, names.empty() ? "" : ",", FetchProtocolName(p));
-    std::printf("  [%s c=%d %s] %s: %d+%d rounds each, interleaved ...\n",
-                std::string(FetchPatternName(pattern)).c_str(), concurrency, FormatSize(size).c_str(), names.c_str(),
-                options_.warmup, options_.repeat);
+    std::printf("  [%s c=%d batch=%d %s] %s: %d+%d rounds each, interleaved ...\n",
+                std::string(FetchPatternName(pattern)).c_str(), concurrency, options_.batch, FormatSize(size).c_str(),
+                names.c_str(), options_.warmup, options_.repeat);
     std::fflush(stdout);
   }
   FetchPhaseOptions phase_options;
   phase_options.object_size = size;
   phase_options.concurrency = concurrency;
+  phase_options.batch = options_.batch;
   phase_options.warmup = options_.warmup;
   phase_options.repeat = options_.repeat;
   phase_options.verify = options_.verify;
@@ -316,8 +318,10 @@ absl::Status BenchMpi::Report(const std::vector<ResultRow>& rows) {
 absl::Status BenchMpi::Run() {
   RETURN_IF_ERROR(Setup());
   if (world_.root()) {
-    std::printf("rplasma-bench-mpi: %d ranks, redis %s, transport %s, verify %s\n", world_.size(),
-                options_.redis.c_str(), options_.transport.c_str(), options_.verify ? "on" : "off");
+    std::printf("rplasma-bench-mpi: %d ranks, redis %s, transport %s, verify %s, batch %d id%s per Fetch call%s\n",
+                world_.size(), options_.redis.c_str(), options_.transport.c_str(), options_.verify ? "on" : "off",
+                options_.batch, options_.batch == 1 ? "" : "s",
+                options_.batch == 1 ? "" : " (latency per call, ops/s in objects)");
   }
   std::vector<ResultRow> rows;
   if (options_.tune) {

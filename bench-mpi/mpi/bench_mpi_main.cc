@@ -20,6 +20,8 @@ ABSL_FLAG(std::string, sizes, "", "object sizes, e.g. 1K,64K,1M (default: powers
 ABSL_FLAG(std::string, min_size, "1KiB", "smallest size of the default ladder");
 ABSL_FLAG(std::string, max_size, "1GiB", "largest size of the default ladder");
 ABSL_FLAG(std::string, concurrency, "1", "fetches in flight per rank, a list: 1,4");
+ABSL_FLAG(int, batch, 1,
+          "ids per Client::Fetch call in the fetch phase (>= 1; 1 = one id per call); latency samples are per call");
 ABSL_FLAG(int, warmup, 2, "unmeasured rounds per point");
 ABSL_FLAG(int, repeat, 10, "measured rounds per point");
 ABSL_FLAG(bool, verify, true, "verify every fetched byte (--noverify for pure speed runs)");
@@ -65,6 +67,7 @@ absl::Status ParseOptions(rplasma::bench::BenchMpiOptions* o) {
   std::vector<uint64_t> concurrency;
   RETURN_IF_ERROR(set(ParseSizeList(absl::GetFlag(FLAGS_concurrency)), &concurrency));
   o->concurrency.assign(concurrency.begin(), concurrency.end());
+  o->batch = absl::GetFlag(FLAGS_batch);
   o->warmup = absl::GetFlag(FLAGS_warmup);
   o->repeat = absl::GetFlag(FLAGS_repeat);
   o->verify = absl::GetFlag(FLAGS_verify);

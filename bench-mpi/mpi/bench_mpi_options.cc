@@ -98,6 +98,7 @@ absl::Status BenchMpiOptions::Validate() const {
   for (int c : concurrency) {
     if (c < 1 || c > 256) return bad("--concurrency: each value must be in 1..256");
   }
+  if (batch < 1) return bad(absl::StrCat("--batch: ", batch, " ids per Fetch call; must be at least 1"));
   if (warmup < 0 || repeat < 1) return bad("need --warmup >= 0 and --repeat >= 1");
   if (fetch_timeout <= absl::ZeroDuration()) return bad("--fetch-timeout must be positive");
   if (transport != "tcp" && transport != "verbs" && transport != "auto") return bad("--transport: tcp | verbs | auto");

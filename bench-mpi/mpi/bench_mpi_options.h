@@ -45,6 +45,7 @@ struct BenchMpiOptions {
   uint64_t min_size = 1u << 10;              // 1 KiB
   uint64_t max_size = 1u << 30;              // 1 GiB
   std::vector<int> concurrency = {1};        // fetches in flight per rank (threads, own Client each)
+  int batch = 1;                             // ids per Client::Fetch call; latency samples are per call
   int warmup = 2;                            // unmeasured rounds per (pattern, size, protocol)
   int repeat = 10;                           // measured rounds
   bool verify = true;                        // check every fetched byte against its pattern

@@ -23,26 +23,32 @@ absl::Status PutObjects(Client& client, const std::vector<ObjectID>& ids, uint64
   return absl::OkStatus();
 }
 
-// One round's fetches: thread t fetches ids t, t+C, t+2C, ... one at a time.
+// One round's fetches in Fetch calls of `batch` consecutive ids (call j: ids j*B .. j*B+B-1);
+// thread t makes calls t, t+C, t+2C, ... one at a time. One sample per call.
 absl::Status FetchRound(const std::vector<std::unique_ptr<Client>>& clients, const FetchPlan& plan,
                         const FetchPhaseOptions& options, std::vector<int64_t>* samples_ns) {
-  const int threads = std::min<int>(options.concurrency, std::max<size_t>(plan.fetches.size(), 1));
+  const size_t batch = static_cast<size_t>(std::max(options.batch, 1));
+  const size_t calls = (plan.fetches.size() + batch - 1) / batch;
+  const int threads = std::min<int>(options.concurrency, std::max<size_t>(calls, 1));
   absl::Mutex mu;
   absl::Status first_error;
   std::vector<std::vector<int64_t>> per_thread(threads);
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
-      for (size_t i = t; i < plan.fetches.size(); i += threads) {
+      for (size_t call = t; call < calls; call += threads) {
+        const size_t first = call * batch;
+        const size_t n = std::min(batch, plan.fetches.size() - first);
         const absl::Time start = absl::Now();
-        absl::Status status = clients[t]->Fetch({&plan.fetches[i], 1}, options.fetch_timeout);
+        absl::Status status = clients[t]->Fetch({&plan.fetches[first], n}, options.fetch_timeout);
         per_thread[t].push_back(absl::ToInt64Nanoseconds(absl::Now() - start));
         if (!status.ok()) {
           rplasma::MutexLock lock(&mu);
           if (first_error.ok()) {
-            first_error = MakeError(ErrorCodeOf(status), absl::StrCat("fetch of ", plan.fetches[i].Hex(),
-                                                                       " from rank ", plan.fetch_owner[i], ": ",
-                                                                       status.message()));
+            first_error = MakeError(ErrorCodeOf(status),
+                                    absl::StrCat("fetch of ", n == 1 ? "" : absl::StrCat(n, " ids from "),
+                                                 plan.fetches[first].Hex(), " from rank ", plan.fetch_owner[first],
+                                                 ": ", status.message()));
           }
           return;
         }
@@ -119,8 +125,8 @@ absl::Status RunInterleavedFetchPhases(const MpiWorld& world, const std::vector<
       round_status = VerifyAndDelete(*(*lane.clients)[0], lane.plan, options.verify, &result.verified_bytes);
     }
     if (round_status.ok() && measured) {
-      result.fetches += static_cast<int64_t>(samples.size());
-      result.bytes += samples.size() * options.object_size;
+      result.fetches += static_cast<int64_t>(lane.plan.fetches.size());
+      result.bytes += lane.plan.fetches.size() * options.object_size;
       result.wall_s += wall;
       result.samples_ns.insert(result.samples_ns.end(), samples.begin(), samples.end());
     }

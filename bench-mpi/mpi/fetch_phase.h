@@ -1,7 +1,8 @@
 // RunFetchPhase: one measured phase on every rank — owners put their objects, then in each round
 // every fetcher brings its objects over with `concurrency` threads (each with its own Client, one
-// Fetch in flight per thread), the round's fetches are timed, then every fetched byte is verified
-// (unless disabled) and the local copies deleted so the next round moves bytes again.
+// Fetch call of up to `batch` ids in flight per thread), the round's Fetch calls are timed, then
+// every fetched byte is verified (unless disabled) and the local copies deleted so the next round
+// moves bytes again.
 //
 // RunInterleavedFetchPhases does the same for several lanes at once (one lane per protocol: each
 // has its own node's clients and its own objects). Every lane gets its warm-up rounds first; then
@@ -33,6 +34,7 @@ namespace rplasma::bench {
 struct FetchPhaseOptions {
   uint64_t object_size = 0;
   int concurrency = 1;  // threads; REQUIRES: clients.size() >= concurrency
+  int batch = 1;        // ids per Client::Fetch call (the last call of a thread may have fewer)
   int warmup = 0;
   int repeat = 1;
   bool verify = true;
@@ -41,11 +43,11 @@ struct FetchPhaseOptions {
 
 // This rank's measurements of one phase.
 struct RankPhaseResult {
-  int64_t fetches = 0;            // measured fetches
+  int64_t fetches = 0;            // measured objects fetched
   uint64_t bytes = 0;             // measured bytes
   double wall_s = 0;              // summed wall time of the measured rounds (fetches only)
   uint64_t verified_bytes = 0;    // every round, warm-up included
-  std::vector<int64_t> samples_ns;  // one per measured fetch (its Fetch call)
+  std::vector<int64_t> samples_ns;  // one per measured Fetch call (of up to `batch` ids)
 
   LatencySummary Summarize() const;
 };

@@ -9,10 +9,10 @@ ObjectID Id(const std::string& phase, int owner, int fetcher, int slot) {
   return ObjectID::FromLabel(absl::StrCat(phase, "/", owner, "/", fetcher, "/", slot));
 }
 
-// Adds what `rank` does when `owner` puts C objects meant for `fetcher` (fetcher -1 = anyone).
-void AddTransfer(FetchPlan& plan, int rank, int owner, int fetcher, int concurrency, const std::string& phase,
+// Adds what `rank` does when `owner` puts `objects` objects meant for `fetcher` (fetcher -1 = anyone).
+void AddTransfer(FetchPlan& plan, int rank, int owner, int fetcher, int objects, const std::string& phase,
                  bool fetch) {
-  for (int slot = 0; slot < concurrency; ++slot) {
+  for (int slot = 0; slot < objects; ++slot) {
     const ObjectID id = Id(phase, owner, fetcher, slot);
     if (rank == owner) plan.puts.push_back(id);
     if (fetch) {
@@ -24,25 +24,25 @@ void AddTransfer(FetchPlan& plan, int rank, int owner, int fetcher, int concurre
 
 }  // namespace
 
-FetchPlan MakeFetchPlan(FetchPattern pattern, int ranks, int rank, int concurrency, const std::string& phase) {
+FetchPlan MakeFetchPlan(FetchPattern pattern, int ranks, int rank, int objects, const std::string& phase) {
   FetchPlan plan;
   switch (pattern) {
     case FetchPattern::kPairs:
       for (int owner = 0; owner + 1 < ranks; owner += 2) {
-        AddTransfer(plan, rank, owner, owner + 1, concurrency, phase, rank == owner + 1);
+        AddTransfer(plan, rank, owner, owner + 1, objects, phase, rank == owner + 1);
       }
       break;
     case FetchPattern::kBroadcast:
-      AddTransfer(plan, rank, 0, -1, concurrency, phase, rank != 0);
+      AddTransfer(plan, rank, 0, -1, objects, phase, rank != 0);
       break;
     case FetchPattern::kGather:
-      for (int owner = 1; owner < ranks; ++owner) AddTransfer(plan, rank, owner, 0, concurrency, phase, rank == 0);
+      for (int owner = 1; owner < ranks; ++owner) AddTransfer(plan, rank, owner, 0, objects, phase, rank == 0);
       break;
     case FetchPattern::kAllToAll:
       for (int owner = 0; owner < ranks; ++owner) {
         for (int fetcher = 0; fetcher < ranks; ++fetcher) {
           if (owner == fetcher) continue;
-          AddTransfer(plan, rank, owner, fetcher, concurrency, phase, rank == fetcher);
+          AddTransfer(plan, rank, owner, fetcher, objects, phase, rank == fetcher);
         }
       }
       break;
@@ -50,11 +50,11 @@ FetchPlan MakeFetchPlan(FetchPattern pattern, int ranks, int rank, int concurren
   return plan;
 }
 
-FetchPlan MakeShiftPlan(int shift, int ranks, int rank, int concurrency, const std::string& phase) {
+FetchPlan MakeShiftPlan(int shift, int ranks, int rank, int objects, const std::string& phase) {
   FetchPlan plan;
   for (int fetcher = 0; fetcher < ranks; ++fetcher) {
     const int owner = (fetcher + shift) % ranks;
-    AddTransfer(plan, rank, owner, fetcher, concurrency, phase, rank == fetcher);
+    AddTransfer(plan, rank, owner, fetcher, objects, phase, rank == fetcher);
   }
   return plan;
 }

@@ -1,4 +1,5 @@
 // FetchPlan: which objects one rank puts and which it fetches in one measured phase.
+// C is the objects per (owner, fetcher): the concurrency times the batch (ids per Fetch call).
 //
 //   pairs      rank 2k puts C objects, rank 2k+1 fetches them (an odd last rank idles)
 //   broadcast  rank 0 puts C objects, every other rank fetches all of them
@@ -25,10 +26,10 @@ struct FetchPlan {
   std::vector<int> fetch_owner;  // the rank that put fetches[i]
 };
 
-// REQUIRES: ranks >= 2, 0 <= rank < ranks, concurrency >= 1.
-FetchPlan MakeFetchPlan(FetchPattern pattern, int ranks, int rank, int concurrency, const std::string& phase);
+// REQUIRES: ranks >= 2, 0 <= rank < ranks, objects (C) >= 1.
+FetchPlan MakeFetchPlan(FetchPattern pattern, int ranks, int rank, int objects, const std::string& phase);
 // The tuner's plan: rank r fetches from (r + shift) mod ranks. REQUIRES: 0 < shift < ranks.
-FetchPlan MakeShiftPlan(int shift, int ranks, int rank, int concurrency, const std::string& phase);
+FetchPlan MakeShiftPlan(int shift, int ranks, int rank, int objects, const std::string& phase);
 
 }  // namespace rplasma::bench
 

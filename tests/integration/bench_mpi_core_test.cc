@@ -168,6 +168,11 @@ TEST(BenchMpiOptionsTest, DefaultLadderAndValidation) {
   o.concurrency = {0};
   EXPECT_FALSE(o.Validate().ok());
   o.concurrency = {1};
+  o.batch = 0;
+  EXPECT_FALSE(o.Validate().ok());  // at least one id per Fetch call
+  EXPECT_NE(o.Validate().message().find("--batch"), absl::string_view::npos);
+  o.batch = 1000;
+  EXPECT_OK(o.Validate());
   o.attach = true;
   EXPECT_FALSE(o.Validate().ok());  // attach needs sockets and one protocol
   EXPECT_FALSE(ParsePatterns("pairs,ring").ok());

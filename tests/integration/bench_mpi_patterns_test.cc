@@ -89,5 +89,31 @@ TEST(BenchMpiPatternsTest, FourRanksRunEveryPatternAndProtocolWithEveryByteVerif
   RunAndCheck(4, {"1"}, "1");
 }
 
+TEST(BenchMpiPatternsTest, BatchFetchesManyIdsPerCallAndVerifiesEveryOne) {
+  RPLASMA_SKIP_IF_NO_MPI();
+  TempDir dir;
+  MpiRun run = RunBenchMpi(dir, 2,
+                           {"--batch=8", "--sizes=1K,256K", "--patterns=pairs", "--protocols=get,pin",
+                            "--concurrency=2", "--warmup=1", "--repeat=2", "--notcp_baseline", "--fetch_timeout=20s",
+                            "--csv=" + dir.Join("out.csv"), "--png="});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_TRUE(absl::StrContains(run.output, "batch 8 ids per Fetch call")) << run.output;
+  EXPECT_TRUE(absl::StrContains(run.output, "[pairs c=2 batch=8 1KiB]")) << run.output;
+  // Rank 1 fetches 2 threads x 8 ids = 16 objects a round, 3 rounds (1 warm-up + 2), all verified.
+  EXPECT_TRUE(absl::StrContains(run.output, absl::StrCat("verified ", 16 * 3 * 1024, " bytes"))) << run.output;
+  EXPECT_TRUE(absl::StrContains(run.output, absl::StrCat("verified ", 16 * 3 * 256 * 1024, " bytes"))) << run.output;
+  const std::set<std::string> seen = CheckCsv(ReadWholeFile(dir.Join("out.csv")), 2);
+  EXPECT_TRUE(seen.count("rplasma/get/pairs/1024/2")) << run.output;
+  EXPECT_TRUE(seen.count("rplasma/pin/pairs/262144/2")) << run.output;
+}
+
+TEST(BenchMpiPatternsTest, BatchBelowOneIsAUsageError) {
+  RPLASMA_SKIP_IF_NO_MPI();
+  TempDir dir;
+  MpiRun run = RunBenchMpi(dir, 2, {"--batch=0", "--csv=" + dir.Join("out.csv")}, absl::Seconds(60));
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_TRUE(absl::StrContains(run.output, "--batch: 0 ids per Fetch call; must be at least 1")) << run.output;
+}
+
 }  // namespace
 }  // namespace rplasma::testing
