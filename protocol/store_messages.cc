@@ -190,7 +190,8 @@ absl::StatusOr<RequestBody> DecodeBody(const fb::StoreRequest& r) {
       return DecodePut(*r.body_as_PutRequest());
     case fb::RequestBody::CreateBatchRequest: {
       CreateBatchRequest out;
-      ASSIGN_OR_RETURN(out.objects, DecodeObjects(r.body_as_CreateBatchRequest()->objects(), "create batch", DecodeCreate));
+      ASSIGN_OR_RETURN(out.objects,
+                       DecodeObjects(r.body_as_CreateBatchRequest()->objects(), "create batch", DecodeCreate));
       return out;
     }
     case fb::RequestBody::SealBatchRequest: {
