@@ -8,6 +8,9 @@
 //                          (tcp_stream_peer.h): at 1 KiB the TCP round trip, at 64 MiB the stream
 //   get (redis)            a Redis GET of a value of the same size through hiredis
 //
+// With --batch N (N > 1) each size also gets the batch rows of batch_fetch_bench.h: N objects in
+// one Client::Fetch against Redis MGET and the TCP stream of the same bytes.
+//
 // scripts/bench-targets.py judges the CSV against the fetch targets. Everything started is stopped
 // before it returns.
 #ifndef RPLASMA_BENCH_MPI_LOCAL_FETCH_BENCH_H_
