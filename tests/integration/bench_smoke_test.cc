@@ -1,6 +1,7 @@
 // rplasma-bench end to end: the binary starts its own store (and redis-server when installed),
 // runs every local benchmark at tiny sizes and writes a CSV whose header has the shared columns and
 // whose rows carry positive measurements, from which scripts/bench-targets.py judges the targets.
+// Fetch mode likewise, with and without --batch.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
@@ -140,6 +142,32 @@ TEST(BenchSmokeTest, FetchModeMeasuresFetchStreamAndRedisAcrossTwoLocalNodes) {
   EXPECT_TRUE(seen.count("get/redis")) << run.csv;
   const std::string targets = JudgeTargets(dir);
   EXPECT_NE(targets.find("small fetch latency"), std::string::npos) << targets;
+}
+
+TEST(BenchSmokeTest, FetchModeBatchRowsFetchManyIdsInOneCallAgainstMgetAndTheStream) {
+  RPLASMA_SKIP_IF_NO_REDIS_SERVER();
+  TempDir dir;
+  BenchRun run = RunBench(dir, {"--mode", "fetch", "--batch", "50", "--sizes", "1K", "--rounds", "1",
+                                "--iterations", "5", "--duration", "0.05"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::set<std::string> seen = CheckRows(run.csv);
+  EXPECT_TRUE(seen.count("fetch/rplasma")) << "the single-id rows still run\n" << run.csv;
+  for (const char* expected : {"batch_fetch/rplasma", "batch_mget/redis", "batch_stream/tcp_stream"}) {
+    EXPECT_TRUE(seen.count(expected)) << expected << " missing from\n" << run.csv;
+  }
+  // The fetch row says its batch and carries both ratios.
+  bool fetch_row = false;
+  for (absl::string_view line : absl::StrSplit(run.csv, '\n', absl::SkipEmpty())) {
+    if (!absl::StartsWith(line, "batch_fetch,")) continue;
+    fetch_row = true;
+    EXPECT_TRUE(absl::StrContains(line, "batch=50;")) << line;
+    EXPECT_TRUE(absl::StrContains(line, "ratio_vs_mget=")) << line;
+    EXPECT_TRUE(absl::StrContains(line, "ratio_vs_stream=")) << line;
+  }
+  EXPECT_TRUE(fetch_row) << run.csv;
+  EXPECT_TRUE(absl::StrContains(run.output, "batch fetch: one Client::Fetch")) << run.output;
+  const std::string targets = JudgeTargets(dir);
+  EXPECT_TRUE(absl::StrContains(targets, "batch of 50, not 1000")) << targets;
 }
 
 TEST(BenchSmokeTest, UnknownFlagIsAUsageErrorWithExitCodeTwo) {
