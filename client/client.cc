@@ -1,5 +1,6 @@
 // Client: connection set-up, the arena mapping, and the write side of the object lifecycle
-// (Create, Seal, Abort, Put, Release). Reads are in client_get.cc, the rest in client_admin.cc.
+// (Create, Seal, Abort, Put, Release). Reads are in client_get.cc, batches in client_batch.cc, the
+// rest in client_admin.cc.
 #include "client/client.h"
 
 #include <sys/mman.h>

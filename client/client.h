@@ -81,6 +81,27 @@ class ObjectBuffer {
   absl::Status status_;
 };
 
+// One object of Client::CreateMany: room for data_size bytes of data then metadata_size bytes of
+// metadata. The caller writes both in place; the arena's bytes there are unspecified (not zeroed).
+struct CreateSpec {
+  ObjectID id;
+  uint64_t data_size = 0;
+  uint64_t metadata_size = 0;
+};
+// One object of Client::SealAndReleaseMany. REQUIRES: checksum == ObjectChecksum(data, metadata).
+struct SealSpec {
+  ObjectID id;
+  uint64_t checksum = 0;
+};
+// One object of Client::PutInlineMany: views of the caller's bytes (read during the call only).
+// REQUIRES: checksum == ObjectChecksum(data, metadata).
+struct InlineObject {
+  ObjectID id;
+  absl::Span<const uint8_t> data;
+  absl::Span<const uint8_t> metadata;
+  uint64_t checksum = 0;
+};
+
 class Subscription;
 
 class Client {
@@ -124,6 +145,29 @@ class Client {
                                                 absl::Duration timeout = absl::ZeroDuration());
   // One id: the buffer, or the entry's error (DeadlineExceeded if it never became sealed in time).
   absl::StatusOr<ObjectBuffer> GetOne(const ObjectID& id, absl::Duration timeout = absl::ZeroDuration());
+  // ---- Batches (client_batch.cc) ----
+  // Each call sends as few store requests as the limits allow (max_ids_per_request objects each,
+  // and for PutInlineMany frames kept under the frame cap), one after another, and returns one
+  // result per object, in order. One object's failure (ObjectExists, OutOfMemory, NotCreator...)
+  // never affects the others. The outer status fails only when the store cannot be asked (gone:
+  // Unavailable; a malformed answer: ProtocolError).
+  //
+  // Create for each object, as Create(id, data_size, {}, evict_if_full) would (metadata: see
+  // CreateSpec). Each CreatedObject lies inside the arena and is remembered for Seal/Abort, exactly
+  // like Create's. On an outer error nothing this call created is left: those objects are aborted.
+  absl::StatusOr<std::vector<absl::StatusOr<CreatedObject>>> CreateMany(absl::Span<const CreateSpec> objects,
+                                                                        bool evict_if_full = true);
+  // SealAndRelease(id, checksum) for each object (the checksum is trusted, as there). On an outer
+  // error the objects of the requests already answered are sealed; the rest are untouched.
+  absl::StatusOr<std::vector<absl::Status>> SealAndReleaseMany(absl::Span<const SealSpec> objects);
+  // PutInline(id, data, metadata, checksum) for each object: an object above kMaxInlinePutBytes
+  // gets InvalidArgument (and is not sent). On an outer error the objects of the requests already
+  // answered are stored; the rest are not.
+  absl::StatusOr<std::vector<absl::Status>> PutInlineMany(absl::Span<const InlineObject> objects);
+  // Drops the reference of every valid buffer, with one detached (no_reply) ReleaseRequest per
+  // max_ids_per_request ids; every buffer is !valid() after. Errors only if the store is gone.
+  absl::Status Release(absl::Span<ObjectBuffer> buffers);
+
   // Drops one reference taken by Create or Get (ObjectBuffer does this itself).
   absl::Status Release(const ObjectID& id);
   // Release without a round trip: the store answers nothing. It handles this client's requests in
@@ -166,6 +210,8 @@ class Client {
   // True if [offset, offset + size) lies inside the arena.
   bool InArena(uint64_t offset, uint64_t size) const;
   void ForgetCreated(const ObjectID& id);
+  // After an outer CreateMany error: aborts (detached) and forgets what that call created.
+  void AbortCreated(absl::Span<const ObjectID> ids);
   absl::Status SealWith(const ObjectID& id, uint64_t checksum, bool release);
   // Put's copy of `data` into `object` and the object's checksum, in one pass (small objects)
   // or with the hash on a second thread (large ones).
