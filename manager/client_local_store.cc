@@ -1,6 +1,9 @@
 #include "manager/client_local_store.h"
 
+#include <algorithm>
 #include <vector>
+
+#include "protocol/base/logging.h"
 
 namespace rplasma::manager {
 namespace {
@@ -10,13 +13,84 @@ class BufferPin : public peer::PinnedObject {
   BufferPin(ObjectBuffer buffer, const uint8_t* base) : buffer_(std::move(buffer)), base_(base) {}
   const ObjectInfo& info() const override { return buffer_.info(); }
   const uint8_t* base() const override { return base_; }
+  // The reference, for a release together with others.
+  ObjectBuffer Take() { return std::move(buffer_); }
 
  private:
   ObjectBuffer buffer_;  // releases the store reference on destruction
   const uint8_t* base_;
 };
 
+// `n` copies of a failed batch call's status (the store could not be asked).
+template <typename T>
+std::vector<T> AllFailed(size_t n, const absl::Status& status) {
+  return std::vector<T>(n, T(status));
+}
+
 }  // namespace
+
+std::vector<absl::StatusOr<std::unique_ptr<peer::PinnedObject>>> ClientLocalStore::PinMany(
+    absl::Span<const ObjectID> ids) {
+  std::vector<absl::StatusOr<std::unique_ptr<peer::PinnedObject>>> out;
+  out.reserve(ids.size());
+  absl::StatusOr<std::vector<ObjectBuffer>> buffers = client_->Get(ids, absl::ZeroDuration());
+  if (!buffers.ok()) {
+    for (size_t i = 0; i < ids.size(); ++i) out.emplace_back(buffers.status());
+    return out;
+  }
+  for (ObjectBuffer& buffer : *buffers) {
+    if (!buffer.valid()) {
+      out.emplace_back(buffer.status());
+      continue;
+    }
+    const uint8_t* base = client_->arena_base() + buffer.info().offset;
+    out.emplace_back(std::unique_ptr<peer::PinnedObject>(new BufferPin(std::move(buffer), base)));
+  }
+  return out;
+}
+
+void ClientLocalStore::ReleaseMany(std::vector<std::unique_ptr<peer::PinnedObject>> objects) {
+  std::vector<ObjectBuffer> buffers;
+  buffers.reserve(objects.size());
+  for (std::unique_ptr<peer::PinnedObject>& object : objects) {
+    // Every PinnedObject this store hands out is a BufferPin.
+    if (auto* pin = dynamic_cast<BufferPin*>(object.get())) buffers.push_back(pin->Take());
+  }
+  absl::Status released = client_->Release(absl::MakeSpan(buffers));
+  if (!released.ok()) LOG(WARNING) << "release of " << buffers.size() << " objects: " << released;
+}
+
+std::vector<absl::StatusOr<CreatedObject>> ClientLocalStore::CreateMany(absl::Span<const ObjectID> ids,
+                                                                        absl::Span<const ObjectDescription> objects) {
+  std::vector<CreateSpec> specs;
+  specs.reserve(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) specs.push_back(CreateSpec{ids[i], objects[i].data_size, objects[i].metadata_size});
+  absl::StatusOr<std::vector<absl::StatusOr<CreatedObject>>> created = client_->CreateMany(specs, /*evict_if_full=*/true);
+  if (!created.ok()) return AllFailed<absl::StatusOr<CreatedObject>>(ids.size(), created.status());
+  return *std::move(created);
+}
+
+std::vector<absl::Status> ClientLocalStore::SealAndReleaseMany(absl::Span<const ObjectID> ids,
+                                                               absl::Span<const uint64_t> checksums) {
+  std::vector<SealSpec> specs;
+  specs.reserve(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) specs.push_back(SealSpec{ids[i], checksums[i]});
+  absl::StatusOr<std::vector<absl::Status>> sealed = client_->SealAndReleaseMany(specs);
+  if (!sealed.ok()) return AllFailed<absl::Status>(ids.size(), sealed.status());
+  return *std::move(sealed);
+}
+
+std::vector<absl::Status> ClientLocalStore::PutSealedMany(absl::Span<const peer::SealedBytes> objects) {
+  std::vector<InlineObject> inline_objects;
+  inline_objects.reserve(objects.size());
+  for (const peer::SealedBytes& o : objects) {
+    const uint64_t data_size = std::min<uint64_t>(o.data_size, o.bytes.size());
+    inline_objects.push_back(InlineObject{o.id, o.bytes.first(data_size), o.bytes.subspan(data_size), o.checksum});
+  }
+  absl::StatusOr<std::vector<absl::Status>> put = client_->PutInlineMany(inline_objects);
+  if (!put.ok()) return AllFailed<absl::Status>(objects.size(), put.status());
+  return *std::move(put);
+}
 
 absl::StatusOr<std::unique_ptr<peer::PinnedObject>> ClientLocalStore::Pin(const ObjectID& id) {
   ASSIGN_OR_RETURN(ObjectBuffer buffer, client_->GetOne(id, absl::ZeroDuration()));

@@ -18,6 +18,15 @@ class ClientLocalStore : public peer::LocalStore {
   // One store round trip (Client::PutInline) up to kMaxInlinePutBytes; the default above that.
   absl::Status PutSealed(const ObjectID& id, absl::Span<const uint8_t> bytes, uint64_t data_size,
                          uint64_t checksum) override;
+  // The batch calls: one store request per batch (Client's …Many calls split above the store's
+  // per-request limits).
+  std::vector<absl::StatusOr<std::unique_ptr<peer::PinnedObject>>> PinMany(absl::Span<const ObjectID> ids) override;
+  void ReleaseMany(std::vector<std::unique_ptr<peer::PinnedObject>> objects) override;
+  std::vector<absl::StatusOr<CreatedObject>> CreateMany(absl::Span<const ObjectID> ids,
+                                                        absl::Span<const ObjectDescription> objects) override;
+  std::vector<absl::Status> SealAndReleaseMany(absl::Span<const ObjectID> ids,
+                                               absl::Span<const uint64_t> checksums) override;
+  std::vector<absl::Status> PutSealedMany(absl::Span<const peer::SealedBytes> objects) override;
   absl::Status Abort(const ObjectID& id) override;
   absl::StatusOr<bool> Contains(const ObjectID& id) override;
   absl::StatusOr<std::vector<bool>> ContainsAll(absl::Span<const ObjectID> ids) override;

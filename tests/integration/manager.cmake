@@ -20,3 +20,10 @@ rplasma_test(manager_fault_test
 # The owners killed mid-transfer run the throttled test manager (tests/support).
 target_compile_definitions(manager_fault_test PRIVATE THROTTLED_MANAGER="$<TARGET_FILE:throttled-manager>")
 add_dependencies(manager_fault_test rplasma-manager rplasma_store throttled-manager)
+
+rplasma_test(manager_batch_fetch_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/manager_batch_fetch_test.cc
+  LIBS rplasma_manager_test_cluster
+  LABELS integration redis
+  TIMEOUT 600)
+add_dependencies(manager_batch_fetch_test rplasma-manager rplasma_store)

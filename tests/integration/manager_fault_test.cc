@@ -109,6 +109,48 @@ TEST_F(ManagerFaultTest, ServingManagerKilledMidFetchGivesAnErrorAndNoVisibleObj
   EXPECT_OK(StatsVia(b->client_socket).status()) << "B's manager is alive";
 }
 
+TEST_F(ManagerFaultTest, OwnerKilledMidBatchKeepsWhatWasSealedAndFailsTheRestCleanly) {
+  // A serves at 32 MiB/s: a batch of 16 small and 16 x 4 MiB objects takes about two seconds.
+  TestNode* a = AddThrottledNode(32 * kMiB, {"--node_ttl=1s"});
+  TestNode* b = AddNode({"--read_chunk_bytes=1048576"});
+  ASSERT_TRUE(a && b);
+  std::vector<ObjectID> ids;
+  std::vector<uint64_t> sizes;
+  for (int i = 0; i < 32; ++i) {
+    ids.push_back(ObjectID::FromLabel(absl::StrCat("kill-batch-", i)));
+    sizes.push_back(i < 16 ? 1000 + i : 4 * kMiB);
+    ASSERT_OK(PutTestObject(*a->client, ids.back(), i, sizes.back()));
+  }
+  ASSERT_OK(cluster_->WaitPublished(*a, ids));
+  std::vector<absl::Status> result;
+  const absl::Time start = absl::Now();
+  std::thread fetcher([&] {
+    absl::StatusOr<std::vector<absl::Status>> r = FetchVia(b->client_socket, ids, absl::Seconds(10));
+    result = r.ok() ? *r : std::vector<absl::Status>(ids.size(), r.status());
+  });
+  absl::SleepFor(absl::Seconds(1));  // the kill point: about half-way through the batch
+  a->manager->Kill();
+  fetcher.join();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(12)) << "every id answered within the deadline";
+  ASSERT_EQ(result.size(), ids.size());
+  int sealed = 0, failed = 0;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (result[i].ok()) {
+      ++sealed;
+      EXPECT_OK(CheckTestObject(*b->client, ids[i], i, sizes[i])) << "sealed objects stay, intact: " << i;
+    } else {
+      ++failed;
+      EXPECT_FALSE(*b->client->Contains(ids[i])) << "nothing partial is visible: " << i << " " << result[i];
+    }
+  }
+  EXPECT_GT(failed, 0) << "the kill came before the batch was done";
+  EXPECT_GT(sealed, 0) << "the small objects came first, in one Get batch";
+  ASSERT_OK_AND_ASSIGN(std::vector<ObjectInfo> listed, b->client->List());
+  for (const ObjectInfo& info : listed) EXPECT_EQ(info.state, ObjectState::kSealed) << info.id.Hex();
+  ExpectNoLeaks(b);
+  ExpectNoLeaks(a);  // the dead manager's references and leases were dropped by A's store
+}
+
 TEST_F(ManagerFaultTest, OwnerDeletingOrEvictingDuringAFetchNeverYieldsWrongBytes) {
   TestNode* a = AddThrottledNode(64 * kMiB, {});
   TestNode* b = AddNode({"--read_chunk_bytes=1048576"});

@@ -46,11 +46,12 @@ TEST_F(ManagerFetchTest, ObjectsOfSeveralSizesArriveIntactByBothProtocols) {
     EXPECT_OK(CheckTestObject(*b_->client, ids[i], i, sizes[i], i % 2 ? "some metadata" : "")) << "size " << sizes[i];
   }
   ASSERT_OK_AND_ASSIGN(nlohmann::json stats, ParsedStatsVia(b_->client_socket));
-  EXPECT_GE(stats.at("fetches").get<uint64_t>(), sizes.size()) << stats;
-  EXPECT_EQ(stats.at("by_protocol").at("get").at("fetches").get<uint64_t>(), 5u)
+  // One fetch of eight ids from one source: a Get batch and a Pin batch.
+  EXPECT_EQ(stats.at("by_protocol").at("get").at("objects").get<uint64_t>(), 5u)
       << "sizes up to 64 KiB by Get: " << stats;
-  EXPECT_EQ(stats.at("by_protocol").at("pin").at("fetches").get<uint64_t>(), 3u)
+  EXPECT_EQ(stats.at("by_protocol").at("pin").at("objects").get<uint64_t>(), 3u)
       << "larger ones by Pin/Read: " << stats;
+  EXPECT_EQ(stats.at("batch_transfers").get<uint64_t>(), 2u) << stats;
   // A second fetch of the same ids is a local no-op.
   ASSERT_OK_AND_ASSIGN(result, FetchVia(b_->client_socket, ids, absl::Seconds(5)));
   for (const absl::Status& s : result) EXPECT_OK(s);
