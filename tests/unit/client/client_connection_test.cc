@@ -150,6 +150,58 @@ TEST(ClientConnectionTest, AnObjectOutsideTheArenaIsAProtocolErrorAndItsReferenc
   ASSERT_TRUE(std::holds_alternative<ReleaseRequest>(release.body));
 }
 
+ObjectInfo CreatedAt(const ObjectID& id, uint64_t offset, uint64_t size) {
+  ObjectInfo info;
+  info.id = id;
+  info.offset = offset;
+  info.data_size = size;
+  return info;
+}
+
+TEST(ClientConnectionTest, ACreateManyEntryOutsideTheArenaFailsAloneAndIsAborted) {
+  FakeStore store(1 << 20, 1 << 20);
+  std::unique_ptr<Client> client = ConnectTo(store);
+  ASSERT_NE(client, nullptr);
+  const ObjectID inside = ObjectID::FromLabel("inside"), outside = ObjectID::FromLabel("outside");
+  absl::StatusOr<std::vector<absl::StatusOr<CreatedObject>>> created = absl::UnknownError("not yet");
+  const std::vector<CreateSpec> specs = {{inside, 100, 0}, {outside, 100, 0}};
+  std::thread creator([&] { created = client->CreateMany(specs); });
+  ASSERT_OK_AND_ASSIGN(Request request, store.ReadRequest());
+  ASSERT_TRUE(std::holds_alternative<CreateBatchRequest>(request.body));
+  Reply reply;
+  reply.request_id = request.request_id;
+  reply.body = ObjectsReply{{CreatedAt(inside, 64, 100), CreatedAt(outside, (1 << 20) - 10, 100)}, false};
+  store.Send(reply);
+  creator.join();
+  ASSERT_OK(created);
+  ASSERT_EQ(created->size(), 2u);
+  ASSERT_OK((*created)[0]);
+  EXPECT_EQ((*created)[0]->base(), client->arena_base() + 64);
+  EXPECT_THAT((*created)[1], HasErrorCode(ErrorCode::kProtocolError));
+  ASSERT_OK_AND_ASSIGN(Request abort, store.ReadRequest());
+  ASSERT_TRUE(std::holds_alternative<AbortRequest>(abort.body));
+  EXPECT_EQ(std::get<AbortRequest>(abort.body).id, outside);
+}
+
+TEST(ClientConnectionTest, ACreateManyReplyNotOnePerObjectIsAProtocolErrorAndItsObjectsAreAborted) {
+  FakeStore store(1 << 20, 1 << 20);
+  std::unique_ptr<Client> client = ConnectTo(store);
+  ASSERT_NE(client, nullptr);
+  const ObjectID a = ObjectID::FromLabel("a"), b = ObjectID::FromLabel("b");
+  absl::StatusOr<std::vector<absl::StatusOr<CreatedObject>>> created = absl::UnknownError("not yet");
+  std::thread creator([&] { created = client->CreateMany(std::vector<CreateSpec>{{a, 100, 0}, {b, 100, 0}}); });
+  ASSERT_OK_AND_ASSIGN(Request request, store.ReadRequest());
+  Reply reply;
+  reply.request_id = request.request_id;
+  reply.body = ObjectsReply{{CreatedAt(a, 64, 100)}, false};  // one entry for two objects
+  store.Send(reply);
+  creator.join();
+  EXPECT_THAT(created, HasErrorCode(ErrorCode::kProtocolError));
+  ASSERT_OK_AND_ASSIGN(Request abort, store.ReadRequest());
+  ASSERT_TRUE(std::holds_alternative<AbortRequest>(abort.body));
+  EXPECT_EQ(std::get<AbortRequest>(abort.body).id, a);
+}
+
 TEST(ClientConnectionTest, GarbageFromTheStoreBreaksTheConnectionWithoutCrashing) {
   FakeStore store(1 << 20, 1 << 20);
   std::unique_ptr<Client> client = ConnectTo(store);
