@@ -87,10 +87,29 @@ std::vector<absl::Status> FetchEngine::Fetch(absl::Span<const ObjectID> ids, abs
   }
 
   if (!led.empty()) {
-    std::vector<absl::Status> statuses = FetchLed(led, deadline);
-    for (size_t i = 0; i < led.size(); ++i) {
-      Finish(led[i], led_flights[led[i]], statuses[i]);
-      outcome[led[i]] = statuses[i];
+    // A long list goes in chunks, several at once, so that the lookup of one chunk, the transfer
+    // of another and the local store's work on a third overlap instead of following each other.
+    const size_t chunk = std::max<size_t>(options_.pipeline_ids, 1);
+    const size_t chunks = (led.size() + chunk - 1) / chunk;
+    std::atomic<size_t> next{0};
+    auto lead = [&] {
+      for (size_t c = next.fetch_add(1); c < chunks; c = next.fetch_add(1)) {
+        const size_t begin = c * chunk;
+        const size_t end = std::min(led.size(), begin + chunk);
+        const std::vector<ObjectID> part(led.begin() + begin, led.begin() + end);
+        const std::vector<absl::Status> statuses = FetchLed(part, deadline);
+        for (size_t k = 0; k < part.size(); ++k) Finish(part[k], led_flights.at(part[k]), statuses[k]);
+      }
+    };
+    std::vector<std::thread> threads;
+    const size_t depth = std::min<size_t>(chunks, static_cast<size_t>(std::max(options_.pipeline_depth, 1)));
+    for (size_t t = 1; t < depth; ++t) threads.emplace_back(lead);
+    lead();
+    for (std::thread& t : threads) t.join();
+    for (const ObjectID& id : led) {
+      const std::shared_ptr<InFlight>& flight = led_flights.at(id);
+      MutexLock lock(&flight->mu);
+      outcome[id] = flight->status;
     }
   }
 

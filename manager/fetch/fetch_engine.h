@@ -20,6 +20,7 @@
 //      under us) are looked up again, and asked of the store again, with exponential backoff
 //      until the deadline.
 //   5. ids that fail otherwise (transport errors, store out of memory, ...) are reported at once.
+// Steps 2-5 run per chunk of pipeline_ids led ids, several chunks at once (pipeline_depth).
 // A directory failure (Redis down) fails the led ids immediately with kUnavailable, except those
 // the store then reports sealed here.
 //
@@ -61,6 +62,11 @@ struct FetchEngineOptions {
   uint64_t get_batch_bytes = 8u << 20;
   uint64_t pin_batch_bytes = 256u << 20;
   int sources_in_flight = 8;  // sources served at once (a thread each, the caller's included)
+  // A Fetch leading more than pipeline_ids ids handles them in chunks of that many, up to
+  // pipeline_depth chunks at once (a thread each, the caller's included): one chunk's lookup
+  // overlaps another's transfer and a third's store requests.
+  size_t pipeline_ids = 256;
+  int pipeline_depth = 3;
   peer::BatchTransferOptions batch;
 
   absl::Status Validate() const;

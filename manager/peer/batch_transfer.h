@@ -43,7 +43,7 @@ struct BatchTransferOptions {
   int reads_in_flight = 4;               // Pin: objects read at once (each one chunk at a time)
   // Get: objects up to this size are stored with PutSealedMany (their bytes travel to the store
   // in the request); larger ones are copied straight into objects created in place.
-  uint64_t inline_store_bytes = 8u << 10;
+  uint64_t inline_store_bytes = 512;
 };
 
 struct BatchTransferResult {
