@@ -6,11 +6,15 @@
 // and with `--pin-threshold auto`. A serving manager SIGKILLed mid-READ must give B an error
 // within the fetch deadline and leave nothing visible or leaked in B's store. A reader stopped
 // (SIGSTOP) mid-READ past its lease must discard what it read and fetch again, while the owner
-// drops the lease's store reference on its own.
+// drops the lease's store reference on its own. Batches over verbs (issue 10): a mixed batch
+// (both protocols, duplicates, absent ids) in one fetch, 2,048 small ids in one Client::Fetch
+// whose Get batch replies exceed message_bytes (the verbs Call splits them), and the owner killed
+// mid Pin batch (what was sealed stays intact, the rest fails, nothing partial, no leaks).
 #include <gtest/gtest.h>
 
 #include <csignal>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "tests/integration/manager_test_cluster.h"
@@ -87,6 +91,19 @@ class ManagerVerbsTest : public ::testing::Test {
           return stats.ok() && TransportStat(*stats, "reads") > 0;
         },
         absl::Seconds(10));
+  }
+
+  // No unsealed object and no store reference left in `node`'s store (within 10 s).
+  static void ExpectNoLeaks(TestNode* node, const std::string& name) {
+    StatsReply now;
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          absl::StatusOr<StatsReply> stats = node->client->Stats();
+          if (stats.ok()) now = *stats;
+          return stats.ok() && stats->objects_created == 0 && stats->ref_count == 0;
+        },
+        absl::Seconds(10)))
+        << name << "'s store: " << now.objects_created << " unsealed objects, " << now.ref_count << " references";
   }
 
   std::string ip_;
@@ -221,6 +238,160 @@ TEST_F(ManagerVerbsTest, LeaseExpiredWhileTheReaderIsStoppedIsDiscardedAndTheOwn
   EXPECT_GE(b_stats.at("lease_lapses").get<uint64_t>(), 1u) << b_stats;
   EXPECT_EQ(b_stats.at("checksum_mismatches").get<uint64_t>(), 0u) << b_stats;
   EXPECT_GE(ProtocolFetches(b_stats, "pin"), 1u) << b_stats;
+}
+
+TEST_F(ManagerVerbsTest, AMixedBatchInOneFetchArrivesIntactWithAbsentIdsFailingAlone) {
+  TestNode* a = AddVerbsNode("16384");
+  TestNode* b = AddVerbsNode("16384", {"--read_chunk_bytes=1048576"});
+  ASSERT_TRUE(a && b);
+  // Up to 16 KiB (data + metadata) by a Get batch (SEND/RECV), the rest by a Pin batch (RDMA READ).
+  const std::vector<uint64_t> sizes = {0, 100, 1 * kKiB, 16 * kKiB, 64 * kKiB, 65537, 1 * kMiB, 4 * kMiB + 7};
+  std::vector<ObjectID> ids;
+  std::vector<uint64_t> size_of;
+  std::vector<std::string> metadata_of;
+  uint64_t pinned = 0;
+  for (size_t i = 0; i < 2 * sizes.size(); ++i) {
+    ids.push_back(ObjectID::FromLabel(absl::StrCat("verbs-mixed-", i)));
+    size_of.push_back(sizes[i % sizes.size()]);
+    metadata_of.push_back(i < sizes.size() ? "" : absl::StrCat("meta-", i));
+    ASSERT_OK(PutTestObject(*a->client, ids.back(), i, size_of.back(), metadata_of.back()));
+    if (size_of.back() + metadata_of.back().size() > 16 * kKiB) ++pinned;
+  }
+  ASSERT_OK(cluster_->WaitPublished(*a, ids));
+
+  std::vector<ObjectID> asked = ids;
+  asked.push_back(ids[7]);  // duplicates: a Pin one and a Get one
+  asked.insert(asked.begin() + 3, ids[2]);
+  const ObjectID absent1 = ObjectID::FromLabel("verbs never put 1");
+  const ObjectID absent2 = ObjectID::FromLabel("verbs never put 2");
+  asked.insert(asked.begin() + 5, absent1);
+  asked.push_back(absent2);
+  // The absent ids wait for the whole deadline: long enough for ~11 MiB at the guest's 10-30 MB/s.
+  const absl::Duration deadline = absl::Seconds(8);
+  const absl::Time start = absl::Now();
+  ASSERT_OK_AND_ASSIGN(std::vector<absl::Status> result, FetchVia(b->client_socket, asked, deadline));
+  EXPECT_LT(absl::Now() - start, deadline + absl::Seconds(4)) << "an answer by the deadline (and its grace)";
+  ASSERT_EQ(result.size(), asked.size());
+  for (size_t k = 0; k < asked.size(); ++k) {
+    if (asked[k] == absent1 || asked[k] == absent2) {
+      EXPECT_THAT(result[k], HasErrorCode(ErrorCode::kDeadlineExceeded)) << k;
+    } else {
+      EXPECT_OK(result[k]) << k;
+    }
+  }
+  for (size_t i = 0; i < ids.size(); ++i) {
+    EXPECT_OK(CheckTestObject(*b->client, ids[i], i, size_of[i], metadata_of[i]))
+        << "object " << i << " of " << size_of[i] << " bytes";
+  }
+  EXPECT_FALSE(*b->client->Contains(absent1));
+
+  ASSERT_OK_AND_ASSIGN(nlohmann::json b_stats, ParsedStatsVia(b->client_socket));
+  ASSERT_OK_AND_ASSIGN(nlohmann::json a_stats, ParsedStatsVia(a->client_socket));
+  SCOPED_TRACE("B stats: " + b_stats.dump() + "\nA stats: " + a_stats.dump());
+  EXPECT_EQ(b_stats.at("transport"), "verbs");
+  EXPECT_EQ(b_stats.at("batch_transfers").get<uint64_t>(), 2u) << "one Get batch and one Pin batch";
+  EXPECT_EQ(b_stats.at("by_protocol").at("get").at("objects").get<uint64_t>(), ids.size() - pinned);
+  EXPECT_EQ(b_stats.at("by_protocol").at("pin").at("objects").get<uint64_t>(), pinned);
+  EXPECT_GE(TransportStat(b_stats, "reads"), pinned) << "B read the pinned objects with RDMA READ";
+  EXPECT_GE(TransportStat(b_stats, "read_bytes"), 2 * (2 * 64 * kKiB + 1 + 5 * kMiB + 7));
+  EXPECT_EQ(b_stats.at("checksum_mismatches").get<uint64_t>(), 0u);
+  EXPECT_EQ(a_stats.at("peer_service").at("get_batches").get<uint64_t>(), 1u);
+  EXPECT_EQ(a_stats.at("peer_service").at("pin_batches").get<uint64_t>(), 1u);
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        absl::StatusOr<nlohmann::json> stats = ParsedStatsVia(a->client_socket);
+        return stats.ok() && stats->at("peer_service").at("leases_live").get<uint64_t>() == 0;
+      },
+      absl::Seconds(5)))
+      << "the owner still holds leases after the batch was sealed";
+  ExpectNoLeaks(a, "A");
+  ExpectNoLeaks(b, "B");
+}
+
+TEST_F(ManagerVerbsTest, TwoThousandSmallIdsInOneClientFetchArriveThroughSplitMessages) {
+  TestNode* a = AddVerbsNode("16384");
+  TestNode* b = AddVerbsNode("16384");
+  ASSERT_TRUE(a && b);
+  constexpr int kCount = 2048;
+  // 600..1599 bytes each: a Get batch of a few hundred of them is a reply far above the verbs
+  // transport's 64 KiB message_bytes, so every batch reply travels split into several messages.
+  std::vector<ObjectID> ids;
+  for (int i = 0; i < kCount; ++i) {
+    ids.push_back(ObjectID::FromLabel(absl::StrCat("verbs-two-thousand-", i)));
+    ASSERT_OK(PutTestObject(*a->client, ids.back(), i, 600 + i % 1000));
+  }
+  ASSERT_OK(cluster_->WaitPublished(*a, ids, absl::Seconds(30)));
+  ASSERT_OK(b->client->Fetch(ids, absl::Seconds(60)));  // as an application calls it: once
+  for (int i = 0; i < kCount; ++i) ASSERT_OK(CheckTestObject(*b->client, ids[i], i, 600 + i % 1000)) << i;
+
+  ASSERT_OK_AND_ASSIGN(nlohmann::json b_stats, ParsedStatsVia(b->client_socket));
+  ASSERT_OK_AND_ASSIGN(nlohmann::json a_stats, ParsedStatsVia(a->client_socket));
+  SCOPED_TRACE("B stats: " + b_stats.dump() + "\nA stats: " + a_stats.dump());
+  const nlohmann::json& service = a_stats.at("peer_service");
+  EXPECT_EQ(service.at("gets").get<uint64_t>(), static_cast<uint64_t>(kCount));
+  const uint64_t batches = service.at("get_batches").get<uint64_t>();
+  ASSERT_GE(batches, 1u);
+  EXPECT_LE(batches, 16u) << "batches, not one request per id";
+  EXPECT_GT(service.at("get_bytes").get<uint64_t>() / batches, 64 * kKiB)
+      << "the average Get batch reply exceeds one 64 KiB verbs message: replies were split";
+  EXPECT_GT(TransportStat(b_stats, "rx_messages"), 2 * batches) << "B received the replies in fragments";
+  EXPECT_EQ(b_stats.at("checksum_mismatches").get<uint64_t>(), 0u);
+  EXPECT_EQ(b_stats.at("fetch_failures").get<uint64_t>(), 0u);
+  ExpectNoLeaks(a, "A");
+  ExpectNoLeaks(b, "B");
+}
+
+TEST_F(ManagerVerbsTest, OwnerKilledMidBatchKeepsWhatWasSealedAndFailsTheRestCleanly) {
+  TestNode* a = AddVerbsNode("16384", {"--node_ttl=1s"});
+  TestNode* b = AddVerbsNode("16384", {"--read_chunk_bytes=1048576"});
+  ASSERT_TRUE(a && b);
+  // 16 small objects go first, in one Get batch; then 8 x 4 MiB in one Pin batch, a second or more
+  // at the guest's 10-30 MB/s, sealed together once all were read.
+  std::vector<ObjectID> ids;
+  std::vector<uint64_t> sizes;
+  for (int i = 0; i < 24; ++i) {
+    ids.push_back(ObjectID::FromLabel(absl::StrCat("verbs-kill-batch-", i)));
+    sizes.push_back(i < 16 ? 1000 + i : 4 * kMiB);
+    ASSERT_OK(PutTestObject(*a->client, ids.back(), i, sizes.back()));
+  }
+  ASSERT_OK(cluster_->WaitPublished(*a, ids));
+
+  std::vector<absl::Status> result;
+  const absl::Duration deadline = absl::Seconds(20);
+  const absl::Time start = absl::Now();
+  std::thread fetcher([&] {
+    absl::StatusOr<std::vector<absl::Status>> r = FetchVia(b->client_socket, ids, deadline);
+    result = r.ok() ? *r : std::vector<absl::Status>(ids.size(), r.status());
+  });
+  // Kill once B has begun reading the Pin batch (its transport counts the 1 MiB chunks it read).
+  const bool reading = WaitUntilReading(b);
+  const absl::Duration killed_at = absl::Now() - start;
+  a->manager->Kill();
+  fetcher.join();
+  const absl::Duration took = absl::Now() - start;
+  std::cerr << "[ manager_verbs ] SIGKILL at " << absl::FormatDuration(killed_at) << " after the batch began"
+            << (reading ? " (B mid-READ)" : " (no READ seen yet)") << "; fetch returned after "
+            << absl::FormatDuration(took) << "\n";
+  EXPECT_TRUE(reading) << "B never started reading";
+  EXPECT_LT(took, deadline + absl::Seconds(2)) << "every id answered within the fetch deadline";
+  ASSERT_EQ(result.size(), ids.size());
+  int sealed = 0, failed = 0;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (result[i].ok()) {
+      ++sealed;
+      EXPECT_OK(CheckTestObject(*b->client, ids[i], i, sizes[i])) << "sealed objects stay, intact: " << i;
+    } else {
+      ++failed;
+      EXPECT_FALSE(*b->client->Contains(ids[i])) << "nothing partial is visible: " << i << " " << result[i];
+    }
+  }
+  EXPECT_GT(failed, 0) << "the kill came before the Pin batch was sealed";
+  EXPECT_GT(sealed, 0) << "the small objects came first, in one Get batch";
+  ASSERT_OK_AND_ASSIGN(std::vector<ObjectInfo> listed, b->client->List());
+  EXPECT_EQ(listed.size(), static_cast<size_t>(sealed));
+  for (const ObjectInfo& info : listed) EXPECT_EQ(info.state, ObjectState::kSealed) << info.id.Hex();
+  ExpectNoLeaks(b, "B");
+  EXPECT_OK(StatsVia(b->client_socket).status()) << "B's manager is alive";
 }
 
 }  // namespace
