@@ -2,11 +2,11 @@
 """batch-summary.py OUT_DIR — summarizes what batch-compare.sh left in OUT_DIR.
 
 Per batch (the batch_fetch rows of batch-*.csv: one Client::Fetch of the whole batch, median of the
-rounds): fetch ms, objects/s, GB/s, and the ratio to perftest at the same object size on the same rxe0:
-objects/s over ib_send_bw's messages/s for objects up to 64 KiB (each object is at least one message's
-worth of work), GB/s over ib_read_bw's GB/s for larger ones (they move by RDMA READ). perftest's
-rates are taken from its MsgRate column (10^6 messages/s) times the message size, so no MB/MiB
-convention enters the ratio. Also the batch's Redis MGET and TCP stream ratios the bench computed.
+rounds): fetch ms, objects/s, GB/s (10^9 bytes/s), and the ratio to perftest at the same object
+size on the same rxe0: objects/s over ib_send_bw's messages/s for objects up to 64 KiB (each object
+is at least one message's worth of work), GB/s over ib_read_bw's GB/s for larger ones (they move by
+RDMA READ). perftest's bandwidth is its BW average column (MB = 2^20 bytes), its message rate that
+over the message size. Also the batch's Redis MGET and TCP stream ratios the bench computed.
 """
 import csv
 import glob
@@ -36,15 +36,19 @@ def batch_rows(out_dir):
     return sorted(rows, key=lambda r: r["size"])
 
 
-def perftest_msg_rate(path):
-    """{bytes: messages/s} from perftest bandwidth result lines (bytes iters peak avg MsgRate[Mpps])."""
+def perftest_bw(path):
+    """{bytes: (messages/s, bytes/s)} from perftest bandwidth result lines: bytes iters peak average
+    MsgRate. perftest's MB/sec is 2^20 bytes/s (its MsgRate x size says so); MsgRate[Mpps] has six
+    decimals, too few for large messages, so both figures come from the average."""
     out = {}
     if not os.path.exists(path):
         return out
     for line in open(path):
         fields = line.split()
         if len(fields) >= 5 and fields[0].isdigit():
-            out[int(fields[0])] = float(fields[4]) * 1e6
+            size = int(fields[0])
+            bytes_per_s = float(fields[3]) * (1 << 20)
+            out[size] = (bytes_per_s / size, bytes_per_s)
     return out
 
 
@@ -57,22 +61,22 @@ def human(n):
 
 def main(out_dir):
     rows = batch_rows(out_dir)
-    send = perftest_msg_rate(os.path.join(out_dir, "ib_send_bw.txt"))
-    read = perftest_msg_rate(os.path.join(out_dir, "ib_read_bw.txt"))
+    send = perftest_bw(os.path.join(out_dir, "ib_send_bw.txt"))
+    read = perftest_bw(os.path.join(out_dir, "ib_read_bw.txt"))
     print("perftest on rxe0 (same session):")
     for name, table in (("ib_send_bw", send), ("ib_read_bw", read)):
         for s in sorted(table):
-            print(f"  {name} {human(s)}: {table[s]:.0f} msg/s, {table[s] * s / 1e9:.4f} GB/s")
+            print(f"  {name} {human(s)}: {table[s][0]:.0f} msg/s, {table[s][1] / 1e9:.4f} GB/s")
     print()
     print("batch | fetch ms | objects/s | GB/s | perftest peer | peer figure | fetch / peer | fetch/mget | fetch/stream")
     for r in rows:
         s = r["size"]
         if s <= SMALL:
-            peer, figure = f"ib_send_bw {human(s)} msg/s", send.get(s)
+            peer, figure = f"ib_send_bw {human(s)} msg/s", send[s][0] if s in send else None
             ratio = r["objects_per_s"] / figure if figure else float("nan")
             shown = f"{figure:.0f}" if figure else "missing"
         else:
-            peer, gbps = f"ib_read_bw {human(s)} GB/s", (read[s] * s / 1e9 if s in read else None)
+            peer, gbps = f"ib_read_bw {human(s)} GB/s", (read[s][1] / 1e9 if s in read else None)
             ratio = r["gbps"] / gbps if gbps else float("nan")
             shown = f"{gbps:.4f}" if gbps else "missing"
         print(f"{r['batch']} x {human(s)} | {r['p50_us'] / 1e3:.2f} | {r['objects_per_s']:.0f} | {r['gbps']:.4f} | "
