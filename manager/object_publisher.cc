@@ -36,22 +36,50 @@ void ObjectPublisher::Run() {
       store_lost_.store(true);
       return;
     }
-    const ObjectInfo& o = event->object;
+    std::vector<ObjectEvent> events = {*std::move(event)};
+    // Take what has already arrived too (no waiting): a burst of seals becomes one update.
+    while (events.size() < kMaxEventsPerUpdate) {
+      absl::StatusOr<ObjectEvent> more = subscription_->Next(absl::ZeroDuration());
+      if (!more.ok()) break;  // nothing buffered, or the stream broke (seen again by the next Next)
+      events.push_back(*std::move(more));
+    }
+    Apply(events);
+  }
+}
+
+void ObjectPublisher::Apply(const std::vector<ObjectEvent>& events) {
+  size_t start = 0;
+  while (start < events.size()) {
+    const bool sealed = events[start].kind == EventKind::kSealed;
+    size_t end = start;
+    while (end < events.size() && (events[end].kind == EventKind::kSealed) == sealed) ++end;
     absl::Status status;
-    if (event->kind == EventKind::kSealed) {
-      status = directory_->PublishObject(o.id, ObjectLocation{node_id_, o.description()});
-      if (status.ok()) stats_->objects_published.fetch_add(1, std::memory_order_relaxed);
-    } else {
-      status = directory_->RemoveObject(o.id);
-      if (status.ok()) stats_->objects_removed.fetch_add(1, std::memory_order_relaxed);
-    }
-    if (!status.ok()) {
-      stats_->publish_errors.fetch_add(1, std::memory_order_relaxed);
-      if (clock_->Now() - last_error_log_ > absl::Seconds(5)) {
-        LOG(WARNING) << "directory update for " << o.id.Hex() << " failed (republished when it returns): " << status;
-        last_error_log_ = clock_->Now();
+    if (sealed) {
+      std::vector<std::pair<ObjectID, ObjectLocation>> objects;
+      objects.reserve(end - start);
+      for (size_t i = start; i < end; ++i) {
+        const ObjectInfo& o = events[i].object;
+        objects.emplace_back(o.id, ObjectLocation{node_id_, o.description()});
       }
+      status = directory_->PublishObjects(objects);
+      if (status.ok()) stats_->objects_published.fetch_add(end - start, std::memory_order_relaxed);
+    } else {
+      std::vector<ObjectID> ids;
+      ids.reserve(end - start);
+      for (size_t i = start; i < end; ++i) ids.push_back(events[i].object.id);
+      status = directory_->RemoveObjects(ids);
+      if (status.ok()) stats_->objects_removed.fetch_add(end - start, std::memory_order_relaxed);
     }
+    if (!status.ok()) NoteError(events[start].object.id, status);
+    start = end;
+  }
+}
+
+void ObjectPublisher::NoteError(const ObjectID& first, const absl::Status& status) {
+  stats_->publish_errors.fetch_add(1, std::memory_order_relaxed);
+  if (clock_->Now() - last_error_log_ > absl::Seconds(5)) {
+    LOG(WARNING) << "directory update (first id " << first.Hex() << ") failed (republished when it returns): " << status;
+    last_error_log_ = clock_->Now();
   }
 }
 

@@ -1,8 +1,10 @@
 // ObjectPublisher: keeps the directory in step with the local store.
 //
 // One thread reads the store's event stream (a Subscription, existing sealed objects first):
-// sealed -> PublishObject(id, {this node, sizes, generation, checksum}); deleted/evicted ->
-// RemoveObject(id). RequestRepublish() (called by the directory's reconnect callback, on whatever
+// sealed -> PublishObjects({id, {this node, sizes, generation, checksum}}...); deleted/evicted ->
+// RemoveObjects(ids). Events already received are taken together (up to kMaxEventsPerUpdate), and
+// each run of one kind is one pipelined directory call, in stream order: a fetch of 1000 objects
+// costs the directory a few round trips, not 1000, and a seal never overtakes a later delete. RequestRepublish() (called by the directory's reconnect callback, on whatever
 // thread reconnected) only sets a flag; the publisher thread then lists the store and publishes
 // every sealed object in one pipelined batch, retrying on its next turns until it succeeds.
 // Directory errors are counted and logged (rate-limited), never fatal: Redis down must not stop
@@ -17,6 +19,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "client/client.h"
 #include "manager/manager_stats.h"
@@ -28,6 +31,8 @@ namespace rplasma::manager {
 
 class ObjectPublisher {
  public:
+  static constexpr size_t kMaxEventsPerUpdate = 1024;
+
   // Starts the thread. Borrowed pointers outlive the publisher; `clock` paces retries and logs.
   ObjectPublisher(std::string node_id, std::unique_ptr<Subscription> subscription, Directory* directory,
                   peer::LocalStore* store, ManagerStats* stats, Clock* clock);
@@ -40,6 +45,9 @@ class ObjectPublisher {
  private:
   void Run();
   void Republish();
+  // Applies `events` (in stream order) to the directory, one call per run of one kind.
+  void Apply(const std::vector<ObjectEvent>& events);
+  void NoteError(const ObjectID& first, const absl::Status& status);
 
   const std::string node_id_;
   std::unique_ptr<Subscription> subscription_;

@@ -52,6 +52,15 @@ class Directory {
   virtual absl::Status PublishObjects(absl::Span<const std::pair<ObjectID, ObjectLocation>> objects) = 0;
   // This node no longer holds `id`.
   virtual absl::Status RemoveObject(const ObjectID& id) = 0;
+  // Many at once; this default removes them one by one (RedisDirectory pipelines them).
+  virtual absl::Status RemoveObjects(absl::Span<const ObjectID> ids) {
+    absl::Status first;
+    for (const ObjectID& id : ids) {
+      absl::Status s = RemoveObject(id);
+      if (first.ok()) first = s;
+    }
+    return first;
+  }
 
   // Locations of each id on live nodes (other than none filtered: includes this node if it holds
   // it), one vector per id, in order. Pipelined, so the cost does not grow with the batch: one

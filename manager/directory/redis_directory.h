@@ -72,6 +72,7 @@ class RedisDirectory : public Directory {
   absl::Status PublishObject(const ObjectID& id, const ObjectLocation& location) override;
   absl::Status PublishObjects(absl::Span<const std::pair<ObjectID, ObjectLocation>> objects) override;
   absl::Status RemoveObject(const ObjectID& id) override;
+  absl::Status RemoveObjects(absl::Span<const ObjectID> ids) override;
   absl::StatusOr<std::vector<std::vector<ObjectLocation>>> Lookup(absl::Span<const ObjectID> ids) override;
   absl::StatusOr<NodeRecord> GetNode(const std::string& node_id) override;
 

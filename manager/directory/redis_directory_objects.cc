@@ -45,13 +45,21 @@ absl::Status RedisDirectory::PublishObjects(absl::Span<const std::pair<ObjectID,
   return status;
 }
 
-absl::Status RedisDirectory::RemoveObject(const ObjectID& id) {
+absl::Status RedisDirectory::RemoveObject(const ObjectID& id) { return RemoveObjects(absl::MakeConstSpan(&id, 1)); }
+
+absl::Status RedisDirectory::RemoveObjects(absl::Span<const ObjectID> ids) {
   absl::Status status = [&]() -> absl::Status {
     MutexLock lock(&mu_);
-    ASSIGN_OR_RETURN(std::string node_id, OwnNodeId("RemoveObject"));
-    return RunWrites({RedisCommand{"HDEL", codec_.ObjectKey(id), node_id},
-                      RedisCommand{"SREM", codec_.NodeObjectsKey(node_id), id.Hex()}},
-                     "RemoveObject");
+    ASSIGN_OR_RETURN(std::string node_id, OwnNodeId("RemoveObjects"));
+    const std::string set_key = codec_.NodeObjectsKey(node_id);
+    std::vector<RedisCommand> commands;
+    commands.reserve(2 * ids.size());
+    for (const ObjectID& id : ids) {
+      commands.push_back(RedisCommand{"HDEL", codec_.ObjectKey(id), node_id});
+      commands.push_back(RedisCommand{"SREM", set_key, id.Hex()});
+    }
+    if (commands.empty()) return absl::OkStatus();
+    return RunWrites(std::move(commands), "RemoveObjects");
   }();
   FireReconnectCallbackIfPending();
   return status;
