@@ -33,17 +33,30 @@ void ClientSession::Enqueue(std::string frame, int fd_to_attach) {
 
 absl::Status ClientSession::Flush() {
   while (!out_.empty()) {
-    OutFrame& front = out_.front();
-    const absl::string_view rest(front.bytes.data() + out_offset_, front.bytes.size() - out_offset_);
+    // The front frame (what is left of it) and the whole frames after it, up to one that carries
+    // an fd, go out in one gathered sendmsg: a burst of events or replies is one system call.
     // The attached fd rides on the frame's first byte only.
-    const bool attach = front.fd >= 0 && out_offset_ == 0;
-    ASSIGN_OR_RETURN(size_t n, SendSomeWithFds(fd_.get(), rest, attach ? absl::MakeConstSpan(&front.fd, 1)
-                                                                         : absl::Span<const int>(),
-                                               SocketWait::kDontWait));
+    const bool attach = out_.front().fd >= 0 && out_offset_ == 0;
+    absl::string_view pieces[kMaxGatherPieces];
+    size_t n_pieces = 0;
+    for (const OutFrame& frame : out_) {
+      if (n_pieces == kMaxGatherPieces || (n_pieces > 0 && frame.fd >= 0)) break;
+      const size_t skip = n_pieces == 0 ? out_offset_ : 0;
+      pieces[n_pieces++] = absl::string_view(frame.bytes.data() + skip, frame.bytes.size() - skip);
+    }
+    ASSIGN_OR_RETURN(size_t n, SendSomeGathered(fd_.get(), absl::MakeConstSpan(pieces, n_pieces),
+                                                attach ? absl::MakeConstSpan(&out_.front().fd, 1)
+                                                       : absl::Span<const int>(),
+                                                SocketWait::kDontWait));
     if (n == 0) return absl::OkStatus();  // would block: epoll reports EPOLLOUT later
-    out_offset_ += n;
     queued_bytes_ -= n;
-    if (out_offset_ == front.bytes.size()) {
+    while (n > 0) {
+      const size_t left = out_.front().bytes.size() - out_offset_;
+      if (n < left) {
+        out_offset_ += n;
+        break;
+      }
+      n -= left;
       out_.pop_front();
       out_offset_ = 0;
     }

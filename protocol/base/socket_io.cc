@@ -127,16 +127,28 @@ absl::Status ReadAllUntil(int fd, void* data, size_t size, absl::Time deadline) 
 
 absl::StatusOr<size_t> SendSomeWithFds(int fd, absl::string_view data, absl::Span<const int> fds_to_pass,
                                        SocketWait wait) {
-  if (data.empty()) return MakeError(ErrorCode::kInvalidArgument, "sendmsg: fd passing needs at least one byte");
+  return SendSomeGathered(fd, absl::MakeConstSpan(&data, 1), fds_to_pass, wait);
+}
+
+absl::StatusOr<size_t> SendSomeGathered(int fd, absl::Span<const absl::string_view> pieces,
+                                        absl::Span<const int> fds_to_pass, SocketWait wait) {
+  if (pieces.empty() || pieces[0].empty()) {
+    return MakeError(ErrorCode::kInvalidArgument, "sendmsg: the first piece needs at least one byte");
+  }
+  if (pieces.size() > kMaxGatherPieces) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     absl::StrCat("sendmsg: ", pieces.size(), " pieces exceed ", kMaxGatherPieces, " per message"));
+  }
   if (fds_to_pass.size() > kMaxFdsPerMessage) {
     return MakeError(ErrorCode::kInvalidArgument,
                      absl::StrCat("sendmsg: ", fds_to_pass.size(), " fds exceed ", kMaxFdsPerMessage, " per message"));
   }
-  iovec iov{const_cast<char*>(data.data()), data.size()};
+  iovec iov[kMaxGatherPieces];
+  for (size_t i = 0; i < pieces.size(); ++i) iov[i] = iovec{const_cast<char*>(pieces[i].data()), pieces[i].size()};
   alignas(cmsghdr) char control[CMSG_SPACE(kMaxFdsPerMessage * sizeof(int))] = {};
   msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
+  msg.msg_iov = iov;
+  msg.msg_iovlen = pieces.size();
   if (!fds_to_pass.empty()) {
     const size_t fd_bytes = fds_to_pass.size() * sizeof(int);
     msg.msg_control = control;

@@ -57,6 +57,12 @@ enum class SocketWait { kBlock, kDontWait };
 // means the socket would block and nothing was sent. `data` must not be empty.
 absl::StatusOr<size_t> SendSomeWithFds(int fd, absl::string_view data, absl::Span<const int> fds_to_pass,
                                        SocketWait wait);
+// The same for several pieces sent as one message, in order (a gathered sendmsg): returns the bytes
+// sent of their concatenation. Many small frames cost one system call instead of one each. At
+// most kMaxGatherPieces pieces; the first must not be empty.
+inline constexpr size_t kMaxGatherPieces = 64;
+absl::StatusOr<size_t> SendSomeGathered(int fd, absl::Span<const absl::string_view> pieces,
+                                        absl::Span<const int> fds_to_pass, SocketWait wait);
 
 // The result of one RecvSomeWithFds.
 struct ReceivedWithFds {

@@ -63,6 +63,24 @@ TEST(SocketIoTest, NonBlockingReceiveOnAnEmptySocketReportsWouldBlock) {
   EXPECT_TRUE(got.fds.empty());
 }
 
+TEST(SocketIoTest, GatheredPiecesArriveAsOneStreamInOrderAndTooManyAreRefused) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  UniqueFd a(sv[0]), b(sv[1]);
+  const absl::string_view pieces[] = {"one", "", "two", "three"};
+  ASSERT_OK_AND_ASSIGN(size_t sent, SendSomeGathered(a.get(), pieces, {}, SocketWait::kDontWait));
+  ASSERT_EQ(sent, 11u);
+  char buf[16];
+  ASSERT_OK_AND_ASSIGN(ReceivedWithFds got, RecvSomeWithFds(b.get(), buf, sizeof(buf), 1, SocketWait::kDontWait));
+  EXPECT_EQ(absl::string_view(buf, got.bytes), "onetwothree");
+  std::vector<absl::string_view> many(kMaxGatherPieces + 1, "x");
+  EXPECT_THAT(SendSomeGathered(a.get(), many, {}, SocketWait::kDontWait).status(),
+              HasErrorCode(ErrorCode::kInvalidArgument));
+  const absl::string_view empty_first[] = {"", "x"};
+  EXPECT_THAT(SendSomeGathered(a.get(), empty_first, {}, SocketWait::kDontWait).status(),
+              HasErrorCode(ErrorCode::kInvalidArgument));
+}
+
 TEST(SocketIoTest, MoreFdsThanRoomAreReportedTruncatedAndNoneLeak) {
   int sv[2];
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
