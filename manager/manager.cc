@@ -84,6 +84,9 @@ absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler) {
   ASSIGN_OR_RETURN(std::unique_ptr<RedisDirectory> directory, RedisDirectory::Create(directory_options));
   redis_ = directory.get();
   directory_ = std::move(directory);
+  // The fetch side's own connection: a fetch's lookups never queue behind the publisher's updates
+  // (a burst of seals after a large fetch) or the heartbeat on the other one.
+  ASSIGN_OR_RETURN(lookups_, RedisDirectory::Create(directory_options));
 
   peer::PeerServiceOptions service_options;
   service_options.leases.ttl = options_.lease_ttl;
@@ -109,13 +112,13 @@ absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler) {
   absl::Status registered = directory_->RegisterNode(node);
   if (!registered.ok()) LOG(ERROR) << "directory unreachable at start (will retry): " << registered;
 
-  channels_ = std::make_unique<fetch::ChannelCache>(transport_.get(), verbs, directory_.get(), policy_.get(), store_.get(),
+  channels_ = std::make_unique<fetch::ChannelCache>(transport_.get(), verbs, lookups_.get(), policy_.get(), store_.get(),
                                                     &stats_, clock_);
   fetch::FetchEngineOptions fetch_options;
   fetch_options.self_node_id = node_id_;
   fetch_options.read_chunk_bytes = options_.read_chunk_bytes;
   RETURN_IF_ERROR(fetch_options.Validate());
-  fetch_engine_ = std::make_unique<fetch::FetchEngine>(fetch_options, directory_.get(), store_.get(), channels_.get(),
+  fetch_engine_ = std::make_unique<fetch::FetchEngine>(fetch_options, lookups_.get(), store_.get(), channels_.get(),
                                                        policy_.get(), &stats_, clock_);
 
   ASSIGN_OR_RETURN(std::unique_ptr<Subscription> subscription, client_->Subscribe(/*include_existing=*/true));

@@ -83,6 +83,7 @@ class Manager {
   std::unique_ptr<transport::Transport> transport_;
   std::unique_ptr<Directory> directory_;
   RedisDirectory* redis_ = nullptr;  // directory_, as the RedisDirectory Init created
+  std::unique_ptr<Directory> lookups_;  // the fetch engine's and channel cache's own connection
   std::unique_ptr<peer::PeerService> peer_service_;
   std::unique_ptr<transport::RequestHandler> peer_handler_;  // the wrapper, if Start was given one
   std::unique_ptr<fetch::ChannelCache> channels_;
