@@ -27,6 +27,7 @@ class Outcomes {
     result_.objects.resize(ids.size());
   }
   const ObjectID& id(size_t i) const { return ids_[i]; }
+  absl::Span<const ObjectID> ids() const { return ids_; }
   size_t size() const { return ids_.size(); }
   void Set(size_t i, absl::Status status) { result_.statuses[i] = std::move(status); }
   void FailAll(const absl::Status& status) {
@@ -109,20 +110,36 @@ std::vector<std::pair<size_t, CreatedObject>> CreateAll(LocalStore& store, Outco
   return created;
 }
 
+// One batch Call of `out`'s ids as a Request. The reply, of kind Reply with one entry per id, lives
+// in `reply` (its bytes in `wire`); null after failing every id (the Call failed, or the peer
+// answered another kind or count).
+template <typename Request, typename Reply>
+Reply* CallBatch(transport::Channel& channel, Outcomes& out, absl::Time deadline, std::string& wire,
+                 absl::StatusOr<PeerReplyView>& reply) {
+  Request request;
+  request.ids.assign(out.ids().begin(), out.ids().end());
+  reply = CallPeer(channel, request, deadline, wire);
+  if (!reply.ok()) {
+    out.FailAll(reply.status());
+    return nullptr;
+  }
+  Reply* batch = std::get_if<Reply>(&*reply);
+  if (batch == nullptr || batch->objects.size() != out.size()) {
+    out.FailAll(ProtocolError(absl::StrCat("peer answered ", RequestName(PeerRequest(std::move(request))),
+                                           " with another reply kind or count")));
+    return nullptr;
+  }
+  return batch;
+}
+
 void ByGetBatch(transport::Channel& channel, LocalStore& store, Outcomes& out, absl::Time deadline,
                 const BatchTransferOptions& options, const Clock& clock) {
   BatchTransferResult& result = out.result();
   const absl::Time t0 = clock.Now();
   std::string wire;
-  GetBatchRequest request;
-  request.ids.reserve(out.size());
-  for (size_t i = 0; i < out.size(); ++i) request.ids.push_back(out.id(i));
-  absl::StatusOr<PeerReplyView> reply = CallPeer(channel, request, deadline, wire);
-  if (!reply.ok()) return out.FailAll(reply.status());
-  const auto* batch = std::get_if<GetBatchReplyView>(&*reply);
-  if (batch == nullptr || batch->objects.size() != out.size()) {
-    return out.FailAll(ProtocolError("peer answered GetBatch with another reply kind or count"));
-  }
+  absl::StatusOr<PeerReplyView> reply;
+  const auto* batch = CallBatch<GetBatchRequest, GetBatchReplyView>(channel, out, deadline, wire, reply);
+  if (batch == nullptr) return;
   const absl::Time t1 = clock.Now();
   result.transfer = t1 - t0;
 
@@ -183,15 +200,9 @@ void ByPinBatch(transport::Channel& channel, LocalStore& store, Outcomes& out, a
   BatchTransferResult& result = out.result();
   const absl::Time t0 = clock.Now();
   std::string wire;
-  PinBatchRequest request;
-  request.ids.reserve(out.size());
-  for (size_t i = 0; i < out.size(); ++i) request.ids.push_back(out.id(i));
-  absl::StatusOr<PeerReplyView> reply = CallPeer(channel, request, deadline, wire);
-  if (!reply.ok()) return out.FailAll(reply.status());
-  auto* batch = std::get_if<PinBatchReply>(&*reply);
-  if (batch == nullptr || batch->objects.size() != out.size()) {
-    return out.FailAll(ProtocolError("peer answered PinBatch with another reply kind or count"));
-  }
+  absl::StatusOr<PeerReplyView> reply;
+  const auto* batch = CallBatch<PinBatchRequest, PinBatchReply>(channel, out, deadline, wire, reply);
+  if (batch == nullptr) return;
   std::vector<uint64_t> leases;
   std::vector<size_t> pinned_at;
   for (size_t i = 0; i < out.size(); ++i) {

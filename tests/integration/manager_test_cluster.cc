@@ -242,4 +242,38 @@ absl::Status CheckTestObject(Client& client, const ObjectID& id, uint64_t seed, 
   return absl::OkStatus();
 }
 
+void ExpectOnlyAbsentFailed(const std::vector<ObjectID>& asked, const std::vector<absl::Status>& result,
+                            const std::vector<ObjectID>& absent) {
+  ASSERT_EQ(result.size(), asked.size());
+  for (size_t k = 0; k < asked.size(); ++k) {
+    if (std::find(absent.begin(), absent.end(), asked[k]) != absent.end()) {
+      EXPECT_EQ(ErrorCodeOf(result[k]), ErrorCode::kDeadlineExceeded) << k << ": " << result[k];
+    } else {
+      EXPECT_TRUE(result[k].ok()) << k << ": " << result[k];
+    }
+  }
+}
+
+int ExpectSealedIntactAndFailedAbsent(Client& client, const std::vector<ObjectID>& ids,
+                                      const std::vector<uint64_t>& sizes, const std::vector<absl::Status>& result) {
+  EXPECT_EQ(result.size(), ids.size());
+  int sealed = 0;
+  for (size_t i = 0; i < ids.size() && i < result.size(); ++i) {
+    if (result[i].ok()) {
+      ++sealed;
+      const absl::Status intact = CheckTestObject(client, ids[i], i, sizes[i]);
+      EXPECT_TRUE(intact.ok()) << "sealed objects stay, intact: " << i << ": " << intact;
+    } else {
+      absl::StatusOr<bool> here = client.Contains(ids[i]);
+      EXPECT_TRUE(here.ok() && !*here) << "nothing partial is visible: " << i << " " << result[i];
+    }
+  }
+  absl::StatusOr<std::vector<ObjectInfo>> listed = client.List();
+  EXPECT_TRUE(listed.ok()) << listed.status();
+  if (listed.ok()) {
+    for (const ObjectInfo& info : *listed) EXPECT_EQ(info.state, ObjectState::kSealed) << info.id.Hex();
+  }
+  return sealed;
+}
+
 }  // namespace rplasma::testing

@@ -95,6 +95,17 @@ absl::Status PutTestObject(Client& client, const ObjectID& id, uint64_t seed, ui
 absl::Status CheckTestObject(Client& client, const ObjectID& id, uint64_t seed, uint64_t size,
                              const std::string& metadata = "");
 
+// The outcome of one batch fetch: `result[k]` for `asked[k]`. Expects (gtest) DeadlineExceeded for
+// the ids in `absent` (never put anywhere) and OK for every other.
+void ExpectOnlyAbsentFailed(const std::vector<ObjectID>& asked, const std::vector<absl::Status>& result,
+                            const std::vector<ObjectID>& absent);
+// The outcome of a batch fetch cut short (its owner killed): `result[i]` for ids[i], put with
+// PutTestObject(seed i, sizes[i]). Expects (gtest) every id that succeeded intact in `client`'s
+// store, every one that failed absent, and the store to list only sealed objects. Returns how
+// many succeeded.
+int ExpectSealedIntactAndFailedAbsent(Client& client, const std::vector<ObjectID>& ids,
+                                      const std::vector<uint64_t>& sizes, const std::vector<absl::Status>& result);
+
 }  // namespace rplasma::testing
 
 #endif  // RPLASMA_TESTS_INTEGRATION_MANAGER_TEST_CLUSTER_H_

@@ -271,14 +271,7 @@ TEST_F(ManagerVerbsTest, AMixedBatchInOneFetchArrivesIntactWithAbsentIdsFailingA
   const absl::Time start = absl::Now();
   ASSERT_OK_AND_ASSIGN(std::vector<absl::Status> result, FetchVia(b->client_socket, asked, deadline));
   EXPECT_LT(absl::Now() - start, deadline + absl::Seconds(4)) << "an answer by the deadline (and its grace)";
-  ASSERT_EQ(result.size(), asked.size());
-  for (size_t k = 0; k < asked.size(); ++k) {
-    if (asked[k] == absent1 || asked[k] == absent2) {
-      EXPECT_THAT(result[k], HasErrorCode(ErrorCode::kDeadlineExceeded)) << k;
-    } else {
-      EXPECT_OK(result[k]) << k;
-    }
-  }
+  ExpectOnlyAbsentFailed(asked, result, {absent1, absent2});
   for (size_t i = 0; i < ids.size(); ++i) {
     EXPECT_OK(CheckTestObject(*b->client, ids[i], i, size_of[i], metadata_of[i]))
         << "object " << i << " of " << size_of[i] << " bytes";
@@ -374,22 +367,11 @@ TEST_F(ManagerVerbsTest, OwnerKilledMidBatchKeepsWhatWasSealedAndFailsTheRestCle
             << absl::FormatDuration(took) << "\n";
   EXPECT_TRUE(reading) << "B never started reading";
   EXPECT_LT(took, deadline + absl::Seconds(2)) << "every id answered within the fetch deadline";
-  ASSERT_EQ(result.size(), ids.size());
-  int sealed = 0, failed = 0;
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (result[i].ok()) {
-      ++sealed;
-      EXPECT_OK(CheckTestObject(*b->client, ids[i], i, sizes[i])) << "sealed objects stay, intact: " << i;
-    } else {
-      ++failed;
-      EXPECT_FALSE(*b->client->Contains(ids[i])) << "nothing partial is visible: " << i << " " << result[i];
-    }
-  }
-  EXPECT_GT(failed, 0) << "the kill came before the Pin batch was sealed";
+  const int sealed = ExpectSealedIntactAndFailedAbsent(*b->client, ids, sizes, result);
+  EXPECT_LT(sealed, static_cast<int>(ids.size())) << "the kill came before the Pin batch was sealed";
   EXPECT_GT(sealed, 0) << "the small objects came first, in one Get batch";
   ASSERT_OK_AND_ASSIGN(std::vector<ObjectInfo> listed, b->client->List());
   EXPECT_EQ(listed.size(), static_cast<size_t>(sealed));
-  for (const ObjectInfo& info : listed) EXPECT_EQ(info.state, ObjectState::kSealed) << info.id.Hex();
   ExpectNoLeaks(b, "B");
   EXPECT_OK(StatsVia(b->client_socket).status()) << "B's manager is alive";
 }
