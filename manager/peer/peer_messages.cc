@@ -16,15 +16,21 @@ using flatbuffers::FlatBufferBuilder;
 
 size_t Padded(size_t n) { return (n + 7) & ~size_t{7}; }
 
-// Envelope + flatbuffer + room for `payload_bytes`; returns the buffer and where the payload goes.
-std::string Envelope(FlatBufferBuilder& b, size_t payload_bytes, size_t* payload_offset) {
+// Envelope + flatbuffer (padded), with room reserved for `payload_bytes` that the caller appends:
+// the payload is copied once and never zero-filled first.
+std::string Envelope(FlatBufferBuilder& b, size_t payload_bytes) {
   const size_t fb_len = b.GetSize();
-  std::string out(kEnvelopeHeaderBytes + Padded(fb_len) + payload_bytes, '\0');
+  std::string out;
+  out.reserve(kEnvelopeHeaderBytes + Padded(fb_len) + payload_bytes);
   const uint32_t header[2] = {kPeerMagic, static_cast<uint32_t>(fb_len)};
-  std::memcpy(out.data(), header, sizeof(header));
-  std::memcpy(out.data() + kEnvelopeHeaderBytes, b.GetBufferPointer(), fb_len);
-  if (payload_offset != nullptr) *payload_offset = kEnvelopeHeaderBytes + Padded(fb_len);
+  out.append(reinterpret_cast<const char*>(header), sizeof(header));
+  out.append(reinterpret_cast<const char*>(b.GetBufferPointer()), fb_len);
+  out.append(Padded(fb_len) - fb_len, '\0');
   return out;
+}
+
+void AppendBytes(std::string& out, absl::Span<const uint8_t> bytes) {
+  out.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
 
 // The parts of an envelope. `fb` is 8-byte aligned (copied into `aligned` when the caller's buffer
@@ -171,7 +177,7 @@ absl::StatusOr<PinBatchReply> PinBatchFromFb(const fb::PinBatchReply* r) {
 template <typename T>
 std::string FinishRequest(FlatBufferBuilder& b, fb::PeerRequestBody type, flatbuffers::Offset<T> body) {
   b.Finish(fb::CreatePeerRequest(b, type, body.Union()));
-  return Envelope(b, 0, nullptr);
+  return Envelope(b, 0);
 }
 
 }  // namespace
@@ -262,10 +268,9 @@ std::string EncodeGetReply(const ObjectDescription& object, absl::Span<const uin
   FlatBufferBuilder b(128);
   auto body = fb::CreateGetReply(b, ToFb(b, object));
   b.Finish(fb::CreatePeerReply(b, 0, 0, fb::PeerReplyBody::GetReply, body.Union()));
-  size_t at = 0;
-  std::string out = Envelope(b, data.size() + metadata.size(), &at);
-  if (!data.empty()) std::memcpy(out.data() + at, data.data(), data.size());
-  if (!metadata.empty()) std::memcpy(out.data() + at + data.size(), metadata.data(), metadata.size());
+  std::string out = Envelope(b, data.size() + metadata.size());
+  AppendBytes(out, data);
+  AppendBytes(out, metadata);
   return out;
 }
 
@@ -273,7 +278,7 @@ std::string EncodePinReply(const PinReply& reply) {
   FlatBufferBuilder b(128);
   auto body = PinToFb(b, reply);
   b.Finish(fb::CreatePeerReply(b, 0, 0, fb::PeerReplyBody::PinReply, body.Union()));
-  return Envelope(b, 0, nullptr);
+  return Envelope(b, 0);
 }
 
 std::string EncodeGetBatchReply(absl::Span<const GetBatchEntry> entries) {
@@ -291,12 +296,9 @@ std::string EncodeGetBatchReply(absl::Span<const GetBatchEntry> entries) {
   }
   auto body = fb::CreateGetBatchReply(b, b.CreateVector(outcomes));
   b.Finish(fb::CreatePeerReply(b, 0, 0, fb::PeerReplyBody::GetBatchReply, body.Union()));
-  size_t at = 0;
-  std::string out = Envelope(b, payload_bytes, &at);
+  std::string out = Envelope(b, payload_bytes);
   for (const GetBatchEntry& e : entries) {
-    if (!e.status.ok() || e.bytes.empty()) continue;
-    std::memcpy(out.data() + at, e.bytes.data(), e.bytes.size());
-    at += e.bytes.size();
+    if (e.status.ok()) AppendBytes(out, e.bytes);
   }
   return out;
 }
@@ -315,14 +317,14 @@ std::string EncodePinBatchReply(const PinBatchReply& reply) {
   }
   auto body = fb::CreatePinBatchReply(b, b.CreateVector(outcomes));
   b.Finish(fb::CreatePeerReply(b, 0, 0, fb::PeerReplyBody::PinBatchReply, body.Union()));
-  return Envelope(b, 0, nullptr);
+  return Envelope(b, 0);
 }
 
 std::string EncodeUnpinReply() {
   FlatBufferBuilder b(64);
   auto body = fb::CreateUnpinReply(b);
   b.Finish(fb::CreatePeerReply(b, 0, 0, fb::PeerReplyBody::UnpinReply, body.Union()));
-  return Envelope(b, 0, nullptr);
+  return Envelope(b, 0);
 }
 
 std::string EncodeErrorReply(const absl::Status& status) {
@@ -331,7 +333,7 @@ std::string EncodeErrorReply(const absl::Status& status) {
   if (code == ErrorCode::kOk) code = ErrorCode::kInternal;  // an error reply is never OK
   auto message = b.CreateString(std::string(status.message()));
   b.Finish(fb::CreatePeerReply(b, static_cast<uint16_t>(code), message));
-  return Envelope(b, 0, nullptr);
+  return Envelope(b, 0);
 }
 
 absl::StatusOr<PeerReplyView> DecodeReply(absl::string_view wire) {
