@@ -3,12 +3,12 @@
 
 #include <algorithm>
 #include <optional>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "manager/peer/object_transfer.h"
 #include "manager/transport/transport.h"
 #include "protocol/base/logging.h"
+#include "protocol/base/run_shared.h"
 #include "protocol/base/status.h"
 
 namespace rplasma::fetch {
@@ -91,21 +91,13 @@ std::vector<absl::Status> FetchEngine::Fetch(absl::Span<const ObjectID> ids, abs
     // of another and the local store's work on a third overlap instead of following each other.
     const size_t chunk = std::max<size_t>(options_.pipeline_ids, 1);
     const size_t chunks = (led.size() + chunk - 1) / chunk;
-    std::atomic<size_t> next{0};
-    auto lead = [&] {
-      for (size_t c = next.fetch_add(1); c < chunks; c = next.fetch_add(1)) {
-        const size_t begin = c * chunk;
-        const size_t end = std::min(led.size(), begin + chunk);
-        const std::vector<ObjectID> part(led.begin() + begin, led.begin() + end);
-        const std::vector<absl::Status> statuses = FetchLed(part, deadline);
-        for (size_t k = 0; k < part.size(); ++k) Finish(part[k], led_flights.at(part[k]), statuses[k]);
-      }
-    };
-    std::vector<std::thread> threads;
-    const size_t depth = std::min<size_t>(chunks, static_cast<size_t>(std::max(options_.pipeline_depth, 1)));
-    for (size_t t = 1; t < depth; ++t) threads.emplace_back(lead);
-    lead();
-    for (std::thread& t : threads) t.join();
+    RunShared(chunks, static_cast<size_t>(std::max(options_.pipeline_depth, 1)), [&](size_t c) {
+      const size_t begin = c * chunk;
+      const size_t end = std::min(led.size(), begin + chunk);
+      const std::vector<ObjectID> part(led.begin() + begin, led.begin() + end);
+      const std::vector<absl::Status> statuses = FetchLed(part, deadline);
+      for (size_t k = 0; k < part.size(); ++k) Finish(part[k], led_flights.at(part[k]), statuses[k]);
+    });
     for (const ObjectID& id : led) {
       const std::shared_ptr<InFlight>& flight = led_flights.at(id);
       MutexLock lock(&flight->mu);
@@ -299,19 +291,9 @@ std::vector<absl::Status> FetchEngine::TransferAll(const std::vector<ObjectID>& 
       if (inserted) groups.emplace_back(&source, std::vector<size_t>{});
       groups[it->second].second.push_back(i);
     }
-    std::atomic<size_t> next{0};
-    auto serve = [&] {
-      for (size_t g = next.fetch_add(1); g < groups.size(); g = next.fetch_add(1)) {
-        TransferFrom(groups[g].first->node_id, ids, sources, source_of, groups[g].second, status, deadline,
-                     lookup_time);
-      }
-    };
-    const size_t threads_wanted =
-        std::min<size_t>(groups.size(), static_cast<size_t>(std::max(options_.sources_in_flight, 1)));
-    std::vector<std::thread> threads;
-    for (size_t t = 1; t < threads_wanted; ++t) threads.emplace_back(serve);
-    serve();
-    for (std::thread& t : threads) t.join();
+    RunShared(groups.size(), static_cast<size_t>(std::max(options_.sources_in_flight, 1)), [&](size_t g) {
+      TransferFrom(groups[g].first->node_id, ids, sources, source_of, groups[g].second, status, deadline, lookup_time);
+    });
 
     // Ids that failed move on to their next source, except where no other source can help.
     std::vector<size_t> again;

@@ -1,10 +1,8 @@
 #include "manager/peer/batch_transfer.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <variant>
 
 #include "absl/strings/str_cat.h"
@@ -13,6 +11,7 @@
 #include "manager/peer/peer_messages.h"
 #include "manager/peer/read_and_hash.h"
 #include "protocol/base/logging.h"
+#include "protocol/base/run_shared.h"
 #include "protocol/base/status.h"
 
 namespace rplasma::peer {
@@ -226,33 +225,25 @@ void ByPinBatch(transport::Channel& channel, LocalStore& store, Outcomes& out, a
     absl::Duration hash_tail;
   };
   std::vector<Landed> landed(created.size());
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t k = next.fetch_add(1); k < created.size(); k = next.fetch_add(1)) {
-      const size_t i = created[k].first;
-      const PinReply& pin = *batch->objects[i];
-      const absl::Time lease_end = t0 + absl::Milliseconds(pin.lease_ttl_ms);
-      auto lapsed = [&] { return LeaseLapseError(out.id(i), pin.lease_id, pin.lease_ttl_ms); };
-      auto lease_live = [&] { return clock.Now() >= lease_end ? lapsed() : absl::OkStatus(); };
-      absl::StatusOr<ReadAndHashResult> read =
-          ReadAndHash(channel, pin.region, created[k].second.base(), options.read_chunk_bytes, deadline, lease_live, clock);
-      if (read.ok() && read->reads_done >= lease_end) read = lapsed();
-      Landed& l = landed[k];
-      if (!read.ok()) {
-        l.status = read.status();
-        continue;
-      }
-      l.checksum = read->checksum;
-      l.reads_done = read->reads_done;
-      l.hash_tail = read->hash_tail;
-      l.status = VerifyChecksum(out.id(i), read->checksum, pin.object);
+  RunShared(created.size(), static_cast<size_t>(std::max(options.reads_in_flight, 1)), [&](size_t k) {
+    const size_t i = created[k].first;
+    const PinReply& pin = *batch->objects[i];
+    const absl::Time lease_end = t0 + absl::Milliseconds(pin.lease_ttl_ms);
+    auto lapsed = [&] { return LeaseLapseError(out.id(i), pin.lease_id, pin.lease_ttl_ms); };
+    auto lease_live = [&] { return clock.Now() >= lease_end ? lapsed() : absl::OkStatus(); };
+    absl::StatusOr<ReadAndHashResult> read =
+        ReadAndHash(channel, pin.region, created[k].second.base(), options.read_chunk_bytes, deadline, lease_live, clock);
+    if (read.ok() && read->reads_done >= lease_end) read = lapsed();
+    Landed& l = landed[k];
+    if (!read.ok()) {
+      l.status = read.status();
+      return;
     }
-  };
-  const size_t helpers = std::min<size_t>(std::max(options.reads_in_flight, 1), created.size());
-  std::vector<std::thread> threads;
-  for (size_t t = 1; t < helpers; ++t) threads.emplace_back(worker);
-  worker();
-  for (std::thread& t : threads) t.join();
+    l.checksum = read->checksum;
+    l.reads_done = read->reads_done;
+    l.hash_tail = read->hash_tail;
+    l.status = VerifyChecksum(out.id(i), read->checksum, pin.object);
+  });
 
   std::vector<size_t> sealing;
   std::vector<uint64_t> checksums;
