@@ -1,11 +1,13 @@
 #include "protocol/base/object_id.h"
 
-#include <random>
+#include <sys/random.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
-#include "protocol/base/mutex_lock.h"
+#include "protocol/base/logging.h"
 #include "protocol/base/status.h"
 
 namespace rplasma {
@@ -34,13 +36,19 @@ absl::StatusOr<ObjectID> ObjectID::FromHex(absl::string_view hex) {
 }
 
 ObjectID ObjectID::Random() {
-  static absl::Mutex mu;
-  static std::mt19937_64* engine = new std::mt19937_64(std::random_device{}());
+  // getrandom per call rather than a process-wide generator: a generator's state is copied by
+  // fork(), so a parent and its forked workers would draw the same ids. 20 bytes from the
+  // urandom source never block once the pool is initialised and are never short unless a signal
+  // interrupts the call.
   ObjectID id;
-  rplasma::MutexLock lock(&mu);
-  for (size_t i = 0; i < kSize; i += 8) {
-    uint64_t r = (*engine)();
-    std::memcpy(id.bytes_.data() + i, &r, std::min<size_t>(8, kSize - i));
+  size_t filled = 0;
+  while (filled < kSize) {
+    ssize_t n = getrandom(id.bytes_.data() + filled, kSize - filled, 0);
+    if (n < 0) {
+      CHECK(errno == EINTR) << "getrandom: " << std::strerror(errno);
+      continue;
+    }
+    filled += static_cast<size_t>(n);
   }
   return id;
 }

@@ -24,7 +24,8 @@ class ObjectID {
   static absl::StatusOr<ObjectID> FromBinary(absl::string_view binary);
   // Accepts exactly 40 hex digits (either case).
   static absl::StatusOr<ObjectID> FromHex(absl::string_view hex);
-  // Bytes from a random source seeded per process (for tests and benchmarks).
+  // 20 bytes from the kernel's random source (getrandom), drawn per call, so forked processes
+  // never repeat each other's ids.
   static ObjectID Random();
   // A deterministic id derived from a text label (SHA-free: a stable mix, not cryptographic).
   static ObjectID FromLabel(absl::string_view label);
