@@ -6,6 +6,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "manager/auth/secret_file.h"
 #include "manager/fetch/threshold_file.h"
 #include "manager/transport_factory.h"
 #include "manager/directory/redis_directory.h"
@@ -13,19 +14,6 @@
 #include "protocol/base/status.h"
 
 namespace rplasma::manager {
-namespace {
-
-absl::StatusOr<std::string> ReadSecret(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) return MakeError(ErrorCode::kInvalidArgument, absl::StrCat("--secret-file ", path, ": cannot read it"));
-  std::stringstream contents;
-  contents << file.rdbuf();
-  std::string secret(absl::StripTrailingAsciiWhitespace(contents.str()));
-  if (secret.empty()) return MakeError(ErrorCode::kInvalidArgument, absl::StrCat("--secret-file ", path, ": empty"));
-  return secret;
-}
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<Manager>> Manager::Start(const ManagerOptions& options,
                                                         PeerHandlerWrapper wrap_peer_handler) {
@@ -40,7 +28,7 @@ absl::StatusOr<std::unique_ptr<Manager>> Manager::Start(const ManagerOptions& op
 }
 
 absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler) {
-  ASSIGN_OR_RETURN(const std::string secret, ReadSecret(options_.secret_file));
+  ASSIGN_OR_RETURN(const std::string secret, auth::ReadSecretFile(options_.secret_file));
   ASSIGN_OR_RETURN(fetch::ThresholdSetting threshold, fetch::ParseThresholdSetting(options_.pin_threshold, 64u << 10));
   threshold_mode_ = threshold.mode == fetch::ThresholdSetting::Mode::kAuto   ? "auto"
                     : threshold.mode == fetch::ThresholdSetting::Mode::kFile ? "file"

@@ -23,7 +23,8 @@ ABSL_FLAG(std::string, transport, "tcp", "tcp | verbs | auto (verbs if an RDMA d
 ABSL_FLAG(std::string, pin_threshold, "",
           "BYTES | auto | FILE: objects up to this size use Get, larger ones Pin (default 65536)");
 ABSL_FLAG(std::string, rdma_threshold, "", "alias of --pin_threshold (the old name)");
-ABSL_FLAG(std::string, secret_file, "", "file holding the cluster's shared peer secret (required)");
+ABSL_FLAG(std::string, secret_file, "",
+          "file holding the cluster's shared peer secret (required; >= 16 bytes, mode 0600 or 0400)");
 ABSL_FLAG(std::string, node_name, "node", "node name; the node id adds a random suffix");
 ABSL_FLAG(absl::Duration, lease_ttl, absl::Seconds(30), "lifetime of a pin held for a peer");
 ABSL_FLAG(absl::Duration, node_ttl, absl::Seconds(5), "directory node record TTL (heartbeat every ttl/3)");

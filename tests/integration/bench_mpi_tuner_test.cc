@@ -4,6 +4,9 @@
 // name, to their peer; and a fresh rplasma-manager started with --rdma_threshold=FILE loads it
 // (stats say threshold_mode "file" and the file's default_threshold). That manager is given the
 // old spelling of --pin_threshold on purpose: the alias must keep working.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <set>
 
 #include "absl/strings/match.h"
@@ -14,6 +17,7 @@
 #include "protocol/frame.h"
 #include "protocol/manager_messages.h"
 #include "protocol/base/socket_io.h"
+#include "protocol/base/unique_fd.h"
 #include "tests/integration/bench_mpi_run.h"
 #include "tests/support/store_process.h"
 
@@ -110,8 +114,11 @@ TEST(BenchMpiTunerTest, TunedThresholdFileIsWithinOneStepOfTheCrossoverAndManage
   ASSERT_OK_AND_ASSIGN(auto redis, RedisServer::Start());
   ASSERT_OK_AND_ASSIGN(auto store, StoreProcess::Start());
   {
-    std::ofstream secret(dir.Join("secret"));
-    secret << "a-test-secret\n";
+    // Private (0600) and at least 16 bytes, or the manager refuses it.
+    UniqueFd secret(::open(dir.Join("secret").c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+    ASSERT_TRUE(secret);
+    const std::string line = "a-test-secret-of-the-tuner-test\n";
+    ASSERT_OK(WriteAll(secret.get(), line.data(), line.size()));
   }
   const std::string manager_socket = dir.Join("manager.sock");
   ASSERT_OK_AND_ASSIGN(Subprocess manager,

@@ -333,7 +333,7 @@ TEST_F(ManagerFaultTest, MalformedAndUnauthenticatedPeersAreRefusedAndTheManager
   EXPECT_FALSE(impostor->Connect(a->listen_address, absl::Now() + absl::Seconds(5)).ok());
   // An authenticated peer sending malformed requests gets error replies.
   transport::TransportOptions right;
-  right.secret = "cluster-secret";
+  right.secret = TestNodeOptions().secret;
   ASSERT_OK_AND_ASSIGN(auto peer, transport::tcp::TcpTransport::Create(right));
   ASSERT_OK(peer->RegisterArena(arena.data(), arena.size()));
   ASSERT_OK_AND_ASSIGN(auto channel, peer->Connect(a->listen_address, absl::Now() + absl::Seconds(5)));

@@ -1,6 +1,9 @@
 #include "protocol/base/mutex_lock.h"
 #include "tests/integration/manager_test_cluster.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <fstream>
@@ -13,6 +16,7 @@
 #include "manager/directory/redis_directory.h"
 #include "protocol/frame.h"
 #include "protocol/base/socket_io.h"
+#include "protocol/base/unique_fd.h"
 #include "protocol/base/status.h"
 
 namespace rplasma::testing {
@@ -97,7 +101,14 @@ absl::Status ManagerTestCluster::StartManager(TestNode* node) {
   while (nodes_[index].get() != node) ++index;
   const TestNodeOptions& options = node_options_[index];
   const std::string secret_file = temp_.Join(node->name + ".secret");
-  std::ofstream(secret_file) << options.secret << "\n";
+  {
+    // Created private (0600), as the manager refuses a secret file group or other could read.
+    ::unlink(secret_file.c_str());
+    UniqueFd fd(::open(secret_file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+    if (!fd) return ErrnoError("open", secret_file, errno);
+    const std::string line = options.secret + "\n";
+    RETURN_IF_ERROR(WriteAll(fd.get(), line.data(), line.size()));
+  }
   const std::string binary =
       options.manager_binary.empty() ? std::string(RPLASMA_BIN_DIR) + "/rplasma-manager" : options.manager_binary;
   std::vector<std::string> argv = {binary,

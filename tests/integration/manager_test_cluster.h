@@ -31,7 +31,7 @@ struct TestNodeOptions {
   std::vector<std::string> extra_manager_args;
   // The manager binary; "" = RPLASMA_BIN_DIR/rplasma-manager. A test-only manager takes the same flags.
   std::string manager_binary;
-  std::string secret = "cluster-secret";
+  std::string secret = "cluster-secret-of-the-tests";  // >= auth::kMinSecretBytes
 };
 
 struct TestNode {
