@@ -1,6 +1,10 @@
 // rplasma: the command-line client.
 //   rplasma [--store-socket PATH] [--manager-socket PATH] COMMAND [ARGS...]
 // Exit status: 0 success, 1 the operation failed, 2 bad usage.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -27,7 +31,21 @@ void PrintHelp(std::FILE* out, const std::vector<Command>& commands) {
   absl::FPrintF(out, "\nIDs are 40 hex digits, or --label TEXT for a stable id derived from TEXT.\n");
 }
 
+// Started with fd 0, 1 or 2 closed, the store socket would take that number: object bytes or
+// error text would then go into the socket, and reading stdin would wait on it forever. Each
+// closed one is pointed at /dev/null before anything else opens an fd. False if that fails.
+bool OpenClosedStandardFds() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    // open returns the lowest free fd: this one, since every lower one is open by now.
+    const int opened = ::open("/dev/null", O_RDWR);
+    if (opened != fd) return false;
+  }
+  return true;
+}
+
 int Main(int argc, char** argv) {
+  if (!OpenClosedStandardFds()) return 1;  // stderr may be the missing one: nowhere to say why
   const std::vector<Command> commands = AllCommands();
   ClientOptions options;
   options.client_name = "rplasma-cli";

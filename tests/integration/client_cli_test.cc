@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
 #include "tests/integration/client_test_fixture.h"
 #include "tests/support/temp_dir.h"
 
@@ -45,6 +47,45 @@ class ClientCliTest : public ClientStoreTest {
     result.out = ReadFile(out);
     result.err = ReadFile(err);
     return result;
+  }
+
+  // Runs `rplasma --store-socket S <args>` with standard fd `closed` (0, 1 or 2) closed, under
+  // timeout(1) so a hang ends as exit code 124. The other two go to files.
+  CliResult RunWithClosedFd(int closed, const std::string& args) {
+    const std::string out = dir_.Join("out"), err = dir_.Join("err");
+    const std::string in_redirect = closed == 0 ? " <&-" : " </dev/null";
+    const std::string out_redirect = closed == 1 ? " >&-" : absl::StrCat(" >", out);
+    const std::string err_redirect = closed == 2 ? " 2>&-" : absl::StrCat(" 2>", err);
+    WriteFile(out, "");
+    WriteFile(err, "");
+    const std::string command = absl::StrCat("timeout -s KILL 10 ", RPLASMA_BIN_DIR, "/rplasma --store-socket ",
+                                             store_->socket_path(), " ", args, in_redirect, out_redirect,
+                                             err_redirect);
+    const int status = std::system(command.c_str());
+    CliResult result;
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    result.out = ReadFile(out);
+    result.err = ReadFile(err);
+    return result;
+  }
+
+  // Every CLI connection the store has logged ended by the client closing it, never by bytes
+  // that were not a request (what a CLI writing its output into the socket would send).
+  void ExpectCliConnectionsEndedCleanly(int connections) {
+    auto cli_lines = [&] {
+      std::vector<std::string> lines;
+      for (absl::string_view line : absl::StrSplit(store_->ReadLog(), '\n')) {
+        if (absl::StrContains(line, "(rplasma-cli, pid") && absl::StrContains(line, "disconnected")) {
+          lines.emplace_back(line);
+        }
+      }
+      return lines;
+    };
+    ASSERT_TRUE(WaitFor([&] { return cli_lines().size() >= static_cast<size_t>(connections); }, absl::Seconds(5)))
+        << store_->ReadLog();
+    for (const std::string& line : cli_lines()) {
+      EXPECT_TRUE(absl::StrContains(line, "connection closed")) << line;
+    }
   }
 
   TempDir dir_;
@@ -132,6 +173,47 @@ TEST_F(ClientCliTest, ErrorsAreOneLineWithNonZeroExit) {
       absl::StrCat(RPLASMA_BIN_DIR, "/rplasma --store-socket ", dir_.Join("none.sock"), " stats >/dev/null 2>&1");
   const int status = std::system(command.c_str());
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+  ExpectBackAtBaseline();
+}
+
+TEST_F(ClientCliTest, ClosedStdinReadsAsEmptyInsteadOfWaitingOnTheStoreSocket) {
+  ASSERT_NO_FATAL_FAILURE(StartStore());
+  const CliResult put = RunWithClosedFd(0, "put --label from-closed-stdin -");
+  ASSERT_EQ(put.exit_code, 0) << put.err;  // 124 or -1: it hung reading the socket
+  EXPECT_EQ(put.out, ObjectID::FromLabel("from-closed-stdin").Hex() + "\n");
+  ASSERT_OK_AND_ASSIGN(ObjectBuffer buffer, client_->GetOne(ObjectID::FromLabel("from-closed-stdin")));
+  EXPECT_EQ(buffer.data().size(), 0u);
+  buffer = ObjectBuffer();
+  ASSERT_OK(client_->Delete({ObjectID::FromLabel("from-closed-stdin")}));
+  ExpectCliConnectionsEndedCleanly(1);
+  ExpectBackAtBaseline();
+}
+
+TEST_F(ClientCliTest, ClosedStdoutSendsNoObjectBytesIntoTheStoreSocket) {
+  ASSERT_NO_FATAL_FAILURE(StartStore());
+  const std::vector<uint8_t> payload = Pattern(100000, 11);
+  ASSERT_OK(client_->Put(ObjectID::FromLabel("to-closed-stdout"), AsSpan(payload)));
+  const CliResult get = RunWithClosedFd(1, "get --label to-closed-stdout -");
+  EXPECT_EQ(get.exit_code, 0) << get.err;
+  const CliResult stats = RunWithClosedFd(1, "stats");
+  EXPECT_EQ(stats.exit_code, 0) << stats.err;
+  ExpectCliConnectionsEndedCleanly(2);
+  // The store is unharmed: the object is intact and served.
+  ASSERT_OK_AND_ASSIGN(ObjectBuffer buffer, client_->GetOne(ObjectID::FromLabel("to-closed-stdout")));
+  EXPECT_EQ(std::vector<uint8_t>(buffer.data().begin(), buffer.data().end()), payload);
+  buffer = ObjectBuffer();
+  ASSERT_OK(client_->Delete({ObjectID::FromLabel("to-closed-stdout")}));
+  ExpectBackAtBaseline();
+}
+
+TEST_F(ClientCliTest, ClosedStderrSendsNoErrorTextIntoTheStoreSocket) {
+  ASSERT_NO_FATAL_FAILURE(StartStore());
+  const CliResult missing = RunWithClosedFd(2, "get --label nothing-here");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(missing.out, "");
+  ExpectCliConnectionsEndedCleanly(1);
+  ASSERT_OK(client_->Put(ObjectID::FromLabel("after"), AsSpan(Pattern(10, 3))));
+  ASSERT_OK(client_->Delete({ObjectID::FromLabel("after")}));
   ExpectBackAtBaseline();
 }
 
