@@ -3,7 +3,9 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -16,29 +18,36 @@ namespace rplasma::transport::tcp {
 
 absl::StatusOr<std::shared_ptr<TcpChannel>> TcpChannel::Create(UniqueFd fd, std::string peer_address,
                                                                ArenaView arena,
-                                                               std::shared_ptr<TransportCounters> counters) {
+                                                               std::shared_ptr<TransportCounters> counters,
+                                                               absl::Duration stall_timeout) {
   if (!fd.valid()) return MakeError(ErrorCode::kInvalidArgument, "TcpChannel: invalid fd");
+  if (stall_timeout <= absl::ZeroDuration()) {
+    return MakeError(ErrorCode::kInvalidArgument, "TcpChannel: stall_timeout must be positive");
+  }
   std::shared_ptr<TcpChannel> channel(
-      new TcpChannel(std::move(fd), std::move(peer_address), arena, std::move(counters)));
+      new TcpChannel(std::move(fd), std::move(peer_address), arena, std::move(counters), stall_timeout));
   channel->counters_->connections.fetch_add(1, std::memory_order_relaxed);
   return channel;
 }
 
 TcpChannel::TcpChannel(UniqueFd fd, std::string peer_address, ArenaView arena,
-                       std::shared_ptr<TransportCounters> counters)
+                       std::shared_ptr<TransportCounters> counters, absl::Duration stall_timeout)
     : fd_(std::move(fd)),
       peer_address_(std::move(peer_address)),
       arena_(arena),
       counters_(std::move(counters)),
+      stall_timeout_(stall_timeout),
+      last_progress_ns_(absl::ToUnixNanos(absl::Now())),
       demux_(ReplyDemultiplexer::Hooks{
           .on_break = [this](const absl::Status& reason) { return OnBreak(reason); },
           .expired =
               [this](uint64_t request_id) {
-                return MakeError(ErrorCode::kDeadlineExceeded, absl::StrCat("request ", request_id, " to ", peer_address_,
-                                                                            ": deadline exceeded; channel closed"));
+                return MakeError(ErrorCode::kDeadlineExceeded,
+                                 absl::StrCat("request ", request_id, " to ", peer_address_,
+                                              ": deadline exceeded (a late reply is discarded)"));
               },
-          // A late reply cannot be skipped cheaply (a Read's lands in the caller's buffer).
-          .on_deadline = ReplyDemultiplexer::OnDeadline::kBreakConnection,
+          // ReadOneReply times out only at a reply boundary, and discards replies of abandoned ids.
+          .on_deadline = ReplyDemultiplexer::OnDeadline::kAbandonWaiter,
       }) {}
 
 TcpChannel::~TcpChannel() { Close(); }
@@ -48,8 +57,19 @@ void TcpChannel::Close() {
   demux_.BreakAndWaitForLeader(MakeError(ErrorCode::kUnavailable, absl::StrCat("channel to ", peer_address_, " closed")));
 }
 
+void TcpChannel::NoteProgress() {
+  last_progress_ns_.store(absl::ToUnixNanos(absl::Now()), std::memory_order_relaxed);
+}
+
+bool TcpChannel::StalledAt(absl::Time now) const {
+  if (outstanding_.load(std::memory_order_acquire) <= 0 || mid_reply_.load(std::memory_order_acquire)) return false;
+  return now - absl::FromUnixNanos(last_progress_ns_.load(std::memory_order_relaxed)) >= stall_timeout_;
+}
+
 bool TcpChannel::healthy() const {
   if (closed_flag_.load(std::memory_order_acquire)) return false;
+  // Replies are overdue and nobody may be reading: the peer is alive at the TCP level but stuck.
+  if (StalledAt(absl::Now())) return false;
   // Nobody reads an idle channel: a peer that closed it (or reset it) shows here, not buffered data.
   char byte;
   const ssize_t n = ::recv(fd_.get(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
@@ -73,6 +93,8 @@ absl::Status TcpChannel::Execute(Pending& p, TcpHeader header, const void* paylo
     return MakeError(ErrorCode::kUnavailable,
                      absl::StrCat("tcp channel to ", peer_address_, " is closed: ", registered.message()));
   }
+  // The stall clock starts when an idle channel gets a request; it is not reset by later requests.
+  if (outstanding_.fetch_add(1, std::memory_order_acq_rel) == 0) NoteProgress();
   header.length = payload_bytes;
   uint8_t encoded[kTcpHeaderBytes];
   EncodeTcpHeader(header, encoded);
@@ -90,6 +112,7 @@ absl::Status TcpChannel::Execute(Pending& p, TcpHeader header, const void* paylo
     }
   }
   if (expired_unsent) {
+    outstanding_.fetch_sub(1, std::memory_order_acq_rel);  // no reply will come for it
     // The channel failed meanwhile: that status; else ours.
     return demux_.Withdraw(&p, MakeError(ErrorCode::kDeadlineExceeded,
                                          absl::StrCat("request to ", peer_address_,
@@ -155,8 +178,36 @@ absl::Status TcpChannel::Read(const RemoteRegion& region, uint8_t* dst, absl::Ti
 }
 
 absl::Status TcpChannel::ReadOneReply(absl::Time deadline) {
+  // Wait for the next reply's first byte no longer than our deadline, and no longer than the stall
+  // timeout allows the outstanding requests to go unanswered.
+  const absl::Time stall_at = absl::FromUnixNanos(last_progress_ns_.load(std::memory_order_relaxed)) + stall_timeout_;
   uint8_t encoded[kTcpHeaderBytes];
-  RETURN_IF_ERROR(rx_.ReadExact(fd_.get(), encoded, sizeof(encoded), deadline));
+  absl::Status first = rx_.ReadExact(fd_.get(), encoded, 1, std::min(deadline, stall_at));
+  if (!first.ok()) {
+    if (ErrorCodeOf(first) != ErrorCode::kDeadlineExceeded) return first;
+    if (StalledAt(absl::Now())) {
+      return MakeError(ErrorCode::kUnavailable,
+                       absl::StrCat("peer stalled: no reply byte for ", absl::FormatDuration(stall_timeout_), " while ",
+                                    outstanding_.load(), " requests are outstanding"));
+    }
+    return first;  // nothing consumed: only the leader's own request gives up
+  }
+  // From here on the reply is received whole, whatever our own deadline, or the channel closes:
+  // bailing out mid-reply would lose the stream position for every other request.
+  mid_reply_.store(true, std::memory_order_release);
+  NoteProgress();
+  absl::Status received = ReceiveReply(encoded);
+  mid_reply_.store(false, std::memory_order_release);
+  NoteProgress();
+  // A stall mid-reply surfaces as kDeadlineExceeded from the socket; it breaks the channel.
+  if (!received.ok() && ErrorCodeOf(received) == ErrorCode::kDeadlineExceeded) {
+    return MakeError(ErrorCode::kUnavailable, absl::StrCat("peer stalled mid-reply: ", received.message()));
+  }
+  return received;
+}
+
+absl::Status TcpChannel::ReceiveReply(uint8_t (&encoded)[kTcpHeaderBytes]) {
+  RETURN_IF_ERROR(rx_.ReadExact(fd_.get(), encoded + 1, kTcpHeaderBytes - 1, absl::InfiniteFuture(), stall_timeout_));
   ASSIGN_OR_RETURN(TcpHeader header, ParseTcpHeader(encoded, TcpDirection::kReply));
   ASSIGN_OR_RETURN(ReplyWaiter * claimed, demux_.Claim(header.request_id, [&](const ReplyWaiter& w) {
     const Pending& q = static_cast<const Pending&>(w);
@@ -169,8 +220,18 @@ absl::Status TcpChannel::ReadOneReply(absl::Time deadline) {
     }
     return absl::OkStatus();
   }));
-  // This channel registers no detached ids.
-  if (claimed == nullptr) return ProtocolError(absl::StrCat("reply for unknown request id ", header.request_id));
+  outstanding_.fetch_sub(1, std::memory_order_acq_rel);
+  if (claimed == nullptr) {
+    // The reply of an abandoned request: read it off the stream and drop it. No Read asks for more
+    // than our arena holds, so a longer one is a lie.
+    if (header.kind == TcpKind::kReadData && header.length > arena_.size) {
+      return ProtocolError(absl::StrCat("late read reply of ", header.length, " bytes exceeds the arena"));
+    }
+    RETURN_IF_ERROR(Discard(header.length));
+    counters_->rx_bytes.fetch_add(kTcpHeaderBytes + header.length);
+    counters_->rx_messages.fetch_add(1);
+    return absl::OkStatus();
+  }
   Pending* p = static_cast<Pending*>(claimed);
   // Without the lock: the waiter does not touch *p while it is claimed.
   absl::Status received;
@@ -178,14 +239,14 @@ absl::Status TcpChannel::ReadOneReply(absl::Time deadline) {
   switch (header.kind) {
     case TcpKind::kCallReply:
       p->reply.resize(header.length);
-      received = rx_.ReadExact(fd_.get(), p->reply.data(), header.length, deadline);
+      received = rx_.ReadExact(fd_.get(), p->reply.data(), header.length, absl::InfiniteFuture(), stall_timeout_);
       break;
     case TcpKind::kReadData:
-      received = rx_.ReadExact(fd_.get(), p->dst, header.length, deadline);
+      received = rx_.ReadExact(fd_.get(), p->dst, header.length, absl::InfiniteFuture(), stall_timeout_);
       break;
     default:
       error_text.resize(header.length);
-      received = rx_.ReadExact(fd_.get(), error_text.data(), header.length, deadline);
+      received = rx_.ReadExact(fd_.get(), error_text.data(), header.length, absl::InfiniteFuture(), stall_timeout_);
       break;
   }
   if (!received.ok()) {
@@ -210,6 +271,18 @@ absl::Status TcpChannel::ReadOneReply(absl::Time deadline) {
     status = MakeError(code, absl::StrCat("peer ", peer_address_, ": ", error_text));
   }
   demux_.Finish(p, std::move(status));
+  return absl::OkStatus();
+}
+
+absl::Status TcpChannel::Discard(uint64_t bytes) {
+  constexpr uint64_t kScratchBytes = 64 << 10;
+  std::unique_ptr<uint8_t[]> scratch(new uint8_t[kScratchBytes]);
+  while (bytes > 0) {
+    const uint64_t chunk = std::min(bytes, kScratchBytes);
+    RETURN_IF_ERROR(rx_.ReadExact(fd_.get(), scratch.get(), chunk, absl::InfiniteFuture(), stall_timeout_));
+    bytes -= chunk;
+    NoteProgress();
+  }
   return absl::OkStatus();
 }
 

@@ -13,13 +13,23 @@
 // usually cost one recv(); bulk payload beyond what that recv() over-read goes straight into the
 // destination.
 //
-// Failure model: the connection is all-or-nothing. EOF, a socket error, a malformed reply, or a
-// request whose deadline passes (its reply may still be in flight, so the stream position is lost)
-// closes the channel: healthy() turns false, every pending request fails promptly with
-// kUnavailable (the one that timed out gets kDeadlineExceeded), and later requests fail at once.
-// An idle channel has no reader: healthy() peeks at the socket (one non-blocking recv) so a peer
-// that closed it is seen before the next request. The transport replaces an unhealthy channel on
-// the next Connect. A waiter never returns while the leader may still write into its destination.
+// Failure model: a request whose deadline passes abandons only itself. Its caller gets
+// kDeadlineExceeded; the request id stays registered (detached), so its reply, if it comes late, is
+// read whole and discarded — a Read's payload is drained into a scratch buffer, never into the
+// caller's destination, which may be reused or freed by then. The other requests in flight and
+// later ones are unaffected. A leader gives up waiting only at a reply boundary; once a reply's
+// first byte is in, it receives the reply whole (bounded by the stall timeout, not by its own
+// deadline), so the stream position is never lost to a deadline.
+//
+// The channel closes only when the connection itself fails: EOF, a socket error, a malformed reply
+// (unknown id, wrong kind or length), a peer that stalls mid-reply for `stall_timeout`, or a peer
+// that sends no byte at all for `stall_timeout` while requests are outstanding (it is alive at the
+// TCP level but not answering). Then healthy() turns false, every pending request fails promptly
+// with kUnavailable, and later requests fail at once. An idle channel has no reader: healthy()
+// peeks at the socket (one non-blocking recv) so a peer that closed it is seen before the next
+// request, and reports a channel with overdue outstanding replies as stalled. The transport
+// replaces an unhealthy channel on the next Connect. A waiter never returns while the leader may
+// still write into its destination.
 //
 // Thread-safety: all public methods are thread-safe. Close() (also run by the destructor) waits
 // for a leader to finish its read, which the socket shutdown makes prompt.
@@ -46,10 +56,12 @@ namespace rplasma::transport::tcp {
 
 class TcpChannel : public Channel {
  public:
-  // Takes an authenticated, configured, non-blocking connection.
+  // Takes an authenticated, configured, non-blocking connection. `stall_timeout` (the transport's
+  // dead-peer timeout) bounds how long outstanding requests may see no reply byte at all.
   static absl::StatusOr<std::shared_ptr<TcpChannel>> Create(UniqueFd fd, std::string peer_address,
                                                             ArenaView arena,
-                                                            std::shared_ptr<TransportCounters> counters);
+                                                            std::shared_ptr<TransportCounters> counters,
+                                                            absl::Duration stall_timeout);
   ~TcpChannel() override;
   TcpChannel(const TcpChannel&) = delete;
   TcpChannel& operator=(const TcpChannel&) = delete;
@@ -75,7 +87,8 @@ class TcpChannel : public Channel {
     std::string reply;       // Call result (filled by the leader while it holds the claim)
   };
 
-  TcpChannel(UniqueFd fd, std::string peer_address, ArenaView arena, std::shared_ptr<TransportCounters> counters);
+  TcpChannel(UniqueFd fd, std::string peer_address, ArenaView arena, std::shared_ptr<TransportCounters> counters,
+             absl::Duration stall_timeout);
 
   // Registers `pending`, sends header + payload, waits. Returns the final status.
   absl::Status Execute(Pending& pending, TcpHeader header, const void* payload, size_t payload_bytes,
@@ -83,17 +96,32 @@ class TcpChannel : public Channel {
   // The demultiplexer's break hook: marks the channel closed, shuts the socket down so a leader
   // blocked in recv() wakes, and returns the status the pending requests fail with.
   absl::Status OnBreak(const absl::Status& reason);
-  // Receives one reply (as the leader, without the lock) by `deadline` and finishes its Pending. On
-  // error the demultiplexer closes the channel; a Pending that was being received is already done
-  // with its error.
+  // Receives one reply (as the leader, without the lock) and finishes its Pending, or discards it if
+  // its request was abandoned. kDeadlineExceeded only when `deadline` passes before the reply's
+  // first byte (nothing consumed); any other error closes the channel (a Pending that was being
+  // received is already done with its error).
   absl::Status ReadOneReply(absl::Time deadline);
+  // ReadOneReply once the first header byte is in encoded[0]: the rest of the header, then the
+  // payload into its Pending (or discarded). Any error closes the channel.
+  absl::Status ReceiveReply(uint8_t (&encoded)[kTcpHeaderBytes]);
+  // Reads and drops `bytes` payload bytes of a reply nobody waits for any more.
+  absl::Status Discard(uint64_t bytes);
+  // A reply byte arrived, or requests became outstanding on an idle channel.
+  void NoteProgress();
+  // Requests are outstanding and no reply byte arrived for `stall_timeout_` (and none is being received).
+  bool StalledAt(absl::Time now) const;
 
   const UniqueFd fd_;
   const std::string peer_address_;
   const ArenaView arena_;
   const std::shared_ptr<TransportCounters> counters_;
+  const absl::Duration stall_timeout_;
   std::atomic<uint64_t> next_request_id_{1};
   std::atomic<bool> closed_flag_{false};
+  // Requests sent (or being sent) whose reply has not been read, abandoned ones included.
+  std::atomic<int64_t> outstanding_{0};
+  std::atomic<int64_t> last_progress_ns_;  // absl::ToUnixNanos of the last NoteProgress()
+  std::atomic<bool> mid_reply_{false};     // the leader has consumed part of a reply
 
   absl::Mutex write_mu_;  // one request on the wire at a time
   // Pending requests by id, leadership, and why the channel closed. Declared after what its hooks use.

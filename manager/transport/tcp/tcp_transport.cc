@@ -150,7 +150,7 @@ absl::StatusOr<std::shared_ptr<Channel>> TcpTransport::Connect(const std::string
     return MakeError(code, absl::StrCat("Connect(", address, "): ", auth.message()));
   }
   ASSIGN_OR_RETURN(std::shared_ptr<TcpChannel> channel,
-                   TcpChannel::Create(std::move(fd), address, arena, counters_));
+                   TcpChannel::Create(std::move(fd), address, arena, counters_, tuning_.dead_peer_timeout));
 
   MutexLock lock(&mu_);
   if (shut_down_) {

@@ -13,8 +13,9 @@
 // never our addresses.
 //
 // Dead peers: every connection has TCP keepalive and TCP_USER_TIMEOUT of
-// TcpTuning::dead_peer_timeout, and a serving thread drops a peer that stalls mid-message for
-// kPeerStallTimeout.
+// TcpTuning::dead_peer_timeout, a channel closes when its outstanding requests get no reply byte
+// for that long (one request's deadline never closes it), and a serving thread drops a peer that
+// stalls mid-message for kPeerStallTimeout.
 //
 // Thread-safety: all methods are thread-safe. The RequestHandler passed to Listen must outlive
 // Shutdown(). Shutdown() stops accepting, closes every connection (OnDisconnect runs for each
@@ -48,7 +49,8 @@ struct TcpTuning {
   // SO_SNDBUF/SO_RCVBUF of every connection; 0 keeps kernel autotuning. 0 or 64 KiB .. 256 MiB.
   int socket_buffer_bytes = 0;
   // Keepalive/TCP_USER_TIMEOUT: a host that vanished without a FIN is noticed within about this.
-  // 1 s .. 1 h.
+  // Also a channel's stall timeout: outstanding requests that see no reply byte for this long, or
+  // a reply that stops mid-way for this long, close the channel. 1 s .. 1 h.
   absl::Duration dead_peer_timeout = absl::Seconds(30);
 
   absl::Status Validate() const;

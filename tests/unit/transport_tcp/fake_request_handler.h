@@ -1,5 +1,6 @@
 // FakeRequestHandler: the layer above the transport, faked for transport tests. Echoes Calls
-// ("echo:" + request), answers AllowRead from a switch, and records connects and disconnects.
+// ("echo:" + request; "sleep:MS" sleeps first), answers AllowRead from a switch (optionally after
+// a delay), and records connects and disconnects.
 #ifndef RPLASMA_TESTS_UNIT_TRANSPORT_TCP_FAKE_REQUEST_HANDLER_H_
 #define RPLASMA_TESTS_UNIT_TRANSPORT_TCP_FAKE_REQUEST_HANDLER_H_
 
@@ -32,6 +33,7 @@ class FakeRequestHandler : public RequestHandler {
   }
   bool AllowRead(uint64_t conn_id, const RemoteRegion& region) override {
     allow_read_calls_.fetch_add(1);
+    if (delayed_reads_left_.fetch_sub(1) > 0) absl::SleepFor(absl::Milliseconds(read_delay_ms_.load()));
     return allow_reads_.load();
   }
   void OnDisconnect(uint64_t conn_id) override {
@@ -40,6 +42,11 @@ class FakeRequestHandler : public RequestHandler {
   }
 
   void set_allow_reads(bool allow) { allow_reads_.store(allow); }
+  // The next `reads` Read requests are held for `delay` before they are answered.
+  void DelayNextReads(int reads, absl::Duration delay) {
+    read_delay_ms_.store(absl::ToInt64Milliseconds(delay));
+    delayed_reads_left_.store(reads);
+  }
   int calls() const { return calls_.load(); }
   int allow_read_calls() const { return allow_read_calls_.load(); }
   size_t connect_count() const {
@@ -68,6 +75,8 @@ class FakeRequestHandler : public RequestHandler {
   std::atomic<int> calls_{0};
   std::atomic<int> allow_read_calls_{0};
   std::atomic<bool> allow_reads_{true};
+  std::atomic<int> delayed_reads_left_{0};
+  std::atomic<int64_t> read_delay_ms_{0};
 };
 
 }  // namespace rplasma::transport::testing

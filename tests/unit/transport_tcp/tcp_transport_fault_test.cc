@@ -108,8 +108,13 @@ class FakeOwner {
 
 class TcpFaultTest : public ::testing::Test {
  protected:
+  // The reader's dead-peer timeout: outstanding requests that see no reply byte this long close the channel.
+  static constexpr absl::Duration kStallTimeout = absl::Seconds(1);
+
   void SetUp() override {
-    ASSERT_OK_AND_ASSIGN(reader_, TcpTransport::Create(OptionsWithSecret(kSecret)));
+    TcpTuning tuning;
+    tuning.dead_peer_timeout = kStallTimeout;
+    ASSERT_OK_AND_ASSIGN(reader_, TcpTransport::Create(OptionsWithSecret(kSecret), tuning));
     ASSERT_OK(reader_->RegisterArena(arena_.base(), arena_.size()));
   }
   absl::Status ReadFrom(Channel& ch, absl::Time deadline) {
@@ -130,7 +135,7 @@ TEST_F(TcpFaultTest, OwnerDyingMidReadFailsPromptlyWithUnavailable) {
   EXPECT_EQ(reader_->stats()["errors"], 1u);
 }
 
-TEST_F(TcpFaultTest, SilentOwnerHitsTheDeadlineAndTheChannelCloses) {
+TEST_F(TcpFaultTest, SilentOwnerHitsTheDeadlineAndTheChannelClosesOnceStalled) {
   FakeOwner owner(FakeOwner::Behaviour::kSilent);
   ASSERT_OK_AND_ASSIGN(auto ch, reader_->Connect(owner.address(), Deadline()));
   absl::Time start = absl::Now();
@@ -138,21 +143,35 @@ TEST_F(TcpFaultTest, SilentOwnerHitsTheDeadlineAndTheChannelCloses) {
   absl::Duration took = absl::Now() - start;
   EXPECT_GE(took, absl::Milliseconds(290));
   EXPECT_LT(took, absl::Seconds(5));
-  EXPECT_FALSE(ch->healthy());
+  // One expired request does not close the channel; a peer that answers nothing for the stall
+  // timeout while a request is outstanding does.
+  EXPECT_TRUE(ch->healthy() || absl::Now() - start >= kStallTimeout);
+  EXPECT_TRUE(WaitFor([&] { return !ch->healthy(); }, absl::Seconds(5)));
+  EXPECT_GE(absl::Now() - start, kStallTimeout - absl::Milliseconds(10));
   EXPECT_THAT(ch->Call("later", Deadline()), HasErrorCode(ErrorCode::kUnavailable));
 }
 
-TEST_F(TcpFaultTest, OneTimeoutFailsTheOtherPendingRequestsToo) {
+TEST_F(TcpFaultTest, OneTimeoutLeavesTheOtherPendingRequestsAloneUntilThePeerStalls) {
   FakeOwner owner(FakeOwner::Behaviour::kSilent);
   ASSERT_OK_AND_ASSIGN(auto ch, reader_->Connect(owner.address(), Deadline()));
   absl::Status long_read;
+  std::atomic<bool> long_read_done{false};
   absl::Time start = absl::Now();
-  std::thread patient([&] { long_read = ReadFrom(*ch, absl::Now() + absl::Seconds(30)); });
+  std::thread patient([&] {
+    long_read = ReadFrom(*ch, absl::Now() + absl::Seconds(30));
+    long_read_done = true;
+  });
   EXPECT_TRUE(WaitFor([&] { return owner.got_request(); }, absl::Seconds(5))) << "the long read never arrived";
   EXPECT_THAT(ch->Call("short", absl::Now() + absl::Milliseconds(200)), HasErrorCode(ErrorCode::kDeadlineExceeded));
+  if (absl::Now() - start < kStallTimeout - absl::Milliseconds(200)) {
+    EXPECT_FALSE(long_read_done.load()) << "the short call's deadline ended the long read: " << long_read;
+  }
   patient.join();
+  // The silent owner never answers: the stall timeout, not the other request's deadline, ends it.
   EXPECT_THAT(long_read, HasErrorCode(ErrorCode::kUnavailable));
+  EXPECT_GE(absl::Now() - start, kStallTimeout - absl::Milliseconds(10));
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_FALSE(ch->healthy());
 }
 
 TEST_F(TcpFaultTest, GarbageReplyClosesTheChannel) {
