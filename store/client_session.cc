@@ -18,12 +18,22 @@ absl::Status ClientSession::ReadAvailable(size_t budget) {
     got.fds.clear();
     if (got.bytes == 0) return MakeError(ErrorCode::kUnavailable, "recvmsg(client socket): connection closed");
     reader_.Append(absl::string_view(chunk, got.bytes));
+    buffered_bytes_ += got.bytes;
     total += got.bytes;
     // A short read drained the socket: return without the recvmsg that would only say EAGAIN
     // (epoll is level-triggered, so bytes arriving later are reported again).
     if (got.bytes < sizeof(chunk)) return absl::OkStatus();
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<std::string>> ClientSession::NextFrame() {
+  absl::StatusOr<std::optional<std::string>> frame = reader_.Next();
+  if (frame.ok() && frame->has_value()) {
+    buffered_bytes_ -= kFrameHeaderBytes + (*frame)->size();
+    ++frames_completed_;
+  }
+  return frame;
 }
 
 void ClientSession::Enqueue(std::string frame, int fd_to_attach) {

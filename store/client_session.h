@@ -37,7 +37,11 @@ class ClientSession {
   // kUnavailable on EOF or a socket error (bytes read before it are still buffered).
   absl::Status ReadAvailable(size_t budget);
   // The next complete frame payload; see FrameReader::Next.
-  absl::StatusOr<std::optional<std::string>> NextFrame() { return reader_.Next(); }
+  absl::StatusOr<std::optional<std::string>> NextFrame();
+  // Bytes read but not yet returned by NextFrame (a partial frame, or frames not yet handled).
+  uint64_t buffered_bytes() const { return buffered_bytes_; }
+  // Frames NextFrame has returned so far.
+  uint64_t frames_completed() const { return frames_completed_; }
 
   // Queues one encoded frame; `fd_to_attach` (not owned) rides on its first byte.
   void Enqueue(std::string frame, int fd_to_attach = -1);
@@ -73,6 +77,8 @@ class ClientSession {
   size_t out_offset_ = 0;  // bytes of out_.front() already written
   uint64_t queued_bytes_ = 0;
   uint64_t fds_discarded_ = 0;
+  uint64_t buffered_bytes_ = 0;
+  uint64_t frames_completed_ = 0;
 };
 
 }  // namespace rplasma

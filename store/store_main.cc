@@ -7,6 +7,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/time/time.h"
 #include "protocol/base/logging.h"
 #include "store/store_options.h"
 #include "store/store_server.h"
@@ -15,6 +16,11 @@ ABSL_FLAG(std::string, socket, "", "Unix socket to listen on (its directory is c
 ABSL_FLAG(std::string, memory, "", "arena size in bytes; suffixes K, M, G, T (binary), e.g. 1G");
 ABSL_FLAG(std::string, hugepages, "", "hugetlbfs directory for the arena (default: a memfd)");
 ABSL_FLAG(std::string, name, "rplasma-store", "store name reported to clients and in logs");
+ABSL_FLAG(absl::Duration, partial_frame_timeout, absl::Seconds(5),
+          "a client that started a request frame and has not completed it within this is disconnected");
+ABSL_FLAG(std::string, max_partial_frame_bytes, "64M",
+          "cap on the bytes of incomplete request frames across all clients (the client holding the most is "
+          "disconnected past it)");
 ABSL_FLAG(std::string, max_output_bytes, "64M",
           "a client with more replies/events queued than this (a subscriber that fell behind) is disconnected");
 
@@ -38,6 +44,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.max_output_bytes = *max_output;
+  absl::StatusOr<uint64_t> max_partial = rplasma::ParseByteSize(absl::GetFlag(FLAGS_max_partial_frame_bytes));
+  if (!max_partial.ok()) {
+    std::fprintf(stderr, "rplasma-store: --max_partial_frame_bytes: %s\n",
+                 std::string(max_partial.status().message()).c_str());
+    return 2;
+  }
+  options.max_partial_frame_bytes = *max_partial;
+  options.partial_frame_timeout = absl::GetFlag(FLAGS_partial_frame_timeout);
   options.pause_input_bytes = std::min<uint64_t>(options.pause_input_bytes, *max_output / 4);
   if (absl::Status valid = options.Validate(); !valid.ok()) {
     std::fprintf(stderr, "rplasma-store: %s\n", std::string(valid.message()).c_str());

@@ -22,6 +22,14 @@ absl::Status StoreOptions::Validate() const {
     return MakeError(ErrorCode::kInvalidArgument, "store: --name must be 1..256 bytes");
   }
   if (max_frame_bytes < 1024) return MakeError(ErrorCode::kInvalidArgument, "store: max_frame_bytes < 1024");
+  if (partial_frame_timeout <= absl::ZeroDuration()) {
+    return MakeError(ErrorCode::kInvalidArgument, "store: --partial_frame_timeout must be > 0");
+  }
+  if (max_partial_frame_bytes < max_frame_bytes) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     absl::StrCat("store: --max_partial_frame_bytes must be at least the largest frame (",
+                                  max_frame_bytes, " bytes)"));
+  }
   if (pause_input_bytes == 0 || pause_input_bytes >= max_output_bytes) {
     return MakeError(ErrorCode::kInvalidArgument, "store: need 0 < pause_input_bytes < max_output_bytes");
   }

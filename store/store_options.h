@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "protocol/frame.h"
 
 namespace rplasma {
@@ -30,6 +31,12 @@ struct StoreOptions {
   uint64_t max_output_bytes = 64ull << 20;
   // While a client has more than this queued, the store stops reading its requests.
   uint64_t pause_input_bytes = 1ull << 20;
+  // A client that started a request frame and has not completed it within this is disconnected
+  // (half a frame, then a stall).
+  absl::Duration partial_frame_timeout = absl::Seconds(5);
+  // Cap on the bytes of incomplete frames buffered across all clients; past it, the client
+  // buffering the most is disconnected. At least max_frame_bytes.
+  uint64_t max_partial_frame_bytes = 64ull << 20;
   // Handle SIGTERM/SIGINT (blocked and read through a signalfd) as a clean shutdown.
   bool handle_signals = true;
 

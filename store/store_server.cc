@@ -52,6 +52,7 @@ StoreServer::StoreServer(StoreOptions options, std::unique_ptr<Arena> arena)
       arena_(std::move(arena)),
       table_(arena_->size(), static_cast<uint64_t>(absl::GetCurrentTimeNanos()),
              [this](EventKind kind, const ObjectInfo& info) { OnEvent(kind, info); }),
+      partial_frames_(options_.partial_frame_timeout),
       uid_(::geteuid()) {}
 
 absl::StatusOr<std::unique_ptr<StoreServer>> StoreServer::Create(const StoreOptions& options) {
@@ -117,7 +118,11 @@ absl::Status StoreServer::Run() {
   epoll_event events[64];
   while (!stopping_) {
     int timeout_ms = -1;
-    if (std::optional<absl::Time> next = waiters_.NextDeadline()) {
+    std::optional<absl::Time> next = waiters_.NextDeadline();
+    if (std::optional<absl::Time> partial = partial_frames_.NextDeadline()) {
+      next = next.has_value() ? std::min(*next, *partial) : *partial;
+    }
+    if (next.has_value()) {
       absl::Duration left = *next - absl::Now();
       timeout_ms = left <= absl::ZeroDuration()
                        ? 0
@@ -128,6 +133,7 @@ absl::Status StoreServer::Run() {
       if (errno == EINTR) continue;
       return ErrnoError("epoll_wait", "store", errno);
     }
+    const absl::Time now = absl::Now();
     for (int i = 0; i < n; ++i) {
       uint64_t tag = events[i].data.u64;
       if (tag == kListenTag) {
@@ -137,11 +143,12 @@ absl::Status StoreServer::Run() {
       } else if (tag == kWakeTag) {
         stopping_ = true;
       } else {
-        HandleClient(tag, events[i].events);
+        HandleClient(tag, events[i].events, now);
       }
     }
     ExpireGets();
-    FlushDirty();
+    ExpirePartialFrames(now);
+    FlushDirty(now);
     CloseDoomed();
   }
   LOG(INFO) << options_.name << ": shutting down (" << sessions_.size() << " clients connected)";
@@ -203,7 +210,7 @@ ClientSession* StoreServer::FindSession(ClientId id) {
   return it == sessions_.end() ? nullptr : it->second.get();
 }
 
-void StoreServer::HandleClient(ClientId id, uint32_t events) {
+void StoreServer::HandleClient(ClientId id, uint32_t events, absl::Time now) {
   ClientSession* s = FindSession(id);
   if (s == nullptr || s->doomed) return;
   // EPOLLHUP/ERR are reported even while input is paused: a flush then finds the peer gone.
@@ -215,6 +222,36 @@ void StoreServer::HandleClient(ClientId id, uint32_t events) {
     if (!read.ok() && !s->doomed) {
       Doom(*s, std::string(read.message()));
     }
+    TrackPartialFrame(*s, now);
+  }
+}
+
+void StoreServer::TrackPartialFrame(ClientSession& s, absl::Time now) {
+  if (s.doomed || s.input_paused) {
+    // Doomed: CloseSession forgets it. Paused: the store stopped reading, not the client.
+    partial_frames_.Remove(s.id());
+    return;
+  }
+  partial_frames_.Update(s.id(), s.buffered_bytes(), s.frames_completed(), now);
+  while (partial_frames_.total_bytes() > options_.max_partial_frame_bytes) {
+    std::optional<ClientId> largest = partial_frames_.Largest();
+    ClientSession* offender = largest.has_value() ? FindSession(*largest) : nullptr;
+    if (offender == nullptr) break;  // cannot happen: tracked sessions exist
+    Doom(*offender, absl::StrCat("incomplete frames of all clients over --max_partial_frame_bytes (",
+                                 options_.max_partial_frame_bytes, "); this client held ",
+                                 offender->buffered_bytes(), " bytes"));
+    partial_frames_.Remove(*largest);
+  }
+}
+
+void StoreServer::ExpirePartialFrames(absl::Time now) {
+  for (ClientId id : partial_frames_.Expired(now)) {
+    partial_frames_.Remove(id);
+    ClientSession* s = FindSession(id);
+    if (s == nullptr || s->doomed) continue;
+    Doom(*s, absl::StrCat("a started frame was not completed within --partial_frame_timeout (",
+                          absl::FormatDuration(options_.partial_frame_timeout), "; ", s->buffered_bytes(),
+                          " bytes buffered)"));
   }
 }
 
@@ -269,7 +306,7 @@ void StoreServer::UpdateInterest(ClientSession& s) {
   s.epoll_events = want;
 }
 
-void StoreServer::FlushDirty() {
+void StoreServer::FlushDirty(absl::Time now) {
   // Flushing can resume paused input, whose requests can dirty further sessions: loop until quiet.
   while (!dirty_.empty()) {
     ClientId id = *dirty_.begin();
@@ -285,6 +322,7 @@ void StoreServer::FlushDirty() {
     if (s->input_paused && s->queued_bytes() <= options_.pause_input_bytes / 2) {
       s->input_paused = false;
       ProcessFrames(*s);  // frames already buffered get no new EPOLLIN
+      TrackPartialFrame(*s, now);
     }
     if (!s->doomed) UpdateInterest(*s);
   }
@@ -320,6 +358,7 @@ void StoreServer::CloseSession(ClientId id) {
   subscribers_.erase(id);
   dirty_.erase(id);
   waiters_.RemoveClient(id);
+  partial_frames_.Remove(id);
   // May complete deferred deletes, whose events reach subscribers (and may doom a slow one).
   table_.RemoveClient(id);
   if (session->fds_discarded() > 0) {

@@ -4,7 +4,9 @@
 // One epoll instance watches the listening socket, a signalfd (SIGTERM/SIGINT: clean shutdown),
 // an eventfd (Shutdown() from another thread) and every client socket (level-triggered). Waiting
 // Gets' deadlines become the epoll_wait timeout. Sockets are non-blocking; a client stalled in
-// the middle of a frame only holds its own buffer. Replies are queued per client; a client whose
+// the middle of a frame only holds its own buffer, and only for options.partial_frame_timeout;
+// the bytes of incomplete frames across all clients are capped (options.max_partial_frame_bytes,
+// the client buffering the most is dropped past it). Both end the connection with a log line. Replies are queued per client; a client whose
 // queue passes options.pause_input_bytes is not read until it drains, and one past
 // options.max_output_bytes (a subscriber that fell behind) is disconnected.
 //
@@ -33,6 +35,7 @@
 #include "store/client_session.h"
 #include "store/get_waiters.h"
 #include "store/object_table.h"
+#include "store/partial_frames.h"
 #include "store/store_options.h"
 
 namespace rplasma {
@@ -60,12 +63,16 @@ class StoreServer {
   // ---- event loop (store_server.cc) ----
   void AcceptAll();
   void HandleSignal();
-  void HandleClient(ClientId id, uint32_t events);
+  void HandleClient(ClientId id, uint32_t events, absl::Time now);
   // Decodes and handles buffered frames until none is complete, input is paused or it is doomed.
   void ProcessFrames(ClientSession& s);
   void UpdateInterest(ClientSession& s);
   void MarkDirty(ClientSession& s) { dirty_.insert(s.id()); }
-  void FlushDirty();
+  void FlushDirty(absl::Time now);
+  // After `s` read or handled input: records its partial frame and enforces the byte cap.
+  void TrackPartialFrame(ClientSession& s, absl::Time now);
+  // Dooms every client whose started frame is older than options.partial_frame_timeout.
+  void ExpirePartialFrames(absl::Time now);
   // Closes `s` at the end of this iteration (after a last non-blocking flush).
   void Doom(ClientSession& s, const std::string& why);
   void CloseDoomed();
@@ -105,6 +112,7 @@ class StoreServer {
   std::unique_ptr<Arena> arena_;
   ObjectTable table_;
   GetWaiters waiters_;
+  PartialFrames partial_frames_;
   uid_t uid_;
   UniqueFd listen_fd_;
   UniqueFd epoll_fd_;

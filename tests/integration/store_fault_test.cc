@@ -242,6 +242,58 @@ TEST_F(StoreFaultTest, ClientStalledMidFrameDoesNotBlockOthers) {
   ExpectHealthyAndBackAtBaseline();
 }
 
+// Half a frame then silence: the store closes the connection once --partial_frame_timeout has
+// passed, and serves everyone else meanwhile.
+TEST_F(StoreFaultTest, ClientStalledMidFrameIsDroppedAfterThePartialFrameTimeout) {
+  ASSERT_OK(store_->StopCleanly());
+  StoreProcessOptions options;
+  options.extra_args = {"--partial_frame_timeout", "400ms"};
+  ASSERT_NO_FATAL_FAILURE(Start(std::move(options)));
+  ASSERT_OK_AND_ASSIGN(auto staller, RawStoreClient::Connect(store_->socket_path(), "staller"));
+  const std::string frame = EncodeFrame(EncodeRequest(Request{77, StatsRequest{}}));
+  const absl::Time stalled_at = absl::Now();
+  ASSERT_OK(WriteAll(staller->fd(), frame.data(), frame.size() / 2));
+  // Others are served while the staller holds its half frame.
+  EXPECT_EQ(Stats().clients, 2u);
+  // The store closes the staller: end of stream, no reply.
+  absl::StatusOr<Reply> reply = staller->Receive(absl::Seconds(10));
+  const absl::Duration waited = absl::Now() - stalled_at;
+  EXPECT_THAT(reply, HasErrorCode(ErrorCode::kUnavailable));
+  EXPECT_GE(waited, absl::Milliseconds(350));
+  EXPECT_LT(waited, absl::Seconds(3));
+  EXPECT_NE(store_->ReadLog().find("(staller, pid"), std::string::npos);
+  EXPECT_NE(store_->ReadLog().find("--partial_frame_timeout"), std::string::npos) << store_->ReadLog();
+  staller.reset();
+  ExpectHealthyAndBackAtBaseline();
+}
+
+// Many clients each holding most of a large frame: past --max_partial_frame_bytes the one holding
+// the most is dropped at once (long before the partial-frame timeout); the others stay.
+TEST_F(StoreFaultTest, PartialFramesOverTheOverallCapDropTheLargestHolder) {
+  ASSERT_OK(store_->StopCleanly());
+  StoreProcessOptions options;
+  options.extra_args = {"--max_partial_frame_bytes", "1M", "--partial_frame_timeout", "60s"};
+  ASSERT_NO_FATAL_FAILURE(Start(std::move(options)));
+  // A frame announcing 1000 KiB of payload, of which each client sends only a part.
+  const std::string header = Header(1000 << 10);
+  const std::string body(1000 << 10, 'x');
+  ASSERT_OK_AND_ASSIGN(auto small, RawStoreClient::ConnectOnly(store_->socket_path()));
+  ASSERT_OK(WriteAll(small->fd(), header.data(), header.size()));
+  ASSERT_OK(WriteAll(small->fd(), body.data(), 300 << 10));
+  ASSERT_TRUE(WaitFor([&] { return Stats().clients == 2; }, absl::Seconds(5)));
+  ASSERT_OK_AND_ASSIGN(auto large, RawStoreClient::ConnectOnly(store_->socket_path()));
+  ASSERT_OK(WriteAll(large->fd(), header.data(), header.size()));
+  ASSERT_OK(WriteAll(large->fd(), body.data(), 800 << 10));
+  // 1100 KiB buffered in partial frames > 1 MiB: the large holder goes, within far less than 60 s.
+  absl::StatusOr<Reply> dropped = large->Receive(absl::Seconds(10));
+  EXPECT_THAT(dropped, HasErrorCode(ErrorCode::kUnavailable));
+  EXPECT_NE(store_->ReadLog().find("--max_partial_frame_bytes"), std::string::npos) << store_->ReadLog();
+  EXPECT_EQ(Stats().clients, 2u);  // the bystander and the small holder
+  large.reset();
+  small.reset();
+  ExpectHealthyAndBackAtBaseline();
+}
+
 // Sends `frame` with `count` fds (of /dev/null) attached, as SCM_RIGHTS.
 absl::Status SendWithManyFds(int sock, const std::string& frame, int count) {
   std::vector<UniqueFd> fds;
