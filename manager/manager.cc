@@ -110,8 +110,11 @@ absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler) {
                                                        policy_.get(), &stats_, clock_);
 
   ASSIGN_OR_RETURN(std::unique_ptr<Subscription> subscription, client_->Subscribe(/*include_existing=*/true));
+  ObjectPublisherOptions publisher_options;
+  publisher_options.reconcile_interval = options_.reconcile_interval;
+  RETURN_IF_ERROR(publisher_options.Validate());
   publisher_ = std::make_unique<ObjectPublisher>(node_id_, std::move(subscription), directory_.get(), store_.get(),
-                                                 &stats_, clock_);
+                                                 &stats_, clock_, publisher_options);
   ObjectPublisher* publisher = publisher_.get();
   redis_->SetReconnectCallback([publisher] { publisher->RequestRepublish(); });
   heartbeat_ = std::thread([this] { HeartbeatLoop(); });

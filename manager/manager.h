@@ -9,7 +9,8 @@
 //   transport threads   -> PeerService::HandleCall/AllowRead/OnDisconnect (lease table, store IPC),
 //                          through the caller's wrapper when Start was given one
 //   lease reaper        -> LeaseTable::Expire (PeerService)
-//   publisher thread    -> store events -> Directory Publish/Remove; republish flag set by the
+//   publisher thread    -> store events -> Directory Publish/Remove; failed updates retried and
+//                          the directory reconciled with the store here; republish flag set by the
 //                          directory's reconnect callback (any thread) and consumed here
 //   heartbeat thread    -> Directory::Heartbeat every node_ttl / 3
 //   client socket       -> accept thread + one thread per connection -> FetchEngine::Fetch

@@ -29,6 +29,8 @@ ABSL_FLAG(std::string, node_name, "node", "node name; the node id adds a random 
 ABSL_FLAG(absl::Duration, lease_ttl, absl::Seconds(30), "lifetime of a pin held for a peer");
 ABSL_FLAG(absl::Duration, node_ttl, absl::Seconds(5), "directory node record TTL (heartbeat every ttl/3)");
 ABSL_FLAG(absl::Duration, redis_timeout, absl::Seconds(1), "bound on one directory operation");
+ABSL_FLAG(absl::Duration, reconcile_interval, absl::Seconds(30),
+          "how often this node's directory entries are checked against the store (missing published, stale removed)");
 ABSL_FLAG(std::string, rdma_device, "", "verbs device (default: chosen by rdma_cm)");
 ABSL_FLAG(int, qp_timeout, 14, "verbs QP timeout exponent (4.096us * 2^N)");
 ABSL_FLAG(int, retry_count, 7, "verbs QP retry count (0..7)");
@@ -93,6 +95,7 @@ ManagerOptions ParseManagerCommandLine(int argc, char** argv) {
   options.lease_ttl = absl::GetFlag(FLAGS_lease_ttl);
   options.node_ttl = absl::GetFlag(FLAGS_node_ttl);
   options.redis_timeout = absl::GetFlag(FLAGS_redis_timeout);
+  options.reconcile_interval = absl::GetFlag(FLAGS_reconcile_interval);
   options.rdma_device = absl::GetFlag(FLAGS_rdma_device);
   options.qp_timeout = absl::GetFlag(FLAGS_qp_timeout);
   options.retry_count = absl::GetFlag(FLAGS_retry_count);

@@ -24,6 +24,7 @@ absl::Status ManagerOptions::Validate() const {
   if (lease_ttl < absl::Milliseconds(100)) return invalid("--lease-ttl must be at least 100ms");
   if (node_ttl < absl::Milliseconds(300)) return invalid("--node-ttl must be at least 300ms");
   if (redis_timeout <= absl::ZeroDuration()) return invalid("--redis-timeout must be positive");
+  if (reconcile_interval < absl::Milliseconds(100)) return invalid("--reconcile-interval must be at least 100ms");
   if (read_chunk_bytes < 4096) return invalid("--read-chunk-bytes must be at least 4096");
   return absl::OkStatus();
 }

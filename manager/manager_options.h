@@ -23,6 +23,9 @@ struct ManagerOptions {
   absl::Duration lease_ttl = absl::Seconds(30);  // pins held for peers
   absl::Duration node_ttl = absl::Seconds(5);    // directory node record; heartbeat every ttl/3
   absl::Duration redis_timeout = absl::Seconds(1);  // one directory operation
+  // How often the publisher checks the directory's entries of this node against the store
+  // (publishes what is missing, removes what is stale); also done at once after Redis comes back.
+  absl::Duration reconcile_interval = absl::Seconds(30);
   std::string rdma_device;                   // verbs: "" = chosen by rdma_cm
   int qp_timeout = 14;
   int retry_count = 7;

@@ -4,23 +4,35 @@
 // sealed -> PublishObjects({id, {this node, sizes, generation, checksum}}...); deleted/evicted ->
 // RemoveObjects(ids). Events already received are taken together (up to kMaxEventsPerUpdate), and
 // each run of one kind is one pipelined directory call, in stream order: a fetch of 1000 objects
-// costs the directory a few round trips, not 1000, and a seal never overtakes a later delete. RequestRepublish() (called by the directory's reconnect callback, on whatever
-// thread reconnected) only sets a flag; the publisher thread then lists the store and publishes
-// every sealed object in one pipelined batch, retrying on its next turns until it succeeds.
-// Directory errors are counted and logged (rate-limited), never fatal: Redis down must not stop
-// the manager. The store going away (Unavailable from the subscription) ends the thread and is
-// reported by store_lost().
+// costs the directory a few round trips, not 1000, and a seal never overtakes a later delete.
 //
-// Thread-safety: RequestRepublish, store_lost and Stop are thread-safe.
+// Repair: an update that fails (Redis down) leaves its ids in a pending map (id -> the latest
+// wanted state: published with a description, or removed; a later event for the id replaces it),
+// retried with backoff (retry_backoff_initial doubling to retry_backoff_max). Every
+// reconcile_interval, and at once after RequestRepublish (the directory reconnected, or found this
+// node's record gone), the publisher reconciles (location_reconciler.h): it lists the store's
+// sealed objects and the directory's entries of this node, publishes what is missing (all of it
+// after RequestRepublish: a restarted Redis has lost everything), removes what is stale, and
+// clears the pending map. A failed reconcile is retried with the same backoff. Directory errors
+// are counted and logged (rate-limited), never fatal: Redis down must not stop the manager. Time
+// comes from `clock`.
+//
+// The store going away (Unavailable from the subscription) ends the thread and is reported by
+// store_lost(); the Manager then replaces the store connection and starts a new publisher.
+//
+// Thread-safety: RequestRepublish, store_lost, pending, reconciles and Stop are thread-safe.
 #ifndef RPLASMA_MANAGER_OBJECT_PUBLISHER_H_
 #define RPLASMA_MANAGER_OBJECT_PUBLISHER_H_
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
 #include "client/client.h"
 #include "manager/manager_stats.h"
 #include "manager/directory/directory.h"
@@ -29,27 +41,54 @@
 
 namespace rplasma::manager {
 
+struct ObjectPublisherOptions {
+  absl::Duration reconcile_interval = absl::Seconds(30);       // periodic store-vs-directory check
+  absl::Duration retry_backoff_initial = absl::Milliseconds(100);  // after a failed update/reconcile
+  absl::Duration retry_backoff_max = absl::Seconds(5);
+  // Pending ids kept for retry; beyond it they are dropped and a full reconcile repairs them all.
+  size_t max_pending = 1u << 20;
+
+  absl::Status Validate() const;
+};
+
 class ObjectPublisher {
  public:
   static constexpr size_t kMaxEventsPerUpdate = 1024;
 
-  // Starts the thread. Borrowed pointers outlive the publisher; `clock` paces retries and logs.
+  // Starts the thread. Borrowed pointers outlive the publisher; `clock` paces retries, reconciles
+  // and logs. REQUIRES: options.Validate().
   ObjectPublisher(std::string node_id, std::unique_ptr<Subscription> subscription, Directory* directory,
-                  peer::LocalStore* store, ManagerStats* stats, Clock* clock);
+                  peer::LocalStore* store, ManagerStats* stats, Clock* clock, ObjectPublisherOptions options = {});
   ~ObjectPublisher();  // Stop()
 
+  // Reconcile at once, publishing every sealed object (not only those the directory lacks).
   void RequestRepublish() { republish_.store(true); }
   bool store_lost() const { return store_lost_.load(); }
+  // Ids waiting for a retry, and reconciles that succeeded (for stats and tests).
+  size_t pending() const { return pending_count_.load(); }
+  uint64_t reconciles() const { return reconciles_.load(); }
   void Stop();
 
  private:
+  // The latest wanted state of an id: published with this description, or removed (nullopt).
+  using Wanted = std::optional<ObjectDescription>;
+
   void Run();
-  void Republish();
+  // Retries pending updates and reconciles when they are due (publisher thread).
+  void Maintain();
+  // Lists both sides and applies the plan; true on success.
+  bool Reconcile(bool full);
+  void RetryPending();
   // Applies `events` (in stream order) to the directory, one call per run of one kind.
   void Apply(const std::vector<ObjectEvent>& events);
-  void NoteError(const ObjectID& first, const absl::Status& status);
+  absl::Status Publish(const std::vector<std::pair<ObjectID, ObjectDescription>>& objects);
+  absl::Status Remove(const std::vector<ObjectID>& ids);
+  void NoteError(absl::string_view what, const absl::Status& status);
+  absl::Duration NextBackoff();
+  void SetPending(const ObjectID& id, Wanted wanted);
 
   const std::string node_id_;
+  const ObjectPublisherOptions options_;
   std::unique_ptr<Subscription> subscription_;
   Directory* const directory_;
   peer::LocalStore* const store_;
@@ -58,7 +97,15 @@ class ObjectPublisher {
   std::atomic<bool> stop_{false};
   std::atomic<bool> republish_{false};
   std::atomic<bool> store_lost_{false};
-  absl::Time last_error_log_ = absl::InfinitePast();  // publisher thread only
+  std::atomic<size_t> pending_count_{0};
+  std::atomic<uint64_t> reconciles_{0};
+  // Publisher thread only.
+  absl::flat_hash_map<ObjectID, Wanted> pending_;
+  absl::Duration backoff_ = absl::ZeroDuration();
+  absl::Time retry_at_ = absl::InfinitePast();
+  absl::Time reconcile_at_;
+  bool full_reconcile_due_ = false;
+  absl::Time last_error_log_ = absl::InfinitePast();
   std::thread thread_;
 };
 

@@ -62,6 +62,13 @@ class Directory {
     return first;
   }
 
+  // The ids this node has published and not removed since (its own entries), to reconcile them
+  // with the store. This default says the directory cannot list them (kUnimplemented); the caller
+  // then publishes everything and removes nothing.
+  virtual absl::StatusOr<std::vector<ObjectID>> ListOwnObjects() {
+    return absl::UnimplementedError("ListOwnObjects: this directory cannot list a node's objects");
+  }
+
   // Locations of each id on live nodes (other than none filtered: includes this node if it holds
   // it), one vector per id, in order. Pipelined, so the cost does not grow with the batch: one
   // round trip for the locations, a second to ask whether their nodes are alive (skipped for nodes

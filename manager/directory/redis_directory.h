@@ -74,6 +74,9 @@ class RedisDirectory : public Directory {
   absl::Status RemoveObject(const ObjectID& id) override;
   absl::Status RemoveObjects(absl::Span<const ObjectID> ids) override;
   absl::StatusOr<std::vector<std::vector<ObjectLocation>>> Lookup(absl::Span<const ObjectID> ids) override;
+  // SSCAN of this node's node-objects set, a page of up to 1000 ids per round trip; malformed
+  // members are skipped (garbage_values). kInvalidArgument before RegisterNode.
+  absl::StatusOr<std::vector<ObjectID>> ListOwnObjects() override;
   absl::StatusOr<NodeRecord> GetNode(const std::string& node_id) override;
 
   // Runs after a reconnect (Redis came back, possibly empty) or when Heartbeat finds this node's

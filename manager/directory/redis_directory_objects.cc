@@ -14,6 +14,9 @@ namespace {
 
 // Locations read per object; a hash with more fields is malformed (far more than any cluster).
 constexpr size_t kMaxLocationsPerObject = 4096;
+// ListOwnObjects: SSCAN page size, and a bound on pages (a set far larger than any store holds).
+constexpr int kListPage = 1000;
+constexpr int kMaxListRounds = 100000;
 
 }  // namespace
 
@@ -63,6 +66,45 @@ absl::Status RedisDirectory::RemoveObjects(absl::Span<const ObjectID> ids) {
   }();
   FireReconnectCallbackIfPending();
   return status;
+}
+
+absl::StatusOr<std::vector<ObjectID>> RedisDirectory::ListOwnObjects() {
+  absl::StatusOr<std::vector<ObjectID>> result = [&]() -> absl::StatusOr<std::vector<ObjectID>> {
+    MutexLock lock(&mu_);
+    ASSIGN_OR_RETURN(std::string node_id, OwnNodeId("ListOwnObjects"));
+    const std::string set_key = codec_.NodeObjectsKey(node_id);
+    std::vector<ObjectID> ids;
+    std::string cursor = "0";
+    for (int round = 0; round < kMaxListRounds; ++round) {
+      ASSIGN_OR_RETURN(std::vector<RedisReply> replies,
+                       Run({RedisCommand{"SSCAN", set_key, cursor, "COUNT", std::to_string(kListPage)}}));
+      RedisReplyView page = replies[0].view();
+      if (page.is_error()) {
+        errors_.fetch_add(1, std::memory_order_relaxed);
+        return RedisErrorReplyStatus(page, options_.address, absl::StrFormat("SSCAN %s", set_key));
+      }
+      if (!page.is_array() || page.size() != 2 || !page.element(0).is_string() || !page.element(1).is_array()) {
+        NoteGarbage(absl::StrFormat("SSCAN %s: %s", set_key, page.Describe()));
+        return ProtocolError(absl::StrFormat("SSCAN %s: malformed reply %s", set_key, page.Describe()));
+      }
+      RedisReplyView members = page.element(1);
+      for (size_t i = 0; i < members.size(); ++i) {
+        RedisReplyView member = members.element(i);
+        absl::StatusOr<ObjectID> id = member.is_string() ? DirectoryCodec::DecodeObjectMember(member.str())
+                                                         : ProtocolError(member.Describe());
+        if (!id.ok()) {
+          NoteGarbage(absl::StrFormat("member of %s: %s", set_key, id.status().message()));
+          continue;
+        }
+        ids.push_back(*id);
+      }
+      cursor = std::string(page.element(0).str());
+      if (cursor == "0") return ids;
+    }
+    return ProtocolError(absl::StrFormat("SSCAN %s: no end after %d pages", set_key, kMaxListRounds));
+  }();
+  FireReconnectCallbackIfPending();
+  return result;
 }
 
 absl::StatusOr<std::vector<std::vector<ObjectLocation>>> RedisDirectory::Lookup(absl::Span<const ObjectID> ids) {

@@ -8,8 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "protocol/base/mutex_lock.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/subprocess.h"
 #include "tests/unit/fetch/fetch_fakes.h"
 
@@ -95,6 +97,138 @@ TEST(ObjectPublisherTest, ABurstOfEventsBecomesOneUpdatePerRunOfOneKindInStreamO
       << "a seal never overtakes a later delete of the same id";
   EXPECT_EQ(stats.objects_published.load(), 4u);
   EXPECT_EQ(stats.objects_removed.load(), 2u);
+}
+
+// This node's entries, as a directory that can list them and can be made unreachable.
+class StatefulDirectory : public rplasma::testing::FakeDirectory {
+ public:
+  absl::Status PublishObjects(absl::Span<const std::pair<ObjectID, ObjectLocation>> objects) override {
+    MutexLock lock(&mu_);
+    ++writes_;
+    if (unavailable_) return MakeError(ErrorCode::kUnavailable, "fake directory unreachable");
+    for (const auto& [id, location] : objects) entries_[id] = location.object;
+    return absl::OkStatus();
+  }
+  absl::Status RemoveObjects(absl::Span<const ObjectID> ids) override {
+    MutexLock lock(&mu_);
+    ++writes_;
+    if (unavailable_) return MakeError(ErrorCode::kUnavailable, "fake directory unreachable");
+    for (const ObjectID& id : ids) entries_.erase(id);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::vector<ObjectID>> ListOwnObjects() override {
+    MutexLock lock(&mu_);
+    if (unavailable_) return MakeError(ErrorCode::kUnavailable, "fake directory unreachable");
+    std::vector<ObjectID> ids;
+    for (const auto& [id, description] : entries_) ids.push_back(id);
+    return ids;
+  }
+  void SetUnavailable(bool unavailable) {
+    MutexLock lock(&mu_);
+    unavailable_ = unavailable;
+  }
+  // An entry written behind the publisher's back (a stale one, or one another process left).
+  void Plant(const ObjectID& id, ObjectDescription description) {
+    MutexLock lock(&mu_);
+    entries_[id] = description;
+  }
+  std::optional<ObjectDescription> Entry(const ObjectID& id) {
+    MutexLock lock(&mu_);
+    auto it = entries_.find(id);
+    if (it == entries_.end()) return std::nullopt;
+    return it->second;
+  }
+  int writes() {
+    MutexLock lock(&mu_);
+    return writes_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  bool unavailable_ ABSL_GUARDED_BY(mu_) = false;
+  int writes_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::flat_hash_map<ObjectID, ObjectDescription> entries_ ABSL_GUARDED_BY(mu_);
+};
+
+ObjectID Id(uint8_t first_byte) { return Event(EventKind::kSealed, first_byte).object.id; }
+
+// Seals `id` in `store` and returns its description.
+ObjectDescription SealIn(rplasma::testing::FakeLocalStore& store, const ObjectID& id) {
+  EXPECT_TRUE(store.Create(id, 16, 0).ok());
+  EXPECT_TRUE(store.SealAndRelease(id, 42).ok());
+  absl::StatusOr<std::vector<ObjectInfo>> sealed = store.ListSealed();
+  if (sealed.ok()) {
+    for (const ObjectInfo& o : *sealed) {
+      if (o.id == id) return o.description();
+    }
+  }
+  ADD_FAILURE() << "sealed object not listed";
+  return {};
+}
+
+TEST(ObjectPublisherTest, FailedUpdatesAreRetriedWithBackoffOnceTheDirectoryAnswersAgain) {
+  auto subscription = std::make_unique<ScriptedSubscription>();
+  ScriptedSubscription* events = subscription.get();
+  StatefulDirectory directory;
+  directory.Plant(Id(0xc3), {});
+  directory.SetUnavailable(true);
+  rplasma::testing::FakeLocalStore store(1 << 20);
+  rplasma::testing::FakeClock clock;
+  ManagerStats stats;
+  ObjectPublisherOptions options;
+  options.reconcile_interval = absl::Hours(1);  // only the retry may repair here
+  ObjectPublisher publisher("node", std::move(subscription), &directory, &store, &stats, &clock, options);
+  events->Push({Event(EventKind::kSealed, 0xa1), Event(EventKind::kSealed, 0xb2), Event(EventKind::kDeleted, 0xc3)});
+  ASSERT_TRUE(rplasma::testing::WaitFor([&] { return publisher.pending() == 3; }, absl::Seconds(5)));
+  const int writes_while_down = directory.writes();
+  EXPECT_FALSE(directory.Entry(Id(0xa1)).has_value());
+
+  directory.SetUnavailable(false);
+  // The clock has not moved: the retry waits for its backoff, so nothing is written yet.
+  EXPECT_EQ(directory.writes(), writes_while_down);
+  clock.Advance(absl::Seconds(6));  // past the longest backoff
+  ASSERT_TRUE(rplasma::testing::WaitFor([&] { return publisher.pending() == 0; }, absl::Seconds(5)));
+  publisher.Stop();
+  EXPECT_TRUE(directory.Entry(Id(0xa1)).has_value());
+  EXPECT_TRUE(directory.Entry(Id(0xb2)).has_value());
+  EXPECT_FALSE(directory.Entry(Id(0xc3)).has_value()) << "a failed remove is retried too";
+  EXPECT_EQ(publisher.reconciles(), 0u);
+}
+
+TEST(ObjectPublisherTest, PeriodicReconcilePublishesWhatTheDirectoryLacksAndRemovesStaleEntries) {
+  rplasma::testing::FakeLocalStore store(1 << 20);
+  const ObjectDescription held = SealIn(store, Id(0xa1));  // its publish was lost: no event comes
+  StatefulDirectory directory;
+  directory.Plant(Id(0xd4), {});  // the store no longer holds it
+  rplasma::testing::FakeClock clock;
+  ManagerStats stats;
+  ObjectPublisherOptions options;
+  options.reconcile_interval = absl::Seconds(30);
+  ObjectPublisher publisher("node", std::make_unique<ScriptedSubscription>(), &directory, &store, &stats, &clock,
+                            options);
+  EXPECT_EQ(publisher.reconciles(), 0u) << "the first reconcile waits for the interval";
+  clock.Advance(absl::Seconds(31));
+  ASSERT_TRUE(rplasma::testing::WaitFor([&] { return publisher.reconciles() >= 1; }, absl::Seconds(5)));
+  publisher.Stop();
+  ASSERT_TRUE(directory.Entry(Id(0xa1)).has_value());
+  EXPECT_EQ(directory.Entry(Id(0xa1))->generation, held.generation);
+  EXPECT_FALSE(directory.Entry(Id(0xd4)).has_value());
+}
+
+TEST(ObjectPublisherTest, RepublishRequestRewritesEveryEntryAtOnceEvenOnesTheDirectoryLists) {
+  rplasma::testing::FakeLocalStore store(1 << 20);
+  const ObjectDescription held = SealIn(store, Id(0xa1));
+  StatefulDirectory directory;
+  ObjectDescription old = held;
+  old.generation = held.generation + 100;  // listed, but not what the store holds now
+  directory.Plant(Id(0xa1), old);
+  rplasma::testing::FakeClock clock;
+  ManagerStats stats;
+  ObjectPublisher publisher("node", std::make_unique<ScriptedSubscription>(), &directory, &store, &stats, &clock);
+  publisher.RequestRepublish();
+  ASSERT_TRUE(rplasma::testing::WaitFor([&] { return publisher.reconciles() >= 1; }, absl::Seconds(5)));
+  publisher.Stop();
+  EXPECT_EQ(directory.Entry(Id(0xa1))->generation, held.generation);
 }
 
 }  // namespace
