@@ -16,10 +16,11 @@
 namespace rplasma::manager {
 
 absl::StatusOr<std::unique_ptr<Manager>> Manager::Start(const ManagerOptions& options,
-                                                        PeerHandlerWrapper wrap_peer_handler) {
+                                                        PeerHandlerWrapper wrap_peer_handler,
+                                                        TransportWrapper wrap_transport) {
   RETURN_IF_ERROR(options.Validate());
   std::unique_ptr<Manager> manager(new Manager(options));
-  absl::Status status = manager->Init(wrap_peer_handler);
+  absl::Status status = manager->Init(wrap_peer_handler, wrap_transport);
   if (!status.ok()) {
     manager->Shutdown();
     return status;
@@ -27,7 +28,7 @@ absl::StatusOr<std::unique_ptr<Manager>> Manager::Start(const ManagerOptions& op
   return manager;
 }
 
-absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler) {
+absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler, const TransportWrapper& wrap_transport) {
   ASSIGN_OR_RETURN(const std::string secret, auth::ReadSecretFile(options_.secret_file));
   ASSIGN_OR_RETURN(fetch::ThresholdSetting threshold, fetch::ParseThresholdSetting(options_.pin_threshold, 64u << 10));
   threshold_mode_ = threshold.mode == fetch::ThresholdSetting::Mode::kAuto   ? "auto"
@@ -61,6 +62,7 @@ absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler) {
   RETURN_IF_ERROR(transport_options.Validate());
   ASSIGN_OR_RETURN(MadeTransport made, MakeTransport(options_.transport, transport_options));
   transport_ = std::move(made.transport);
+  if (wrap_transport) transport_ = wrap_transport(std::move(transport_));
   if (made.fell_back) stats_.transport_fallbacks.fetch_add(1, std::memory_order_relaxed);
   RETURN_IF_ERROR(transport_->RegisterArena(client_->arena_base(), client_->arena_size()));
 

@@ -50,10 +50,15 @@ class Manager {
   // one). The wrapper forwards to `inner`, which outlives it.
   using PeerHandlerWrapper =
       std::function<std::unique_ptr<transport::RequestHandler>(transport::RequestHandler* inner)>;
+  // Wraps the transport Start made (tests build a fault-injecting one); the wrapper owns `inner`.
+  using TransportWrapper =
+      std::function<std::unique_ptr<transport::Transport>(std::unique_ptr<transport::Transport> inner)>;
 
   // `wrap_peer_handler`: empty = peers talk to the peer service directly.
+  // `wrap_transport`: empty = the transport MakeTransport chose, unwrapped.
   static absl::StatusOr<std::unique_ptr<Manager>> Start(const ManagerOptions& options,
-                                                        PeerHandlerWrapper wrap_peer_handler = nullptr);
+                                                        PeerHandlerWrapper wrap_peer_handler = nullptr,
+                                                        TransportWrapper wrap_transport = nullptr);
   ~Manager();  // Shutdown()
 
   void Shutdown();
@@ -67,7 +72,7 @@ class Manager {
 
  private:
   explicit Manager(const ManagerOptions& options) : options_(options) {}
-  absl::Status Init(const PeerHandlerWrapper& wrap_peer_handler);
+  absl::Status Init(const PeerHandlerWrapper& wrap_peer_handler, const TransportWrapper& wrap_transport);
   void HeartbeatLoop();
 
   const ManagerOptions options_;

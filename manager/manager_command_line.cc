@@ -105,7 +105,8 @@ ManagerOptions ParseManagerCommandLine(int argc, char** argv) {
   return options;
 }
 
-int RunManagerUntilSignal(const ManagerOptions& options, Manager::PeerHandlerWrapper wrap_peer_handler) {
+int RunManagerUntilSignal(const ManagerOptions& options, Manager::PeerHandlerWrapper wrap_peer_handler,
+                          Manager::TransportWrapper wrap_transport) {
   // Each small fetch allocates and frees a reply buffer of up to the Get threshold. With glibc's
   // defaults the heap top above 128 KiB is returned to the kernel at every such free and faulted
   // back in by the next fetch (measured: seal phase of a 64 KiB fetch 30 -> 60 us). Keep it.
@@ -120,7 +121,7 @@ int RunManagerUntilSignal(const ManagerOptions& options, Manager::PeerHandlerWra
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  absl::StatusOr<std::unique_ptr<Manager>> manager = Manager::Start(options, std::move(wrap_peer_handler));
+  absl::StatusOr<std::unique_ptr<Manager>> manager = Manager::Start(options, std::move(wrap_peer_handler), std::move(wrap_transport));
   if (!manager.ok()) {
     std::fprintf(stderr, "rplasma-manager: %s\n", std::string(manager.status().message()).c_str());
     return 1;

@@ -26,11 +26,13 @@ ManagerOptions ParseManagerCommandLine(int argc, char** argv);
 // kInvalidArgument if both were given with different values.
 absl::StatusOr<std::string> ResolvePinThreshold(const std::string& pin_threshold, const std::string& rdma_threshold);
 
-// Starts a Manager (its peer service wrapped by `wrap_peer_handler`, if given), prints
+// Starts a Manager (its peer service wrapped by `wrap_peer_handler`, its transport by
+// `wrap_transport`, each if given), prints
 // "rplasma-manager ready node=<id> transport=<name> listen=<host:port>" and serves until SIGINT or
 // SIGTERM (returns 0) or until the store goes away (returns 2); returns 1 if it cannot start.
 // REQUIRES: called from main before any thread exists (it blocks the stop signals for all threads).
-int RunManagerUntilSignal(const ManagerOptions& options, Manager::PeerHandlerWrapper wrap_peer_handler = nullptr);
+int RunManagerUntilSignal(const ManagerOptions& options, Manager::PeerHandlerWrapper wrap_peer_handler = nullptr,
+                          Manager::TransportWrapper wrap_transport = nullptr);
 
 }  // namespace rplasma::manager
 
