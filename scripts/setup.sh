@@ -9,7 +9,7 @@ PACKAGES=(
   libabsl-dev libflatbuffers-dev flatbuffers-compiler libgtest-dev libgmock-dev nlohmann-json3-dev
   libhiredis-dev redis-server libxxhash-dev libssl-dev
   libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
-  libopenmpi-dev openmpi-bin gnuplot-nox iproute2 procps bc
+  libopenmpi-dev openmpi-bin gnuplot-nox iproute2 nftables procps bc
 )
 
 missing=()
