@@ -135,8 +135,9 @@ absl::StatusOr<PinReply> PinFromFb(const fb::PinReply* r) {
 }
 
 absl::StatusOr<GetBatchReplyView> GetBatchFromFb(const fb::GetBatchReply* r, absl::string_view payload) {
-  if (r->objects() == nullptr || r->objects()->size() > kMaxBatchIds) {
-    return ProtocolError("peer get-batch reply: missing or too many entries");
+  // A batch request has 1..kMaxBatchIds ids, so no reply to one is empty.
+  if (r->objects() == nullptr || r->objects()->size() == 0 || r->objects()->size() > kMaxBatchIds) {
+    return ProtocolError("peer get-batch reply: no entries or too many");
   }
   GetBatchReplyView out;
   out.objects.reserve(r->objects()->size());
@@ -158,8 +159,9 @@ absl::StatusOr<GetBatchReplyView> GetBatchFromFb(const fb::GetBatchReply* r, abs
 }
 
 absl::StatusOr<PinBatchReply> PinBatchFromFb(const fb::PinBatchReply* r) {
-  if (r->objects() == nullptr || r->objects()->size() > kMaxBatchIds) {
-    return ProtocolError("peer pin-batch reply: missing or too many entries");
+  // A batch request has 1..kMaxBatchIds ids, so no reply to one is empty.
+  if (r->objects() == nullptr || r->objects()->size() == 0 || r->objects()->size() > kMaxBatchIds) {
+    return ProtocolError("peer pin-batch reply: no entries or too many");
   }
   PinBatchReply out;
   out.objects.reserve(r->objects()->size());

@@ -111,6 +111,13 @@ TEST(PeerMessagesTest, EmptyOrOversizedBatchesAreRefused) {
   EXPECT_OK(DecodeRequest(EncodeRequest(PinBatchRequest{ids})).status());
 }
 
+// Found by tests/fuzz/peer_messages_fuzzer: a batch reply with no entries decoded as a valid
+// reply, though it can answer no request (every batch request has 1..kMaxBatchIds ids).
+TEST(PeerMessagesTest, BatchRepliesWithoutEntriesAreRejected) {
+  EXPECT_THAT(DecodeReply(EncodeGetBatchReply({})).status(), HasErrorCode(ErrorCode::kProtocolError));
+  EXPECT_THAT(DecodeReply(EncodePinBatchReply(PinBatchReply{})).status(), HasErrorCode(ErrorCode::kProtocolError));
+}
+
 TEST(PeerMessagesTest, GetBatchReplyCarriesEachObjectsBytesOrItsOwnError) {
   const std::vector<uint8_t> a = {1, 2, 3};
   const std::vector<uint8_t> b = {4, 5, 6, 7, 8};
