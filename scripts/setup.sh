@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(
-  build-essential clang cmake ninja-build pkg-config git
+  build-essential clang libclang-rt-14-dev cmake ninja-build pkg-config git
   libabsl-dev libflatbuffers-dev flatbuffers-compiler libgtest-dev libgmock-dev nlohmann-json3-dev
   libhiredis-dev redis-server libxxhash-dev libssl-dev
   libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
