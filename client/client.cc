@@ -37,7 +37,6 @@ constexpr size_t kBackgroundHashBytes = 4 << 20;
 constexpr size_t kParallelHashStepBytes = 1 << 20;
 
 // How long Connect waits for the store's ConnectReply.
-constexpr absl::Duration kConnectTimeout = absl::Seconds(10);
 
 absl::Status InvalidOption(absl::string_view message) {
   return MakeError(ErrorCode::kInvalidArgument, absl::StrCat("client options: ", message));
@@ -57,6 +56,10 @@ absl::Status ClientOptions::Validate() const {
   if (client_name.size() > kMaxClientNameBytes) {
     return InvalidOption(absl::StrCat("client_name longer than ", kMaxClientNameBytes, " bytes"));
   }
+  if (connect_timeout <= absl::ZeroDuration() || io_timeout <= absl::ZeroDuration() ||
+      reply_grace < absl::ZeroDuration()) {
+    return InvalidOption("connect_timeout and io_timeout must be > 0, reply_grace >= 0");
+  }
   if (get_fetches_remote && manager_socket.empty()) {
     return InvalidOption("get_fetches_remote needs manager_socket");
   }
@@ -66,7 +69,8 @@ absl::Status ClientOptions::Validate() const {
 absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
   RETURN_IF_ERROR(options.Validate());
   ASSIGN_OR_RETURN(ClientConnection::Handshake handshake,
-                   ClientConnection::Connect(options.store_socket, options.client_name, kConnectTimeout));
+                   ClientConnection::Connect(options.store_socket, options.client_name, options.connect_timeout,
+                                             options.io_timeout));
   const uint64_t arena_size = handshake.reply.arena_size;
   const std::string& where = options.store_socket;
   if (arena_size == 0 || arena_size > kMaxObjectBytes) {

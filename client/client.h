@@ -43,6 +43,16 @@ struct ClientOptions {
   std::string client_name = "client";  // shown in store logs
   // Get() falls back to Fetch for ids the store does not have (needs manager_socket).
   bool get_fetches_remote = false;
+  // Deadlines: every call ends by one, whatever the store does (stopped, wedged, backlog full).
+  // Connect: the connect(2) and the handshake together end within connect_timeout.
+  absl::Duration connect_timeout = absl::Seconds(10);
+  // A store request of a call that takes no timeout (Create, Seal, Put, Release, Stats, a Get
+  // with timeout 0...) ends within io_timeout: kDeadlineExceeded, the connection stays usable
+  // (InfiniteDuration: no deadline).
+  absl::Duration io_timeout = absl::Seconds(30);
+  // A Get with a timeout T > 0 ends within T + reply_grace (the time the store's answer needs to
+  // arrive once T has passed). A reply that comes later is dropped and its references released.
+  absl::Duration reply_grace = absl::Milliseconds(500);
 
   absl::Status Validate() const;
 };

@@ -5,11 +5,13 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "protocol/frame.h"
 #include "protocol/base/logging.h"
 #include "protocol/base/mutex_lock.h"
@@ -32,14 +34,34 @@ absl::Status BrokenBy(const absl::Status& error) {
   return ErrorCodeOf(error) == ErrorCode::kProtocolError ? error : MakeError(ErrorCode::kUnavailable, error.message());
 }
 
+// Waits until `fd` is ready for `events` or `deadline` passes (kDeadlineExceeded).
+absl::Status PollUntil(int fd, short events, absl::Time deadline, absl::string_view what) {
+  for (;;) {
+    int timeout_ms = -1;
+    if (deadline != absl::InfiniteFuture()) {
+      const absl::Duration left = deadline - absl::Now();
+      if (left <= absl::ZeroDuration()) {
+        return MakeError(ErrorCode::kDeadlineExceeded, absl::StrCat("store connection: ", what, ": deadline exceeded"));
+      }
+      timeout_ms = static_cast<int>(
+          std::min<int64_t>(absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1))), 1 << 30));
+    }
+    pollfd pfd{fd, events, 0};
+    const int rc = ::poll(&pfd, 1, timeout_ms);
+    if (rc > 0) return absl::OkStatus();
+    if (rc < 0 && errno != EINTR) return ErrnoError("poll", "store socket", errno);
+  }
+}
+
 }  // namespace
 
 PendingReply::~PendingReply() {
   if (owner_ != nullptr) owner_->demux_.Abandon(this);
 }
 
-ClientConnection::ClientConnection(UniqueFd fd)
+ClientConnection::ClientConnection(UniqueFd fd, absl::Duration io_timeout)
     : fd_(std::move(fd)),
+      io_timeout_(io_timeout),
       demux_(ReplyDemultiplexer::Hooks{
           .on_break =
               [this](const absl::Status& cause) {
@@ -52,39 +74,37 @@ ClientConnection::ClientConnection(UniqueFd fd)
                 return MakeError(ErrorCode::kDeadlineExceeded,
                                  absl::StrCat("store connection: request ", request_id, ": deadline exceeded"));
               },
-          // Wait has no deadline today; were it given one, the late reply is dropped like a detached one.
+          // A Wait that gives up leaves the stream intact (the reader keeps partial bytes buffered):
+          // its late reply is dropped like a detached one.
           .on_deadline = ReplyDemultiplexer::OnDeadline::kAbandonWaiter,
       }) {}
 
 absl::StatusOr<ClientConnection::Handshake> ClientConnection::Connect(const std::string& socket_path,
                                                                        absl::string_view client_name,
-                                                                       absl::Duration timeout) {
-  ASSIGN_OR_RETURN(UniqueFd fd, UnixConnect(socket_path));
-  std::unique_ptr<ClientConnection> connection(new ClientConnection(std::move(fd)));
+                                                                       absl::Duration connect_timeout,
+                                                                       absl::Duration io_timeout) {
+  const absl::Time deadline = absl::Now() + connect_timeout;
+  ASSIGN_OR_RETURN(UniqueFd fd, UnixConnect(socket_path, deadline));
+  std::unique_ptr<ClientConnection> connection(new ClientConnection(std::move(fd), io_timeout));
   connection->read_buffer_.resize(kInitialReadBuffer);
   // Nobody else knows the connection yet: the handshake runs single-threaded, without leadership.
   ASSIGN_OR_RETURN(uint64_t request_id, connection->NextRequestId());
   ASSIGN_OR_RETURN(std::string payload, Encode(request_id, ConnectRequest{std::string(client_name)}));
-  RETURN_IF_ERROR(connection->WriteFrame(payload));
+  RETURN_IF_ERROR(connection->WriteFrame(payload, deadline));
 
   const int raw_fd = connection->fd_.get();
-  pollfd pfd{raw_fd, POLLIN, 0};
-  int rc;
-  do {
-    rc = ::poll(&pfd, 1, static_cast<int>(absl::ToInt64Milliseconds(timeout)));
-  } while (rc < 0 && errno == EINTR);
-  if (rc < 0) return ErrnoError("poll", socket_path, errno);
-  if (rc == 0) {
+  if (absl::Status ready = PollUntil(raw_fd, POLLIN, deadline, "connect"); !ready.ok()) {
+    if (ErrorCodeOf(ready) != ErrorCode::kDeadlineExceeded) return ready;
     return MakeError(ErrorCode::kDeadlineExceeded,
                      absl::StrCat("connect(", socket_path, "): store did not answer within ",
-                                  absl::FormatDuration(timeout)));
+                                  absl::FormatDuration(connect_timeout)));
   }
   // The arena fd rides on the first byte of the ConnectReply frame.
   ASSIGN_OR_RETURN(ReceivedWithFd first,
                    RecvWithFd(raw_fd, connection->read_buffer_.data(), connection->read_buffer_.size()));
   if (first.bytes == 0) return StoreGone(absl::StrCat("connect(", socket_path, "): closed by the store"));
   connection->read_end_ = first.bytes;
-  ASSIGN_OR_RETURN(Reply reply, connection->ReadReply());
+  ASSIGN_OR_RETURN(Reply reply, connection->ReadReply(deadline));
   if (reply.request_id != request_id) {
     return ProtocolError(absl::StrCat("connect(", socket_path, "): reply for request ", reply.request_id));
   }
@@ -103,24 +123,46 @@ ClientConnection::~ClientConnection() = default;  // the demultiplexer checks no
 
 absl::Status ClientConnection::health() const { return demux_.health(); }
 
-absl::Status ClientConnection::Send(RequestBody body, PendingReply* pending) {
-  ASSIGN_OR_RETURN(uint64_t request_id, NextRequestId());
-  ASSIGN_OR_RETURN(std::string payload, Encode(request_id, std::move(body)));
-  // Registered before the frame leaves, so the reply always finds its waiter.
-  RETURN_IF_ERROR(demux_.Register(request_id, pending));
-  pending->owner_ = this;
-  return WriteFrame(payload);
+absl::Time ClientConnection::IoDeadline() const {
+  return io_timeout_ == absl::InfiniteDuration() ? absl::InfiniteFuture() : absl::Now() + io_timeout_;
 }
 
-absl::StatusOr<Reply> ClientConnection::Wait(PendingReply* pending) {
-  RETURN_IF_ERROR(demux_.Wait(pending, absl::InfiniteFuture(), [this](absl::Time) { return ReadAndDispatchOne(); }));
+absl::Status ClientConnection::Send(RequestBody body, PendingReply* pending) {
+  return Send(std::move(body), pending, IoDeadline());
+}
+
+absl::Status ClientConnection::Send(RequestBody body, PendingReply* pending, absl::Time deadline) {
+  ASSIGN_OR_RETURN(uint64_t request_id, NextRequestId());
+  const bool is_get = std::holds_alternative<GetRequest>(body);
+  ASSIGN_OR_RETURN(std::string payload, Encode(request_id, std::move(body)));
+  // Registered before the frame leaves, so the reply always finds its waiter (and a Get's
+  // references are released whoever reads a reply nobody waits for any more).
+  if (is_get) {
+    MutexLock lock(&gets_mu_);
+    open_gets_.insert(request_id);
+  }
+  RETURN_IF_ERROR(demux_.Register(request_id, pending));
+  pending->owner_ = this;
+  pending->request_id_ = request_id;
+  return WriteFrame(payload, deadline);
+}
+
+absl::StatusOr<Reply> ClientConnection::Wait(PendingReply* pending, absl::Time deadline) {
+  absl::Status waited =
+      demux_.Wait(pending, deadline, [this](absl::Time d) { return ReadAndDispatchOne(d); });
+  if (waited.ok() || ErrorCodeOf(waited) != ErrorCode::kDeadlineExceeded) {
+    // The reply was taken (or will never come): nothing is left to release behind the caller.
+    MutexLock lock(&gets_mu_);
+    open_gets_.erase(pending->request_id_);
+  }
+  RETURN_IF_ERROR(waited);
   return std::move(pending->reply_);
 }
 
-absl::StatusOr<Reply> ClientConnection::Call(RequestBody body) {
+absl::StatusOr<Reply> ClientConnection::Call(RequestBody body, absl::Time deadline) {
   PendingReply pending;
-  RETURN_IF_ERROR(Send(std::move(body), &pending));
-  return Wait(&pending);
+  RETURN_IF_ERROR(Send(std::move(body), &pending, deadline));
+  return Wait(&pending, deadline);
 }
 
 absl::Status ClientConnection::SendDetached(RequestBody body) {
@@ -130,13 +172,13 @@ absl::Status ClientConnection::SendDetached(RequestBody body) {
   ASSIGN_OR_RETURN(uint64_t request_id, NextRequestId());
   ASSIGN_OR_RETURN(std::string payload, Encode(request_id, std::move(body)));
   RETURN_IF_ERROR(demux_.RegisterDetached(request_id));
-  return WriteFrame(payload);
+  return WriteFrame(payload, IoDeadline());
 }
 
 absl::Status ClientConnection::SendNoReply(RequestBody body) {
   ASSIGN_OR_RETURN(uint64_t request_id, NextRequestId());
   ASSIGN_OR_RETURN(std::string payload, Encode(request_id, std::move(body)));
-  return WriteFrame(payload);
+  return WriteFrame(payload, IoDeadline());
 }
 
 absl::StatusOr<uint64_t> ClientConnection::NextRequestId() {
@@ -152,15 +194,21 @@ absl::StatusOr<std::string> ClientConnection::Encode(uint64_t request_id, Reques
   return payload;
 }
 
-absl::Status ClientConnection::ReadAndDispatchOne() {
-  absl::StatusOr<Reply> reply = ReadReply();
-  if (!reply.ok()) return BrokenBy(reply.status());
+absl::Status ClientConnection::ReadAndDispatchOne(absl::Time deadline) {
+  absl::StatusOr<Reply> reply = ReadReply(deadline);
+  if (!reply.ok()) {
+    // A deadline leaves the stream whole (partial bytes stay buffered): only the waiter gives up.
+    if (ErrorCodeOf(reply.status()) == ErrorCode::kDeadlineExceeded) return reply.status();
+    return BrokenBy(reply.status());
+  }
   const uint64_t request_id = reply->request_id;
+  bool unclaimed = false;
   absl::Status dispatched = demux_.Deliver(request_id, [&](ReplyWaiter* waiter) {
     if (waiter == nullptr) {  // detached or abandoned: nobody reads this reply
       if (!reply->status().ok()) {
         LOG(WARNING) << "store: detached request " << request_id << " failed: " << reply->status();
       }
+      unclaimed = true;
       return absl::OkStatus();
     }
     // The reply's own error code is the caller's to check: delivered as is.
@@ -168,11 +216,29 @@ absl::Status ClientConnection::ReadAndDispatchOne() {
     return absl::OkStatus();
   });
   if (!dispatched.ok()) LOG(WARNING) << "store sent a reply for unknown request " << request_id << "; dropped";
+  if (unclaimed) DropUnclaimed(request_id, *reply);
   return absl::OkStatus();
 }
 
-absl::Status ClientConnection::WriteFrame(const std::string& payload) {
-  absl::Status status = WriteFrameBytes(payload);
+void ClientConnection::DropUnclaimed(uint64_t request_id, const Reply& reply) {
+  {
+    MutexLock lock(&gets_mu_);
+    if (open_gets_.erase(request_id) == 0) return;
+  }
+  const auto* objects = std::get_if<ObjectsReply>(&reply.body);
+  if (objects == nullptr) return;
+  std::vector<ObjectID> held;
+  for (const ObjectInfo& info : objects->objects) {
+    if (info.error == ErrorCode::kOk) held.push_back(info.id);
+  }
+  if (held.empty()) return;
+  // The Get's caller gave up at its deadline: give the references back (the store answers nothing).
+  absl::Status released = SendNoReply(ReleaseRequest{std::move(held), /*no_reply=*/true});
+  if (!released.ok()) LOG(WARNING) << "store: releasing a late Get reply's references: " << released;
+}
+
+absl::Status ClientConnection::WriteFrame(const std::string& payload, absl::Time deadline) {
+  absl::Status status = WriteFrameBytes(payload, deadline);
   if (!status.ok()) {
     // Part of the frame may be on the wire: the stream position is lost for every caller.
     demux_.Break(BrokenBy(status));
@@ -180,7 +246,7 @@ absl::Status ClientConnection::WriteFrame(const std::string& payload) {
   return status;
 }
 
-absl::Status ClientConnection::WriteFrameBytes(const std::string& payload) {
+absl::Status ClientConnection::WriteFrameBytes(const std::string& payload, absl::Time deadline) {
   char header[kFrameHeaderBytes];
   EncodeFrameHeader(static_cast<uint32_t>(payload.size()), header);
   iovec iov[2] = {{header, sizeof(header)}, {const_cast<char*>(payload.data()), payload.size()}};
@@ -190,9 +256,14 @@ absl::Status ClientConnection::WriteFrameBytes(const std::string& payload) {
     msghdr msg{};
     msg.msg_iov = &iov[iov_index];
     msg.msg_iovlen = static_cast<size_t>(2 - iov_index);
-    ssize_t n = ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL);
+    // Non-blocking, so a store that stopped reading cannot hold the writer past its deadline.
+    ssize_t n = ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0) {
       if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        RETURN_IF_ERROR(PollUntil(fd_.get(), POLLOUT, deadline, "send"));
+        continue;
+      }
       return StoreGone(ErrnoError("send", "store socket", errno).message());
     }
     size_t sent = static_cast<size_t>(n);
@@ -208,7 +279,7 @@ absl::Status ClientConnection::WriteFrameBytes(const std::string& payload) {
   return absl::OkStatus();
 }
 
-absl::Status ClientConnection::Fill(size_t bytes) {
+absl::Status ClientConnection::Fill(size_t bytes, absl::Time deadline) {
   if (read_end_ - read_begin_ >= bytes) return absl::OkStatus();
   if (read_buffer_.size() - read_begin_ < bytes) {
     // Move the partial frame to the front, growing the buffer if the frame is bigger than it.
@@ -218,6 +289,7 @@ absl::Status ClientConnection::Fill(size_t bytes) {
     if (read_buffer_.size() < bytes) read_buffer_.resize(bytes);
   }
   while (read_end_ - read_begin_ < bytes) {
+    RETURN_IF_ERROR(PollUntil(fd_.get(), POLLIN, deadline, "read"));
     ssize_t n = ::read(fd_.get(), read_buffer_.data() + read_end_, read_buffer_.size() - read_end_);
     if (n > 0) {
       read_end_ += static_cast<size_t>(n);
@@ -230,10 +302,10 @@ absl::Status ClientConnection::Fill(size_t bytes) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<Reply> ClientConnection::ReadReply() {
-  RETURN_IF_ERROR(Fill(kFrameHeaderBytes));
+absl::StatusOr<Reply> ClientConnection::ReadReply(absl::Time deadline) {
+  RETURN_IF_ERROR(Fill(kFrameHeaderBytes, deadline));
   ASSIGN_OR_RETURN(uint32_t length, ParseFrameHeader(read_buffer_.data() + read_begin_, kDefaultMaxFrameBytes));
-  RETURN_IF_ERROR(Fill(kFrameHeaderBytes + length));
+  RETURN_IF_ERROR(Fill(kFrameHeaderBytes + length, deadline));
   absl::StatusOr<Reply> reply =
       DecodeReply(absl::string_view(read_buffer_.data() + read_begin_ + kFrameHeaderBytes, length));
   read_begin_ += kFrameHeaderBytes + length;

@@ -12,6 +12,13 @@
 // it. At most kMaxDetached are outstanding: beyond that SendDetached waits like a normal call, so
 // unread replies never pile up in the store.
 //
+// Deadlines: every exchange ends by a deadline, whatever the store does (stopped, wedged, its
+// backlog full). Connect bounds the connect(2) and the handshake; Call/Wait without a deadline use
+// the connection's io_timeout. A Wait whose deadline passes returns kDeadlineExceeded and leaves
+// the connection working: its reply, when it comes, is dropped (and the references a late Get
+// reply carries are released). A write that cannot finish by its deadline breaks the connection
+// (part of a frame may be on the wire).
+//
 // Failure: the first read or write error (the store died, or sent bytes that are not a valid reply)
 // breaks the connection for good: every waiter and every later call gets that status
 // (kUnavailable / kProtocolError). Nothing here crashes on bytes from the store.
@@ -27,6 +34,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -53,6 +61,7 @@ class PendingReply : private ReplyWaiter {
  private:
   friend class ClientConnection;
   ClientConnection* owner_ = nullptr;  // written only by the owning thread (in Send)
+  uint64_t request_id_ = 0;            // written only by the owning thread (in Send)
   Reply reply_;                        // written by the leader that delivers it, under the demux lock
 };
 
@@ -67,9 +76,12 @@ class ClientConnection {
     UniqueFd arena_fd;
   };
   // Connects to `socket_path` and sends ConnectRequest; the reply carries the arena fd.
-  // kUnavailable if no store listens there; kDeadlineExceeded if it does not answer in `timeout`.
+  // kUnavailable if no store listens there; kDeadlineExceeded if the connect or the handshake does
+  // not finish within `connect_timeout`. Later exchanges without a deadline of their own end
+  // within `io_timeout`.
   static absl::StatusOr<Handshake> Connect(const std::string& socket_path, absl::string_view client_name,
-                                           absl::Duration timeout);
+                                           absl::Duration connect_timeout,
+                                           absl::Duration io_timeout = absl::Seconds(30));
 
   ~ClientConnection();
   ClientConnection(const ClientConnection&) = delete;
@@ -78,11 +90,16 @@ class ClientConnection {
   // Sends `body` with a fresh request id and registers `pending` for its reply.
   // REQUIRES: `pending` is not registered. On error nothing is registered.
   absl::Status Send(RequestBody body, PendingReply* pending);
-  // Waits for the reply to a Send (leading the socket reads while needed). The reply's own error
-  // code is not turned into a status here: check reply.status().
-  absl::StatusOr<Reply> Wait(PendingReply* pending);
-  // Send + Wait.
-  absl::StatusOr<Reply> Call(RequestBody body);
+  // Send whose write ends by `deadline` (a write that cannot finish by then breaks the connection).
+  absl::Status Send(RequestBody body, PendingReply* pending, absl::Time deadline);
+  // Waits for the reply to a Send (leading the socket reads while needed) until `deadline`
+  // (kDeadlineExceeded; the connection stays usable). The reply's own error code is not turned
+  // into a status here: check reply.status().
+  absl::StatusOr<Reply> Wait(PendingReply* pending, absl::Time deadline);
+  absl::StatusOr<Reply> Wait(PendingReply* pending) { return Wait(pending, IoDeadline()); }
+  // Send + Wait; the write and the wait both end by `deadline`.
+  absl::StatusOr<Reply> Call(RequestBody body, absl::Time deadline);
+  absl::StatusOr<Reply> Call(RequestBody body) { return Call(std::move(body), IoDeadline()); }
   // Sends `body` and does not wait for the reply (see the header comment).
   absl::Status SendDetached(RequestBody body);
   // Sends a request the store does not answer (a ReleaseRequest with no_reply): nothing is
@@ -92,26 +109,39 @@ class ClientConnection {
   // OK while the connection works; else why it broke.
   absl::Status health() const;
 
+  // Now + io_timeout: the deadline of an exchange that has none of its own.
+  absl::Time IoDeadline() const;
+
  private:
-  explicit ClientConnection(UniqueFd fd);
+  ClientConnection(UniqueFd fd, absl::Duration io_timeout);
 
   absl::StatusOr<uint64_t> NextRequestId();
   // The request's payload; kInvalidArgument if it exceeds the frame cap.
   static absl::StatusOr<std::string> Encode(uint64_t request_id, RequestBody body);
   // Writes one frame; a failed write breaks the connection (Break) before it returns.
-  absl::Status WriteFrame(const std::string& payload) ABSL_LOCKS_EXCLUDED(write_mu_);
-  // The write itself (header and payload in one sendmsg when possible). Serialized by write_mu_.
-  absl::Status WriteFrameBytes(const std::string& payload) ABSL_LOCKS_EXCLUDED(write_mu_);
-  // Reads the next reply frame. Only the leader calls it (no lock: leadership is exclusive).
-  absl::StatusOr<Reply> ReadReply();
+  absl::Status WriteFrame(const std::string& payload, absl::Time deadline) ABSL_LOCKS_EXCLUDED(write_mu_);
+  // The write itself (header and payload in one sendmsg when possible), by `deadline`.
+  // Serialized by write_mu_.
+  absl::Status WriteFrameBytes(const std::string& payload, absl::Time deadline) ABSL_LOCKS_EXCLUDED(write_mu_);
+  // Reads the next reply frame by `deadline`. Only the leader calls it (no lock: leadership is
+  // exclusive). On kDeadlineExceeded the bytes read so far stay buffered for the next leader.
+  absl::StatusOr<Reply> ReadReply(absl::Time deadline);
   // The leader's step: reads one reply and hands it to its waiter (or drops it for a
-  // detached/abandoned request). An error breaks the connection.
-  absl::Status ReadAndDispatchOne();
-  // Reads until at least `bytes` are buffered.
-  absl::Status Fill(size_t bytes);
+  // detached/abandoned request). An error other than kDeadlineExceeded breaks the connection.
+  absl::Status ReadAndDispatchOne(absl::Time deadline);
+  // Reads until at least `bytes` are buffered, by `deadline`.
+  absl::Status Fill(size_t bytes, absl::Time deadline);
+  // A reply nobody waits for: releases the references it carries if it answers a Get.
+  void DropUnclaimed(uint64_t request_id, const Reply& reply) ABSL_LOCKS_EXCLUDED(gets_mu_);
   friend class PendingReply;
 
   UniqueFd fd_;
+  const absl::Duration io_timeout_;
+
+  // Request ids of Gets whose reply was not taken by a Wait yet: if it comes to nobody (the
+  // waiter gave up at its deadline), the references it carries are released.
+  absl::Mutex gets_mu_;
+  absl::flat_hash_set<uint64_t> open_gets_ ABSL_GUARDED_BY(gets_mu_);
 
   // Serializes frame writes so frames never interleave (taken without the demultiplexer's lock).
   absl::Mutex write_mu_;

@@ -26,6 +26,15 @@ int64_t TimeoutMs(absl::Duration timeout) {
   return absl::ToInt64Milliseconds(absl::Ceil(timeout, absl::Milliseconds(1)));
 }
 
+// When a Get's exchange with the store must end: `get_deadline` (when the store answers what it
+// has) plus the grace for the answer to arrive; a Get that does not wait has the I/O deadline.
+absl::Time ExchangeDeadline(absl::Duration timeout, absl::Time get_deadline, const ClientOptions& options,
+                            absl::Time io_deadline) {
+  if (timeout == absl::InfiniteDuration()) return absl::InfiniteFuture();
+  if (timeout <= absl::ZeroDuration()) return io_deadline;
+  return get_deadline + options.reply_grace;
+}
+
 bool IsMissing(ErrorCode code) { return code == ErrorCode::kObjectNotFound || code == ErrorCode::kObjectNotSealed; }
 
 }  // namespace
@@ -67,12 +76,13 @@ absl::StatusOr<std::vector<ObjectBuffer>> Client::GetLocal(absl::Span<const Obje
   PendingReply pending[kWindow];
   size_t sent = 0;
   absl::Status status;
+  const absl::Time exchange_deadline = ExchangeDeadline(timeout, deadline, options_, connection_->IoDeadline());
   auto send_next = [&]() -> bool {
     if (sent == batches || !status.ok()) return false;
     absl::Span<const ObjectID> part = ids.subspan(sent * batch, batch);
     const int64_t timeout_ms = forever ? -1 : TimeoutMs(deadline - absl::Now());
     status = connection_->Send(GetRequest{std::vector<ObjectID>(part.begin(), part.end()), timeout_ms},
-                               &pending[sent % kWindow]);
+                               &pending[sent % kWindow], exchange_deadline);
     if (!status.ok()) return false;
     ++sent;
     return true;
@@ -81,7 +91,7 @@ absl::StatusOr<std::vector<ObjectBuffer>> Client::GetLocal(absl::Span<const Obje
   }
   for (size_t b = 0; b < sent; ++b) {
     absl::Span<const ObjectID> part = ids.subspan(b * batch, batch);
-    absl::StatusOr<ObjectsReply> reply = ExpectBody<ObjectsReply>(connection_->Wait(&pending[b % kWindow]), "get",
+    absl::StatusOr<ObjectsReply> reply = ExpectBody<ObjectsReply>(connection_->Wait(&pending[b % kWindow], exchange_deadline), "get",
                                                                   part.size() == 1 ? part[0].Hex() : "");
     if (reply.ok() && reply->objects.size() != part.size()) {
       for (const ObjectInfo& info : reply->objects) {
@@ -134,8 +144,12 @@ absl::StatusOr<ObjectBuffer> Client::GetOne(const ObjectID& id, absl::Duration t
     buffer = std::move(entries[0]);
   } else {
     // The lean path: no batching machinery, no result vector.
+    const absl::Time exchange_deadline =
+        ExchangeDeadline(timeout, absl::Now() + std::max(timeout, absl::ZeroDuration()), options_,
+                         connection_->IoDeadline());
     ASSIGN_OR_RETURN(ObjectsReply reply,
-                     ExpectBody<ObjectsReply>(connection_->Call(GetRequest{{id}, TimeoutMs(timeout)}), "get", id));
+                     ExpectBody<ObjectsReply>(connection_->Call(GetRequest{{id}, TimeoutMs(timeout)}, exchange_deadline),
+                                              "get", id));
     if (reply.objects.size() != 1) {
       for (const ObjectInfo& info : reply.objects) {
         if (info.error == ErrorCode::kOk) (void)ReleaseDetached(info.id);

@@ -7,10 +7,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "protocol/base/status.h"
 
 namespace rplasma {
@@ -61,6 +63,37 @@ absl::StatusOr<UniqueFd> UnixConnect(const std::string& path) {
     absl::Status s = ErrnoError("connect", path, err);
     return err == ENOENT || err == ECONNREFUSED ? MakeError(ErrorCode::kUnavailable, s.message()) : s;
   }
+  return fd;
+}
+
+absl::StatusOr<UniqueFd> UnixConnect(const std::string& path, absl::Time deadline) {
+  ASSIGN_OR_RETURN(sockaddr_un addr, UnixAddress(path));
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd) return ErrnoError("socket", path, errno);
+  auto set_send_timeout = [&](absl::Duration timeout) -> absl::Status {
+    const timeval tv = absl::ToTimeval(timeout);
+    if (::setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0) {
+      return ErrnoError("setsockopt(SO_SNDTIMEO)", path, errno);
+    }
+    return absl::OkStatus();
+  };
+  for (;;) {
+    const absl::Duration left = deadline - absl::Now();
+    // A zero SO_SNDTIMEO means no timeout: a passed deadline still gets one short try.
+    RETURN_IF_ERROR(set_send_timeout(deadline == absl::InfiniteFuture()
+                                         ? absl::ZeroDuration()
+                                         : std::max(left, absl::Microseconds(1))));
+    if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) break;
+    const int err = errno;
+    if (err == EINTR && absl::Now() < deadline) continue;
+    absl::Status s = ErrnoError("connect", path, err);
+    if (err == EAGAIN || err == EINTR) {
+      return MakeError(ErrorCode::kDeadlineExceeded,
+                       absl::StrCat(s.message(), " (the listener's backlog stayed full until the deadline)"));
+    }
+    return err == ENOENT || err == ECONNREFUSED ? MakeError(ErrorCode::kUnavailable, s.message()) : s;
+  }
+  RETURN_IF_ERROR(set_send_timeout(absl::ZeroDuration()));
   return fd;
 }
 

@@ -26,6 +26,11 @@ namespace rplasma {
 absl::StatusOr<UniqueFd> UnixListen(const std::string& path, int backlog = 128);
 // Connects to `path`; the socket is blocking and CLOEXEC.
 absl::StatusOr<UniqueFd> UnixConnect(const std::string& path);
+// UnixConnect that gives up with kDeadlineExceeded once `deadline` passes (a listener whose
+// backlog is full makes a Unix connect wait; a non-blocking one fails with EAGAIN at once, so the
+// wait is bounded with SO_SNDTIMEO, which the kernel applies to it). The fd is blocking, with no
+// send timeout left set.
+absl::StatusOr<UniqueFd> UnixConnect(const std::string& path, absl::Time deadline);
 
 absl::Status SetNonBlocking(int fd, bool non_blocking = true);
 

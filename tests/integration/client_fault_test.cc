@@ -2,10 +2,16 @@
 // held (references, unsealed objects, waiting gets) within a second, and their ids must be usable
 // again. The dying clients are client_worker processes (tests/integration/client_worker.cc).
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <gtest/gtest.h>
 
+#include "protocol/base/socket_io.h"
 #include "tests/integration/client_test_fixture.h"
 
 namespace rplasma::testing {
@@ -91,6 +97,78 @@ TEST_F(ClientFaultTest, LiveWaiterInAnotherProcessIsWokenBySeal) {
   EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
   ASSERT_OK(client_->Delete({id}));
   ExpectBackAtBaseline();
+}
+
+// A stopped store (SIGSTOP) answers nothing: every call still ends by its deadline, and after
+// SIGCONT the same client works again.
+TEST_F(ClientFaultTest, CallsToAStoppedStoreEndByTheirDeadlineAndTheClientWorksAfterIt) {
+  ASSERT_NO_FATAL_FAILURE(StartStore());
+  const ObjectID id = ObjectID::FromLabel("while-stopped");
+  ASSERT_EQ(::kill(store_->pid(), SIGSTOP), 0);
+  absl::Time start = absl::Now();
+  absl::StatusOr<ObjectBuffer> got = client_->GetOne(id, absl::Milliseconds(100));
+  EXPECT_THAT(got, HasErrorCode(ErrorCode::kDeadlineExceeded));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(1));  // 100 ms + the default 500 ms reply grace
+
+  // A call without a timeout ends by the client's io_timeout; a new client by connect_timeout.
+  ClientOptions options;
+  options.store_socket = store_->socket_path();
+  options.client_name = "short-deadlines";
+  options.io_timeout = absl::Milliseconds(200);
+  options.connect_timeout = absl::Milliseconds(200);
+  start = absl::Now();
+  EXPECT_THAT(Client::Connect(options), HasErrorCode(ErrorCode::kDeadlineExceeded));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(1));
+
+  ASSERT_EQ(::kill(store_->pid(), SIGCONT), 0);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Client> other, Client::Connect(options));
+  ASSERT_EQ(::kill(store_->pid(), SIGSTOP), 0);
+  start = absl::Now();
+  EXPECT_THAT(other->Stats(), HasErrorCode(ErrorCode::kDeadlineExceeded));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(1));
+  ASSERT_EQ(::kill(store_->pid(), SIGCONT), 0);
+
+  // The late replies are dropped; both connections still work.
+  ASSERT_OK(client_->Put(id, AsSpan(Pattern(1000, 5))));
+  ASSERT_OK_AND_ASSIGN(ObjectBuffer buffer, other->GetOne(id, absl::Milliseconds(100)));
+  EXPECT_EQ(buffer.data().size(), 1000u);
+  buffer = ObjectBuffer();
+  ASSERT_OK(other->Stats());
+  other.reset();
+  ASSERT_OK(client_->Delete({id}));
+  ExpectBackAtBaseline();
+}
+
+// A listener that never accepts, its backlog full: connect(2) would wait forever; Connect ends by
+// connect_timeout.
+TEST_F(ClientFaultTest, ConnectToAListenerWithAFullBacklogEndsByItsDeadline) {
+  TempDir dir;
+  const std::string path = dir.Join("full.sock");
+  ASSERT_OK_AND_ASSIGN(UniqueFd listener, UnixListen(path));
+  ASSERT_EQ(::listen(listener.get(), 0), 0);  // the smallest backlog
+  // Fill it: connections the listener never accepts, each made non-blocking until one is refused.
+  std::vector<UniqueFd> fillers;
+  for (int i = 0; i < 64; ++i) {
+    UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    ASSERT_TRUE(fd.valid());
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+      ASSERT_EQ(errno, EAGAIN) << std::strerror(errno);
+      break;
+    }
+    fillers.push_back(std::move(fd));
+  }
+  ASSERT_LT(fillers.size(), 64u) << "the backlog never filled";
+  ClientOptions options;
+  options.store_socket = path;
+  options.connect_timeout = absl::Milliseconds(300);
+  const absl::Time start = absl::Now();
+  EXPECT_THAT(Client::Connect(options), HasErrorCode(ErrorCode::kDeadlineExceeded));
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_GE(took, absl::Milliseconds(250));
+  EXPECT_LT(took, absl::Seconds(2));
 }
 
 }  // namespace
