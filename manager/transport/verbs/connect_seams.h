@@ -4,7 +4,9 @@
 //   TicketSource     where a connection gets the one-time ticket it presents in rdma_connect
 //                    private data. The transport's own source authenticates on the peer's auth
 //                    port (MakeAuthPortTicketSource); tests present none, a forged or a replayed one.
-//   ConnectObserver  told of each endpoint the transport connects, with its RDMA READ window.
+//   ConnectObserver  told of each endpoint the transport connects, with its RDMA READ window and
+//                    a QpFaultInjector (fault injection: tests force that queue pair into the
+//                    error state with requests in flight).
 //
 // Like verbs_transport.h, this header includes no verbs headers.
 // Thread-safety: implementations must be thread-safe (channels rebuild endpoints on any thread).
@@ -12,9 +14,11 @@
 #define RPLASMA_MANAGER_TRANSPORT_VERBS_CONNECT_SEAMS_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 
@@ -33,11 +37,19 @@ class TicketSource {
 // port with the listener's number), bounded by min(deadline, now + connect_timeout).
 std::shared_ptr<TicketSource> MakeAuthPortTicketSource(std::string secret, absl::Duration connect_timeout);
 
+// Fault injection: moves one endpoint's queue pair to IBV_QPS_ERR (ibv_modify_qp) behind the
+// endpoint's back, as a failing device or link would; the endpoint learns of it only from its
+// flushed work requests, exactly as from a real fault. Holds the endpoint weakly. Returns
+// kUnavailable once the endpoint has failed, closed or gone. Callable from any thread.
+using QpFaultInjector = std::function<absl::Status()>;
+
 class ConnectObserver {
  public:
   virtual ~ConnectObserver() = default;
   // An endpoint to `address` is up; `read_window` RDMA READs may be in flight on it at once.
   virtual void OnEndpointConnected(const std::string& address, uint32_t read_window) = 0;
+  // Right after OnEndpointConnected: the same endpoint's fault injector. Default: dropped.
+  virtual void OnQpFaultInjector(const std::string& address, QpFaultInjector force_qp_error) {}
 };
 
 struct VerbsConnectSeams {

@@ -124,6 +124,10 @@ class Endpoint {
   void Fail(const absl::Status& why);
   // Stops and joins the threads; fails every waiter. Idempotent. Blocks while a HandleCall runs.
   void Close();
+  // Fault injection (QpFaultInjector, connect_seams.h): moves the QP to IBV_QPS_ERR without
+  // touching the endpoint's state; the flushed completions then fail it like a real fault.
+  // kUnavailable unless kConnected.
+  absl::Status ForceQpError();
 
   rdma_cm_id* cm_id() const { return id_.get(); }
   uint64_t conn_id() const { return conn_id_; }

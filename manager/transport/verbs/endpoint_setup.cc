@@ -268,6 +268,19 @@ void Endpoint::FailLocked(const absl::Status& why) {
   cv_.SignalAll();
 }
 
+absl::Status Endpoint::ForceQpError() {
+  MutexLock lock(&mu_);
+  if (state_ != State::kConnected || !qp_) {
+    return MakeError(ErrorCode::kUnavailable, "verbs endpoint: no connected queue pair to fail");
+  }
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_ERR;
+  if (int rc = ibv_modify_qp(qp(), &attr, IBV_QP_STATE); rc != 0) {
+    return MakeError(ErrorCode::kUnavailable, absl::StrFormat("ibv_modify_qp(qp %u, ERR): %s", qp()->qp_num, strerror(rc)));
+  }
+  return absl::OkStatus();
+}
+
 void Endpoint::Close() {
   {
     MutexLock lock(&mu_);

@@ -98,7 +98,13 @@ absl::StatusOr<std::shared_ptr<Channel>> VerbsTransport::Connect(const std::stri
     Ticket ticket{};
     std::memcpy(ticket.data(), ticket_bytes.data(), std::min(ticket_bytes.size(), ticket.size()));
     ASSIGN_OR_RETURN(std::shared_ptr<Endpoint> ep, Endpoint::Connect(eopts, devices, counters, addr, ticket, d));
-    if (observer != nullptr) observer->OnEndpointConnected(address, ep->read_window());
+    if (observer != nullptr) {
+      observer->OnEndpointConnected(address, ep->read_window());
+      observer->OnQpFaultInjector(address, [weak = std::weak_ptr<Endpoint>(ep)]() -> absl::Status {
+        std::shared_ptr<Endpoint> live = weak.lock();
+        return live ? live->ForceQpError() : MakeError(ErrorCode::kUnavailable, "verbs endpoint gone");
+      });
+    }
     return ep;
   };
   auto connector = [connect_endpoint, address, tickets = seams_.tickets,
