@@ -14,6 +14,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "manager/auth/server_handshake.h"
 #include "protocol/base/logging.h"
 #include "protocol/base/status.h"
 
@@ -165,35 +166,46 @@ absl::Status AuthenticateAsClient(int fd, absl::string_view secret, absl::Time d
   return absl::OkStatus();
 }
 
-absl::Status AuthenticateAsServer(int fd, absl::string_view secret, absl::Time deadline) {
-  if (secret.empty()) return EmptySecretError();
+void EncodeChallenge(const Nonce& server_nonce, uint8_t out[kChallengeBytes]) {
+  PutPrefix(out, 0);
+  std::memcpy(out + 8, server_nonce.data(), kNonceBytes);
+}
 
-  Nonce server_nonce = RandomNonce();
-  uint8_t challenge[kChallengeBytes];
-  PutPrefix(challenge, 0);
-  std::memcpy(challenge + 8, server_nonce.data(), kNonceBytes);
-  RETURN_IF_ERROR(SendExact(fd, challenge, sizeof(challenge), deadline));
+absl::Status ParseResponse(const uint8_t in[kResponseBytes], Nonce* client_nonce, Mac* client_mac) {
+  RETURN_IF_ERROR(CheckPrefix(in, "response"));
+  if (GetU16(in + 6) != 0) return MakeError(ErrorCode::kProtocolError, "peer auth response: reserved bits set");
+  std::memcpy(client_nonce->data(), in + 8, kNonceBytes);
+  std::memcpy(client_mac->data(), in + 8 + kNonceBytes, kMacBytes);
+  return absl::OkStatus();
+}
 
-  uint8_t response[kResponseBytes];
-  RETURN_IF_ERROR(RecvExact(fd, response, sizeof(response), deadline));
-  RETURN_IF_ERROR(CheckPrefix(response, "response"));
-  if (GetU16(response + 6) != 0) return MakeError(ErrorCode::kProtocolError, "peer auth response: reserved bits set");
-  Nonce client_nonce;
-  Mac client_mac;
-  std::memcpy(client_nonce.data(), response + 8, kNonceBytes);
-  std::memcpy(client_mac.data(), response + 8 + kNonceBytes, kMacBytes);
-
-  uint8_t verdict[kVerdictBytes] = {};
-  if (!MacEquals(client_mac, ComputeMac(secret, kClientLabel, server_nonce, client_nonce))) {
-    PutPrefix(verdict, kVerdictDenied);
-    // Best effort: tell the peer why before closing; its failure changes nothing.
-    (void)SendExact(fd, verdict, sizeof(verdict), std::min(deadline, absl::Now() + absl::Milliseconds(100)));
-    return MakeError(ErrorCode::kPermissionDenied, "peer auth: the client's proof is wrong (secrets differ)");
+void EncodeVerdict(bool ok, const Mac& server_mac, uint8_t out[kVerdictBytes]) {
+  PutPrefix(out, ok ? kVerdictOk : kVerdictDenied);
+  if (ok) {
+    std::memcpy(out + 8, server_mac.data(), kMacBytes);
+  } else {
+    std::memset(out + 8, 0, kMacBytes);
   }
-  PutPrefix(verdict, kVerdictOk);
-  Mac server_mac = ComputeMac(secret, kServerLabel, client_nonce, server_nonce);
-  std::memcpy(verdict + 8, server_mac.data(), kMacBytes);
-  return SendExact(fd, verdict, sizeof(verdict), deadline);
+}
+
+absl::Status AuthenticateAsServer(int fd, absl::string_view secret, absl::Time deadline) {
+  // The one server implementation, driven here by a blocking loop.
+  ServerHandshake handshake(secret);
+  absl::Time refusal_deadline = absl::InfiniteFuture();
+  while (true) {
+    const ServerHandshake::Want want = handshake.Advance(fd);
+    if (handshake.done()) break;
+    absl::Time wait_until = deadline;
+    if (handshake.state() == ServerHandshake::State::kSendingVerdict && !handshake.status().ok()) {
+      // Telling a refused peer why is best effort: it must not hold us for long.
+      if (refusal_deadline == absl::InfiniteFuture()) refusal_deadline = absl::Now() + absl::Milliseconds(100);
+      wait_until = std::min(deadline, refusal_deadline);
+    }
+    absl::Status ready = WaitReady(fd, want == ServerHandshake::Want::kWrite ? POLLOUT : POLLIN, wait_until,
+                                   want == ServerHandshake::Want::kWrite ? "send" : "recv");
+    if (!ready.ok()) handshake.Fail(std::move(ready));
+  }
+  return handshake.status();
 }
 
 }  // namespace rplasma::auth

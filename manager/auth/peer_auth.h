@@ -20,6 +20,9 @@
 // only after Ms checks out. MACs are compared in constant time. An empty secret refuses on both
 // sides without sending anything.
 //
+// AuthenticateAsServer blocks its thread for one handshake; a server facing the network runs
+// ServerHandshake (server_handshake.h) in a HandshakePool instead, which holds no thread per peer.
+//
 // Thread-safety: all functions are reentrant; each handshake owns its fd for its duration.
 #ifndef RPLASMA_MANAGER_AUTH_PEER_AUTH_H_
 #define RPLASMA_MANAGER_AUTH_PEER_AUTH_H_
@@ -59,6 +62,13 @@ Mac ComputeMac(absl::string_view secret, absl::string_view label, absl::Span<con
 
 // Constant-time equality (CRYPTO_memcmp).
 bool MacEquals(const Mac& x, const Mac& y);
+
+// Pure codecs of the messages above (no I/O), shared by both sides and by ServerHandshake.
+void EncodeChallenge(const Nonce& server_nonce, uint8_t out[kChallengeBytes]);
+// kProtocolError on a bad magic, version or reserved field.
+absl::Status ParseResponse(const uint8_t in[kResponseBytes], Nonce* client_nonce, Mac* client_mac);
+// `server_mac` is sent only when `ok`; a refusal carries zeros.
+void EncodeVerdict(bool ok, const Mac& server_mac, uint8_t out[kVerdictBytes]);
 
 // Mutual challenge-response on a connected stream fd (blocking or not: I/O is poll-based).
 // Returns OK once both sides proved the secret; kPermissionDenied on an empty secret or a wrong
