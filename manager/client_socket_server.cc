@@ -1,25 +1,90 @@
-#include "protocol/base/mutex_lock.h"
 #include "manager/client_socket_server.h"
 
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <cerrno>
 
 #include "absl/strings/str_cat.h"
-#include "protocol/frame.h"
+#include "absl/strings/str_format.h"
 #include "protocol/base/logging.h"
+#include "protocol/base/mutex_lock.h"
 #include "protocol/base/socket_io.h"
 #include "protocol/base/status.h"
+#include "protocol/frame.h"
 
 namespace rplasma::manager {
+namespace {
+
+// How long Start waits for an existing socket at `path` to answer before calling it stale.
+constexpr absl::Duration kLiveProbeTimeout = absl::Seconds(1);
+
+// As the store does for its socket: create the directory 0700 if missing; warn if others may enter.
+absl::Status PrepareSocketDirectory(const std::string& socket_path) {
+  const size_t slash = socket_path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : socket_path.substr(0, slash));
+  struct stat st{};
+  if (::stat(dir.c_str(), &st) != 0) {
+    if (errno != ENOENT) return ErrnoError("stat", dir, errno);
+    if (::mkdir(dir.c_str(), 0700) != 0) return ErrnoError("mkdir", dir, errno);
+    LOG(INFO) << "created client socket directory " << dir << " (mode 0700)";
+    return absl::OkStatus();
+  }
+  if (!S_ISDIR(st.st_mode)) return MakeError(ErrorCode::kInvalidArgument, absl::StrCat(dir, ": not a directory"));
+  if ((st.st_mode & 077) != 0) {
+    LOG(WARNING) << "client socket directory " << dir << " is accessible to other users (mode "
+                 << absl::StrFormat("%04o", st.st_mode & 07777)
+                 << "); connections from other uids are refused, but a private 0700 directory is safer";
+  }
+  return absl::OkStatus();
+}
+
+// Refuses a path that is not a socket, or a socket someone answers on; a stale socket is left for
+// UnixListen to replace.
+absl::Status CheckNotServed(const std::string& path) {
+  struct stat st{};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return absl::OkStatus();
+    return ErrnoError("lstat", path, errno);
+  }
+  if (!S_ISSOCK(st.st_mode)) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     absl::StrCat("--client-socket ", path, " exists and is not a socket; refusing to replace it"));
+  }
+  absl::StatusOr<UniqueFd> probe = UnixConnect(path, absl::Now() + kLiveProbeTimeout);
+  // A connect that times out found a full backlog: someone is serving it too.
+  if (probe.ok() || ErrorCodeOf(probe.status()) == ErrorCode::kDeadlineExceeded) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     absl::StrCat("another manager is serving ", path, "; refusing to take its socket over"));
+  }
+  LOG(INFO) << "replacing stale client socket " << path << " (" << probe.status().message() << ")";
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ClientSocketServerOptions::Validate() const {
+  if (max_connections == 0) return MakeError(ErrorCode::kInvalidArgument, "--max-client-connections must be positive");
+  if (request_deadline < absl::Milliseconds(10)) {
+    return MakeError(ErrorCode::kInvalidArgument, "--client-request-deadline must be at least 10ms");
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::unique_ptr<ClientSocketServer>> ClientSocketServer::Start(const std::string& path,
-                                                                              fetch::FetchEngine* engine, StatsFn stats) {
+                                                                              const ClientSocketServerOptions& options,
+                                                                              FetchFn fetch, StatsFn stats) {
+  RETURN_IF_ERROR(options.Validate());
+  RETURN_IF_ERROR(PrepareSocketDirectory(path));
+  RETURN_IF_ERROR(CheckNotServed(path));
   ASSIGN_OR_RETURN(UniqueFd listener, UnixListen(path));
-  std::unique_ptr<ClientSocketServer> server(new ClientSocketServer(path, std::move(listener), engine, std::move(stats)));
+  if (::chmod(path.c_str(), 0600) != 0) return ErrnoError("chmod", path, errno);
+  std::unique_ptr<ClientSocketServer> server(
+      new ClientSocketServer(path, options, std::move(listener), std::move(fetch), std::move(stats)));
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return ErrnoError("pipe2", "client socket wakeup", errno);
   server->wake_read_.reset(pipe_fds[0]);
@@ -28,10 +93,24 @@ absl::StatusOr<std::unique_ptr<ClientSocketServer>> ClientSocketServer::Start(co
   return server;
 }
 
-ClientSocketServer::ClientSocketServer(std::string path, UniqueFd listener, fetch::FetchEngine* engine, StatsFn stats)
-    : path_(std::move(path)), listener_(std::move(listener)), engine_(engine), stats_(std::move(stats)) {}
+ClientSocketServer::ClientSocketServer(std::string path, const ClientSocketServerOptions& options, UniqueFd listener,
+                                       FetchFn fetch, StatsFn stats)
+    : path_(std::move(path)),
+      options_(options),
+      uid_(::geteuid()),
+      listener_(std::move(listener)),
+      fetch_(std::move(fetch)),
+      stats_(std::move(stats)) {}
 
 ClientSocketServer::~ClientSocketServer() { Shutdown(); }
+
+ClientSocketStats ClientSocketServer::stats() const {
+  ClientSocketStats s;
+  s.refused_credentials = refused_credentials_.load(std::memory_order_relaxed);
+  s.refused_over_cap = refused_over_cap_.load(std::memory_order_relaxed);
+  s.dropped_stalled = dropped_stalled_.load(std::memory_order_relaxed);
+  return s;
+}
 
 void ClientSocketServer::Shutdown() {
   std::list<Connection> connections;
@@ -50,7 +129,7 @@ void ClientSocketServer::Shutdown() {
   for (Connection& c : connections) {
     if (c.thread.joinable()) c.thread.join();
   }
-  ::unlink(path_.c_str());
+  ::unlink(path_.c_str());  // ours: Start never takes over a socket someone serves
 }
 
 void ClientSocketServer::AcceptLoop() {
@@ -70,16 +149,48 @@ void ClientSocketServer::AcceptLoop() {
       }
       continue;
     }
+    UniqueFd owned(fd);
     MutexLock lock(&mu_);
-    if (shutting_down_) {
-      ::close(fd);
-      return;
-    }
+    if (shutting_down_) return;
     ReapLocked();
+    if (!Admit(fd)) continue;  // `owned` closes it
     auto done = std::make_shared<std::atomic<bool>>(false);
-    connections_.push_back(Connection{UniqueFd(fd), std::thread(), done});
+    connections_.push_back(Connection{std::move(owned), std::thread(), done});
     connections_.back().thread = std::thread([this, fd, done] { Serve(fd, done.get()); });
   }
+}
+
+bool ClientSocketServer::Admit(int fd) {
+  const absl::Time now = absl::Now();
+  // Refusals come in floods (a misbehaving client in a loop): one line a second says enough.
+  const bool log = now - last_refusal_log_ >= absl::Seconds(1);
+  absl::StatusOr<PeerCredentials> cred = GetPeerCredentials(fd);
+  if (!cred.ok() || (cred->uid != uid_ && cred->uid != 0)) {
+    refused_credentials_.fetch_add(1, std::memory_order_relaxed);
+    if (log) {
+      last_refusal_log_ = now;
+      LOG(WARNING) << "client socket " << path_ << ": refusing a connection "
+                   << (cred.ok() ? absl::StrCat("from pid ", cred->pid, " uid ", cred->uid) : cred.status().ToString())
+                   << ": the manager runs as uid " << uid_;
+    }
+    return false;
+  }
+  if (connections_.size() >= options_.max_connections) {
+    refused_over_cap_.fetch_add(1, std::memory_order_relaxed);
+    if (log) {
+      last_refusal_log_ = now;
+      LOG(WARNING) << "client socket " << path_ << ": " << connections_.size()
+                   << " connections open (the cap); closing a new one from pid " << cred->pid;
+    }
+    return false;
+  }
+  // A client that does not read its replies must not hold the thread forever.
+  const timeval send_timeout = absl::ToTimeval(options_.request_deadline);
+  if (::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof(send_timeout)) != 0) {
+    LOG(WARNING) << "client socket: " << ErrnoError("setsockopt", "SO_SNDTIMEO", errno);
+    return false;
+  }
+  return true;
 }
 
 void ClientSocketServer::ReapLocked() {
@@ -94,14 +205,32 @@ void ClientSocketServer::ReapLocked() {
 }
 
 void ClientSocketServer::Serve(int fd, std::atomic<bool>* done) {
-  // The Connection entry owns `fd`; it is closed when reaped (after this returns).
+  // The Connection entry owns `fd`; it is closed when reaped (at the next accept). The client sees
+  // the end at once: shutdown() here.
   struct MarkDone {
+    int fd;
     std::atomic<bool>* done;
-    ~MarkDone() { done->store(true); }
-  } mark{done};
+    ~MarkDone() {
+      ::shutdown(fd, SHUT_RDWR);
+      done->store(true);
+    }
+  } mark{fd, done};
   while (true) {
-    absl::StatusOr<std::string> payload = ReadFrame(fd, kMaxManagerFrameBytes);
-    if (!payload.ok()) return;  // closed, or broken framing: drop the connection
+    // Idle between requests for as long as the client likes; Shutdown's shutdown() wakes this.
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, -1) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    absl::StatusOr<std::string> payload = ReadFrame(fd, kMaxManagerFrameBytes, absl::Now() + options_.request_deadline);
+    if (!payload.ok()) {
+      if (ErrorCodeOf(payload.status()) == ErrorCode::kDeadlineExceeded) {
+        dropped_stalled_.fetch_add(1, std::memory_order_relaxed);
+        LOG(WARNING) << "client socket " << path_ << ": dropping a client whose request did not arrive within "
+                     << absl::FormatDuration(options_.request_deadline);
+      }
+      return;  // closed, stalled, or broken framing: drop the connection
+    }
     absl::StatusOr<ManagerRequest> request = DecodeManagerRequest(*payload);
     ManagerReply reply;
     if (!request.ok()) {
@@ -118,7 +247,7 @@ ManagerReply ClientSocketServer::Handle(const ManagerRequest& request) {
   ManagerReply reply;
   reply.request_id = request.request_id;
   if (const auto* fetch = std::get_if<ManagerFetchRequest>(&request.body)) {
-    std::vector<absl::Status> statuses = engine_->Fetch(fetch->ids, absl::Milliseconds(fetch->timeout_ms));
+    std::vector<absl::Status> statuses = fetch_(fetch->ids, absl::Milliseconds(fetch->timeout_ms));
     ManagerFetchReply out;
     for (const absl::Status& s : statuses) {
       out.codes.push_back(ErrorCodeOf(s));

@@ -2,57 +2,101 @@
 // Protocol: protocol/manager_messages.h, framed (protocol/frame.h); FetchRequest -> FetchReply
 // (one code + message per id), StatsRequest -> StatsReply (JSON).
 //
-// Threads: one accept thread; one thread per connection (clients are few and a Fetch blocks for
-// up to its timeout). Hand-off: a connection thread calls FetchEngine::Fetch / the stats function
-// directly; nothing else is shared. A bad frame or message gets an error reply (or the connection
-// is closed when the framing itself is broken); the server keeps running.
+// Who may connect (the same rules as the store's socket, store/store_server.cc): the socket's
+// directory is created 0700 if missing (a warning if it is open to others), the socket is 0600,
+// and every connection's SO_PEERCRED uid must be the manager's effective uid or root; others are
+// closed at once, with a log line, and counted. Start refuses a path where another process answers
+// ("another manager is serving <path>") and a path that is not a socket; only a stale socket (no
+// one answers) is replaced.
 //
-// Thread-safety: Start/Shutdown from one thread.
+// Limits: at most options.max_connections connections at once (one thread each: a Fetch blocks
+// for up to its timeout); a connection over the cap is closed with a log line and counted. An idle
+// connection may wait between requests for as long as it likes, but once the first byte of a
+// request has arrived the whole frame must arrive within options.request_deadline, and a reply
+// must be taken by the client within the same bound (SO_SNDTIMEO), or the connection is dropped.
+//
+// Threads: one accept thread; one thread per connection. Hand-off: a connection thread calls the
+// fetch function / the stats function directly; nothing else is shared. A bad message gets an
+// error reply (the connection is closed when the framing itself is broken); the server keeps
+// running.
+//
+// Thread-safety: Start/Shutdown from one thread; stats() from any.
 #ifndef RPLASMA_MANAGER_CLIENT_SOCKET_SERVER_H_
 #define RPLASMA_MANAGER_CLIENT_SOCKET_SERVER_H_
 
+#include <sys/types.h>
+
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <list>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "manager/fetch/fetch_engine.h"
-#include "protocol/manager_messages.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "protocol/base/object_id.h"
 #include "protocol/base/unique_fd.h"
+#include "protocol/manager_messages.h"
 
 namespace rplasma::manager {
 
+struct ClientSocketServerOptions {
+  size_t max_connections = 256;                       // concurrent connections (threads)
+  absl::Duration request_deadline = absl::Seconds(5);  // a started request frame, and a reply write
+
+  absl::Status Validate() const;
+};
+
+struct ClientSocketStats {
+  uint64_t refused_credentials = 0;  // connections from another uid (not root), closed
+  uint64_t refused_over_cap = 0;     // connections beyond max_connections, closed
+  uint64_t dropped_stalled = 0;      // connections dropped for a request or reply past the deadline
+};
+
 class ClientSocketServer {
  public:
+  using FetchFn = std::function<std::vector<absl::Status>(absl::Span<const ObjectID> ids, absl::Duration timeout)>;
   using StatsFn = std::function<std::string()>;
 
-  // Listens on `path` (a stale socket file is replaced) and starts the accept thread.
-  static absl::StatusOr<std::unique_ptr<ClientSocketServer>> Start(const std::string& path, fetch::FetchEngine* engine,
-                                                                   StatsFn stats);
+  // Listens on `path` (see above for what it refuses) and starts the accept thread.
+  static absl::StatusOr<std::unique_ptr<ClientSocketServer>> Start(const std::string& path,
+                                                                   const ClientSocketServerOptions& options,
+                                                                   FetchFn fetch, StatsFn stats);
   ~ClientSocketServer();  // Shutdown()
 
   // Stops accepting, closes every connection (their threads return), joins all threads.
   void Shutdown();
+  ClientSocketStats stats() const;
 
  private:
-  ClientSocketServer(std::string path, UniqueFd listener, fetch::FetchEngine* engine, StatsFn stats);
+  ClientSocketServer(std::string path, const ClientSocketServerOptions& options, UniqueFd listener, FetchFn fetch,
+                     StatsFn stats);
   void AcceptLoop();
+  // Applies the credential check and the cap to a new connection; true if it may be served.
+  bool Admit(int fd) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Serve(int fd, std::atomic<bool>* done);
   ManagerReply Handle(const ManagerRequest& request);
 
   const std::string path_;
+  const ClientSocketServerOptions options_;
+  const uid_t uid_;  // the manager's effective uid: the one (with root) allowed to connect
   UniqueFd listener_;
   UniqueFd wake_read_, wake_write_;  // a pipe that wakes the accept loop at Shutdown
-  fetch::FetchEngine* const engine_;
+  const FetchFn fetch_;
   const StatsFn stats_;
   std::thread accept_thread_;
+  std::atomic<uint64_t> refused_credentials_{0};
+  std::atomic<uint64_t> refused_over_cap_{0};
+  std::atomic<uint64_t> dropped_stalled_{0};
 
   absl::Mutex mu_;
   bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Time last_refusal_log_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   struct Connection {
     UniqueFd fd;
     std::thread thread;

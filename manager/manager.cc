@@ -122,8 +122,17 @@ absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler, const Tr
   heartbeat_ = std::thread([this] { HeartbeatLoop(); });
 
   if (!options_.client_socket.empty()) {
-    ASSIGN_OR_RETURN(client_server_, ClientSocketServer::Start(options_.client_socket, fetch_engine_.get(),
-                                                               [this] { return StatsJson(); }));
+    ClientSocketServerOptions server_options;
+    server_options.max_connections = options_.max_client_connections;
+    server_options.request_deadline = options_.client_request_deadline;
+    fetch::FetchEngine* engine = fetch_engine_.get();
+    ASSIGN_OR_RETURN(client_server_,
+                     ClientSocketServer::Start(
+                         options_.client_socket, server_options,
+                         [engine](absl::Span<const ObjectID> ids, absl::Duration timeout) {
+                           return engine->Fetch(ids, timeout);
+                         },
+                         [this] { return StatsJson(); }));
   }
   LOG(INFO) << "rplasma-manager " << node_id_ << " serving " << transport_->name() << " at " << listen_address_
             << ", threshold " << options_.pin_threshold;
@@ -171,6 +180,16 @@ void Manager::Shutdown() {
 
 Manager::~Manager() { Shutdown(); }
 
+JsonObject Manager::ClientSocketJson() const {
+  JsonObject json;
+  if (client_server_ == nullptr) return json;
+  const ClientSocketStats stats = client_server_->stats();
+  json.Number("dropped_stalled", stats.dropped_stalled)
+      .Number("refused_credentials", stats.refused_credentials)
+      .Number("refused_over_cap", stats.refused_over_cap);
+  return json;
+}
+
 std::string Manager::StatsJson() const {
   JsonObject thresholds;
   for (const auto& [peer, bytes] : policy_->Snapshot()) thresholds.Number(peer, bytes);
@@ -181,6 +200,7 @@ std::string Manager::StatsJson() const {
       .Object("peer_service", peer_service_->stats().ToJson())
       .Object("peer_thresholds", thresholds)
       .String("threshold_mode", threshold_mode_)
+      .Object("client_socket", ClientSocketJson())
       .String("transport", transport_->name())
       .Object("transport_stats", transport_->stats().ToJson());
   return stats_.ToJson(extra);

@@ -74,6 +74,7 @@ class Manager {
   explicit Manager(const ManagerOptions& options) : options_(options) {}
   absl::Status Init(const PeerHandlerWrapper& wrap_peer_handler, const TransportWrapper& wrap_transport);
   void HeartbeatLoop();
+  JsonObject ClientSocketJson() const;
 
   const ManagerOptions options_;
   std::string node_id_;

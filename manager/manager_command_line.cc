@@ -29,6 +29,9 @@ ABSL_FLAG(std::string, node_name, "node", "node name; the node id adds a random 
 ABSL_FLAG(absl::Duration, lease_ttl, absl::Seconds(30), "lifetime of a pin held for a peer");
 ABSL_FLAG(absl::Duration, node_ttl, absl::Seconds(5), "directory node record TTL (heartbeat every ttl/3)");
 ABSL_FLAG(absl::Duration, redis_timeout, absl::Seconds(1), "bound on one directory operation");
+ABSL_FLAG(uint64_t, max_client_connections, 256, "client socket: connections served at once (more are closed)");
+ABSL_FLAG(absl::Duration, client_request_deadline, absl::Seconds(5),
+          "client socket: a request that has started arriving must be complete within it (idle connections may stay)");
 ABSL_FLAG(absl::Duration, reconcile_interval, absl::Seconds(30),
           "how often this node's directory entries are checked against the store (missing published, stale removed)");
 ABSL_FLAG(std::string, rdma_device, "", "verbs device (default: chosen by rdma_cm)");
@@ -96,6 +99,8 @@ ManagerOptions ParseManagerCommandLine(int argc, char** argv) {
   options.node_ttl = absl::GetFlag(FLAGS_node_ttl);
   options.redis_timeout = absl::GetFlag(FLAGS_redis_timeout);
   options.reconcile_interval = absl::GetFlag(FLAGS_reconcile_interval);
+  options.max_client_connections = absl::GetFlag(FLAGS_max_client_connections);
+  options.client_request_deadline = absl::GetFlag(FLAGS_client_request_deadline);
   options.rdma_device = absl::GetFlag(FLAGS_rdma_device);
   options.qp_timeout = absl::GetFlag(FLAGS_qp_timeout);
   options.retry_count = absl::GetFlag(FLAGS_retry_count);

@@ -25,6 +25,8 @@ absl::Status ManagerOptions::Validate() const {
   if (node_ttl < absl::Milliseconds(300)) return invalid("--node-ttl must be at least 300ms");
   if (redis_timeout <= absl::ZeroDuration()) return invalid("--redis-timeout must be positive");
   if (reconcile_interval < absl::Milliseconds(100)) return invalid("--reconcile-interval must be at least 100ms");
+  if (max_client_connections == 0) return invalid("--max-client-connections must be positive");
+  if (client_request_deadline < absl::Milliseconds(10)) return invalid("--client-request-deadline must be at least 10ms");
   if (read_chunk_bytes < 4096) return invalid("--read-chunk-bytes must be at least 4096");
   return absl::OkStatus();
 }

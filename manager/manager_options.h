@@ -3,6 +3,7 @@
 #ifndef RPLASMA_MANAGER_MANAGER_OPTIONS_H_
 #define RPLASMA_MANAGER_MANAGER_OPTIONS_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -16,6 +17,8 @@ struct ManagerOptions {
   std::string redis;                         // required: "host:port" or "unix:/path"
   std::string listen = "127.0.0.1:0";        // peer listener; port 0 picks one
   std::string client_socket;                 // "" = no client socket (no Fetch for applications)
+  size_t max_client_connections = 256;       // client socket: concurrent connections (a thread each)
+  absl::Duration client_request_deadline = absl::Seconds(5);  // client socket: a started request, a reply
   std::string transport = "tcp";             // tcp | verbs | auto (verbs if a device exists)
   std::string pin_threshold = "65536";       // BYTES | auto | FILE: up to it Get, above Pin (threshold_file.h)
   std::string secret_file;                   // required: shared secret of the cluster's managers

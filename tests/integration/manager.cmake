@@ -27,3 +27,10 @@ rplasma_test(manager_batch_fetch_test
   LABELS integration redis
   TIMEOUT 600)
 add_dependencies(manager_batch_fetch_test rplasma-manager rplasma_store)
+
+rplasma_test(manager_client_socket_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/manager_client_socket_test.cc
+  LIBS rplasma_manager_test_cluster
+  LABELS integration redis fault
+  TIMEOUT 300)
+add_dependencies(manager_client_socket_test rplasma-manager rplasma_store)
