@@ -10,11 +10,18 @@
 
 #include "absl/strings/str_cat.h"
 #include "protocol/base/status.h"
+#include "store/memory_budget.h"
 
 namespace rplasma {
 namespace {
 
 uint64_t RoundUp(uint64_t value, uint64_t unit) { return (value + unit - 1) / unit * unit; }
+
+// Before anything is reserved: an arena the host cannot back would wake the OOM killer.
+absl::Status CheckHostCanBack(uint64_t size, bool hugepages) {
+  ASSIGN_OR_RETURN(MemoryTexts texts, ReadMemoryTexts());
+  return CheckArenaFits(size, hugepages, texts);
+}
 
 absl::StatusOr<UniqueFd> OpenMemfd(uint64_t size) {
   UniqueFd fd(::memfd_create("rplasma-arena", MFD_CLOEXEC | MFD_ALLOW_SEALING));
@@ -45,6 +52,7 @@ absl::StatusOr<std::unique_ptr<Arena>> Arena::Create(uint64_t size, const std::s
   UniqueFd fd;
   if (hugepages_dir.empty()) {
     size = RoundUp(size, static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)));
+    RETURN_IF_ERROR(CheckHostCanBack(size, /*hugepages=*/false));
     ASSIGN_OR_RETURN(fd, OpenMemfd(size));
   } else {
     struct statfs fs{};
@@ -55,6 +63,7 @@ absl::StatusOr<std::unique_ptr<Arena>> Arena::Create(uint64_t size, const std::s
                        absl::StrCat("--hugepages ", hugepages_dir, ": not a hugetlbfs mount"));
     }
     size = RoundUp(size, static_cast<uint64_t>(fs.f_bsize));
+    RETURN_IF_ERROR(CheckHostCanBack(size, /*hugepages=*/true));
     ASSIGN_OR_RETURN(fd, OpenHugetlbFile(hugepages_dir, size));
   }
   void* base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd.get(), 0);

@@ -6,6 +6,9 @@
 // resident before the first object is written. With a hugepages directory: a file on hugetlbfs,
 // unlinked right after open (hugetlbfs does not support seals; its size is fixed by the mapping).
 //
+// Before either is created, the size is checked against what the host (and the store's cgroup)
+// can back (store/memory_budget.h): too large is kOutOfMemory, with nothing reserved.
+//
 // The fd is passed to each client once (SCM_RIGHTS); clients map it themselves.
 // Thread-safety: immutable after Create; base() may be read from any thread.
 #ifndef RPLASMA_STORE_ARENA_H_

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <fstream>
+#include <iterator>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -32,6 +34,8 @@ using ::rplasma::testing::HasErrorCode;
 using ::rplasma::testing::RawStoreClient;
 using ::rplasma::testing::StoreProcess;
 using ::rplasma::testing::StoreProcessOptions;
+using ::rplasma::testing::Subprocess;
+using ::rplasma::testing::TempDir;
 using ::rplasma::testing::WaitFor;
 
 std::string Header(uint32_t length, uint16_t version = kProtocolVersion, uint16_t reserved = 0) {
@@ -292,6 +296,32 @@ TEST_F(StoreFaultTest, PartialFramesOverTheOverallCapDropTheLargestHolder) {
   large.reset();
   small.reset();
   ExpectHealthyAndBackAtBaseline();
+}
+
+// An arena four times the machine's RAM is refused at start, before anything is reserved (a
+// reservation of that size would fail in fallocate or wake the OOM killer); a small one starts.
+TEST_F(StoreFaultTest, AnArenaLargerThanTheHostCanBackIsRefusedBeforeAnyReservation) {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  uint64_t mem_total_kb = 0;
+  while (meminfo >> key && key != "MemTotal:") {
+  }
+  ASSERT_TRUE(meminfo >> mem_total_kb);
+  const uint64_t too_much = mem_total_kb * 1024 * 4;
+  TempDir dir;
+  ASSERT_OK_AND_ASSIGN(Subprocess refused,
+                       Subprocess::Start({absl::StrCat(RPLASMA_BIN_DIR, "/rplasma-store"), "--socket",
+                                          dir.Join("store.sock"), "--memory", absl::StrCat(too_much)},
+                                         dir.Join("store.log")));
+  std::optional<int> status = refused.Wait(absl::Seconds(10));
+  ASSERT_TRUE(status.has_value()) << "the store did not exit";
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 1);
+  std::ifstream log(dir.Join("store.log"));
+  const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("can back only"), std::string::npos) << text;
+  EXPECT_EQ(text.find("fallocate"), std::string::npos) << text;
+  // The fixture's 64 MiB store started, and still serves.
+  EXPECT_EQ(Stats().clients, 1u);
 }
 
 // Sends `frame` with `count` fds (of /dev/null) attached, as SCM_RIGHTS.
