@@ -267,12 +267,12 @@ void ByPinBatch(transport::Channel& channel, LocalStore& store, Outcomes& out, a
   SealCreated(store, out, sealing, checksums);
   result.seal = clock.Now() - t1;
 
-  // Every lease ends now, sealed or not; the seal did not wait for this.
+  // Every lease ends now, sealed or not; the seal did not wait for this. Within the fetch's
+  // deadline, like ByPin's Unpin: one lost or too late only costs the owner leases until their TTL.
   if (!leases.empty()) {
     std::string unpin_wire;
-    const absl::Time unpin_deadline = std::max(deadline, clock.Now() + absl::Seconds(1));
     absl::StatusOr<PeerReplyView> unpinned =
-        CallPeer(channel, UnpinBatchRequest{std::move(leases)}, unpin_deadline, unpin_wire);
+        CallPeer(channel, UnpinBatchRequest{std::move(leases)}, deadline, unpin_wire);
     if (!unpinned.ok()) LOG(INFO) << "unpin of " << pinned_at.size() << " leases: " << unpinned.status();
   }
 }

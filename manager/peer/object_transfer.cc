@@ -98,12 +98,11 @@ absl::StatusOr<TransferResult> ByPin(transport::Channel& channel, peer::LocalSto
   // t0 + TTL was done while the owner still held the object for us. After that, the owner may
   // have released it and reused its bytes; one-sided READs cannot notice, so we check the clock.
   const absl::Time lease_end = t0 + absl::Milliseconds(lease.lease_ttl_ms);
-  // Unpin whatever happens next; a lost Unpin only costs the owner a lease until its TTL.
+  // Unpin whatever happens next, within the fetch's deadline (the fetch never ends past it): an
+  // Unpin lost, or not sent because the deadline has passed, only costs the owner a lease until its TTL.
   auto unpin = [&] {
     std::string unpin_wire;
-    const absl::Time unpin_deadline = std::max(deadline, clock.Now() + absl::Seconds(1));
-    absl::StatusOr<peer::PeerReplyView> r =
-        CallPeer(channel, peer::UnpinRequest{lease.lease_id}, unpin_deadline, unpin_wire);
+    absl::StatusOr<peer::PeerReplyView> r = CallPeer(channel, peer::UnpinRequest{lease.lease_id}, deadline, unpin_wire);
     if (!r.ok()) LOG(INFO) << "unpin of lease " << lease.lease_id << " for " << id.Hex() << ": " << r.status();
   };
   absl::StatusOr<LocalObject> local = CreateLocal(store, id, lease.object);

@@ -152,6 +152,13 @@ absl::Status ManagerTestCluster::RestartManager(TestNode* node) {
   return StartManager(node);
 }
 
+absl::Status ManagerTestCluster::RestartManager(TestNode* node, const TestNodeOptions& options) {
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (nodes_[i].get() == node) node_options_[i] = options;
+  }
+  return RestartManager(node);
+}
+
 absl::StatusOr<std::vector<absl::Status>> FetchVia(const std::string& client_socket,
                                                    const std::vector<ObjectID>& ids, absl::Duration timeout) {
   ASSIGN_OR_RETURN(UniqueFd fd, UnixConnect(client_socket));

@@ -56,6 +56,9 @@ class ManagerTestCluster {
   absl::StatusOr<TestNode*> AddNode(const TestNodeOptions& options);
   // Restarts the manager of `node` (same store, same flags).
   absl::Status RestartManager(TestNode* node);
+  // Restarts the manager of `node` (same store) with `options`' manager binary and flags, kept for
+  // later restarts; options.store_memory and options.name are ignored.
+  absl::Status RestartManager(TestNode* node, const TestNodeOptions& options);
   absl::Status StartManager(TestNode* node);
 
   // Waits until the directory lists every id in `ids` on `node` (its publisher has announced
