@@ -1,5 +1,6 @@
 #include "protocol/store_messages.h"
 
+#include <cstring>
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
@@ -406,7 +407,11 @@ absl::StatusOr<Reply> DecodeReply(absl::string_view payload) {
       if (m->objects() != nullptr) {
         o.objects.reserve(m->objects()->size());
         for (const fb::ObjectInfoFb* info : *m->objects()) {
-          ASSIGN_OR_RETURN(ObjectInfo decoded, FromFb(*info));
+          // The Verifier (flatbuffers 2.0.8) does not check that a vector's 8-byte structs are
+          // aligned, so the struct is copied out before its fields are read.
+          fb::ObjectInfoFb aligned;
+          std::memcpy(&aligned, info, sizeof(aligned));
+          ASSIGN_OR_RETURN(ObjectInfo decoded, FromFb(aligned));
           o.objects.push_back(decoded);
         }
       }

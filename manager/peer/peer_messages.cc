@@ -83,6 +83,19 @@ flatbuffers::Offset<fb::ObjectDescription> ToFb(FlatBufferBuilder& b, const Obje
   return fb::CreateObjectDescription(b, o.data_size, o.metadata_size, o.generation, o.checksum);
 }
 
+// The lease ids of an UnpinBatch request. The flatbuffers Verifier (2.0.8) checks the alignment of
+// a vector's length but not of its 8-byte elements, so a peer can place them anywhere: read each
+// with memcpy instead of the vector's accessors (a misaligned load is undefined behaviour).
+std::vector<uint64_t> LeaseIds(const flatbuffers::Vector<uint64_t>& leases) {
+  std::vector<uint64_t> out(leases.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    uint64_t wire;
+    std::memcpy(&wire, leases.Data() + i * sizeof(uint64_t), sizeof(uint64_t));
+    out[i] = flatbuffers::EndianScalar(wire);
+  }
+  return out;
+}
+
 // Ids of a batch request: 1..kMaxBatchIds.
 absl::StatusOr<std::vector<ObjectID>> BatchIds(const flatbuffers::Vector<const ::rplasma::idfb::ObjectIdFb*>* ids,
                                                absl::string_view what) {
@@ -258,7 +271,7 @@ absl::StatusOr<PeerRequest> DecodeRequest(absl::string_view wire) {
       if (leases == nullptr || leases->size() == 0 || leases->size() > kMaxBatchIds) {
         return MakeError(ErrorCode::kInvalidArgument, absl::StrCat("unpin-batch: need 1..", kMaxBatchIds, " leases"));
       }
-      return UnpinBatchRequest{std::vector<uint64_t>(leases->begin(), leases->end())};
+      return UnpinBatchRequest{LeaseIds(*leases)};
     }
     default:
       return ProtocolError("peer request: unknown or missing body");
