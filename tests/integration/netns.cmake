@@ -1,0 +1,8 @@
+# Real network faults: managers in network namespaces joined by veth, nftables rules dropping all or
+# a random part of the peer traffic (tests/support/network_namespace.h). Needs root and nftables.
+rplasma_test(netns_fault_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/netns_fault_test.cc
+  LIBS rplasma_manager_test_cluster
+  LABELS integration redis fault netns
+  TIMEOUT 400)
+add_dependencies(netns_fault_test rplasma-manager rplasma_store)
