@@ -240,6 +240,33 @@ TEST_F(ManagerFaultTest, RedisDownFailsFastAndLocationsAreRepublishedAfterItRetu
   EXPECT_OK(CheckTestObject(*b->client, during, 2, 200000));
 }
 
+TEST_F(ManagerFaultTest, PublishesRefusedByALiveRedisAreRetriedAndTheObjectsBecomeFetchable) {
+  // A long node TTL: the records outlive the refusal, so no reconnect or lost record triggers a
+  // republish; only the publisher's own retry can repair the refused publishes.
+  TestNode* a = AddNode({"--node_ttl=60s"});
+  TestNode* b = AddNode({"--node_ttl=60s"});
+  ASSERT_TRUE(a && b);
+  const ObjectID before = ObjectID::FromLabel("published before the refusal");
+  ASSERT_OK(PutTestObject(*a->client, before, 3, 1000));
+  ASSERT_OK(cluster_->WaitPublished(*a, {before}));
+  // Redis stays up and connected but refuses every write that needs memory (OOM error replies).
+  ASSERT_EQ(RedisCli(*cluster_, {"CONFIG", "SET", "maxmemory-policy", "noeviction"}), 0);
+  ASSERT_EQ(RedisCli(*cluster_, {"CONFIG", "SET", "maxmemory", "1"}), 0);
+  const ObjectID during = ObjectID::FromLabel("put while redis refuses writes");
+  ASSERT_OK(PutTestObject(*a->client, during, 4, 5000));
+  ASSERT_TRUE(WaitFor([&] { return JsonInt(*StatsVia(a->client_socket), "publish_errors") > 0; }, absl::Seconds(10)))
+      << "the publish was not refused; the test proves nothing";
+  ASSERT_EQ(RedisCli(*cluster_, {"CONFIG", "SET", "maxmemory", "0"}), 0);
+  const absl::Time back = absl::Now();
+  bool fetched = false;
+  while (!fetched && absl::Now() - back < absl::Seconds(15)) {
+    absl::StatusOr<std::vector<absl::Status>> r = FetchVia(b->client_socket, {during}, absl::Seconds(1));
+    fetched = r.ok() && (*r)[0].ok();
+  }
+  EXPECT_TRUE(fetched) << "the refused publish was repaired within 15 s of Redis accepting writes";
+  EXPECT_OK(CheckTestObject(*b->client, during, 4, 5000));
+}
+
 TEST_F(ManagerFaultTest, ClientFetchAfterItsManagerRestartedSucceedsOnAFreshConnection) {
   TestNode* a = AddNode({});
   TestNode* b = AddNode({});
