@@ -5,6 +5,7 @@
 // Connect must work, and every QP must be gone on both sides once the channels are dropped.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <thread>
