@@ -39,7 +39,7 @@ inline bool HaveGnuplot() { return access("/usr/bin/gnuplot", X_OK) == 0 || acce
 
 #define RPLASMA_SKIP_IF_NO_MPI()                                                     \
   do {                                                                               \
-    if (FindMpirun().empty()) GTEST_SKIP() << "mpirun is not installed (openmpi-bin)"; \
+    if (FindMpirun().empty()) RPLASMA_SKIP_TEST("mpirun", "mpirun is not installed (openmpi-bin)"); \
     RPLASMA_SKIP_IF_NO_REDIS_SERVER();                                               \
   } while (0)
 

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "bench-mpi/common/redis_server.h"
+#include "tests/support/skip.h"
 
 namespace rplasma::testing {
 
@@ -20,10 +21,11 @@ using RedisServerOptions = ::rplasma::bench::RedisServerOptions;
 
 }  // namespace rplasma::testing
 
-// Skips the current test (with the reason) when no redis-server binary is installed.
-#define RPLASMA_SKIP_IF_NO_REDIS_SERVER()                                                   \
-  if (::rplasma::testing::RedisServer::FindBinary().empty())                               \
-  GTEST_SKIP() << "redis-server not found in PATH or /usr/bin/redis-server; "              \
-                  "install the redis-server package to run this test"
+// Skips the current test (with the reason) when no redis-server binary is installed; fails it
+// instead where every test must run (tests/support/skip.h).
+#define RPLASMA_SKIP_IF_NO_REDIS_SERVER()                                                           \
+  if (::rplasma::testing::RedisServer::FindBinary().empty())                                       \
+  RPLASMA_SKIP_TEST("redis-server", "redis-server not found in PATH or /usr/bin/redis-server; "   \
+                                    "install the redis-server package to run this test")
 
 #endif  // RPLASMA_TESTS_SUPPORT_REDIS_SERVER_H_

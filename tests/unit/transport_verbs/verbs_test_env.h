@@ -9,6 +9,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "manager/transport/transport.h"
+#include "tests/support/skip.h"
 #include "protocol/base/mutex_lock.h"
 #include "manager/transport/verbs/verbs_transport.h"
 
@@ -33,7 +34,7 @@ inline std::string VerbsTestIp(std::string* why) {
   {                                                      \
     std::string why;                                     \
     ip_var = ::rplasma::transport::testing::VerbsTestIp(&why); \
-    if (ip_var.empty()) GTEST_SKIP() << why;             \
+    if (ip_var.empty()) RPLASMA_SKIP_TEST("rdma-device", why); \
   }
 
 // Echo handler: replies "re:" + request. While stalled, HandleCall blocks until Resume().

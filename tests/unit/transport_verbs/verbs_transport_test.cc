@@ -13,6 +13,7 @@
 #include "protocol/base/mutex_lock.h"
 #include "protocol/base/status.h"
 
+#include "tests/support/skip.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/subprocess.h"
 #include "tests/unit/transport_verbs/verbs_test_env.h"
@@ -90,7 +91,7 @@ class VerbsTransportTest : public ::testing::Test {
   void SetUp() override {
     std::string why;
     ip_ = testing::VerbsTestIp(&why);
-    if (ip_.empty()) GTEST_SKIP() << why;
+    if (ip_.empty()) RPLASMA_SKIP_TEST("rdma-device", why);
     server_arena_.resize(kArenaBytes);
     client_arena_.resize(kArenaBytes);
     for (uint64_t i = 0; i < kArenaBytes; ++i) server_arena_[i] = Pattern(i);
