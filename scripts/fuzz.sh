@@ -22,6 +22,7 @@ while (($#)); do
     *) TARGETS+=("$1"); shift ;;
   esac
 done
+[[ $MINUTES =~ ^[1-9][0-9]*$ ]] || { echo "fuzz.sh: --minutes takes a whole number >= 1" >&2; exit 2; }
 BUILD_DIR=${BUILD_DIR:-build-asan}
 FUZZ_DIR=${FUZZ_DIR:-/tmp/rplasma-fuzz}
 FUZZ_JOBS=${FUZZ_JOBS:-$(nproc)}
