@@ -56,6 +56,13 @@ struct TransportOptions {
   // channel (0 = sleep at once, fewest CPU cycles, a thread wake-up per completion). 0..10 ms.
   absl::Duration cq_spin = absl::Microseconds(50);
   absl::Duration connect_timeout = absl::Seconds(5);
+  // Serving side, both transports: a connection that has not proved the secret yet holds no thread
+  // (one HandshakePool runs them all) and must finish the handshake within handshake_timeout
+  // (10 ms..1 min). At most max_handshakes run at once, max_handshakes_per_source from one address
+  // (1..max_handshakes); past a cap the oldest is closed, so a flood cannot lock real peers out.
+  absl::Duration handshake_timeout = absl::Seconds(1);
+  uint32_t max_handshakes = 128;           // 1..65536
+  uint32_t max_handshakes_per_source = 16;
 
   absl::Status Validate() const;
 };

@@ -14,6 +14,13 @@ absl::Status TransportOptions::Validate() const {
   if (max_reads_in_flight < 1 || max_reads_in_flight > 1024) return invalid("max_reads_in_flight must be 1..1024");
   if (read_chunk_bytes < 4096 || read_chunk_bytes > (1ull << 30)) return invalid("read_chunk_bytes must be 4 KiB..1 GiB");
   if (connect_timeout <= absl::ZeroDuration()) return invalid("connect_timeout must be positive");
+  if (handshake_timeout < absl::Milliseconds(10) || handshake_timeout > absl::Minutes(1)) {
+    return invalid("handshake_timeout must be 10 ms..1 min");
+  }
+  if (max_handshakes < 1 || max_handshakes > 65536) return invalid("max_handshakes must be 1..65536");
+  if (max_handshakes_per_source < 1 || max_handshakes_per_source > max_handshakes) {
+    return invalid("max_handshakes_per_source must be 1..max_handshakes");
+  }
   if (cq_spin < absl::ZeroDuration() || cq_spin > absl::Milliseconds(10)) return invalid("cq_spin must be 0..10 ms");
   return absl::OkStatus();
 }

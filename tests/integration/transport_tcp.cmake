@@ -11,3 +11,10 @@ rplasma_test(transport_tcp_owner_death_test
   TIMEOUT 120)
 add_dependencies(transport_tcp_owner_death_test transport_tcp_owner)
 target_compile_definitions(transport_tcp_owner_death_test PRIVATE TRANSPORT_TCP_OWNER="$<TARGET_FILE:transport_tcp_owner>")
+
+# A flood of silent and garbage unauthenticated connections must not lock out a real peer.
+rplasma_test(transport_tcp_handshake_flood_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/transport_tcp_handshake_flood_test.cc
+  LIBS rplasma_transport_tcp
+  LABELS integration fault
+  TIMEOUT 120)

@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "manager/auth/peer_auth.h"
 #include "manager/transport/tcp/tcp_socket.h"
 #include "protocol/base/logging.h"
 
@@ -29,15 +28,6 @@ void TcpServerConnection::Join() {
 
 void TcpServerConnection::Run() {
   TransportCounters& counters = *context_.counters;
-  absl::Status auth =
-      auth::AuthenticateAsServer(fd_.get(), context_.secret, absl::Now() + context_.auth_timeout);
-  if (!auth.ok()) {
-    counters.auth_failures.fetch_add(1);
-    LOG(WARNING) << "tcp transport: peer " << peer_address_ << " not authenticated: " << auth.message();
-    ::shutdown(fd_.get(), SHUT_RDWR);
-    finished_.store(true, std::memory_order_release);
-    return;
-  }
   absl::Status configured = ConfigureConnection(fd_.get(), context_.dead_peer_timeout, context_.buffer_bytes);
   if (!configured.ok()) LOG(WARNING) << "tcp transport: configuring " << peer_address_ << ": " << configured.message();
   counters.connections.fetch_add(1, std::memory_order_relaxed);

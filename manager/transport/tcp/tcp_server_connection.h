@@ -1,11 +1,11 @@
 // TcpServerConnection: the owner side of one accepted tcp connection, served by its own thread.
 //
+// It is made only for a connection that already proved the secret (TcpTransport's HandshakePool
+// ran the handshake without a thread); so no unauthenticated peer ever holds one.
+//
 // Lifecycle (on the connection thread):
-//   accepted --auth ok--> serving --EOF / error / malformed / Stop()--> finished
-//       \--auth fails (counted in auth_failures)-----------------------> finished
-// Nothing is read past the handshake before it succeeds. OnConnect runs once authenticated;
-// OnDisconnect runs exactly once for every connection that got OnConnect, on this thread, before
-// finished() turns true.
+//   authenticated --Start--> serving --EOF / error / malformed / Stop()--> finished
+// OnConnect runs first; OnDisconnect runs exactly once, on this thread, before finished() turns true.
 //
 // Requests are read through a small buffer (TcpReceiveBuffer), so a small request's header and
 // payload usually cost one recv(). Serving is one request at a time, in arrival order (thread per
@@ -44,8 +44,6 @@ struct ServerContext {
   ArenaView arena;
   RequestHandler* handler = nullptr;
   std::shared_ptr<TransportCounters> counters;
-  std::string secret;
-  absl::Duration auth_timeout = absl::Seconds(5);
   absl::Duration dead_peer_timeout = absl::Seconds(30);
   int buffer_bytes = 0;
 };

@@ -54,7 +54,12 @@ RemoteRegion TcpTransport::RegionFor(uint64_t offset, uint64_t length) const {
 
 size_t TcpTransport::server_connection_count() const {
   MutexLock lock(&mu_);
-  return server_conns_.size();
+  return server_conns_.size() + (handshakes_ != nullptr ? handshakes_->pending() : 0);
+}
+
+size_t TcpTransport::handshakes_pending() const {
+  MutexLock lock(&mu_);
+  return handshakes_ != nullptr ? handshakes_->pending() : 0;
 }
 
 absl::StatusOr<std::string> TcpTransport::Listen(const std::string& address, RequestHandler* handler) {
@@ -64,6 +69,15 @@ absl::StatusOr<std::string> TcpTransport::Listen(const std::string& address, Req
   if (listen_fd_.valid()) return absl::FailedPreconditionError("Listen: already listening");
   ASSIGN_OR_RETURN(UniqueFd fd, TcpListen(address));
   ASSIGN_OR_RETURN(std::string bound, LocalAddress(fd.get()));
+  auth::HandshakeLimits limits;
+  limits.timeout = options_.handshake_timeout;
+  limits.max_pending = options_.max_handshakes;
+  limits.max_pending_per_source = options_.max_handshakes_per_source;
+  ASSIGN_OR_RETURN(handshakes_,
+                   auth::HandshakePool::Create(
+                       "tcp transport", options_.secret, limits,
+                       [this](UniqueFd conn, const std::string& peer) { ServeAuthenticated(std::move(conn), peer); },
+                       [this](const std::string& peer, const absl::Status& why) { CountAuthFailure(peer, why); }));
   handler_ = handler;
   listen_fd_ = std::move(fd);
   accept_thread_ = std::thread([this, raw = listen_fd_.get()] { AcceptLoop(raw); });
@@ -84,24 +98,38 @@ void TcpTransport::AcceptLoop(int listen_fd) {
       if (code == ErrorCode::kOutOfMemory) continue;  // fd exhaustion: TcpAccept backed off
       return;
     }
-    if (server_conns_.size() >= kMaxServerConnections) {
-      LOG(WARNING) << "tcp transport: " << server_conns_.size() << " connections; refusing another";
-      continue;  // `accepted` closes the socket
-    }
     absl::StatusOr<std::string> peer = RemoteAddress(accepted->get());
-    ServerContext context;
-    context.arena = arena_;
-    context.handler = handler_;
-    context.counters = counters_;
-    context.secret = options_.secret;
-    context.auth_timeout = options_.connect_timeout;
-    context.dead_peer_timeout = tuning_.dead_peer_timeout;
-    context.buffer_bytes = tuning_.socket_buffer_bytes;
-    uint64_t id = next_conn_id_++;
-    auto conn = std::make_unique<TcpServerConnection>(id, *std::move(accepted), peer.ok() ? *peer : "unknown",
-                                                      std::move(context));
-    conn->Start();
-    server_conns_.emplace(id, std::move(conn));
+    // Never blocks; past its caps the pool closes its oldest handshake, never this newcomer.
+    handshakes_->Add(*std::move(accepted), peer.ok() ? *peer : "unknown");
+  }
+}
+
+void TcpTransport::ServeAuthenticated(UniqueFd fd, const std::string& peer) {
+  MutexLock lock(&mu_);
+  if (shut_down_) return;
+  ReapFinishedLocked();
+  if (server_conns_.size() >= kMaxServerConnections) {
+    LOG(WARNING) << "tcp transport: " << server_conns_.size() << " authenticated connections; refusing " << peer;
+    return;  // closes the socket
+  }
+  ServerContext context;
+  context.arena = arena_;
+  context.handler = handler_;
+  context.counters = counters_;
+  context.dead_peer_timeout = tuning_.dead_peer_timeout;
+  context.buffer_bytes = tuning_.socket_buffer_bytes;
+  uint64_t id = next_conn_id_++;
+  auto conn = std::make_unique<TcpServerConnection>(id, std::move(fd), peer, std::move(context));
+  conn->Start();
+  server_conns_.emplace(id, std::move(conn));
+}
+
+void TcpTransport::CountAuthFailure(const std::string& peer, const absl::Status& why) {
+  const uint64_t failures = counters_->auth_failures.fetch_add(1) + 1;
+  // A flood must not flood the log too: the first few, then one line per thousand.
+  if (failures <= 10 || failures % 1000 == 0) {
+    LOG(WARNING) << "tcp transport: peer " << peer << " not authenticated (" << failures
+                 << " so far): " << why.message();
   }
 }
 
@@ -179,6 +207,14 @@ void TcpTransport::Shutdown() {
   }
   // The accept thread sees shut_down_ at its next wake-up and takes no new connection after it.
   if (accept_thread.joinable()) accept_thread.join();
+  auth::HandshakePool* handshakes = nullptr;
+  {
+    MutexLock lock(&mu_);
+    handshakes = handshakes_.get();
+  }
+  // Without mu_: the pool thread may be waiting for it in ServeAuthenticated (which then sees
+  // shut_down_ and closes the connection). The pool itself lives until the destructor.
+  if (handshakes != nullptr) handshakes->Shutdown();
   {
     MutexLock lock(&mu_);
     conns = std::move(server_conns_);

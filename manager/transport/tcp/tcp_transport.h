@@ -1,9 +1,11 @@
 // TcpTransport: the Transport over plain TCP (any Ethernet, loopback in tests).
 //
-// Serving side: Listen() starts one accept thread; every accepted connection gets its own thread
-// (TcpServerConnection) that authenticates the peer, then serves its requests in order. At most
-// kMaxServerConnections are served at once; more are closed on accept. Finished connections are
-// reaped by the accept thread within kReapInterval.
+// Serving side: Listen() starts one accept thread and one HandshakePool (manager/auth/): every
+// accepted connection first runs the peer handshake on the pool's thread, within
+// TransportOptions::handshake_timeout and the pool's per-source and overall caps, holding no thread
+// of its own. Only a peer that proved the secret gets a serving thread (TcpServerConnection), which
+// serves its requests in order. At most kMaxServerConnections authenticated connections are served
+// at once; more are closed once authenticated. Finished connections are reaped within kReapInterval.
 //
 // Reading side: Connect() returns a cached healthy channel to `address` if there is one, else
 // connects, authenticates and caches a new TcpChannel (replacing an unhealthy one counts as a
@@ -33,6 +35,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "manager/auth/handshake_pool.h"
 #include "manager/transport/tcp/arena_view.h"
 #include "manager/transport/tcp/tcp_channel.h"
 #include "manager/transport/tcp/tcp_server_connection.h"
@@ -76,10 +79,15 @@ class TcpTransport : public Transport {
 
   // Server connections currently tracked (authenticating or serving), for tests and stats.
   size_t server_connection_count() const;
+  // Of those, the ones still authenticating (in the handshake pool).
+  size_t handshakes_pending() const;
 
  private:
   TcpTransport(const TransportOptions& options, const TcpTuning& tuning);
   void AcceptLoop(int listen_fd);
+  // The handshake pool's verdicts (on its thread).
+  void ServeAuthenticated(UniqueFd fd, const std::string& peer);
+  void CountAuthFailure(const std::string& peer, const absl::Status& why);
   void ReapFinishedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const TransportOptions options_;
@@ -93,6 +101,8 @@ class TcpTransport : public Transport {
   UniqueFd listen_fd_ ABSL_GUARDED_BY(mu_);
   RequestHandler* handler_ ABSL_GUARDED_BY(mu_) = nullptr;
   std::thread accept_thread_ ABSL_GUARDED_BY(mu_);
+  // Made by Listen, shut down (not destroyed) by Shutdown: its callbacks use this object.
+  std::unique_ptr<auth::HandshakePool> handshakes_ ABSL_GUARDED_BY(mu_);
   uint64_t next_conn_id_ ABSL_GUARDED_BY(mu_) = 1;
   absl::flat_hash_map<uint64_t, std::unique_ptr<TcpServerConnection>> server_conns_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, std::shared_ptr<TcpChannel>> channels_ ABSL_GUARDED_BY(mu_);

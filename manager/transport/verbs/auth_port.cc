@@ -1,5 +1,6 @@
 #include "manager/transport/verbs/auth_port.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -8,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string>
 
 #include "absl/strings/str_format.h"
 #include "manager/auth/peer_auth.h"
@@ -20,6 +22,22 @@ namespace {
 
 constexpr uint8_t kTicketMagic[4] = {'R', 'P', 'V', 'T'};
 
+// "ip:port" ("[v6]:port") of an accepted peer, for logs and the per-source cap.
+std::string PeerAddress(const sockaddr_storage& a) {
+  char host[INET6_ADDRSTRLEN] = "unknown";
+  uint16_t port = 0;
+  if (a.ss_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&a);
+    ::inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+    port = ntohs(in6->sin6_port);
+    return absl::StrFormat("[%s]:%d", host, port);
+  }
+  const auto* in4 = reinterpret_cast<const sockaddr_in*>(&a);
+  ::inet_ntop(AF_INET, &in4->sin_addr, host, sizeof(host));
+  port = ntohs(in4->sin_port);
+  return absl::StrFormat("%s:%d", host, port);
+}
+
 socklen_t AddrLen(const sockaddr_storage& a) {
   return a.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
 }
@@ -28,7 +46,7 @@ socklen_t AddrLen(const sockaddr_storage& a) {
 
 absl::StatusOr<std::unique_ptr<AuthPort>> AuthPort::Create(const sockaddr_storage& addr, std::string secret,
                                                            TicketBook* tickets, AuthPortCounters* counters,
-                                                           absl::Duration handshake_timeout) {
+                                                           const auth::HandshakeLimits& limits) {
   UniqueFd fd(::socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd) return ErrnoError("socket", "verbs auth port", errno);
   int one = 1;
@@ -41,25 +59,25 @@ absl::StatusOr<std::unique_ptr<AuthPort>> AuthPort::Create(const sockaddr_storag
   RETURN_IF_ERROR(SetNonBlocking(fd.get()));
   UniqueFd wake(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!wake) return ErrnoError("eventfd", "verbs auth port", errno);
-  auto port = std::unique_ptr<AuthPort>(new AuthPort(std::move(fd), std::move(wake), std::move(secret), tickets,
-                                                     counters, handshake_timeout));
+  auto port = std::unique_ptr<AuthPort>(new AuthPort(std::move(fd), std::move(wake), tickets, counters));
+  AuthPort* raw = port.get();
+  ASSIGN_OR_RETURN(port->pool_,
+                   auth::HandshakePool::Create(
+                       "verbs auth port", std::move(secret), limits,
+                       [raw](UniqueFd conn, const std::string& peer) { raw->SendTicket(std::move(conn), peer); },
+                       [raw](const std::string& peer, const absl::Status& why) { raw->CountFailure(peer, why); }));
   port->thread_ = std::thread([p = port.get()] { p->Run(); });
   return port;
 }
 
-AuthPort::AuthPort(UniqueFd listen_fd, UniqueFd wake_fd, std::string secret, TicketBook* tickets,
-                   AuthPortCounters* counters, absl::Duration handshake_timeout)
-    : listen_fd_(std::move(listen_fd)),
-      wake_fd_(std::move(wake_fd)),
-      secret_(std::move(secret)),
-      tickets_(tickets),
-      counters_(counters),
-      handshake_timeout_(handshake_timeout) {}
+AuthPort::AuthPort(UniqueFd listen_fd, UniqueFd wake_fd, TicketBook* tickets, AuthPortCounters* counters)
+    : listen_fd_(std::move(listen_fd)), wake_fd_(std::move(wake_fd)), tickets_(tickets), counters_(counters) {}
 
 AuthPort::~AuthPort() {
   uint64_t one = 1;
   if (::write(wake_fd_.get(), &one, sizeof(one)) < 0) LOG(WARNING) << "verbs auth port: wake failed";
   if (thread_.joinable()) thread_.join();
+  if (pool_ != nullptr) pool_->Shutdown();
 }
 
 void AuthPort::Run() {
@@ -73,29 +91,35 @@ void AuthPort::Run() {
     }
     if (fds[1].revents != 0) return;
     if (fds[0].revents == 0) continue;
-    UniqueFd conn(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    sockaddr_storage peer{};
+    socklen_t peer_len = sizeof(peer);
+    UniqueFd conn(::accept4(listen_fd_.get(), reinterpret_cast<sockaddr*>(&peer), &peer_len, SOCK_CLOEXEC));
     if (!conn) continue;  // EAGAIN / ECONNABORTED: nothing to serve
-    Serve(conn.get());
+    pool_->Add(std::move(conn), PeerAddress(peer));  // never blocks
   }
 }
 
-void AuthPort::Serve(int fd) {
-  absl::Time deadline = absl::Now() + handshake_timeout_;
-  absl::Status s = auth::AuthenticateAsServer(fd, secret_, deadline);
-  if (!s.ok()) {
-    counters_->failures.fetch_add(1, std::memory_order_relaxed);
-    LOG(WARNING) << "verbs auth port: peer refused: " << s.ToString();
-    return;
-  }
+void AuthPort::SendTicket(UniqueFd fd, const std::string& peer) {
   Ticket t = tickets_->Issue(absl::Now());
   uint8_t msg[4 + kTicketBytes];
   std::memcpy(msg, kTicketMagic, 4);
   std::memcpy(msg + 4, t.data(), kTicketBytes);
-  if (absl::Status w = WriteAll(fd, msg, sizeof(msg)); !w.ok()) {
-    LOG(WARNING) << "verbs auth port: sending ticket failed: " << w.ToString();
+  // The socket's buffer is empty but for the verdict: the ticket fits without waiting.
+  const ssize_t n = ::send(fd.get(), msg, sizeof(msg), MSG_NOSIGNAL | MSG_DONTWAIT);
+  if (n != static_cast<ssize_t>(sizeof(msg))) {
+    LOG(WARNING) << "verbs auth port: sending the ticket to " << peer << " failed"
+                 << (n < 0 ? absl::StrFormat(": %s", std::strerror(errno)) : std::string(" (short write)"));
     return;
   }
   counters_->tickets_issued.fetch_add(1, std::memory_order_relaxed);
+}
+
+void AuthPort::CountFailure(const std::string& peer, const absl::Status& why) {
+  const uint64_t failures = counters_->failures.fetch_add(1, std::memory_order_relaxed) + 1;
+  // A flood must not flood the log too: the first few, then one line per thousand.
+  if (failures <= 10 || failures % 1000 == 0) {
+    LOG(WARNING) << "verbs auth port: peer " << peer << " refused (" << failures << " so far): " << why.ToString();
+  }
 }
 
 absl::StatusOr<Ticket> RequestTicket(const sockaddr_storage& addr, absl::string_view secret, absl::Time deadline) {

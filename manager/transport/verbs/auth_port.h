@@ -10,7 +10,10 @@
 // RoCE and InfiniBand keep rdma_cm ports (RDMA_PS_TCP) apart from the kernel's TCP ports, so both
 // listeners can share the number. (iWARP would not allow it; no target device is iWARP.)
 //
-// One thread accepts and serves handshakes one at a time, each bounded by `handshake_timeout`.
+// One thread accepts; a HandshakePool (manager/auth/) runs every handshake on one more thread, with
+// the limits' deadline and per-source and overall caps, so a silent or slow client never delays
+// another and a flood cannot lock real peers out. The ticket goes out from the pool thread (36
+// bytes into an empty socket buffer: it does not block).
 // Thread-safe: Create/destroy from one thread; RequestTicket is reentrant.
 #ifndef RPLASMA_MANAGER_TRANSPORT_VERBS_AUTH_PORT_H_
 #define RPLASMA_MANAGER_TRANSPORT_VERBS_AUTH_PORT_H_
@@ -25,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "manager/auth/handshake_pool.h"
 #include "manager/transport/verbs/ticket_book.h"
 #include "manager/transport/verbs/wire_format.h"
 #include "protocol/base/counter_set.h"
@@ -44,23 +48,23 @@ class AuthPort {
   // Binds a TCP listener on `addr` (port must be set). EADDRINUSE comes back as kUnavailable.
   static absl::StatusOr<std::unique_ptr<AuthPort>> Create(const sockaddr_storage& addr, std::string secret,
                                                           TicketBook* tickets, AuthPortCounters* counters,
-                                                          absl::Duration handshake_timeout);
+                                                          const auth::HandshakeLimits& limits);
   ~AuthPort();
   AuthPort(const AuthPort&) = delete;
   AuthPort& operator=(const AuthPort&) = delete;
 
  private:
-  AuthPort(UniqueFd listen_fd, UniqueFd wake_fd, std::string secret, TicketBook* tickets,
-           AuthPortCounters* counters, absl::Duration handshake_timeout);
+  AuthPort(UniqueFd listen_fd, UniqueFd wake_fd, TicketBook* tickets, AuthPortCounters* counters);
   void Run();
-  void Serve(int fd);
+  // The pool's verdicts (on its thread).
+  void SendTicket(UniqueFd fd, const std::string& peer);
+  void CountFailure(const std::string& peer, const absl::Status& why);
 
   UniqueFd listen_fd_;
   UniqueFd wake_fd_;  // eventfd: written once to stop the thread
-  const std::string secret_;
   TicketBook* const tickets_;
   AuthPortCounters* const counters_;
-  const absl::Duration handshake_timeout_;
+  std::unique_ptr<auth::HandshakePool> pool_;  // set by Create before the accept thread starts
   std::thread thread_;
 };
 

@@ -67,7 +67,9 @@ absl::Status Listener::Bind(const TransportOptions& options, const std::string& 
     SetPort(try_addr, port);
     // rdma_cm (RoCE/IB) and TCP ports are separate spaces: the auth port takes the same number.
     absl::StatusOr<std::unique_ptr<AuthPort>> auth =
-        AuthPort::Create(try_addr, options.secret, tickets_.get(), auth_counters, options.connect_timeout);
+        AuthPort::Create(try_addr, options.secret, tickets_.get(), auth_counters,
+                         auth::HandshakeLimits{options.handshake_timeout, options.max_handshakes,
+                                               options.max_handshakes_per_source});
     if (!auth.ok()) {
       last = auth.status();
       continue;  // TCP port taken: with port 0, try another number
