@@ -155,6 +155,16 @@ void ReplyDemultiplexer::Finish(ReplyWaiter* waiter, absl::Status status, const 
   if (!break_cause.ok()) BreakLocked(break_cause);
 }
 
+void ReplyDemultiplexer::Unclaim(ReplyWaiter* waiter, bool expired) {
+  MutexLock lock(&mu_);
+  waiter->receiving_ = false;
+  if (expired) {
+    CompleteLocked(waiter, hooks_.expired(waiter->id_));
+  } else {
+    waiter->cv_.Signal();  // it may wait out its own deadline again, or lead
+  }
+}
+
 void ReplyDemultiplexer::Break(const absl::Status& cause) {
   MutexLock lock(&mu_);
   BreakLocked(cause);

@@ -14,7 +14,9 @@
 //
 // A leader may fill a waiter's memory without the lock (Claim ... Finish: e.g. a payload received
 // straight into the caller's buffer); such a waiter is "receiving", and nothing — a break, its
-// own deadline, Abandon — lets it leave Wait until the leader has finished it.
+// own deadline, Abandon — lets it leave Wait until the leader has finished it, or has let go of it
+// with Unclaim (so a slow reply never holds a waiter past its deadline: the reader bounds each
+// piece it receives by the waiter's deadline and unclaims it then).
 //
 // Breaking: the first failure that loses the stream position (a read or write error, bytes that are
 // not a valid reply, or a deadline under kBreakConnection) breaks the connection for good. Hooks::
@@ -88,8 +90,9 @@ class ReplyDemultiplexer {
   };
   // Reads one reply as the leader, without the lock, by `deadline`, and hands it over with Deliver
   // or Claim + Finish (or drops it). Any error breaks the connection with that error as the cause —
-  // except kDeadlineExceeded under kAbandonWaiter, which the reader may return only at a reply
-  // boundary (no byte of the next reply consumed): then the leader's own waiter is abandoned.
+  // except kDeadlineExceeded under kAbandonWaiter, which the reader may return at a reply boundary,
+  // or mid-reply if it keeps the stream position for the next leader and holds no claim (Unclaim):
+  // then the leader's own waiter is abandoned.
   using ReadOne = absl::FunctionRef<absl::Status(absl::Time deadline)>;
   // Under the lock: hands a reply already read whole to `waiter` (nullptr for a detached id: drop
   // it) and returns the waiter's final status.
@@ -137,6 +140,11 @@ class ReplyDemultiplexer {
   // breaks in the same step, so the waiter never sees its failure before the connection is broken.
   void Finish(ReplyWaiter* waiter, absl::Status status, const absl::Status& break_cause = absl::OkStatus())
       ABSL_LOCKS_EXCLUDED(mu_);
+  // Unclaim: ends a Claim before the reply is whole; the reader keeps what it has received. With
+  // `expired` the waiter is done with Hooks::expired (its deadline passed; the reader drops the
+  // rest of the reply); else it stays registered and waiting, and a later Claim of its id resumes
+  // it — or returns nullptr if it was abandoned meanwhile.
+  void Unclaim(ReplyWaiter* waiter, bool expired) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Breaks the connection with `cause` (no-op if broken already).
   void Break(const absl::Status& cause) ABSL_LOCKS_EXCLUDED(mu_);

@@ -27,6 +27,7 @@
 #include "tests/integration/manager_test_cluster.h"
 #include "tests/support/network_namespace.h"
 #include "tests/support/process_fds.h"
+#include "tests/support/skip.h"
 #include "tests/support/status_matchers.h"
 
 namespace rplasma::testing {
@@ -70,7 +71,9 @@ class NetnsFaultTest : public ::testing::Test {
   void SetUp() override {
     RPLASMA_SKIP_IF_NO_REDIS_SERVER();
     const std::string unavailable = NetworkNamespaceUnavailableReason();
-    if (!unavailable.empty()) GTEST_SKIP() << "this test needs root, iproute2 and nftables: " << unavailable;
+    if (!unavailable.empty()) {
+      RPLASMA_SKIP_TEST("netns", "this test needs root, iproute2 and nftables: " + unavailable);
+    }
     const int pid = static_cast<int>(::getpid());
     net_ = absl::StrCat("10.213.", pid % 256, ".");
     ASSERT_OK_AND_ASSIGN(ns_a_, NetworkNamespace::Create(absl::StrCat("rplasma-a-", pid)));

@@ -62,7 +62,7 @@ void TcpChannel::NoteProgress() {
 }
 
 bool TcpChannel::StalledAt(absl::Time now) const {
-  if (outstanding_.load(std::memory_order_acquire) <= 0 || mid_reply_.load(std::memory_order_acquire)) return false;
+  if (outstanding_.load(std::memory_order_acquire) <= 0) return false;
   return now - absl::FromUnixNanos(last_progress_ns_.load(std::memory_order_relaxed)) >= stall_timeout_;
 }
 
@@ -140,6 +140,7 @@ absl::StatusOr<std::string> TcpChannel::Call(absl::string_view request, absl::Ti
   }
   Pending p;
   p.expect = TcpKind::kCallReply;
+  p.deadline = deadline;
   TcpHeader header;
   header.kind = TcpKind::kCall;
   absl::Status s = Execute(p, header, request.data(), request.size(), deadline);
@@ -163,6 +164,7 @@ absl::Status TcpChannel::Read(const RemoteRegion& region, uint8_t* dst, absl::Ti
   p.expect = TcpKind::kReadData;
   p.dst = dst;
   p.length = region.length;
+  p.deadline = deadline;
   uint8_t request[kReadRequestBytes];
   EncodeReadRequest(region.addr, region.length, request);
   TcpHeader header;
@@ -177,38 +179,81 @@ absl::Status TcpChannel::Read(const RemoteRegion& region, uint8_t* dst, absl::Ti
   return absl::OkStatus();
 }
 
-absl::Status TcpChannel::ReadOneReply(absl::Time deadline) {
-  // Wait for the next reply's first byte no longer than our deadline, and no longer than the stall
-  // timeout allows the outstanding requests to go unanswered.
+absl::StatusOr<size_t> TcpChannel::ReceiveSome(void* dst, size_t size, absl::Time until) {
   const absl::Time stall_at = absl::FromUnixNanos(last_progress_ns_.load(std::memory_order_relaxed)) + stall_timeout_;
-  uint8_t encoded[kTcpHeaderBytes];
-  absl::Status first = rx_.ReadExact(fd_.get(), encoded, 1, std::min(deadline, stall_at));
-  if (!first.ok()) {
-    if (ErrorCodeOf(first) != ErrorCode::kDeadlineExceeded) return first;
-    if (StalledAt(absl::Now())) {
-      return MakeError(ErrorCode::kUnavailable,
-                       absl::StrCat("peer stalled: no reply byte for ", absl::FormatDuration(stall_timeout_), " while ",
-                                    outstanding_.load(), " requests are outstanding"));
-    }
-    return first;  // nothing consumed: only the leader's own request gives up
+  absl::StatusOr<size_t> got = rx_.ReadSome(fd_.get(), dst, size, std::min(until, stall_at));
+  if (got.ok()) {
+    NoteProgress();
+    return got;
   }
-  // From here on the reply is received whole, whatever our own deadline, or the channel closes:
-  // bailing out mid-reply would lose the stream position for every other request.
-  mid_reply_.store(true, std::memory_order_release);
-  NoteProgress();
-  absl::Status received = ReceiveReply(encoded);
-  mid_reply_.store(false, std::memory_order_release);
-  NoteProgress();
-  // A stall mid-reply surfaces as kDeadlineExceeded from the socket; it breaks the channel.
-  if (!received.ok() && ErrorCodeOf(received) == ErrorCode::kDeadlineExceeded) {
-    return MakeError(ErrorCode::kUnavailable, absl::StrCat("peer stalled mid-reply: ", received.message()));
+  if (ErrorCodeOf(got.status()) == ErrorCode::kDeadlineExceeded && StalledAt(absl::Now())) {
+    return MakeError(ErrorCode::kUnavailable,
+                     absl::StrCat("peer stalled: no reply byte for ", absl::FormatDuration(stall_timeout_), " while ",
+                                  outstanding_.load(), " requests are outstanding"));
   }
-  return received;
+  return got.status();  // kDeadlineExceeded: `until` passed, nothing consumed
 }
 
-absl::Status TcpChannel::ReceiveReply(uint8_t (&encoded)[kTcpHeaderBytes]) {
-  RETURN_IF_ERROR(rx_.ReadExact(fd_.get(), encoded + 1, kTcpHeaderBytes - 1, absl::InfiniteFuture(), stall_timeout_));
-  ASSIGN_OR_RETURN(TcpHeader header, ParseTcpHeader(encoded, TcpDirection::kReply));
+absl::Status TcpChannel::ReadOneReply(absl::Time deadline) {
+  Inbound& in = inbound_;
+  while (in.header_bytes < kTcpHeaderBytes) {
+    ASSIGN_OR_RETURN(size_t got, ReceiveSome(in.header + in.header_bytes, kTcpHeaderBytes - in.header_bytes, deadline));
+    in.header_bytes += got;
+  }
+  if (!in.started) {
+    RETURN_IF_ERROR(StartReply());
+  } else if (in.unclaimed) {
+    // A leader stopped mid-reply: its waiter still waits (resume into it) or gave up (drop the rest).
+    ASSIGN_OR_RETURN(ReplyWaiter * again, demux_.Claim(in.parsed.request_id, [](const ReplyWaiter&) {
+      return absl::OkStatus();
+    }));
+    in.target = static_cast<Pending*>(again);
+    in.unclaimed = false;
+  }
+  while (in.payload_bytes < in.parsed.length) {
+    Pending* target = in.target;
+    const absl::Time until = target != nullptr ? std::min(deadline, target->deadline) : deadline;
+    auto [dst, room] = PayloadSpace();
+    absl::StatusOr<size_t> got = ReceiveSome(dst, room, until);
+    if (got.ok()) {
+      in.payload_bytes += *got;
+      continue;
+    }
+    if (ErrorCodeOf(got.status()) != ErrorCode::kDeadlineExceeded) {
+      if (!closed_flag_.load(std::memory_order_acquire)) {
+        LOG(WARNING) << "tcp channel to " << peer_address_ << ": " << got.status().message();
+      }
+      if (target != nullptr) {
+        // Breaks the channel before the waiter can run: once it sees its failure the channel is unhealthy.
+        demux_.Finish(target,
+                      MakeError(ErrorCode::kUnavailable, absl::StrCat("tcp channel to ", peer_address_,
+                                                                      " lost mid-reply: ", got.status().message())),
+                      /*break_cause=*/got.status());
+      }
+      return got.status();
+    }
+    if (absl::Now() < deadline) {
+      // The target's deadline passed, not ours: it leaves now; the rest of its reply is dropped.
+      if (target != nullptr) demux_.Unclaim(target, /*expired=*/true);
+      in.target = nullptr;
+      continue;
+    }
+    // Our own deadline passed: stop here; the next leader resumes this reply.
+    if (target != nullptr) {
+      demux_.Unclaim(target, /*expired=*/false);
+      in.target = nullptr;
+      in.unclaimed = true;
+    }
+    return got.status();
+  }
+  FinishReply();
+  return absl::OkStatus();
+}
+
+absl::Status TcpChannel::StartReply() {
+  Inbound& in = inbound_;
+  ASSIGN_OR_RETURN(in.parsed, ParseTcpHeader(in.header, TcpDirection::kReply));
+  const TcpHeader& header = in.parsed;
   ASSIGN_OR_RETURN(ReplyWaiter * claimed, demux_.Claim(header.request_id, [&](const ReplyWaiter& w) {
     const Pending& q = static_cast<const Pending&>(w);
     if (header.kind != TcpKind::kError && header.kind != q.expect) {
@@ -220,70 +265,51 @@ absl::Status TcpChannel::ReceiveReply(uint8_t (&encoded)[kTcpHeaderBytes]) {
     }
     return absl::OkStatus();
   }));
-  outstanding_.fetch_sub(1, std::memory_order_acq_rel);
-  if (claimed == nullptr) {
-    // The reply of an abandoned request: read it off the stream and drop it. No Read asks for more
-    // than our arena holds, so a longer one is a lie.
-    if (header.kind == TcpKind::kReadData && header.length > arena_.size) {
-      return ProtocolError(absl::StrCat("late read reply of ", header.length, " bytes exceeds the arena"));
-    }
-    RETURN_IF_ERROR(Discard(header.length));
-    counters_->rx_bytes.fetch_add(kTcpHeaderBytes + header.length);
-    counters_->rx_messages.fetch_add(1);
-    return absl::OkStatus();
+  // The reply of an abandoned request is read off the stream and dropped. No Read asks for more
+  // than our arena holds, so a longer one is a lie.
+  if (claimed == nullptr && header.kind == TcpKind::kReadData && header.length > arena_.size) {
+    return ProtocolError(absl::StrCat("late read reply of ", header.length, " bytes exceeds the arena"));
   }
-  Pending* p = static_cast<Pending*>(claimed);
-  // Without the lock: the waiter does not touch *p while it is claimed.
-  absl::Status received;
-  std::string error_text;
-  switch (header.kind) {
-    case TcpKind::kCallReply:
-      p->reply.resize(header.length);
-      received = rx_.ReadExact(fd_.get(), p->reply.data(), header.length, absl::InfiniteFuture(), stall_timeout_);
-      break;
-    case TcpKind::kReadData:
-      received = rx_.ReadExact(fd_.get(), p->dst, header.length, absl::InfiniteFuture(), stall_timeout_);
-      break;
-    default:
-      error_text.resize(header.length);
-      received = rx_.ReadExact(fd_.get(), error_text.data(), header.length, absl::InfiniteFuture(), stall_timeout_);
-      break;
-  }
-  if (!received.ok()) {
-    if (!closed_flag_.load(std::memory_order_acquire)) {
-      LOG(WARNING) << "tcp channel to " << peer_address_ << ": " << received.message();
-    }
-    // Closes the channel before the waiter can run: once it sees its failure the channel is unhealthy.
-    demux_.Finish(p,
-                  MakeError(ErrorCode::kUnavailable,
-                            absl::StrCat("tcp channel to ", peer_address_, " lost mid-reply: ", received.message())),
-                  /*break_cause=*/received);
-    return received;
-  }
-  // Counted before the waiter can return, so its caller sees them.
-  counters_->rx_bytes.fetch_add(kTcpHeaderBytes + header.length);
-  counters_->rx_messages.fetch_add(1);
-  absl::Status status;
-  if (header.kind == TcpKind::kError) {
-    ErrorCode code = header.status > 0xffff ? ErrorCode::kProtocolError
-                                            : ErrorCodeFromWire(static_cast<uint16_t>(header.status));
-    if (code == ErrorCode::kOk) code = ErrorCode::kProtocolError;
-    status = MakeError(code, absl::StrCat("peer ", peer_address_, ": ", error_text));
-  }
-  demux_.Finish(p, std::move(status));
+  in.started = true;
+  in.target = static_cast<Pending*>(claimed);
+  // Without the lock: the waiter does not touch *target while it is claimed.
+  if (in.target != nullptr && header.kind == TcpKind::kCallReply) in.target->reply.resize(header.length);
+  if (header.kind == TcpKind::kError) in.error_text.resize(header.length);
   return absl::OkStatus();
 }
 
-absl::Status TcpChannel::Discard(uint64_t bytes) {
-  constexpr uint64_t kScratchBytes = 64 << 10;
-  std::unique_ptr<uint8_t[]> scratch(new uint8_t[kScratchBytes]);
-  while (bytes > 0) {
-    const uint64_t chunk = std::min(bytes, kScratchBytes);
-    RETURN_IF_ERROR(rx_.ReadExact(fd_.get(), scratch.get(), chunk, absl::InfiniteFuture(), stall_timeout_));
-    bytes -= chunk;
-    NoteProgress();
+std::pair<uint8_t*, size_t> TcpChannel::PayloadSpace() {
+  constexpr size_t kScratchBytes = 64 << 10;
+  Inbound& in = inbound_;
+  const uint64_t left = in.parsed.length - in.payload_bytes;
+  if (in.parsed.kind == TcpKind::kError) {
+    return {reinterpret_cast<uint8_t*>(in.error_text.data()) + in.payload_bytes, left};
   }
-  return absl::OkStatus();
+  if (in.target != nullptr) {
+    uint8_t* base = in.parsed.kind == TcpKind::kCallReply ? reinterpret_cast<uint8_t*>(in.target->reply.data())
+                                                          : in.target->dst;
+    return {base + in.payload_bytes, left};
+  }
+  if (scratch_ == nullptr) scratch_.reset(new uint8_t[kScratchBytes]);
+  return {scratch_.get(), std::min<uint64_t>(left, kScratchBytes)};
+}
+
+void TcpChannel::FinishReply() {
+  Inbound in = std::move(inbound_);
+  inbound_ = Inbound{};
+  outstanding_.fetch_sub(1, std::memory_order_acq_rel);
+  // Counted before the waiter can return, so its caller sees them.
+  counters_->rx_bytes.fetch_add(kTcpHeaderBytes + in.parsed.length);
+  counters_->rx_messages.fetch_add(1);
+  if (in.target == nullptr) return;
+  absl::Status status;
+  if (in.parsed.kind == TcpKind::kError) {
+    ErrorCode code = in.parsed.status > 0xffff ? ErrorCode::kProtocolError
+                                               : ErrorCodeFromWire(static_cast<uint16_t>(in.parsed.status));
+    if (code == ErrorCode::kOk) code = ErrorCode::kProtocolError;
+    status = MakeError(code, absl::StrCat("peer ", peer_address_, ": ", in.error_text));
+  }
+  demux_.Finish(in.target, std::move(status));
 }
 
 }  // namespace rplasma::transport::tcp

@@ -17,9 +17,12 @@
 // kDeadlineExceeded; the request id stays registered (detached), so its reply, if it comes late, is
 // read whole and discarded — a Read's payload is drained into a scratch buffer, never into the
 // caller's destination, which may be reused or freed by then. The other requests in flight and
-// later ones are unaffected. A leader gives up waiting only at a reply boundary; once a reply's
-// first byte is in, it receives the reply whole (bounded by the stall timeout, not by its own
-// deadline), so the stream position is never lost to a deadline.
+// later ones are unaffected. Deadlines hold mid-reply too (a reply crawling in over a lossy link
+// must not keep anyone past their deadline): the reply being received lives in the channel
+// (`inbound_`), not in the leader, and is received piece by piece. A leader whose own deadline
+// passes mid-reply lets go of it (the next leader resumes where it stopped); a waiter whose reply
+// is being received leaves at its deadline too — the leader unclaims it then and drops the rest of
+// its reply. So the stream position is never lost to a deadline, and nobody waits past theirs.
 //
 // The channel closes only when the connection itself fails: EOF, a socket error, a malformed reply
 // (unknown id, wrong kind or length), a peer that stalls mid-reply for `stall_timeout`, or a peer
@@ -40,6 +43,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -84,7 +88,19 @@ class TcpChannel : public Channel {
     TcpKind expect;          // kCallReply or kReadData (kError is always acceptable)
     uint8_t* dst = nullptr;  // Read destination
     uint64_t length = 0;     // Read length
+    absl::Time deadline;     // the caller's: a leader receiving into it lets go then
     std::string reply;       // Call result (filled by the leader while it holds the claim)
+  };
+  // The reply being received, which outlives any one leader. Touched only by the leader.
+  struct Inbound {
+    uint8_t header[kTcpHeaderBytes];
+    size_t header_bytes = 0;      // 0 at a reply boundary
+    bool started = false;         // header parsed, its id claimed (or found abandoned)
+    TcpHeader parsed;
+    Pending* target = nullptr;    // claimed waiter the payload goes into; nullptr: dropped
+    bool unclaimed = false;       // a leader stopped and let go of the target: claim its id again
+    uint64_t payload_bytes = 0;   // payload received so far
+    std::string error_text;       // a kError reply's payload
   };
 
   TcpChannel(UniqueFd fd, std::string peer_address, ArenaView arena, std::shared_ptr<TransportCounters> counters,
@@ -96,19 +112,22 @@ class TcpChannel : public Channel {
   // The demultiplexer's break hook: marks the channel closed, shuts the socket down so a leader
   // blocked in recv() wakes, and returns the status the pending requests fail with.
   absl::Status OnBreak(const absl::Status& reason);
-  // Receives one reply (as the leader, without the lock) and finishes its Pending, or discards it if
-  // its request was abandoned. kDeadlineExceeded only when `deadline` passes before the reply's
-  // first byte (nothing consumed); any other error closes the channel (a Pending that was being
-  // received is already done with its error).
+  // Receives (as the leader, without the lock) the rest of `inbound_` or one new reply and finishes
+  // its Pending, or drops it if its request was abandoned. kDeadlineExceeded when `deadline`
+  // passes first: what was received stays in `inbound_` for the next leader, which holds no claim.
+  // Any other error closes the channel (a Pending that was being received is done with its error).
   absl::Status ReadOneReply(absl::Time deadline);
-  // ReadOneReply once the first header byte is in encoded[0]: the rest of the header, then the
-  // payload into its Pending (or discarded). Any error closes the channel.
-  absl::Status ReceiveReply(uint8_t (&encoded)[kTcpHeaderBytes]);
-  // Reads and drops `bytes` payload bytes of a reply nobody waits for any more.
-  absl::Status Discard(uint64_t bytes);
+  // Parses `inbound_`'s header and claims its waiter (nullptr for an abandoned request).
+  absl::Status StartReply();
+  // Where the next payload bytes of `inbound_` go, and how many fit there.
+  std::pair<uint8_t*, size_t> PayloadSpace();
+  // The reply is whole: finishes its waiter and resets `inbound_` to a boundary.
+  void FinishReply();
+  // Up to `size` bytes by `until` (at least one); kUnavailable once the peer counts as stalled.
+  absl::StatusOr<size_t> ReceiveSome(void* dst, size_t size, absl::Time until);
   // A reply byte arrived, or requests became outstanding on an idle channel.
   void NoteProgress();
-  // Requests are outstanding and no reply byte arrived for `stall_timeout_` (and none is being received).
+  // Requests are outstanding and no reply byte arrived for `stall_timeout_`.
   bool StalledAt(absl::Time now) const;
 
   const UniqueFd fd_;
@@ -121,13 +140,15 @@ class TcpChannel : public Channel {
   // Requests sent (or being sent) whose reply has not been read, abandoned ones included.
   std::atomic<int64_t> outstanding_{0};
   std::atomic<int64_t> last_progress_ns_;  // absl::ToUnixNanos of the last NoteProgress()
-  std::atomic<bool> mid_reply_{false};     // the leader has consumed part of a reply
 
   absl::Mutex write_mu_;  // one request on the wire at a time
   // Pending requests by id, leadership, and why the channel closed. Declared after what its hooks use.
   ReplyDemultiplexer demux_;
 
-  TcpReceiveBuffer rx_;  // used only by the leader, handed on through the demultiplexer's lock
+  // Used only by the leader, handed on through the demultiplexer's lock.
+  TcpReceiveBuffer rx_;
+  Inbound inbound_;
+  std::unique_ptr<uint8_t[]> scratch_;  // where dropped payload goes (allocated on first use)
 };
 
 }  // namespace rplasma::transport::tcp

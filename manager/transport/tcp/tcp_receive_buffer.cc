@@ -38,4 +38,14 @@ absl::Status TcpReceiveBuffer::ReadExact(int fd, void* dst, size_t size, absl::T
   return absl::OkStatus();
 }
 
+absl::StatusOr<size_t> TcpReceiveBuffer::ReadSome(int fd, void* dst, size_t size, absl::Time deadline) {
+  uint8_t* out = static_cast<uint8_t*>(dst);
+  if (end_ > begin_) return TakeBuffered(out, size);
+  if (size >= capacity_) return RecvSome(fd, out, size, deadline);  // bulk: no copy
+  absl::StatusOr<size_t> got = RecvSome(fd, data_.get(), capacity_, deadline);
+  if (!got.ok()) return got.status();
+  end_ = *got;
+  return TakeBuffered(out, size);
+}
+
 }  // namespace rplasma::transport::tcp

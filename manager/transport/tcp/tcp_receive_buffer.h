@@ -16,6 +16,7 @@
 #include <memory>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 
 namespace rplasma::transport::tcp {
@@ -34,6 +35,12 @@ class TcpReceiveBuffer {
   // arrives for `max_stall`. After an error the stream position is lost: stop reading.
   absl::Status ReadExact(int fd, void* dst, size_t size, absl::Time deadline,
                          absl::Duration max_stall = absl::InfiniteDuration());
+
+  // Fills [dst, dst + n) for some 1 <= n <= size and returns n: buffered bytes first, else one
+  // recv() (straight into `dst` when size >= capacity). kDeadlineExceeded when `deadline` passes
+  // first — then nothing was consumed and the stream position is intact; other errors as ReadExact.
+  // REQUIRES: size > 0.
+  absl::StatusOr<size_t> ReadSome(int fd, void* dst, size_t size, absl::Time deadline);
 
   // Bytes received and not yet handed out.
   size_t buffered() const { return end_ - begin_; }

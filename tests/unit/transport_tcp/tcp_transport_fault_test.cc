@@ -2,6 +2,7 @@
 // format), and raw peers that send garbage to a real owner before or after authenticating.
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <random>
@@ -38,7 +39,10 @@ constexpr char kSecret[] = "fault-secret";
 // An owner that authenticates properly, reads one request, then misbehaves.
 class FakeOwner {
  public:
-  enum class Behaviour { kHalfThenClose, kSilent, kGarbageReply, kWrongReadLength };
+  // kSlowThenServe: a Read's reply in two parts, 64 KiB of 0x5a then, after kSlowPause, the rest as
+  // 0xa5; then it answers one Call with "pong".
+  enum class Behaviour { kHalfThenClose, kSilent, kGarbageReply, kWrongReadLength, kSlowThenServe };
+  static constexpr absl::Duration kSlowPause = absl::Milliseconds(700);
 
   explicit FakeOwner(Behaviour behaviour) : behaviour_(behaviour) {
     listener_ = *TcpListen("127.0.0.1:0");
@@ -85,6 +89,25 @@ class FakeOwner {
         std::memset(encoded, 0xEE, sizeof(encoded));
         iovec iov[1] = {{encoded, sizeof(encoded)}};
         (void)SendAll(fd->get(), iov, 1, absl::Now() + absl::Seconds(10));
+        break;
+      }
+      case Behaviour::kSlowThenServe: {
+        EncodeTcpHeader(reply, encoded);
+        std::vector<uint8_t> first(64 << 10, 0x5a), rest(length - first.size(), 0xa5);
+        iovec head[2] = {{encoded, sizeof(encoded)}, {first.data(), first.size()}};
+        if (!SendAll(fd->get(), head, 2, absl::Now() + absl::Seconds(10)).ok()) return;
+        absl::SleepFor(kSlowPause);
+        iovec tail[1] = {{rest.data(), rest.size()}};
+        if (!SendAll(fd->get(), tail, 1, absl::Now() + absl::Seconds(10)).ok()) return;
+        if (!RecvAll(fd->get(), encoded, sizeof(encoded), absl::Now() + absl::Seconds(10)).ok()) return;
+        absl::StatusOr<TcpHeader> call = ParseTcpHeader(encoded, TcpDirection::kRequest);
+        if (!call.ok()) return;
+        std::vector<uint8_t> ignored(call->length);
+        if (!RecvAll(fd->get(), ignored.data(), ignored.size(), absl::Now() + absl::Seconds(10)).ok()) return;
+        TcpHeader pong{TcpKind::kCallReply, 0, call->request_id, 4};
+        EncodeTcpHeader(pong, encoded);
+        iovec answer[2] = {{encoded, sizeof(encoded)}, {const_cast<char*>("pong"), 4}};
+        (void)SendAll(fd->get(), answer, 2, absl::Now() + absl::Seconds(10));
         break;
       }
       case Behaviour::kWrongReadLength: {
@@ -172,6 +195,26 @@ TEST_F(TcpFaultTest, OneTimeoutLeavesTheOtherPendingRequestsAloneUntilThePeerSta
   EXPECT_GE(absl::Now() - start, kStallTimeout - absl::Milliseconds(10));
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
   EXPECT_FALSE(ch->healthy());
+}
+
+// A reply crawling in over a bad link must not hold its caller past the deadline: the caller leaves
+// mid-reply, the rest of that reply is drained (never into the caller's destination), and the
+// stream position survives for the next request on the same channel.
+TEST_F(TcpFaultTest, DeadlinePassingMidReplyEndsTheReadOnTimeAndTheChannelKeepsItsPlace) {
+  FakeOwner owner(FakeOwner::Behaviour::kSlowThenServe);
+  ASSERT_OK_AND_ASSIGN(auto ch, reader_->Connect(owner.address(), Deadline()));
+  std::memset(arena_.base(), 0, arena_.size());
+  const absl::Time start = absl::Now();
+  EXPECT_THAT(ReadFrom(*ch, start + absl::Milliseconds(300)), HasErrorCode(ErrorCode::kDeadlineExceeded));
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_LT(took, absl::Milliseconds(300) + (FakeOwner::kSlowPause - absl::Milliseconds(300)) / 2)
+      << "the Read waited for the rest of its reply";
+  EXPECT_TRUE(ch->healthy());
+  ASSERT_OK_AND_ASSIGN(std::string reply, ch->Call("ping", start + absl::Seconds(10)));
+  EXPECT_EQ(reply, "pong");
+  EXPECT_TRUE(ch->healthy());
+  const uint8_t* base = arena_.base();
+  EXPECT_EQ(std::count(base, base + arena_.size(), 0xa5), 0) << "late bytes went into the expired Read's destination";
 }
 
 TEST_F(TcpFaultTest, GarbageReplyClosesTheChannel) {
