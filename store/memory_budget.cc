@@ -37,11 +37,25 @@ std::string ReadText(const std::string& path) {
 
 }  // namespace
 
-absl::StatusOr<uint64_t> UsableArenaBytes(const MemoryTexts& texts, bool hugepages) {
-  if (hugepages) {
-    ASSIGN_OR_RETURN(uint64_t free_pages, MeminfoBytes(texts.meminfo, "HugePages_Free"));
-    ASSIGN_OR_RETURN(uint64_t page, MeminfoBytes(texts.meminfo, "Hugepagesize"));
-    return free_pages * page;
+absl::StatusOr<uint64_t> UsableArenaBytes(const MemoryTexts& texts, uint64_t hugepage_size) {
+  if (hugepage_size != 0) {
+    uint64_t free_pages = 0, reserved = 0;
+    if (!texts.free_hugepages.empty()) {
+      if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(texts.free_hugepages), &free_pages)) {
+        return MakeError(ErrorCode::kInternal, absl::StrCat("free_hugepages: not a number: ", texts.free_hugepages));
+      }
+      if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(texts.resv_hugepages), &reserved)) reserved = 0;
+    } else {
+      ASSIGN_OR_RETURN(uint64_t default_size, MeminfoBytes(texts.meminfo, "Hugepagesize"));
+      if (default_size != hugepage_size) {
+        return MakeError(ErrorCode::kInternal,
+                         absl::StrCat("no free page count for huge pages of ", hugepage_size, " bytes"));
+      }
+      ASSIGN_OR_RETURN(free_pages, MeminfoBytes(texts.meminfo, "HugePages_Free"));
+      // Pages a mapping reserved but has not touched yet still count as free.
+      reserved = MeminfoBytes(texts.meminfo, "HugePages_Rsvd").value_or(0);
+    }
+    return (free_pages - std::min(reserved, free_pages)) * hugepage_size;
   }
   ASSIGN_OR_RETURN(uint64_t available, MeminfoBytes(texts.meminfo, "MemAvailable"));
   uint64_t max = 0, current = 0;
@@ -52,18 +66,20 @@ absl::StatusOr<uint64_t> UsableArenaBytes(const MemoryTexts& texts, bool hugepag
   return available - std::min(available / 8, kMaxReserve);
 }
 
-absl::Status CheckArenaFits(uint64_t bytes, bool hugepages, const MemoryTexts& texts) {
-  ASSIGN_OR_RETURN(uint64_t usable, UsableArenaBytes(texts, hugepages));
+absl::Status CheckArenaFits(uint64_t bytes, uint64_t hugepage_size, const MemoryTexts& texts) {
+  ASSIGN_OR_RETURN(uint64_t usable, UsableArenaBytes(texts, hugepage_size));
+  const bool hugepages = hugepage_size != 0;
   if (bytes <= usable) return absl::OkStatus();
   return MakeError(ErrorCode::kOutOfMemory,
-                   absl::StrCat("--memory ", bytes, " bytes: this host", hugepages ? "'s free huge pages" : "",
+                   absl::StrCat("--memory ", bytes, " bytes: this host",
+                                hugepages ? absl::StrCat("'s free huge pages of ", hugepage_size, " bytes") : "",
                                 " can back only ", usable, " bytes",
                                 hugepages ? "" : " (MemAvailable or the cgroup's memory.max - memory.current, "
                                                  "less a reserve for the rest of the host)",
                                 "; refusing to start rather than have the OOM killer end other processes"));
 }
 
-absl::StatusOr<MemoryTexts> ReadMemoryTexts() {
+absl::StatusOr<MemoryTexts> ReadMemoryTexts(uint64_t hugepage_size) {
   MemoryTexts texts;
   texts.meminfo = ReadText("/proc/meminfo");
   if (texts.meminfo.empty()) return MakeError(ErrorCode::kInternal, "read(/proc/meminfo): empty or unreadable");
@@ -74,7 +90,26 @@ absl::StatusOr<MemoryTexts> ReadMemoryTexts() {
     texts.cgroup_max = ReadText(dir + "/memory.max");
     texts.cgroup_current = ReadText(dir + "/memory.current");
   }
+  if (hugepage_size != 0) {
+    const std::string pool = absl::StrCat("/sys/kernel/mm/hugepages/hugepages-", hugepage_size >> 10, "kB");
+    texts.free_hugepages = ReadText(pool + "/free_hugepages");
+    texts.resv_hugepages = ReadText(pool + "/resv_hugepages");
+    if (texts.free_hugepages.empty()) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       absl::StrCat("--hugepages: this kernel offers no huge pages of ", hugepage_size, " bytes (no ",
+                                    pool, ")"));
+    }
+  }
   return texts;
+}
+
+absl::StatusOr<uint64_t> ReadDefaultHugepageSize() {
+  const std::string meminfo = ReadText("/proc/meminfo");
+  absl::StatusOr<uint64_t> size = MeminfoBytes(meminfo, "Hugepagesize");
+  if (!size.ok() || *size == 0) {
+    return MakeError(ErrorCode::kInvalidArgument, "--hugepages on: this kernel has no huge pages (no Hugepagesize)");
+  }
+  return size;
 }
 
 }  // namespace rplasma

@@ -5,7 +5,8 @@
 // The pure part reads the texts of /proc/meminfo and of the cgroup v2 files; the reader gathers
 // them. Usable memory: MemAvailable, or less if the cgroup's memory.max - memory.current is
 // smaller, minus a reserve (an eighth of it, at most 256 MiB) left to the rest of the host. With
-// hugepages: HugePages_Free x Hugepagesize (a dedicated pool, no reserve).
+// huge pages of a size: that size's free pages not already reserved by a mapping (free - resv) x
+// the size (a dedicated pool, no reserve).
 #ifndef RPLASMA_STORE_MEMORY_BUDGET_H_
 #define RPLASMA_STORE_MEMORY_BUDGET_H_
 
@@ -21,14 +22,23 @@ struct MemoryTexts {
   std::string meminfo;         // /proc/meminfo
   std::string cgroup_max;      // the store's cgroup memory.max ("max" or bytes); empty: none
   std::string cgroup_current;  // its memory.current; empty: none
+  // The pool of the requested huge page size: /sys/kernel/mm/hugepages/hugepages-<kB>kB/
+  // free_hugepages and resv_hugepages. Empty: not read; meminfo's HugePages_Free and
+  // HugePages_Rsvd then count, if the size is its Hugepagesize.
+  std::string free_hugepages;
+  std::string resv_hugepages;
 };
 
-// Bytes an arena may take. kInternal if meminfo lacks the needed lines.
-absl::StatusOr<uint64_t> UsableArenaBytes(const MemoryTexts& texts, bool hugepages);
+// Bytes an arena may take; `hugepage_size` 0 means normal pages, else the huge page size.
+// kInternal if the texts lack the needed lines.
+absl::StatusOr<uint64_t> UsableArenaBytes(const MemoryTexts& texts, uint64_t hugepage_size);
 // OK if `bytes` fits; else kOutOfMemory naming what was asked and what is usable.
-absl::Status CheckArenaFits(uint64_t bytes, bool hugepages, const MemoryTexts& texts);
-// Reads /proc/meminfo and, for a cgroup v2 found in /proc/self/cgroup, its memory files.
-absl::StatusOr<MemoryTexts> ReadMemoryTexts();
+absl::Status CheckArenaFits(uint64_t bytes, uint64_t hugepage_size, const MemoryTexts& texts);
+// Reads /proc/meminfo, for a cgroup v2 found in /proc/self/cgroup its memory files, and with a
+// `hugepage_size` that size's pool (kInvalidArgument if the kernel offers no such size).
+absl::StatusOr<MemoryTexts> ReadMemoryTexts(uint64_t hugepage_size = 0);
+// The system's default huge page size (Hugepagesize in /proc/meminfo).
+absl::StatusOr<uint64_t> ReadDefaultHugepageSize();
 
 }  // namespace rplasma
 

@@ -1,5 +1,5 @@
 // rplasma-store: the node's object store. Flags map onto StoreOptions (store/store_options.h).
-//   rplasma-store --socket PATH --memory BYTES [--hugepages DIR] [--name NAME]
+//   rplasma-store --socket PATH --memory BYTES [--hugepages on|SIZE] [--name NAME]
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -14,7 +14,10 @@
 
 ABSL_FLAG(std::string, socket, "", "Unix socket to listen on (its directory is created 0700 if missing)");
 ABSL_FLAG(std::string, memory, "", "arena size in bytes; suffixes K, M, G, T (binary), e.g. 1G");
-ABSL_FLAG(std::string, hugepages, "", "hugetlbfs directory for the arena (default: a memfd)");
+ABSL_FLAG(std::string, hugepages, "",
+          "back the arena with huge pages (a sealed hugetlb memfd): 'on' for the system's default huge page size, "
+          "or a page size such as 2M or 1G; a hugetlbfs mount directory is still accepted and only tells the page "
+          "size (nothing is created in it). Default: off (normal pages)");
 ABSL_FLAG(std::string, name, "rplasma-store", "store name reported to clients and in logs");
 ABSL_FLAG(absl::Duration, partial_frame_timeout, absl::Seconds(5),
           "a client that started a request frame and has not completed it within this is disconnected");
@@ -25,12 +28,17 @@ ABSL_FLAG(std::string, max_output_bytes, "64M",
           "a client with more replies/events queued than this (a subscriber that fell behind) is disconnected");
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("rplasma-store --socket PATH --memory BYTES [--hugepages DIR] [--name NAME]");
+  absl::SetProgramUsageMessage("rplasma-store --socket PATH --memory BYTES [--hugepages on|SIZE] [--name NAME]");
   absl::ParseCommandLine(argc, argv);
 
   rplasma::StoreOptions options;
   options.socket_path = absl::GetFlag(FLAGS_socket);
-  options.hugepages_dir = absl::GetFlag(FLAGS_hugepages);
+  absl::StatusOr<rplasma::Hugepages> hugepages = rplasma::ParseHugepages(absl::GetFlag(FLAGS_hugepages));
+  if (!hugepages.ok()) {
+    std::fprintf(stderr, "rplasma-store: %s\n", std::string(hugepages.status().message()).c_str());
+    return 2;
+  }
+  options.hugepages = *hugepages;
   options.name = absl::GetFlag(FLAGS_name);
   absl::StatusOr<uint64_t> memory = rplasma::ParseByteSize(absl::GetFlag(FLAGS_memory));
   if (!memory.ok()) {

@@ -1,6 +1,11 @@
 #include "store/store_options.h"
 
+#include <linux/magic.h>
+#include <sys/statfs.h>
 #include <sys/un.h>
+
+#include <bit>
+#include <cerrno>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -59,6 +64,29 @@ absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text) {
     return MakeError(ErrorCode::kInvalidArgument, absl::StrCat("size '", text, "': too large"));
   }
   return value << shift;
+}
+
+absl::StatusOr<Hugepages> ParseHugepages(absl::string_view text) {
+  text = absl::StripAsciiWhitespace(text);
+  if (text.empty() || text == "off") return Hugepages{};
+  if (text == "on") return Hugepages{.enabled = true, .page_size = 0};
+  if (text.front() == '/') {
+    const std::string dir(text);
+    struct statfs fs{};
+    if (::statfs(dir.c_str(), &fs) != 0) return ErrnoError("statfs", absl::StrCat("--hugepages ", dir), errno);
+    // Anything else would silently mean a page size the operator did not ask for.
+    if (static_cast<uint64_t>(fs.f_type) != HUGETLBFS_MAGIC) {
+      return MakeError(ErrorCode::kInvalidArgument, absl::StrCat("--hugepages ", dir, ": not a hugetlbfs mount"));
+    }
+    return Hugepages{.enabled = true, .page_size = static_cast<uint64_t>(fs.f_bsize)};
+  }
+  absl::StatusOr<uint64_t> size = ParseByteSize(text);
+  if (!size.ok() || !std::has_single_bit(*size) || *size <= 4096) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     absl::StrCat("--hugepages '", text,
+                                  "': expected on, off, a huge page size (e.g. 2M, 1G) or a hugetlbfs mount directory"));
+  }
+  return Hugepages{.enabled = true, .page_size = *size};
 }
 
 }  // namespace rplasma

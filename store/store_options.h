@@ -11,6 +11,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "protocol/frame.h"
+#include "store/arena.h"
 
 namespace rplasma {
 
@@ -20,8 +21,8 @@ struct StoreOptions {
   std::string socket_path;
   // Arena bytes (rounded up to the page size). Required, > 0.
   uint64_t memory_bytes = 0;
-  // If set, the arena is a file on this hugetlbfs mount instead of a memfd.
-  std::string hugepages_dir;
+  // Huge pages for the arena (a sealed hugetlb memfd) instead of normal pages. Off by default.
+  Hugepages hugepages;
   // Reported to clients in ConnectReply and used in logs.
   std::string name = "rplasma-store";
   // Largest request frame accepted (the header is checked before any allocation).
@@ -45,6 +46,13 @@ struct StoreOptions {
 
 // "4096", "64K", "64M", "1G", "2T" (binary units; optional trailing "B" or "iB").
 absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text);
+
+// The --hugepages flag: "" or "off" (normal pages), "on" (the system's default huge page size),
+// a page size ("2M", "1G": a power of two; whether the kernel offers it is checked at start), or,
+// kept for compatibility, a hugetlbfs mount directory (an absolute path) whose page size is used:
+// nothing is created in it. kInvalidArgument for anything else, or a path that is not a hugetlbfs
+// mount (this last case reads the filesystem: statfs).
+absl::StatusOr<Hugepages> ParseHugepages(absl::string_view text);
 
 }  // namespace rplasma
 

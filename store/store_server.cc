@@ -57,7 +57,7 @@ StoreServer::StoreServer(StoreOptions options, std::unique_ptr<Arena> arena)
 
 absl::StatusOr<std::unique_ptr<StoreServer>> StoreServer::Create(const StoreOptions& options) {
   RETURN_IF_ERROR(options.Validate());
-  ASSIGN_OR_RETURN(std::unique_ptr<Arena> arena, Arena::Create(options.memory_bytes, options.hugepages_dir));
+  ASSIGN_OR_RETURN(std::unique_ptr<Arena> arena, Arena::Create(options.memory_bytes, options.hugepages));
   std::unique_ptr<StoreServer> server(new StoreServer(options, std::move(arena)));
   RETURN_IF_ERROR(server->Init());
   return server;
@@ -97,7 +97,8 @@ absl::Status StoreServer::Init() {
     RETURN_IF_ERROR(add(signal_fd_.get(), kSignalTag));
   }
   LOG(INFO) << options_.name << ": listening on " << options_.socket_path << ", arena " << arena_->size()
-            << " bytes" << (options_.hugepages_dir.empty() ? " (memfd)" : " (hugetlbfs)");
+            << " bytes (memfd" << (options_.hugepages.enabled ? ", huge pages of " : ", pages of ")
+            << arena_->page_size() << " bytes)";
   return absl::OkStatus();
 }
 

@@ -1,11 +1,15 @@
 // The store's request/reply behaviour over the raw protocol, against a real rplasma-store.
 // Every test ends with a leak audit: no bytes, objects or references left, fds at baseline.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -18,6 +22,7 @@
 #include "protocol/base/logging.h"
 #include "protocol/frame.h"
 #include "protocol/store_messages.h"
+#include "tests/support/skip.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/store_process.h"
 #include "tests/integration/store_protocol_fixture.h"
@@ -33,6 +38,64 @@ using ::rplasma::testing::StoreProcess;
 using ::rplasma::testing::StoreProcessOptions;
 using ::rplasma::testing::WaitFor;
 using ::testing::ElementsAre;
+
+// The system's default huge page size in kB (Hugepagesize in /proc/meminfo); 0 if none.
+uint64_t DefaultHugepageKb() {
+  std::ifstream meminfo("/proc/meminfo");
+  for (std::string line; std::getline(meminfo, line);) {
+    uint64_t kb = 0;
+    if (std::sscanf(line.c_str(), "Hugepagesize: %" SCNu64 " kB", &kb) == 1) return kb;
+  }
+  return 0;
+}
+
+// Makes `pages` free huge pages of `page_kb` available to a test: if fewer are free and this
+// process is root, raises the pool's nr_hugepages and puts the old value back at the end;
+// otherwise ok() is false and why() says why.
+class HugePageReservation {
+ public:
+  HugePageReservation(uint64_t page_kb, int64_t pages)
+      : pool_(absl::StrCat("/sys/kernel/mm/hugepages/hugepages-", page_kb, "kB/")) {
+    const int64_t have = Read("free_hugepages") - Read("resv_hugepages");
+    if (have >= pages) return;
+    if (::geteuid() != 0) {
+      why_ = absl::StrCat("needs ", pages, " free huge pages of ", page_kb, " kB (", std::max<int64_t>(have, 0),
+                          " free), and only root can reserve them (", pool_, "nr_hugepages)");
+      return;
+    }
+    old_total_ = Read("nr_hugepages");
+    if (old_total_ < 0 || !Write("nr_hugepages", old_total_ + pages - std::max<int64_t>(have, 0))) {
+      why_ = absl::StrCat("cannot write ", pool_, "nr_hugepages");
+      old_total_ = -1;
+      return;
+    }
+    if (Read("free_hugepages") - Read("resv_hugepages") < pages) {
+      why_ = absl::StrCat("the kernel could not find ", pages, " huge pages of ", page_kb, " kB (memory fragmented?)");
+    }
+  }
+  ~HugePageReservation() {
+    if (old_total_ >= 0) Write("nr_hugepages", old_total_);
+  }
+  bool ok() const { return why_.empty(); }
+  const std::string& why() const { return why_; }
+
+ private:
+  int64_t Read(const std::string& name) const {
+    std::ifstream in(pool_ + name);
+    int64_t value = -1;
+    in >> value;
+    return value;
+  }
+  bool Write(const std::string& name, int64_t value) const {
+    std::ofstream out(pool_ + name);
+    out << value << std::endl;
+    return static_cast<bool>(out);
+  }
+
+  const std::string pool_;
+  int64_t old_total_ = -1;  // >= 0: restore this at the end
+  std::string why_;
+};
 
 TEST_F(StoreProtocolTest, CreateSealGetRoundTripsBytesThroughTheArena) {
   ObjectID id = ObjectID::FromLabel("round-trip");
@@ -376,29 +439,76 @@ TEST_F(StoreProtocolTest, HugepagesDirectoryMustBeAHugetlbfsMount) {
   ExpectNoLeaks();
 }
 
-// Runs only where a hugetlbfs mount with free huge pages exists (none is set up by the tests).
-TEST_F(StoreProtocolTest, ArenaOnHugetlbfsServesObjects) {
-  std::string mount;
-  std::ifstream mounts("/proc/mounts");
-  for (std::string line; std::getline(mounts, line);) {
-    std::istringstream fields(line);
-    std::string dev, dir, type;
-    fields >> dev >> dir >> type;
-    if (type == "hugetlbfs" && ::access(dir.c_str(), W_OK) == 0) mount = dir;
-  }
-  std::ifstream free_pages("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages");
-  int free_count = 0;
-  free_pages >> free_count;
-  if (mount.empty() || free_count < 2) GTEST_SKIP() << "no writable hugetlbfs mount with 2 free 2 MiB pages";
+TEST_F(StoreProtocolTest, ArenaOnHugePagesServesObjects) {
+  const uint64_t page_kb = DefaultHugepageKb();
+  if (page_kb == 0) RPLASMA_SKIP_TEST("hugepages", "this kernel has no huge pages (no Hugepagesize in /proc/meminfo)");
+  HugePageReservation huge(page_kb, 2);
+  if (!huge.ok()) RPLASMA_SKIP_TEST("hugepages", huge.why());
   StoreProcessOptions options;
-  options.memory = 4 << 20;
-  options.extra_args = {"--hugepages", mount};
+  options.memory = 2 * page_kb << 10;
+  options.extra_args = {"--hugepages", "on"};
   StartStore(options);
+  EXPECT_EQ(client_->connect_reply().arena_size, 2 * page_kb << 10);
   ObjectID id = ObjectID::FromLabel("huge");
   CreateSealed(*client_, id);
   EXPECT_THAT(Codes(*client_, ContainsRequest{{id}}), ElementsAre(ErrorCode::kOk));
   EXPECT_THAT(Codes(*client_, ReleaseRequest{{id}}), ElementsAre(ErrorCode::kOk));
   ExpectNoLeaks();
+  ASSERT_OK(store_->StopCleanly());  // the huge pages go back before the reservation does
+}
+
+TEST_F(StoreProtocolTest, HugePageArenaCannotBeResizedByAClientAndKeepsServing) {
+  constexpr uint64_t kPageKb = 2048;
+  HugePageReservation huge(kPageKb, 2);
+  if (!huge.ok()) RPLASMA_SKIP_TEST("hugepages", huge.why());
+  StoreProcessOptions options;
+  options.memory = 4 << 20;
+  options.extra_args = {"--hugepages", "2M"};
+  StartStore(options);
+  const uint64_t arena = client_->connect_reply().arena_size;
+  ASSERT_EQ(arena, 4u << 20);
+  const int fd = client_->arena_fd();
+  constexpr int kSeals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+  EXPECT_EQ(::fcntl(fd, F_GET_SEALS) & kSeals, kSeals);
+  errno = 0;
+  EXPECT_NE(::ftruncate(fd, 0), 0);
+  EXPECT_EQ(errno, EPERM);
+  errno = 0;
+  EXPECT_NE(::ftruncate(fd, static_cast<off_t>(arena / 2)), 0);
+  EXPECT_EQ(errno, EPERM);
+  errno = 0;
+  EXPECT_NE(::ftruncate(fd, static_cast<off_t>(arena * 2)), 0);
+  EXPECT_EQ(errno, EPERM);
+  struct stat st{};
+  ASSERT_EQ(::fstat(fd, &st), 0);
+  EXPECT_EQ(static_cast<uint64_t>(st.st_size), arena);
+
+  // The store still serves Puts across the whole arena (a shrunk file would SIGBUS it here)...
+  std::vector<uint8_t> bytes(kMaxInlinePutBytes);
+  std::vector<ObjectID> ids;
+  for (int i = 0; i < 48; ++i) {  // 3 MiB: both huge pages written
+    std::fill(bytes.begin(), bytes.end(), static_cast<uint8_t>(i));
+    ids.push_back(ObjectID::FromLabel(absl::StrCat("huge-put-", i)));
+    ASSERT_OK_AND_ASSIGN(Reply put, client_->Call(PutRequest{ids.back(), bytes, {}, 0, false}));
+    ASSERT_OK(put.status()) << "put " << i;
+  }
+  // ...and new clients, which map the arena and read what was put.
+  ASSERT_OK_AND_ASSIGN(auto reader, RawStoreClient::Connect(store_->socket_path(), "reader"));
+  void* base = ::mmap(nullptr, arena, PROT_READ, MAP_SHARED, reader->arena_fd(), 0);
+  ASSERT_NE(base, MAP_FAILED);
+  ASSERT_OK_AND_ASSIGN(Reply got, reader->Call(GetRequest{{ids.back()}, 0}));
+  const ObjectsReply& objects = BodyOf<ObjectsReply>(got);
+  ASSERT_EQ(objects.objects.size(), 1u);
+  ASSERT_EQ(objects.objects[0].error, ErrorCode::kOk);
+  const uint8_t* object = static_cast<const uint8_t*>(base) + objects.objects[0].offset;
+  EXPECT_EQ(object[0], 47);
+  EXPECT_EQ(object[kMaxInlinePutBytes - 1], 47);
+  EXPECT_THAT(Codes(*reader, ReleaseRequest{{ids.back()}}), ElementsAre(ErrorCode::kOk));
+  ::munmap(base, arena);
+  reader.reset();
+  EXPECT_THAT(store_->ReadLog(), ::testing::Not(::testing::HasSubstr("SIGBUS")));
+  ExpectNoLeaks();
+  ASSERT_OK(store_->StopCleanly());  // the huge pages go back before the reservation does
 }
 
 TEST_F(StoreProtocolTest, SocketIsPrivateToTheStoresUser) {

@@ -37,5 +37,30 @@ TEST(StoreOptionsTest, ValidateNeedsASocketAndMemory) {
   EXPECT_THAT(o.Validate(), HasErrorCode(ErrorCode::kInvalidArgument));
 }
 
+TEST(ParseHugepagesTest, AcceptsOffOnAndAPageSize) {
+  for (const char* off : {"", "off"}) {
+    ASSERT_OK_AND_ASSIGN(Hugepages h, ParseHugepages(off));
+    EXPECT_FALSE(h.enabled) << off;
+  }
+  ASSERT_OK_AND_ASSIGN(Hugepages on, ParseHugepages("on"));
+  EXPECT_TRUE(on.enabled);
+  EXPECT_EQ(on.page_size, 0u);  // the system's default
+  ASSERT_OK_AND_ASSIGN(Hugepages two, ParseHugepages("2M"));
+  EXPECT_TRUE(two.enabled);
+  EXPECT_EQ(two.page_size, 2u << 20);
+  ASSERT_OK_AND_ASSIGN(Hugepages gig, ParseHugepages("1G"));
+  EXPECT_EQ(gig.page_size, 1u << 30);
+}
+
+TEST(ParseHugepagesTest, RejectsOtherWordsSizesThatAreNoPageAndDirectoriesThatAreNoHugetlbfs) {
+  for (const char* bad : {"yes", "true", "3M", "4K", "0", "-2M", "2M2", "relative/dir"}) {
+    EXPECT_THAT(ParseHugepages(bad), HasErrorCode(ErrorCode::kInvalidArgument)) << bad;
+  }
+  absl::StatusOr<Hugepages> tmp = ParseHugepages("/");
+  ASSERT_FALSE(tmp.ok());
+  EXPECT_THAT(std::string(tmp.status().message()), ::testing::HasSubstr("not a hugetlbfs mount"));
+  EXPECT_FALSE(ParseHugepages("/nonexistent-rplasma-dir").ok());
+}
+
 }  // namespace
 }  // namespace rplasma
