@@ -289,14 +289,17 @@ absl::Status ClientConnection::Fill(size_t bytes, absl::Time deadline) {
     if (read_buffer_.size() < bytes) read_buffer_.resize(bytes);
   }
   while (read_end_ - read_begin_ < bytes) {
-    RETURN_IF_ERROR(PollUntil(fd_.get(), POLLIN, deadline, "read"));
-    ssize_t n = ::read(fd_.get(), read_buffer_.data() + read_end_, read_buffer_.size() - read_end_);
+    // Try first, poll only when nothing is there: a reply that already arrived costs one syscall.
+    // Never a blocking read, so the deadline holds whatever the store does.
+    ssize_t n = ::recv(fd_.get(), read_buffer_.data() + read_end_, read_buffer_.size() - read_end_, MSG_DONTWAIT);
     if (n > 0) {
       read_end_ += static_cast<size_t>(n);
     } else if (n == 0) {
       return StoreGone("closed by the store");
+    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      RETURN_IF_ERROR(PollUntil(fd_.get(), POLLIN, deadline, "read"));
     } else if (errno != EINTR) {
-      return StoreGone(ErrnoError("read", "store socket", errno).message());
+      return StoreGone(ErrnoError("recv", "store socket", errno).message());
     }
   }
   return absl::OkStatus();

@@ -17,7 +17,8 @@
 // the connection's io_timeout. A Wait whose deadline passes returns kDeadlineExceeded and leaves
 // the connection working: its reply, when it comes, is dropped (and the references a late Get
 // reply carries are released). A write that cannot finish by its deadline breaks the connection
-// (part of a frame may be on the wire).
+// (part of a frame may be on the wire). Reads and writes are non-blocking and tried first; only one
+// that would block polls, so a reply that already arrived costs one recv.
 //
 // Failure: the first read or write error (the store died, or sent bytes that are not a valid reply)
 // breaks the connection for good: every waiter and every later call gets that status
