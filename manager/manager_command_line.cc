@@ -126,28 +126,49 @@ int RunManagerUntilSignal(const ManagerOptions& options, Manager::PeerHandlerWra
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  absl::StatusOr<std::unique_ptr<Manager>> manager = Manager::Start(options, std::move(wrap_peer_handler), std::move(wrap_transport));
-  if (!manager.ok()) {
-    std::fprintf(stderr, "rplasma-manager: %s\n", std::string(manager.status().message()).c_str());
+  absl::StatusOr<std::unique_ptr<Manager>> started = Manager::Start(options, wrap_peer_handler, wrap_transport);
+  if (!started.ok()) {
+    std::fprintf(stderr, "rplasma-manager: %s\n", std::string(started.status().message()).c_str());
     return 1;
   }
-  std::printf("rplasma-manager ready node=%s transport=%s listen=%s\n", (*manager)->node_id().c_str(),
-              std::string((*manager)->transport_name()).c_str(), (*manager)->listen_address().c_str());
-  std::fflush(stdout);
+  std::unique_ptr<Manager> manager = *std::move(started);
+  auto announce = [&] {
+    std::printf("rplasma-manager ready node=%s transport=%s listen=%s\n", manager->node_id().c_str(),
+                std::string(manager->transport_name()).c_str(), manager->listen_address().c_str());
+    std::fflush(stdout);
+  };
+  announce();
 
-  int exit_code = 0;
   const timespec tick{0, 200 * 1000 * 1000};
+  absl::Duration backoff = absl::Milliseconds(100);
   while (true) {
     const int sig = sigtimedwait(&stop_signals, nullptr, &tick);
     if (sig == SIGINT || sig == SIGTERM) break;
-    if ((*manager)->store_lost()) {
-      LOG(ERROR) << "the store went away; exiting";
-      exit_code = 2;
-      break;
+    if (manager != nullptr && !manager->store_lost()) continue;
+    if (manager != nullptr) {
+      // A restarted store has a new, empty arena: everything bound to the old one (the transport's
+      // registration, leases, the fetch engine, the node's directory entry) goes with the node,
+      // which starts afresh, under a new node id, once the store answers again.
+      LOG(WARNING) << "the store went away; node " << manager->node_id() << " shuts down and restarts when it is back";
+      manager->Shutdown();
+      manager.reset();
     }
+    started = Manager::Start(options, wrap_peer_handler, wrap_transport);
+    if (started.ok()) {
+      manager = *std::move(started);
+      backoff = absl::Milliseconds(100);
+      announce();
+      continue;
+    }
+    LOG(WARNING) << "restarting the node: " << started.status().message() << " (next try in "
+                 << absl::FormatDuration(backoff) << ")";
+    const timespec wait = absl::ToTimespec(backoff);
+    const int during = sigtimedwait(&stop_signals, nullptr, &wait);
+    if (during == SIGINT || during == SIGTERM) break;
+    backoff = std::min(backoff * 2, absl::Seconds(2));
   }
-  (*manager)->Shutdown();
-  return exit_code;
+  if (manager != nullptr) manager->Shutdown();
+  return 0;
 }
 
 }  // namespace rplasma::manager

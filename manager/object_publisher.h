@@ -18,7 +18,8 @@
 // comes from `clock`.
 //
 // The store going away (Unavailable from the subscription) ends the thread and is reported by
-// store_lost(); the Manager then replaces the store connection and starts a new publisher.
+// store_lost(); the manager's main loop (RunManagerUntilSignal) then shuts the node down and starts
+// it afresh once the store answers again.
 //
 // Thread-safety: RequestRepublish, store_lost, pending, reconciles and Stop are thread-safe.
 #ifndef RPLASMA_MANAGER_OBJECT_PUBLISHER_H_
