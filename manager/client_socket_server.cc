@@ -22,6 +22,8 @@ namespace {
 
 // How long Start waits for an existing socket at `path` to answer before calling it stale.
 constexpr absl::Duration kLiveProbeTimeout = absl::Seconds(1);
+// How long a finished connection may keep its thread and fd before the accept loop reaps it.
+constexpr absl::Duration kReapInterval = absl::Milliseconds(500);
 
 // As the store does for its socket: create the directory 0700 if missing; warn if others may enter.
 absl::Status PrepareSocketDirectory(const std::string& socket_path) {
@@ -135,12 +137,21 @@ void ClientSocketServer::Shutdown() {
 void ClientSocketServer::AcceptLoop() {
   while (true) {
     pollfd fds[2] = {{listener_.get(), POLLIN, 0}, {wake_read_.get(), POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0) {
+    // Woken at least every kReapInterval, so a finished connection's thread and fd are gone within
+    // it even when nobody connects again.
+    const int ready = ::poll(fds, 2, static_cast<int>(absl::ToInt64Milliseconds(kReapInterval)));
+    if (ready < 0) {
       if (errno == EINTR) continue;
       LOG(ERROR) << "client socket poll: " << ErrnoError("poll", path_, errno);
       return;
     }
     if (fds[1].revents != 0) return;
+    if (ready == 0) {
+      MutexLock lock(&mu_);
+      if (shutting_down_) return;
+      ReapLocked();
+      continue;
+    }
     const int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno != EINTR && errno != EAGAIN && errno != ECONNABORTED) {
@@ -205,8 +216,8 @@ void ClientSocketServer::ReapLocked() {
 }
 
 void ClientSocketServer::Serve(int fd, std::atomic<bool>* done) {
-  // The Connection entry owns `fd`; it is closed when reaped (at the next accept). The client sees
-  // the end at once: shutdown() here.
+  // The Connection entry owns `fd`; it is closed when reaped (at the next accept, or within
+  // kReapInterval). The client sees the end at once: shutdown() here.
   struct MarkDone {
     int fd;
     std::atomic<bool>* done;

@@ -2,6 +2,7 @@
 #include "manager/fetch/channel_cache.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "manager/fetch/threshold_prober.h"
@@ -41,11 +42,22 @@ absl::StatusOr<std::shared_ptr<transport::Channel>> ChannelCache::ChannelTo(cons
                      absl::StrCat("connect to node ", node_id, " at ", address, ": ", channel.status().message()));
   }
   std::shared_ptr<transport::Channel> chosen;
+  std::vector<std::shared_ptr<transport::Channel>> dead;  // closed outside the lock
   {
     MutexLock lock(&mu_);
     auto& slot = channels_[node_id];
     if (slot == nullptr || !slot->healthy()) slot = *channel;
     chosen = slot;
+    // Peers that died or restarted (a restarted node has a new id) are never asked for again:
+    // drop their channels now, or each restart would keep a connection open here for good.
+    for (auto it = channels_.begin(); it != channels_.end();) {
+      if (it->second->healthy()) {
+        ++it;
+      } else {
+        dead.push_back(std::move(it->second));
+        it = channels_.erase(it);
+      }
+    }
   }
   MaybeCalibrate(node_id, *chosen, deadline);
   return chosen;

@@ -1,7 +1,9 @@
 // ChannelCache: the production PeerConnector. Node id -> the node's record in the directory ->
 // its address for our transport (tcp_address or verbs_address) -> one authenticated Channel,
-// reused until it turns unhealthy or Forget() drops it. With `--pin-threshold auto`, the first
-// channel to a peer is calibrated (threshold_prober.h) before first use.
+// reused until it turns unhealthy or Forget() drops it; every new connection also drops the
+// channels that turned unhealthy (dead or restarted peers), so they never pile up. With
+// `--pin-threshold auto`, the first channel to a peer is calibrated (threshold_prober.h) before
+// first use.
 //
 // Thread-safety: thread-safe. Connects and probes run outside the lock; when two threads connect
 // to one peer at once, the first channel stored wins and the other is dropped.
