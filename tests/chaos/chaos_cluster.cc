@@ -12,6 +12,7 @@
 #include "nlohmann/json.hpp"
 #include "protocol/base/status.h"
 #include "tests/integration/manager_test_cluster.h"
+#include "tests/support/process_fds.h"
 
 namespace rplasma::chaos {
 namespace {
@@ -163,6 +164,17 @@ int ChaosCluster::CountFds(std::optional<testing::Subprocess>& process) {
 
 int ChaosCluster::StoreFds(int n) { return CountFds(nodes_[n].store); }
 int ChaosCluster::ManagerFds(int n) { return CountFds(nodes_[n].manager); }
+
+std::string ChaosCluster::DescribeFds(int n) {
+  std::string out;
+  for (auto* process : {&nodes_[n].store, &nodes_[n].manager}) {
+    if (*process && (*process)->running()) {
+      absl::StrAppend(&out, process == &nodes_[n].store ? "store" : "manager", " fds:\n",
+                      testing::DescribeOpenFdsOf((*process)->pid()));
+    }
+  }
+  return out;
+}
 
 absl::StatusOr<std::string> ChaosCluster::ManagerStats(int n) { return testing::StatsVia(nodes_[n].manager_socket); }
 

@@ -71,6 +71,8 @@ class ChaosCluster {
   // Open fds of the node's store / manager process (-1 if not running).
   int StoreFds(int node);
   int ManagerFds(int node);
+  // What the store's and the manager's fds are, to say what a leak is.
+  std::string DescribeFds(int node);
   // The manager's stats JSON (over its client socket).
   absl::StatusOr<std::string> ManagerStats(int node);
 

@@ -255,7 +255,7 @@ TEST_F(ChaosTest, KillAnythingNothingIsLost) {
         absl::Seconds(15));
     EXPECT_TRUE(at_baseline) << "node n" << n << " fds: store " << cluster_->StoreFds(n) << " (baseline "
                              << store_fds[n] << "), manager " << cluster_->ManagerFds(n) << " (baseline "
-                             << manager_fds[n] << ")";
+                             << manager_fds[n] << ")\n" << cluster_->DescribeFds(n);
   }
 
   // Stopped, not killed: under ASan, LeakSanitizer runs at exit and fails the exit status.
