@@ -112,10 +112,13 @@ TEST_F(HandshakePoolTest, RealClientIsHandedOverAuthenticated) {
   EXPECT_EQ(pool_->pending(), 0u);
   // The handed-over fd is the live connection: bytes sent now arrive on it.
   ASSERT_EQ(::send(p.client.get(), "hi", 2, MSG_NOSIGNAL), 2);
-  MutexLock lock(&mu_);
+  int handed_over = -1;
+  {
+    MutexLock lock(&mu_);
+    handed_over = authenticated_fds_[0].get();
+  }
   char buf[2];
-  ASSERT_TRUE(WaitFor([&] { return ::recv(authenticated_fds_[0].get(), buf, 2, MSG_PEEK | MSG_DONTWAIT) == 2; },
-                      absl::Seconds(5)));
+  ASSERT_TRUE(WaitFor([&] { return ::recv(handed_over, buf, 2, MSG_PEEK | MSG_DONTWAIT) == 2; }, absl::Seconds(5)));
 }
 
 TEST_F(HandshakePoolTest, WrongSecretAndGarbageFailAtOnceAndAreClosed) {
