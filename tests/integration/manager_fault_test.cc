@@ -66,13 +66,7 @@ class ManagerFaultTest : public ::testing::Test {
 
   // The store of `node` holds no unsealed object and no reference (leak audit).
   void ExpectNoLeaks(TestNode* node) {
-    EXPECT_TRUE(WaitFor(
-        [&] {
-          absl::StatusOr<StatsReply> stats = node->client->Stats();
-          return stats.ok() && stats->objects_created == 0 && stats->ref_count == 0;
-        },
-        absl::Seconds(10)))
-        << "unsealed objects or references left in " << node->name << "'s store";
+    EXPECT_OK(WaitStoreReleasedEverything(*node->client, absl::Seconds(10))) << node->name << "'s store";
   }
 
   std::unique_ptr<ManagerTestCluster> cluster_;

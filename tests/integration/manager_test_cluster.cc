@@ -192,6 +192,39 @@ absl::StatusOr<nlohmann::json> ParsedStatsVia(const std::string& client_socket) 
   return stats;
 }
 
+absl::Status WaitStoreReleasedEverything(Client& client, absl::Duration within) {
+  StatsReply now;
+  absl::Status last;
+  const bool released = WaitFor(
+      [&] {
+        absl::StatusOr<StatsReply> stats = client.Stats();
+        last = stats.status();
+        if (stats.ok()) now = *stats;
+        return stats.ok() && now.objects_created == 0 && now.ref_count == 0;
+      },
+      within);
+  if (released) return absl::OkStatus();
+  if (!last.ok()) return last;
+  return MakeError(ErrorCode::kDeadlineExceeded, absl::StrCat(now.objects_created, " unsealed objects and ",
+                                                              now.ref_count, " references left after ",
+                                                              absl::FormatDuration(within)));
+}
+
+absl::Status WaitNoLeases(const std::string& client_socket, absl::Duration within) {
+  absl::StatusOr<nlohmann::json> stats;
+  const bool released = WaitFor(
+      [&] {
+        stats = ParsedStatsVia(client_socket);
+        return stats.ok() && stats->at("peer_service").at("leases_live").get<uint64_t>() == 0;
+      },
+      within);
+  if (released) return absl::OkStatus();
+  if (!stats.ok()) return stats.status();
+  return MakeError(ErrorCode::kDeadlineExceeded,
+                   absl::StrCat(stats->at("peer_service").at("leases_live").get<uint64_t>(), " leases left after ",
+                                absl::FormatDuration(within)));
+}
+
 namespace {
 
 // Depth first in document order (ordered_json keeps it), so the first member named `key` wins.

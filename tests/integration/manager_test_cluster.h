@@ -89,6 +89,12 @@ absl::StatusOr<nlohmann::json> ParsedStatsVia(const std::string& client_socket);
 // when `json` does not parse). Prefer ParsedStatsVia and a path, which says which member is meant.
 int64_t JsonInt(const std::string& json, const std::string& key);
 
+// Leak audits. Waits up to `within` until `client`'s store holds no unsealed object and no
+// reference; kDeadlineExceeded saying what is left otherwise.
+absl::Status WaitStoreReleasedEverything(Client& client, absl::Duration within);
+// Waits up to `within` until the manager at `client_socket` holds no lease for a peer.
+absl::Status WaitNoLeases(const std::string& client_socket, absl::Duration within);
+
 // Deterministic bytes for (seed, size).
 std::string TestBytes(uint64_t seed, uint64_t size);
 // Creates `id` in `client`'s store with TestBytes(seed, size) and `metadata`, sealed.

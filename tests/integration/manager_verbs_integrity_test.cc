@@ -84,22 +84,8 @@ class ManagerVerbsIntegrityTest : public ::testing::TestWithParam<SweepMode> {
 
   // No unsealed object, no reference and no lease left (within 10 s).
   static void ExpectNoLeaks(TestNode* node, const std::string& name) {
-    StatsReply now;
-    EXPECT_TRUE(WaitFor(
-        [&] {
-          absl::StatusOr<StatsReply> stats = node->client->Stats();
-          if (stats.ok()) now = *stats;
-          return stats.ok() && stats->objects_created == 0 && stats->ref_count == 0;
-        },
-        absl::Seconds(10)))
-        << name << "'s store: " << now.objects_created << " unsealed objects, " << now.ref_count << " references";
-    EXPECT_TRUE(WaitFor(
-        [&] {
-          absl::StatusOr<nlohmann::json> stats = ParsedStatsVia(node->client_socket);
-          return stats.ok() && stats->at("peer_service").at("leases_live").get<uint64_t>() == 0;
-        },
-        absl::Seconds(10)))
-        << name << " still holds leases";
+    EXPECT_OK(WaitStoreReleasedEverything(*node->client, absl::Seconds(10))) << name << "'s store";
+    EXPECT_OK(WaitNoLeases(node->client_socket, absl::Seconds(10))) << name;
   }
 
   std::string ip_;

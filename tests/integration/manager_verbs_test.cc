@@ -95,15 +95,7 @@ class ManagerVerbsTest : public ::testing::Test {
 
   // No unsealed object and no store reference left in `node`'s store (within 10 s).
   static void ExpectNoLeaks(TestNode* node, const std::string& name) {
-    StatsReply now;
-    EXPECT_TRUE(WaitFor(
-        [&] {
-          absl::StatusOr<StatsReply> stats = node->client->Stats();
-          if (stats.ok()) now = *stats;
-          return stats.ok() && stats->objects_created == 0 && stats->ref_count == 0;
-        },
-        absl::Seconds(10)))
-        << name << "'s store: " << now.objects_created << " unsealed objects, " << now.ref_count << " references";
+    EXPECT_OK(WaitStoreReleasedEverything(*node->client, absl::Seconds(10))) << name << "'s store";
   }
 
   std::string ip_;

@@ -218,13 +218,7 @@ class NetnsFaultTest : public ::testing::Test {
     EXPECT_TRUE(WaitFor([&] { return OwnerLeases() == 0; }, kLeaseTtl + absl::Seconds(5)))
         << "owner leases: " << OwnerLeases();
     for (NetnsNode* node : {&a_, &b_}) {
-      EXPECT_TRUE(WaitFor(
-          [&] {
-            absl::StatusOr<StatsReply> stats = node->client->Stats();
-            return stats.ok() && stats->objects_created == 0 && stats->ref_count == 0;
-          },
-          absl::Seconds(10)))
-          << "unsealed objects or references left in " << node->name << "'s store";
+      EXPECT_OK(WaitStoreReleasedEverything(*node->client, absl::Seconds(10))) << node->name << "'s store";
     }
     EXPECT_TRUE(WaitFor([&] { return ManagerFds(a_) <= owner_fds_ && ManagerFds(b_) <= requester_fds_; },
                         absl::Seconds(30)))
