@@ -10,7 +10,6 @@
 #include <cerrno>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "protocol/base/logging.h"
 #include "protocol/base/mutex_lock.h"
 #include "protocol/base/socket_io.h"
@@ -24,26 +23,6 @@ namespace {
 constexpr absl::Duration kLiveProbeTimeout = absl::Seconds(1);
 // How long a finished connection may keep its thread and fd before the accept loop reaps it.
 constexpr absl::Duration kReapInterval = absl::Milliseconds(500);
-
-// As the store does for its socket: create the directory 0700 if missing; warn if others may enter.
-absl::Status PrepareSocketDirectory(const std::string& socket_path) {
-  const size_t slash = socket_path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : socket_path.substr(0, slash));
-  struct stat st{};
-  if (::stat(dir.c_str(), &st) != 0) {
-    if (errno != ENOENT) return ErrnoError("stat", dir, errno);
-    if (::mkdir(dir.c_str(), 0700) != 0) return ErrnoError("mkdir", dir, errno);
-    LOG(INFO) << "created client socket directory " << dir << " (mode 0700)";
-    return absl::OkStatus();
-  }
-  if (!S_ISDIR(st.st_mode)) return MakeError(ErrorCode::kInvalidArgument, absl::StrCat(dir, ": not a directory"));
-  if ((st.st_mode & 077) != 0) {
-    LOG(WARNING) << "client socket directory " << dir << " is accessible to other users (mode "
-                 << absl::StrFormat("%04o", st.st_mode & 07777)
-                 << "); connections from other uids are refused, but a private 0700 directory is safer";
-  }
-  return absl::OkStatus();
-}
 
 // Refuses a path that is not a socket, or a socket someone answers on; a stale socket is left for
 // UnixListen to replace.
@@ -81,7 +60,7 @@ absl::StatusOr<std::unique_ptr<ClientSocketServer>> ClientSocketServer::Start(co
                                                                               const ClientSocketServerOptions& options,
                                                                               FetchFn fetch, StatsFn stats) {
   RETURN_IF_ERROR(options.Validate());
-  RETURN_IF_ERROR(PrepareSocketDirectory(path));
+  RETURN_IF_ERROR(PrepareSocketDirectory(path, "client socket"));
   RETURN_IF_ERROR(CheckNotServed(path));
   ASSIGN_OR_RETURN(UniqueFd listener, UnixListen(path));
   if (::chmod(path.c_str(), 0600) != 0) return ErrnoError("chmod", path, errno);

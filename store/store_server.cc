@@ -12,7 +12,6 @@
 #include <cerrno>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "protocol/frame.h"
 #include "protocol/base/logging.h"
@@ -25,25 +24,6 @@ constexpr uint64_t kListenTag = 1;
 constexpr uint64_t kSignalTag = 2;
 constexpr uint64_t kWakeTag = 3;
 constexpr size_t kReadBudget = 256 * 1024;  // per client per wakeup
-
-absl::Status PrepareSocketDirectory(const std::string& socket_path) {
-  size_t slash = socket_path.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : socket_path.substr(0, slash));
-  struct stat st{};
-  if (::stat(dir.c_str(), &st) != 0) {
-    if (errno != ENOENT) return ErrnoError("stat", dir, errno);
-    if (::mkdir(dir.c_str(), 0700) != 0) return ErrnoError("mkdir", dir, errno);
-    LOG(INFO) << "created socket directory " << dir << " (mode 0700)";
-    return absl::OkStatus();
-  }
-  if (!S_ISDIR(st.st_mode)) return MakeError(ErrorCode::kInvalidArgument, absl::StrCat(dir, ": not a directory"));
-  if ((st.st_mode & 077) != 0) {
-    LOG(WARNING) << "socket directory " << dir << " is accessible to other users (mode "
-                 << absl::StrFormat("%04o", st.st_mode & 07777)
-                 << "); connections from other uids are refused, but a private 0700 directory is safer";
-  }
-  return absl::OkStatus();
-}
 
 }  // namespace
 
@@ -64,7 +44,7 @@ absl::StatusOr<std::unique_ptr<StoreServer>> StoreServer::Create(const StoreOpti
 }
 
 absl::Status StoreServer::Init() {
-  RETURN_IF_ERROR(PrepareSocketDirectory(options_.socket_path));
+  RETURN_IF_ERROR(PrepareSocketDirectory(options_.socket_path, "socket"));
   // UnixListen replaces a stale socket file; a live one belongs to a running store: keep off it.
   if (UnixConnect(options_.socket_path).ok()) {
     return MakeError(ErrorCode::kInvalidArgument,

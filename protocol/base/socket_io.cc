@@ -12,7 +12,9 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "protocol/base/logging.h"
 #include "protocol/base/status.h"
 
 namespace rplasma {
@@ -96,6 +98,26 @@ absl::StatusOr<UniqueFd> UnixConnect(const std::string& path, absl::Time deadlin
   RETURN_IF_ERROR(set_send_timeout(absl::ZeroDuration()));
   return fd;
 }
+
+absl::Status PrepareSocketDirectory(const std::string& socket_path, absl::string_view what) {
+  size_t slash = socket_path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : socket_path.substr(0, slash));
+  struct stat st{};
+  if (::stat(dir.c_str(), &st) != 0) {
+    if (errno != ENOENT) return ErrnoError("stat", dir, errno);
+    if (::mkdir(dir.c_str(), 0700) != 0) return ErrnoError("mkdir", dir, errno);
+    LOG(INFO) << "created " << what << " directory " << dir << " (mode 0700)";
+    return absl::OkStatus();
+  }
+  if (!S_ISDIR(st.st_mode)) return MakeError(ErrorCode::kInvalidArgument, absl::StrCat(dir, ": not a directory"));
+  if ((st.st_mode & 077) != 0) {
+    LOG(WARNING) << what << " directory " << dir << " is accessible to other users (mode "
+                 << absl::StrFormat("%04o", st.st_mode & 07777)
+                 << "); connections from other uids are refused, but a private 0700 directory is safer";
+  }
+  return absl::OkStatus();
+}
+
 
 absl::Status SetNonBlocking(int fd, bool non_blocking) {
   int flags = ::fcntl(fd, F_GETFL);

@@ -32,6 +32,11 @@ absl::StatusOr<UniqueFd> UnixConnect(const std::string& path);
 // send timeout left set.
 absl::StatusOr<UniqueFd> UnixConnect(const std::string& path, absl::Time deadline);
 
+// The directory a listening socket at `socket_path` goes in: created 0700 if missing; a warning is
+// logged if others may enter it (the listener still checks each peer's uid). `what` names the
+// socket in log lines ("socket", "client socket").
+absl::Status PrepareSocketDirectory(const std::string& socket_path, absl::string_view what);
+
 absl::Status SetNonBlocking(int fd, bool non_blocking = true);
 
 // Credentials of the process at the other end of a connected Unix socket (SO_PEERCRED).
