@@ -1,5 +1,6 @@
 #include "bench-mpi/common/child_process.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -229,6 +230,18 @@ ScratchDir::~ScratchDir() {
   if (path_.empty()) return;
   std::error_code ec;
   std::filesystem::remove_all(path_, ec);  // best effort: nothing to report to in a destructor
+}
+
+int CountOpenFdsOf(pid_t pid) {
+  if (pid <= 0) return -1;
+  DIR* dir = ::opendir(absl::StrCat("/proc/", pid, "/fd").c_str());
+  if (dir == nullptr) return -1;
+  int count = 0;
+  while (dirent* e = ::readdir(dir)) {
+    if (e->d_name[0] != '.') ++count;
+  }
+  ::closedir(dir);
+  return count;
 }
 
 std::string ReadWholeFile(const std::string& path) {

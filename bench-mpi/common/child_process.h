@@ -101,6 +101,9 @@ class ScratchDir {
   std::string path_;
 };
 
+// Open fds of process `pid` (/proc/<pid>/fd), for leak audits; -1 if it is gone or unreadable.
+int CountOpenFdsOf(pid_t pid);
+
 // The last `max_bytes` of a (log) file, for error messages; "" if unreadable.
 std::string FileTail(const std::string& path, size_t max_bytes = 2000);
 // The whole of a (log) file; "" if unreadable.

@@ -1,6 +1,5 @@
 #include "bench-mpi/common/store_process.h"
 
-#include <dirent.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -83,18 +82,7 @@ absl::Status StoreProcess::StopCleanly(absl::Duration timeout) {
   return MakeError(ErrorCode::kInternal, absl::StrCat("rplasma-store did not exit cleanly: wait status ", status));
 }
 
-int StoreProcess::OpenFdCount() const {
-  const pid_t pid = this->pid();
-  if (pid <= 0) return -1;
-  DIR* dir = ::opendir(absl::StrCat("/proc/", pid, "/fd").c_str());
-  if (dir == nullptr) return -1;
-  int count = 0;
-  while (dirent* e = ::readdir(dir)) {
-    if (e->d_name[0] != '.') ++count;
-  }
-  ::closedir(dir);
-  return count;
-}
+int StoreProcess::OpenFdCount() const { return CountOpenFdsOf(pid()); }
 
 absl::StatusOr<pid_t> UnixSocketPeerPid(const std::string& path) {
   ASSIGN_OR_RETURN(UniqueFd fd, UnixConnect(path));

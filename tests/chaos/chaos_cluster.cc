@@ -153,13 +153,7 @@ absl::StatusOr<std::unique_ptr<Client>> ChaosCluster::Connect(int n) {
 }
 
 int ChaosCluster::CountFds(std::optional<testing::Subprocess>& process) {
-  if (!process || !process->running()) return -1;
-  DIR* dir = ::opendir(absl::StrCat("/proc/", process->pid(), "/fd").c_str());
-  if (dir == nullptr) return -1;
-  int count = 0;
-  while (dirent* entry = ::readdir(dir)) count += entry->d_name[0] != '.';
-  ::closedir(dir);
-  return count;
+  return process && process->running() ? testing::CountOpenFdsOf(process->pid()) : -1;
 }
 
 int ChaosCluster::StoreFds(int n) { return CountFds(nodes_[n].store); }

@@ -7,18 +7,6 @@
 
 namespace rplasma::testing {
 
-int CountOpenFdsOf(pid_t pid) {
-  if (pid <= 0) return -1;
-  DIR* dir = ::opendir(("/proc/" + std::to_string(pid) + "/fd").c_str());
-  if (dir == nullptr) return -1;
-  int count = 0;
-  while (dirent* e = ::readdir(dir)) {
-    if (e->d_name[0] != '.') ++count;
-  }
-  ::closedir(dir);
-  return count;
-}
-
 std::string DescribeOpenFdsOf(pid_t pid) {
   const std::string fd_dir = "/proc/" + std::to_string(pid) + "/fd";
   DIR* dir = ::opendir(fd_dir.c_str());

@@ -7,10 +7,12 @@
 
 #include <string>
 
+#include "bench-mpi/common/child_process.h"
+
 namespace rplasma::testing {
 
-// -1 if the process is gone or its fd table cannot be read.
-int CountOpenFdsOf(pid_t pid);
+// -1 if the process is gone or its fd table cannot be read (the launcher's, bench-mpi/common).
+using ::rplasma::bench::CountOpenFdsOf;
 
 // "fd -> target" per open fd, one a line (sockets as socket:[inode]), to say what a leak is.
 std::string DescribeOpenFdsOf(pid_t pid);
