@@ -40,6 +40,7 @@
 #include "manager/directory/directory_codec.h"
 #include "manager/directory/redis_connection.h"
 #include "manager/directory/redis_directory_options.h"
+#include "manager/directory/redis_reply.h"
 
 namespace rplasma {
 
@@ -114,6 +115,9 @@ class RedisDirectory : public Directory {
   absl::StatusOr<std::string> OwnNodeId(absl::string_view op) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Counts and logs (rate-limited) a malformed value read from Redis.
   void NoteGarbage(absl::string_view what);
+  // The object ids among `members` (an array reply of set `set_key`); garbage members are noted and
+  // skipped.
+  std::vector<ObjectID> DecodeObjectMembers(RedisReplyView members, const std::string& set_key);
   // Runs the reconnect callback if a reconnect happened. REQUIRES: mu_ not held.
   void FireReconnectCallbackIfPending() ABSL_LOCKS_EXCLUDED(mu_);
 

@@ -141,15 +141,8 @@ absl::StatusOr<uint64_t> RedisDirectory::CleanNodeLocked(const std::string& node
     }
     if (!members.is_array() || members.size() == 0) break;  // set gone (SPOP deletes it when empty)
     std::vector<RedisCommand> deletes;
-    for (size_t i = 0; i < members.size(); ++i) {
-      RedisReplyView member = members.element(i);
-      absl::StatusOr<ObjectID> id = member.is_string() ? DirectoryCodec::DecodeObjectMember(member.str())
-                                                       : ProtocolError(member.Describe());
-      if (!id.ok()) {
-        NoteGarbage(absl::StrFormat("member of %s: %s", set_key, id.status().message()));
-        continue;
-      }
-      deletes.push_back(RedisCommand{"HDEL", codec_.ObjectKey(*id), node_id});
+    for (const ObjectID& id : DecodeObjectMembers(members, set_key)) {
+      deletes.push_back(RedisCommand{"HDEL", codec_.ObjectKey(id), node_id});
     }
     ASSIGN_OR_RETURN(std::vector<RedisReply> replies, RunChunked(deletes));
     for (size_t i = 0; i < replies.size(); ++i) {
@@ -220,6 +213,22 @@ absl::Status RedisDirectory::SweepLocked() {
     LOG(INFO) << "directory: swept expired node " << candidates[i] << " (" << removed << " entries)";
   }
   return absl::OkStatus();
+}
+
+std::vector<ObjectID> RedisDirectory::DecodeObjectMembers(RedisReplyView members, const std::string& set_key) {
+  std::vector<ObjectID> ids;
+  ids.reserve(members.size());
+  for (size_t i = 0; i < members.size(); ++i) {
+    RedisReplyView member = members.element(i);
+    absl::StatusOr<ObjectID> id = member.is_string() ? DirectoryCodec::DecodeObjectMember(member.str())
+                                                     : ProtocolError(member.Describe());
+    if (!id.ok()) {
+      NoteGarbage(absl::StrFormat("member of %s: %s", set_key, id.status().message()));
+      continue;
+    }
+    ids.push_back(*id);
+  }
+  return ids;
 }
 
 }  // namespace rplasma

@@ -87,17 +87,7 @@ absl::StatusOr<std::vector<ObjectID>> RedisDirectory::ListOwnObjects() {
         NoteGarbage(absl::StrFormat("SSCAN %s: %s", set_key, page.Describe()));
         return ProtocolError(absl::StrFormat("SSCAN %s: malformed reply %s", set_key, page.Describe()));
       }
-      RedisReplyView members = page.element(1);
-      for (size_t i = 0; i < members.size(); ++i) {
-        RedisReplyView member = members.element(i);
-        absl::StatusOr<ObjectID> id = member.is_string() ? DirectoryCodec::DecodeObjectMember(member.str())
-                                                         : ProtocolError(member.Describe());
-        if (!id.ok()) {
-          NoteGarbage(absl::StrFormat("member of %s: %s", set_key, id.status().message()));
-          continue;
-        }
-        ids.push_back(*id);
-      }
+      for (const ObjectID& id : DecodeObjectMembers(page.element(1), set_key)) ids.push_back(id);
       cursor = std::string(page.element(0).str());
       if (cursor == "0") return ids;
     }
