@@ -133,6 +133,7 @@ absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler, const Tr
                            return engine->Fetch(ids, timeout);
                          },
                          [this] { return StatsJson(); }));
+    client_server_for_stats_.store(client_server_.get(), std::memory_order_release);
   }
   LOG(INFO) << "rplasma-manager " << node_id_ << " serving " << transport_->name() << " at " << listen_address_
             << ", threshold " << options_.pin_threshold;
@@ -182,8 +183,9 @@ Manager::~Manager() { Shutdown(); }
 
 JsonObject Manager::ClientSocketJson() const {
   JsonObject json;
-  if (client_server_ == nullptr) return json;
-  const ClientSocketStats stats = client_server_->stats();
+  const ClientSocketServer* server = client_server_for_stats_.load(std::memory_order_acquire);
+  if (server == nullptr) return json;
+  const ClientSocketStats stats = server->stats();
   json.Number("dropped_stalled", stats.dropped_stalled)
       .Number("refused_credentials", stats.refused_credentials)
       .Number("refused_over_cap", stats.refused_over_cap);

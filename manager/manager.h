@@ -22,6 +22,7 @@
 #define RPLASMA_MANAGER_MANAGER_H_
 
 #include <functional>
+#include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
@@ -97,6 +98,8 @@ class Manager {
   std::unique_ptr<fetch::FetchEngine> fetch_engine_;
   std::unique_ptr<ObjectPublisher> publisher_;
   std::unique_ptr<ClientSocketServer> client_server_;
+  // client_server_ for the stats, which its own threads may ask for before Start has stored it.
+  std::atomic<ClientSocketServer*> client_server_for_stats_{nullptr};
 
   absl::Mutex heartbeat_mu_;
   bool stopping_ ABSL_GUARDED_BY(heartbeat_mu_) = false;

@@ -88,9 +88,13 @@ absl::StatusOr<std::string> TcpTransport::Listen(const std::string& address, Req
 void TcpTransport::AcceptLoop(int listen_fd) {
   while (true) {
     absl::StatusOr<UniqueFd> accepted = TcpAccept(listen_fd, absl::Now() + kReapInterval);
-    MutexLock lock(&mu_);
-    if (shut_down_) return;
-    ReapFinishedLocked();
+    auth::HandshakePool* handshakes = nullptr;
+    {
+      MutexLock lock(&mu_);
+      if (shut_down_) return;
+      ReapFinishedLocked();
+      handshakes = handshakes_.get();
+    }
     if (!accepted.ok()) {
       ErrorCode code = ErrorCodeOf(accepted.status());
       if (code == ErrorCode::kDeadlineExceeded) continue;
@@ -99,8 +103,9 @@ void TcpTransport::AcceptLoop(int listen_fd) {
       return;
     }
     absl::StatusOr<std::string> peer = RemoteAddress(accepted->get());
-    // Never blocks; past its caps the pool closes its oldest handshake, never this newcomer.
-    handshakes_->Add(*std::move(accepted), peer.ok() ? *peer : "unknown");
+    // Never blocks; past its caps the pool closes its oldest handshake, never this newcomer. Outside
+    // mu_ (the pool is only torn down after this thread is joined): no lock is taken inside another.
+    handshakes->Add(*std::move(accepted), peer.ok() ? *peer : "unknown");
   }
 }
 

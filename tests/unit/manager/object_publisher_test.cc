@@ -24,11 +24,17 @@ class ScriptedSubscription : public Subscription {
   void Push(std::vector<ObjectEvent> events) {
     MutexLock lock(&mu_);
     for (ObjectEvent& e : events) queue_.push_back(std::move(e));
+    pushed_.SignalAll();
   }
+  // A CondVar, not an absl::Condition: the uninstrumented abseil evaluates a Condition on the
+  // releasing thread, which TSan cannot see ordered with the waiter.
   absl::StatusOr<ObjectEvent> Next(absl::Duration timeout) override {
     MutexLock lock(&mu_);
-    if (!lock.AwaitWithTimeout(absl::Condition(this, &ScriptedSubscription::HasEvents), timeout)) {
-      return MakeError(ErrorCode::kDeadlineExceeded, "no event");
+    const absl::Time deadline = absl::Now() + timeout;
+    while (queue_.empty()) {
+      if (lock.WaitWithDeadline(&pushed_, deadline) && queue_.empty()) {
+        return MakeError(ErrorCode::kDeadlineExceeded, "no event");
+      }
     }
     ObjectEvent e = queue_.front();
     queue_.pop_front();
@@ -37,8 +43,8 @@ class ScriptedSubscription : public Subscription {
   int fd() const override { return -1; }
 
  private:
-  bool HasEvents() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !queue_.empty(); }
   absl::Mutex mu_;
+  absl::CondVar pushed_;
   std::deque<ObjectEvent> queue_ ABSL_GUARDED_BY(mu_);
 };
 
