@@ -38,34 +38,32 @@ class ClientCliTest : public ClientStoreTest {
  protected:
   // Runs `rplasma --store-socket S <args>` with stdin from `stdin_path` (or /dev/null).
   CliResult Run(const std::string& args, const std::string& stdin_path = "/dev/null") {
-    const std::string out = dir_.Join("out"), err = dir_.Join("err");
-    const std::string command = absl::StrCat(RPLASMA_BIN_DIR, "/rplasma --store-socket ", store_->socket_path(), " ",
-                                             args, " <", stdin_path, " >", out, " 2>", err);
-    const int status = std::system(command.c_str());
-    CliResult result;
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    result.out = ReadFile(out);
-    result.err = ReadFile(err);
-    return result;
+    return Execute("", args, absl::StrCat(" <", stdin_path, " >", Out(), " 2>", Err()));
   }
 
   // Runs `rplasma --store-socket S <args>` with standard fd `closed` (0, 1 or 2) closed, under
   // timeout(1) so a hang ends as exit code 124. The other two go to files.
   CliResult RunWithClosedFd(int closed, const std::string& args) {
-    const std::string out = dir_.Join("out"), err = dir_.Join("err");
     const std::string in_redirect = closed == 0 ? " <&-" : " </dev/null";
-    const std::string out_redirect = closed == 1 ? " >&-" : absl::StrCat(" >", out);
-    const std::string err_redirect = closed == 2 ? " 2>&-" : absl::StrCat(" 2>", err);
-    WriteFile(out, "");
-    WriteFile(err, "");
-    const std::string command = absl::StrCat("timeout -s KILL 10 ", RPLASMA_BIN_DIR, "/rplasma --store-socket ",
-                                             store_->socket_path(), " ", args, in_redirect, out_redirect,
-                                             err_redirect);
+    const std::string out_redirect = closed == 1 ? " >&-" : absl::StrCat(" >", Out());
+    const std::string err_redirect = closed == 2 ? " 2>&-" : absl::StrCat(" 2>", Err());
+    WriteFile(Out(), "");
+    WriteFile(Err(), "");
+    return Execute("timeout -s KILL 10 ", args, in_redirect + out_redirect + err_redirect);
+  }
+
+  std::string Out() const { return dir_.Join("out"); }
+  std::string Err() const { return dir_.Join("err"); }
+  // `<prefix>rplasma --store-socket S <args><redirects>` through the shell; stdout and stderr are
+  // read back from Out() and Err() (empty when a redirect closed them).
+  CliResult Execute(const std::string& prefix, const std::string& args, const std::string& redirects) {
+    const std::string command = absl::StrCat(prefix, RPLASMA_BIN_DIR, "/rplasma --store-socket ",
+                                             store_->socket_path(), " ", args, redirects);
     const int status = std::system(command.c_str());
     CliResult result;
     result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    result.out = ReadFile(out);
-    result.err = ReadFile(err);
+    result.out = ReadFile(Out());
+    result.err = ReadFile(Err());
     return result;
   }
 
