@@ -1,19 +1,23 @@
-// rplasma-store: the node's object store. Flags map onto StoreOptions (store/store_options.h).
-//   rplasma-store --socket PATH --memory BYTES [--hugepages on|SIZE] [--name NAME]
+// rplasma-store: the node's object store. Flags map onto StoreOptions (store/store_options.h);
+// the command line's conventions (spellings, sizes, --flagfile, --help) are
+// protocol/base/command_line.h's, described in docs/OPERATIONS.md.
+#include <signal.h>
+
 #include <algorithm>
-#include <cstdio>
 #include <string>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/time/time.h"
+#include "protocol/base/command_line.h"
+#include "protocol/base/default_socket.h"
 #include "protocol/base/logging.h"
+#include "protocol/base/service_notify.h"
 #include "store/store_options.h"
 #include "store/store_server.h"
 
-ABSL_FLAG(std::string, socket, "", "Unix socket to listen on (its directory is created 0700 if missing)");
-ABSL_FLAG(std::string, memory, "", "arena size in bytes; suffixes K, M, G, T (binary), e.g. 1G");
+ABSL_FLAG(std::string, socket, rplasma::DefaultStoreSocket(),
+          "Unix socket to listen on (its directory is created 0700 if missing)");
+ABSL_FLAG(std::string, memory, "", "arena size (required), e.g. 1G or 1.5G; binary units K, M, G, T");
 ABSL_FLAG(std::string, hugepages, "",
           "back the arena with huge pages (a sealed hugetlb memfd): 'on' for the system's default huge page size, "
           "or a page size such as 2M or 1G; a hugetlbfs mount directory is still accepted and only tells the page "
@@ -27,51 +31,50 @@ ABSL_FLAG(std::string, max_partial_frame_bytes, "64M",
 ABSL_FLAG(std::string, max_output_bytes, "64M",
           "a client with more replies/events queued than this (a subscriber that fell behind) is disconnected");
 
-int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("rplasma-store --socket PATH --memory BYTES [--hugepages on|SIZE] [--name NAME]");
-  absl::ParseCommandLine(argc, argv);
+namespace {
 
+// The options from the parsed flags; a usage error names the flag as it was typed.
+absl::StatusOr<rplasma::StoreOptions> StoreOptionsFromFlags(const rplasma::CommandLine& command_line) {
   rplasma::StoreOptions options;
   options.socket_path = absl::GetFlag(FLAGS_socket);
-  absl::StatusOr<rplasma::Hugepages> hugepages = rplasma::ParseHugepages(absl::GetFlag(FLAGS_hugepages));
-  if (!hugepages.ok()) {
-    std::fprintf(stderr, "rplasma-store: %s\n", std::string(hugepages.status().message()).c_str());
-    return 2;
-  }
-  options.hugepages = *hugepages;
+  ASSIGN_OR_RETURN(options.hugepages, rplasma::ParseHugepages(absl::GetFlag(FLAGS_hugepages)));
   options.name = absl::GetFlag(FLAGS_name);
-  absl::StatusOr<uint64_t> memory = rplasma::ParseByteSize(absl::GetFlag(FLAGS_memory));
-  if (!memory.ok()) {
-    std::fprintf(stderr, "rplasma-store: --memory: %s\n", std::string(memory.status().message()).c_str());
-    return 2;
+  if (absl::GetFlag(FLAGS_memory).empty()) {
+    return rplasma::MakeError(rplasma::ErrorCode::kInvalidArgument,
+                              "--memory is required (the arena size, e.g. --memory 1G)");
   }
-  options.memory_bytes = *memory;
-  absl::StatusOr<uint64_t> max_output = rplasma::ParseByteSize(absl::GetFlag(FLAGS_max_output_bytes));
-  if (!max_output.ok()) {
-    std::fprintf(stderr, "rplasma-store: --max_output_bytes: %s\n", std::string(max_output.status().message()).c_str());
-    return 2;
-  }
-  options.max_output_bytes = *max_output;
-  absl::StatusOr<uint64_t> max_partial = rplasma::ParseByteSize(absl::GetFlag(FLAGS_max_partial_frame_bytes));
-  if (!max_partial.ok()) {
-    std::fprintf(stderr, "rplasma-store: --max_partial_frame_bytes: %s\n",
-                 std::string(max_partial.status().message()).c_str());
-    return 2;
-  }
-  options.max_partial_frame_bytes = *max_partial;
+  ASSIGN_OR_RETURN(options.memory_bytes, command_line.ByteSize("memory", absl::GetFlag(FLAGS_memory)));
+  ASSIGN_OR_RETURN(options.max_output_bytes,
+                   command_line.ByteSize("max_output_bytes", absl::GetFlag(FLAGS_max_output_bytes)));
+  ASSIGN_OR_RETURN(options.max_partial_frame_bytes,
+                   command_line.ByteSize("max_partial_frame_bytes", absl::GetFlag(FLAGS_max_partial_frame_bytes)));
   options.partial_frame_timeout = absl::GetFlag(FLAGS_partial_frame_timeout);
-  options.pause_input_bytes = std::min<uint64_t>(options.pause_input_bytes, *max_output / 4);
-  if (absl::Status valid = options.Validate(); !valid.ok()) {
-    std::fprintf(stderr, "rplasma-store: %s\n", std::string(valid.message()).c_str());
-    return 2;
-  }
+  options.pause_input_bytes = std::min<uint64_t>(options.pause_input_bytes, options.max_output_bytes / 4);
+  RETURN_IF_ERROR(options.Validate());
+  return options;
+}
 
-  absl::StatusOr<std::unique_ptr<rplasma::StoreServer>> server = rplasma::StoreServer::Create(options);
+}  // namespace
+
+int main(int argc, char** argv) {
+  const rplasma::CommandLine command_line = rplasma::CommandLine::ParseOrExit(
+      argc, argv, "rplasma-store", "rplasma-store --memory SIZE [--socket PATH] [--hugepages on|SIZE] [--name NAME]");
+  absl::StatusOr<rplasma::StoreOptions> options = StoreOptionsFromFlags(command_line);
+  if (!options.ok()) command_line.ExitWithUsageError(options.status());
+  // A daemon outlives the terminal it was started from: a hangup is not a reason to stop.
+  ::signal(SIGHUP, SIG_IGN);
+
+  absl::StatusOr<std::unique_ptr<rplasma::StoreServer>> server = rplasma::StoreServer::Create(*options);
   if (!server.ok()) {
     LOG(ERROR) << "rplasma-store: " << server.status().message();
     return 1;
   }
+  // Create has bound and is listening: connections are accepted from here on.
+  if (absl::Status notified = rplasma::NotifyServiceManager("READY=1"); !notified.ok()) {
+    LOG(WARNING) << "telling systemd the store is ready: " << notified.message();
+  }
   absl::Status run = (*server)->Run();
+  (void)rplasma::NotifyServiceManager("STOPPING=1");  // best effort: systemd sees the exit anyway
   server->reset();  // closes clients, unlinks the socket
   if (!run.ok()) {
     LOG(ERROR) << "rplasma-store: " << run.message();

@@ -8,7 +8,6 @@
 #include <cerrno>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "protocol/base/status.h"
@@ -16,7 +15,7 @@
 namespace rplasma {
 
 absl::Status StoreOptions::Validate() const {
-  if (socket_path.empty()) return MakeError(ErrorCode::kInvalidArgument, "store: --socket is required");
+  if (socket_path.empty()) return MakeError(ErrorCode::kInvalidArgument, "store: --socket must not be empty");
   if (socket_path.size() >= sizeof(sockaddr_un::sun_path)) {
     return MakeError(ErrorCode::kInvalidArgument,
                      absl::StrCat("store: socket path longer than ", sizeof(sockaddr_un::sun_path) - 1,
@@ -28,42 +27,17 @@ absl::Status StoreOptions::Validate() const {
   }
   if (max_frame_bytes < 1024) return MakeError(ErrorCode::kInvalidArgument, "store: max_frame_bytes < 1024");
   if (partial_frame_timeout <= absl::ZeroDuration()) {
-    return MakeError(ErrorCode::kInvalidArgument, "store: --partial_frame_timeout must be > 0");
+    return MakeError(ErrorCode::kInvalidArgument, "store: --partial-frame-timeout must be > 0");
   }
   if (max_partial_frame_bytes < max_frame_bytes) {
     return MakeError(ErrorCode::kInvalidArgument,
-                     absl::StrCat("store: --max_partial_frame_bytes must be at least the largest frame (",
+                     absl::StrCat("store: --max-partial-frame-bytes must be at least the largest frame (",
                                   max_frame_bytes, " bytes)"));
   }
   if (pause_input_bytes == 0 || pause_input_bytes >= max_output_bytes) {
     return MakeError(ErrorCode::kInvalidArgument, "store: need 0 < pause_input_bytes < max_output_bytes");
   }
   return absl::OkStatus();
-}
-
-absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text) {
-  std::string s = absl::AsciiStrToUpper(absl::StripAsciiWhitespace(text));
-  absl::string_view rest = s;
-  if (!absl::ConsumeSuffix(&rest, "IB")) absl::ConsumeSuffix(&rest, "B");
-  int shift = 0;
-  if (!rest.empty()) {
-    switch (rest.back()) {
-      case 'K': shift = 10; break;
-      case 'M': shift = 20; break;
-      case 'G': shift = 30; break;
-      case 'T': shift = 40; break;
-      default: break;
-    }
-    if (shift != 0) rest.remove_suffix(1);
-  }
-  uint64_t value = 0;
-  if (rest.empty() || !absl::SimpleAtoi(rest, &value) || rest.front() == '-' || rest.front() == '+') {
-    return MakeError(ErrorCode::kInvalidArgument, absl::StrCat("size '", text, "': expected e.g. 4096, 64M, 1G"));
-  }
-  if (shift != 0 && value > (UINT64_MAX >> shift)) {
-    return MakeError(ErrorCode::kInvalidArgument, absl::StrCat("size '", text, "': too large"));
-  }
-  return value << shift;
 }
 
 absl::StatusOr<Hugepages> ParseHugepages(absl::string_view text) {

@@ -1,5 +1,6 @@
 // StoreOptions: everything rplasma-store is configured with (the flags of store_main.cc map onto
-// these fields), plus ParseByteSize for "64M"-style sizes.
+// these fields), plus ParseHugepages for --hugepages. Sizes are parsed by ParseByteSize
+// (protocol/base/byte_size.h, included here for the store's callers).
 #ifndef RPLASMA_STORE_STORE_OPTIONS_H_
 #define RPLASMA_STORE_STORE_OPTIONS_H_
 
@@ -10,14 +11,15 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "protocol/base/byte_size.h"
 #include "protocol/frame.h"
 #include "store/arena.h"
 
 namespace rplasma {
 
 struct StoreOptions {
-  // Required: the Unix socket to listen on. Its parent directory is created 0700 if missing; a
-  // parent that others can enter is accepted with a warning.
+  // The Unix socket to listen on (rplasma-store's default: DefaultStoreSocket()). Its parent
+  // directory is created 0700 if missing; a parent that others can enter is accepted with a warning.
   std::string socket_path;
   // Arena bytes (rounded up to the page size). Required, > 0.
   uint64_t memory_bytes = 0;
@@ -43,9 +45,6 @@ struct StoreOptions {
 
   absl::Status Validate() const;
 };
-
-// "4096", "64K", "64M", "1G", "2T" (binary units; optional trailing "B" or "iB").
-absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text);
 
 // The --hugepages flag: "" or "off" (normal pages), "on" (the system's default huge page size),
 // a page size ("2M", "1G": a power of two; whether the kernel offers it is checked at start), or,

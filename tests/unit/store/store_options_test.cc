@@ -10,21 +10,7 @@ namespace {
 
 using ::rplasma::testing::HasErrorCode;
 
-TEST(ParseByteSizeTest, AcceptsPlainNumbersAndBinarySuffixes) {
-  EXPECT_EQ(*ParseByteSize("4096"), 4096u);
-  EXPECT_EQ(*ParseByteSize("64K"), 64u << 10);
-  EXPECT_EQ(*ParseByteSize("64m"), 64u << 20);
-  EXPECT_EQ(*ParseByteSize("1G"), 1u << 30);
-  EXPECT_EQ(*ParseByteSize("2GiB"), 2ull << 30);
-  EXPECT_EQ(*ParseByteSize("3MB"), 3u << 20);
-  EXPECT_EQ(*ParseByteSize("1T"), 1ull << 40);
-}
-
-TEST(ParseByteSizeTest, RejectsGarbageNegativesAndOverflow) {
-  for (const char* bad : {"", "M", "-1", "+5", "1.5G", "12X", "0x10", "99999999999999999999", "20000000T"}) {
-    EXPECT_THAT(ParseByteSize(bad), HasErrorCode(ErrorCode::kInvalidArgument)) << bad;
-  }
-}
+// ParseByteSize's cases are in tests/unit/base/byte_size_test.cc.
 
 TEST(StoreOptionsTest, ValidateNeedsASocketAndMemory) {
   StoreOptions o;
