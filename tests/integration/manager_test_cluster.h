@@ -49,7 +49,8 @@ class ManagerTestCluster {
  public:
   // Starts redis-server (kUnavailable if missing: callers skip first).
   static absl::StatusOr<std::unique_ptr<ManagerTestCluster>> Start();
-  // Kills the managers, then fails the test if a manager's log holds a sanitizer report.
+  // Stops each running manager with SIGTERM and fails the test unless it exits 0 (so LeakSanitizer
+  // checks it under ASan), then fails it if a manager's log holds a sanitizer report.
   ~ManagerTestCluster();
 
   // Starts a store and a manager; waits until the manager's client socket answers.
