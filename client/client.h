@@ -202,6 +202,9 @@ class Client {
   // Asks the local manager to bring `ids` from other nodes into this store (no-op for ids already
   // here). Needs options.manager_socket. Per-id failures are reported in the returned status.
   absl::Status Fetch(absl::Span<const ObjectID> ids, absl::Duration timeout);
+  // The local manager's stats document (JSON: counters, fetch timings, transport; see
+  // docs/MANAGER.md). Needs options.manager_socket.
+  absl::StatusOr<std::string> ManagerStats();
 
   // The arena as this process maps it (the manager registers it for RDMA).
   uint8_t* arena_base() const { return arena_base_; }
@@ -239,7 +242,7 @@ class Client {
   // Objects this client created and has not sealed or aborted yet, for Seal's checksum.
   absl::flat_hash_map<ObjectID, CreatedObject> created_ ABSL_GUARDED_BY(mu_);
 
-  // Fetch's connections to the manager (kept between calls) and its request ids.
+  // Fetch's and ManagerStats' connections to the manager (kept between calls) and their request ids.
   static constexpr size_t kMaxIdleManagerConnections = 4;
   ManagerConnectionPool manager_connections_{options_.manager_socket, kMaxIdleManagerConnections};
   std::atomic<uint64_t> next_fetch_request_id_{0};

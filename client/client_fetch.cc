@@ -1,6 +1,7 @@
-// Client::Fetch: asks the local rplasma-manager (its --client-socket) to bring objects from other
-// nodes into this store. Connections come from the client's ManagerConnectionPool: a small fetch
-// is one request/reply exchange on a connection kept from the previous call.
+// Client::Fetch and Client::ManagerStats: requests to the local rplasma-manager (its
+// --client-socket). Fetch asks it to bring objects from other nodes into this store; ManagerStats
+// asks for its stats document. Connections come from the client's ManagerConnectionPool: a small
+// fetch is one request/reply exchange on a connection kept from the previous call.
 #include <algorithm>
 #include <vector>
 
@@ -18,14 +19,22 @@ namespace {
 // Time the manager gets beyond the fetch timeout to answer (lookups, a slow seal).
 constexpr absl::Duration kReplyGrace = absl::Seconds(5);
 
-// One Fetch request and its reply on `fd`.
-absl::StatusOr<ManagerFetchReply> Exchange(int fd, const ManagerRequest& request, size_t n, absl::Time deadline) {
+// One request and its reply on `fd`; `what` names the request in errors.
+absl::StatusOr<ManagerReply> Call(int fd, const ManagerRequest& request, absl::Time deadline, absl::string_view what) {
   RETURN_IF_ERROR(WriteFrame(fd, EncodeManagerRequest(request)));
   ASSIGN_OR_RETURN(std::string payload,
                    ReadFrame(fd, kMaxManagerFrameBytes, std::max(deadline, absl::Now()) + kReplyGrace));
   ASSIGN_OR_RETURN(ManagerReply reply, DecodeManagerReply(payload));
-  if (reply.request_id != request.request_id) return ProtocolError("fetch: manager replied to another request");
+  if (reply.request_id != request.request_id) {
+    return ProtocolError(absl::StrCat(what, ": manager replied to another request"));
+  }
   RETURN_IF_ERROR(reply.status());
+  return reply;
+}
+
+// One Fetch request and its reply on `fd`.
+absl::StatusOr<ManagerFetchReply> Exchange(int fd, const ManagerRequest& request, size_t n, absl::Time deadline) {
+  ASSIGN_OR_RETURN(ManagerReply reply, Call(fd, request, deadline, "fetch"));
   auto* result = std::get_if<ManagerFetchReply>(&reply.body);
   if (result == nullptr || result->codes.size() != n || result->messages.size() != n) {
     return ProtocolError("fetch: malformed manager reply");
@@ -75,6 +84,26 @@ absl::Status Client::Fetch(absl::Span<const ObjectID> ids, absl::Duration timeou
   return MakeError(first_code, absl::StrCat("fetch: ", failed, " of ", ids.size(), " objects failed (",
                                             absl::StrJoin(failures, "; "), failed > failures.size() ? "; ..." : "",
                                             ")"));
+}
+
+absl::StatusOr<std::string> Client::ManagerStats() {
+  if (options_.manager_socket.empty()) {
+    return MakeError(ErrorCode::kInvalidArgument, "manager stats: no manager socket (ClientOptions::manager_socket)");
+  }
+  ASSIGN_OR_RETURN(ManagerConnectionPool::Lease connection, manager_connections_.Take());
+  ManagerRequest request{next_fetch_request_id_.fetch_add(1, std::memory_order_relaxed) + 1, ManagerStatsRequest{}};
+  const absl::Time deadline = absl::Now();  // Call allows kReplyGrace beyond it
+  absl::StatusOr<ManagerReply> reply = Call(connection.fd.get(), request, deadline, "manager stats");
+  if (!reply.ok() && connection.reused && ErrorCodeOf(reply.status()) == ErrorCode::kUnavailable) {
+    manager_connections_.Clear();
+    ASSIGN_OR_RETURN(connection, manager_connections_.Take());
+    reply = Call(connection.fd.get(), request, absl::Now(), "manager stats");
+  }
+  RETURN_IF_ERROR(reply.status());
+  auto* stats = std::get_if<ManagerStatsReply>(&reply->body);
+  if (stats == nullptr) return ProtocolError("manager stats: malformed manager reply");
+  manager_connections_.GiveBack(std::move(connection.fd));
+  return std::move(stats->json);
 }
 
 }  // namespace rplasma

@@ -1,5 +1,6 @@
 #include "client/cli/cli_format.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <iterator>
@@ -81,6 +82,71 @@ absl::StatusOr<ObjectID> ParseObjectId(absl::string_view text) {
                      absl::StrCat("not an object id: '", text, "' (expected 40 hex digits, or --label TEXT)"));
   }
   return id;
+}
+
+std::string IndentJson(absl::string_view json) {
+  std::string out;
+  int depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  auto newline = [&] {
+    out.push_back('\n');
+    out.append(2 * static_cast<size_t>(std::max(depth, 0)), ' ');
+  };
+  for (size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (in_string) {
+      out.push_back(c);
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    switch (c) {
+      case '"':
+        in_string = true;
+        out.push_back(c);
+        break;
+      case '{':
+      case '[': {
+        out.push_back(c);
+        size_t next = json.find_first_not_of(" \t\r\n", i + 1);
+        if (next != absl::string_view::npos && (json[next] == '}' || json[next] == ']')) {
+          out.push_back(json[next]);  // {} or [] stays whole
+          i = next;
+          break;
+        }
+        ++depth;
+        newline();
+        break;
+      }
+      case '}':
+      case ']':
+        --depth;
+        newline();
+        out.push_back(c);
+        break;
+      case ',':
+        out.push_back(c);
+        newline();
+        break;
+      case ':':
+        out.append(": ");
+        break;
+      case ' ':
+      case '\t':
+      case '\r':
+      case '\n':
+        break;
+      default:
+        out.push_back(c);
+    }
+  }
+  return out;
 }
 
 }  // namespace rplasma::cli

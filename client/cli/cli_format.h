@@ -4,6 +4,9 @@
 // ParseSize:  "4096", "4k", "4KiB", "1.5 MiB", "2g", "1T" (case-insensitive; binary units;
 //             an optional space and "B"); kInvalidArgument for anything else or an overflow.
 // ParseObjectId: 40 hex digits (either case).
+// IndentJson: a JSON document re-laid out for reading, two spaces per level, one member per line
+//             ({"a":[1,2]} becomes {\n  "a": [\n    1,\n    2\n  ]\n}); empty {} and [] stay
+//             on one line. It only moves whitespace (outside strings), so it does not validate.
 //
 // Pure functions; thread-safe.
 #ifndef RPLASMA_CLIENT_CLI_CLI_FORMAT_H_
@@ -21,6 +24,7 @@ namespace rplasma::cli {
 std::string FormatSize(uint64_t bytes);
 absl::StatusOr<uint64_t> ParseSize(absl::string_view text);
 absl::StatusOr<ObjectID> ParseObjectId(absl::string_view text);
+std::string IndentJson(absl::string_view json);
 
 }  // namespace rplasma::cli
 

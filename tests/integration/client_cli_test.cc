@@ -10,6 +10,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
+#include "nlohmann/json.hpp"
 #include "tests/integration/client_test_fixture.h"
 #include "tests/support/temp_dir.h"
 
@@ -145,6 +146,48 @@ TEST_F(ClientCliTest, ListAndStatsShowObjectsWithHumanReadableSizes) {
   ASSERT_EQ(stats.exit_code, 0) << stats.err;
   EXPECT_NE(stats.out.find("capacity:       64.0 MiB"), std::string::npos) << stats.out;
   EXPECT_NE(stats.out.find("2 sealed"), std::string::npos) << stats.out;
+  ASSERT_OK(client_->Delete({ObjectID::FromLabel("mib"), ObjectID::FromLabel("tiny")}));
+  ExpectBackAtBaseline();
+}
+
+TEST_F(ClientCliTest, ListAndStatsWithJsonPrintOneDocumentWithExactNumbers) {
+  ASSERT_NO_FATAL_FAILURE(StartStore());
+  ASSERT_OK(client_->Put(ObjectID::FromLabel("mib"), AsSpan(Pattern(3 << 19, 1))));
+  ASSERT_OK(client_->Put(ObjectID::FromLabel("tiny"), AsSpan(Pattern(10, 2)), AsSpan(Pattern(3, 4))));
+  const CliResult list = Run("list --json");
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_EQ(std::count(list.out.begin(), list.out.end(), '\n'), 1) << list.out;
+  const nlohmann::json objects = nlohmann::json::parse(list.out, nullptr, false);
+  ASSERT_FALSE(objects.is_discarded()) << list.out;
+  EXPECT_EQ(objects.at("count"), 2);
+  EXPECT_EQ(objects.at("bytes"), (3 << 19) + 10 + 3);
+  ASSERT_EQ(objects.at("objects").size(), 2u);
+  for (const nlohmann::json& o : objects.at("objects")) {
+    EXPECT_EQ(o.at("state"), "sealed");
+    EXPECT_EQ(o.at("ref_count"), 0);
+    if (o.at("id") == ObjectID::FromLabel("tiny").Hex()) {
+      EXPECT_EQ(o.at("data_size"), 10);
+      EXPECT_EQ(o.at("metadata_size"), 3);
+    } else {
+      EXPECT_EQ(o.at("id"), ObjectID::FromLabel("mib").Hex());
+      EXPECT_EQ(o.at("data_size"), 3 << 19);
+    }
+  }
+  const CliResult stats = Run("stats --json");
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  const nlohmann::json s = nlohmann::json::parse(stats.out, nullptr, false);
+  ASSERT_FALSE(s.is_discarded()) << stats.out;
+  EXPECT_EQ(s.at("capacity"), 64u << 20);
+  EXPECT_EQ(s.at("objects_sealed"), 2);
+  EXPECT_EQ(s.at("objects_created"), 0);
+  EXPECT_GE(s.at("used_bytes").get<uint64_t>(), (3u << 19) + 13);
+  EXPECT_GE(s.at("clients").get<uint64_t>(), 2u);  // this test's client and the CLI
+  // --manager without a manager socket is a usage error, not a hang or a crash.
+  const CliResult no_manager = Run("stats --manager");
+  EXPECT_EQ(no_manager.exit_code, 2);
+  EXPECT_NE(no_manager.err.find("--manager-socket"), std::string::npos) << no_manager.err;
+  EXPECT_EQ(Run("list --bogus").exit_code, 2);
+  EXPECT_EQ(Run("list --manager").exit_code, 2);
   ASSERT_OK(client_->Delete({ObjectID::FromLabel("mib"), ObjectID::FromLabel("tiny")}));
   ExpectBackAtBaseline();
 }

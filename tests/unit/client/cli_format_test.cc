@@ -90,6 +90,14 @@ TEST(TakeObjectIdTest, MissingOrBadIdsAreUsageErrors) {
   EXPECT_TRUE(IsUsageError(TakeObjectId(args).status()));
 }
 
+TEST(IndentJsonTest, PutsOneMemberPerLineAndLeavesStringsAlone) {
+  EXPECT_EQ(IndentJson(R"({"a":[1,2],"b":{},"c":[]})"),
+            "{\n  \"a\": [\n    1,\n    2\n  ],\n  \"b\": {},\n  \"c\": []\n}");
+  // Brackets, commas, colons and escaped quotes inside strings are text, not structure.
+  EXPECT_EQ(IndentJson(R"({"k":"x,{y}:[z] \"q\" \\"})"), "{\n  \"k\": \"x,{y}:[z] \\\"q\\\" \\\\\"\n}");
+  EXPECT_EQ(IndentJson("{ \"n\" : 1 }"), "{\n  \"n\": 1\n}");
+}
+
 TEST(CommandTableTest, HasTheDocumentedCommandsOnce) {
   std::vector<std::string> names;
   for (const Command& c : AllCommands()) names.push_back(c.name);
