@@ -7,22 +7,25 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "protocol/base/command_line.h"
+#include "protocol/base/default_socket.h"
 #include "protocol/base/logging.h"
+#include "protocol/base/service_notify.h"
 
-ABSL_FLAG(std::string, store_socket, "", "rplasma-store socket (required)");
+ABSL_FLAG(std::string, store_socket, rplasma::DefaultStoreSocket(), "rplasma-store socket");
 ABSL_FLAG(std::string, redis, "", "Redis: host:port or unix:/path (required)");
 ABSL_FLAG(std::string, listen, "127.0.0.1:0", "peer listener host:port (port 0 picks one)");
-ABSL_FLAG(std::string, client_socket, "", "Unix socket for applications' Fetch and stats");
+ABSL_FLAG(std::string, client_socket, rplasma::DefaultManagerSocket(),
+          "Unix socket for applications' Fetch and stats (the CLI's default --manager-socket); empty: none");
 ABSL_FLAG(std::string, transport, "tcp", "tcp | verbs | auto (verbs if an RDMA device exists)");
 ABSL_FLAG(std::string, pin_threshold, "",
           "BYTES | auto | FILE: objects up to this size use Get, larger ones Pin (default 65536)");
-ABSL_FLAG(std::string, rdma_threshold, "", "alias of --pin_threshold (the old name)");
+ABSL_FLAG(std::string, rdma_threshold, "", "alias of --pin-threshold (the old name)");
 ABSL_FLAG(std::string, secret_file, "",
           "file holding the cluster's shared peer secret (required; >= 16 bytes, mode 0600 or 0400)");
 ABSL_FLAG(std::string, node_name, "node", "node name; the node id adds a random suffix");
@@ -40,29 +43,10 @@ ABSL_FLAG(int, retry_count, 7, "verbs QP retry count (0..7)");
 ABSL_FLAG(int, rnr_retry, 6, "verbs RNR retry (0..6)");
 ABSL_FLAG(absl::Duration, cq_spin, absl::Microseconds(50),
           "verbs: how long a waiting thread busy-polls the completion queue before blocking (0: block at once)");
-ABSL_FLAG(uint64_t, read_chunk_bytes, 4u << 20,
+ABSL_FLAG(std::string, read_chunk_bytes, "4M",
           "Pin path: bytes per Read (each chunk is checksummed while the next one is read)");
 
 namespace rplasma::manager {
-namespace {
-
-// The documented spelling is --store-socket; abseil names flags with underscores. Rewrites the name
-// part of every "--a-b[=v]" argument to "--a_b[=v]" (values are left alone).
-std::vector<std::string> NormalizeFlagNames(int argc, char** argv) {
-  std::vector<std::string> args(argv, argv + argc);
-  for (size_t i = 1; i < args.size(); ++i) {
-    std::string& a = args[i];
-    if (a == "--") break;
-    if (a.size() < 3 || a.compare(0, 2, "--") != 0) continue;
-    const size_t end = std::min(a.find('='), a.size());
-    for (size_t k = 2; k < end; ++k) {
-      if (a[k] == '-') a[k] = '_';
-    }
-  }
-  return args;
-}
-
-}  // namespace
 
 absl::StatusOr<std::string> ResolvePinThreshold(const std::string& pin_threshold, const std::string& rdma_threshold) {
   if (pin_threshold.empty() && rdma_threshold.empty()) return ManagerOptions().pin_threshold;
@@ -75,10 +59,14 @@ absl::StatusOr<std::string> ResolvePinThreshold(const std::string& pin_threshold
 }
 
 ManagerOptions ParseManagerCommandLine(int argc, char** argv) {
-  std::vector<std::string> args = NormalizeFlagNames(argc, argv);
-  std::vector<char*> arg_ptrs;
-  for (std::string& a : args) arg_ptrs.push_back(a.data());
-  absl::ParseCommandLine(static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
+  // The binary's own name: rplasma-manager, or a test-only manager that adds flags.
+  std::string program = argc > 0 ? argv[0] : "rplasma-manager";
+  program = program.substr(program.rfind('/') + 1);
+  const CommandLine command_line = CommandLine::ParseOrExit(argc, argv, program, absl::ProgramUsageMessage());
+  if (!command_line.operands().empty()) {
+    command_line.ExitWithUsageError(absl::InvalidArgumentError(
+        absl::StrCat("unexpected argument '", command_line.operands().front(), "' (flags only; see --help)")));
+  }
 
   ManagerOptions options;
   options.store_socket = absl::GetFlag(FLAGS_store_socket);
@@ -88,10 +76,7 @@ ManagerOptions ParseManagerCommandLine(int argc, char** argv) {
   options.transport = absl::GetFlag(FLAGS_transport);
   absl::StatusOr<std::string> pin_threshold =
       ResolvePinThreshold(absl::GetFlag(FLAGS_pin_threshold), absl::GetFlag(FLAGS_rdma_threshold));
-  if (!pin_threshold.ok()) {
-    std::fprintf(stderr, "rplasma-manager: %s\n", std::string(pin_threshold.status().message()).c_str());
-    std::exit(1);
-  }
+  if (!pin_threshold.ok()) command_line.ExitWithUsageError(pin_threshold.status());
   options.pin_threshold = *pin_threshold;
   options.secret_file = absl::GetFlag(FLAGS_secret_file);
   options.node_name = absl::GetFlag(FLAGS_node_name);
@@ -106,7 +91,10 @@ ManagerOptions ParseManagerCommandLine(int argc, char** argv) {
   options.retry_count = absl::GetFlag(FLAGS_retry_count);
   options.rnr_retry = absl::GetFlag(FLAGS_rnr_retry);
   options.cq_spin = absl::GetFlag(FLAGS_cq_spin);
-  options.read_chunk_bytes = absl::GetFlag(FLAGS_read_chunk_bytes);
+  absl::StatusOr<uint64_t> read_chunk_bytes =
+      command_line.ByteSize("read_chunk_bytes", absl::GetFlag(FLAGS_read_chunk_bytes));
+  if (!read_chunk_bytes.ok()) command_line.ExitWithUsageError(read_chunk_bytes.status());
+  options.read_chunk_bytes = *read_chunk_bytes;
   return options;
 }
 
@@ -125,6 +113,8 @@ int RunManagerUntilSignal(const ManagerOptions& options, Manager::PeerHandlerWra
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  // A daemon outlives the terminal it was started from: a hangup is not a reason to stop.
+  signal(SIGHUP, SIG_IGN);
 
   absl::StatusOr<std::unique_ptr<Manager>> started = Manager::Start(options, wrap_peer_handler, wrap_transport);
   if (!started.ok()) {
@@ -136,6 +126,10 @@ int RunManagerUntilSignal(const ManagerOptions& options, Manager::PeerHandlerWra
     std::printf("rplasma-manager ready node=%s transport=%s listen=%s\n", manager->node_id().c_str(),
                 std::string(manager->transport_name()).c_str(), manager->listen_address().c_str());
     std::fflush(stdout);
+    // Start has bound the client socket and the peer listener: both accept from here on.
+    if (absl::Status notified = NotifyServiceManager("READY=1"); !notified.ok()) {
+      LOG(WARNING) << "telling systemd the manager is ready: " << notified.message();
+    }
   };
   announce();
 
@@ -167,6 +161,7 @@ int RunManagerUntilSignal(const ManagerOptions& options, Manager::PeerHandlerWra
     if (during == SIGINT || during == SIGTERM) break;
     backoff = std::min(backoff * 2, absl::Seconds(2));
   }
+  (void)NotifyServiceManager("STOPPING=1");  // best effort: systemd sees the exit anyway
   if (manager != nullptr) manager->Shutdown();
   return 0;
 }

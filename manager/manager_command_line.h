@@ -15,10 +15,10 @@
 namespace rplasma::manager {
 
 // Parses argv — rplasma-manager's flags and any the calling binary defines — and maps the
-// manager's flags onto ManagerOptions. Flags may be spelled with dashes or underscores
-// (--store-socket = --store_socket); --rdma-threshold is an alias of --pin-threshold
-// (ResolvePinThreshold). Like absl::ParseCommandLine, exits on --help or a bad flag.
-// REQUIRES: absl::SetProgramUsageMessage was called.
+// manager's flags onto ManagerOptions, with the conventions of protocol/base/command_line.h
+// (--store-socket = --store_socket, --flagfile, sizes, --help, --version); --rdma-threshold is an
+// alias of --pin-threshold (ResolvePinThreshold). Exits 0 after --help or --version, 2 on a bad
+// flag. REQUIRES: absl::SetProgramUsageMessage was called (its text is --help's synopsis).
 ManagerOptions ParseManagerCommandLine(int argc, char** argv);
 
 // The Get/Pin switch point from --pin_threshold and its old spelling --rdma_threshold (both
@@ -28,8 +28,9 @@ absl::StatusOr<std::string> ResolvePinThreshold(const std::string& pin_threshold
 
 // Starts a Manager (its peer service wrapped by `wrap_peer_handler`, its transport by
 // `wrap_transport`, each if given), prints
-// "rplasma-manager ready node=<id> transport=<name> listen=<host:port>" and serves until SIGINT or
-// SIGTERM (returns 0) or until the store goes away (returns 2); returns 1 if it cannot start.
+// "rplasma-manager ready node=<id> transport=<name> listen=<host:port>" (and READY=1 to systemd,
+// protocol/base/service_notify.h) and serves until SIGINT or SIGTERM (returns 0; STOPPING=1 first);
+// SIGHUP is ignored. Returns 1 if it cannot start.
 // REQUIRES: called from main before any thread exists (it blocks the stop signals for all threads).
 int RunManagerUntilSignal(const ManagerOptions& options, Manager::PeerHandlerWrapper wrap_peer_handler = nullptr,
                           Manager::TransportWrapper wrap_transport = nullptr);

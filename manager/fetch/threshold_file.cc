@@ -56,31 +56,6 @@ uint64_t ThresholdTable::For(const std::string& node_id) const {
   return default_bytes;
 }
 
-absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text) {
-  text = absl::StripAsciiWhitespace(text);
-  size_t digits = 0;
-  while (digits < text.size() && absl::ascii_isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
-  uint64_t value = 0;
-  if (digits == 0 || digits > 19 || !absl::SimpleAtoi(text.substr(0, digits), &value)) {
-    return Invalid(absl::StrCat("not a byte size: '", text, "'"));
-  }
-  const std::string unit = absl::AsciiStrToLower(text.substr(digits));
-  int shift = 0;
-  if (unit.empty() || unit == "b") {
-    shift = 0;
-  } else if (unit == "k" || unit == "kib" || unit == "kb") {
-    shift = 10;
-  } else if (unit == "m" || unit == "mib" || unit == "mb") {
-    shift = 20;
-  } else if (unit == "g" || unit == "gib" || unit == "gb") {
-    shift = 30;
-  } else {
-    return Invalid(absl::StrCat("unknown size unit in '", text, "'"));
-  }
-  if (shift > 0 && value > (~uint64_t{0} >> shift)) return Invalid(absl::StrCat("byte size overflows: '", text, "'"));
-  return value << shift;
-}
-
 absl::StatusOr<ThresholdTable> ParseThresholdFile(absl::string_view contents) {
   ThresholdTable table;
   bool have_default = false;

@@ -12,7 +12,7 @@
 // lines written by the tuner name nodes: they keep matching after restarts. The threshold for a
 // peer is its exact node id's line if there is one, else its node name's, else `default`.
 //
-// Sizes are decimal with an optional unit (K/KiB, M/MiB, G/GiB, powers of 1024). Exactly one
+// Sizes are ParseByteSize's (protocol/base/byte_size.h: 65536, 64K, 1.5M, ...). Exactly one
 // `default` line; a peer at most once; every threshold at most transport::kMaxCallBytes. Any
 // other line is an error naming its line number: a garbled file is refused, never half-used.
 #ifndef RPLASMA_MANAGER_FETCH_THRESHOLD_FILE_H_
@@ -24,6 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "protocol/base/byte_size.h"  // ParseByteSize, the size syntax of the file and the flag
 
 namespace rplasma::fetch {
 
@@ -45,8 +46,6 @@ struct ThresholdSetting {
   ThresholdTable table;  // kFixed: default only; kFile: the file's contents; kAuto: the start value
 };
 
-// "64KiB" -> 65536. kInvalidArgument for anything else (negative, overflow, unknown unit).
-absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text);
 // The contents of a threshold file.
 absl::StatusOr<ThresholdTable> ParseThresholdFile(absl::string_view contents);
 // The value of --pin-threshold (reads the file when it is neither BYTES nor `auto`).
