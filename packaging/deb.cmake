@@ -9,6 +9,7 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "Plasma-style zero-copy object store with 
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION net)
+set(CPACK_STRIP_FILES ON)  # the build's debug info stays in the build tree
 # Runtime Depends come from the binaries and the shared library (dpkg-shlibdeps: abseil,
 # xxhash, hiredis, OpenSSL, rdma-core, Open MPI, as built). Building against the package also
 # needs these development packages.
