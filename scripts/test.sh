@@ -34,7 +34,10 @@ check_skips() {  # ctest-output-file
 run_stage() {  # name build_dir ctest-args... ; cmake args come from $CMAKE_ARGS
   local name=$1 dir=$2; shift 2
   echo "=== test stage: $name ($(date +%T))"
-  BUILD_DIR=$dir scripts/setup.sh -DRPLASMA_WERROR=ON $CMAKE_ARGS
+  # Test builds keep line tables only (-g1: backtraces and sanitizer reports still name files and
+  # lines); full debug info for a debugger made every build about a quarter slower.
+  BUILD_DIR=$dir scripts/setup.sh -DRPLASMA_WERROR=ON "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" \
+    "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_C_FLAGS_DEBUG=-g1 $CMAKE_ARGS
   local out="$dir/ctest-output.log"
   if ! ctest --test-dir "$dir" --output-on-failure -j "$JOBS" "$@" 2>&1 | tee "$out"; then
     echo "=== test stage $name FAILED"
