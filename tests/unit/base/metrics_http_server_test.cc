@@ -1,0 +1,126 @@
+#include "protocol/base/metrics_http_server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "protocol/base/metrics_file_writer.h"
+#include "protocol/base/unique_fd.h"
+#include "tests/support/status_matchers.h"
+#include "tests/support/temp_dir.h"
+
+namespace rplasma {
+namespace {
+
+UniqueFd Connect(uint16_t port) {
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) return UniqueFd();
+  return fd;
+}
+
+// Sends `request` and reads the reply to EOF.
+std::string Exchange(uint16_t port, const std::string& request) {
+  UniqueFd fd = Connect(port);
+  if (!fd) return "connect failed";
+  if (::send(fd.get(), request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) {
+    return "send failed";
+  }
+  std::string reply;
+  char chunk[4096];
+  ssize_t n;
+  while ((n = ::recv(fd.get(), chunk, sizeof(chunk), 0)) > 0) reply.append(chunk, static_cast<size_t>(n));
+  return reply;
+}
+
+std::unique_ptr<MetricsHttpServer> StartServer(absl::Duration deadline = absl::Seconds(1)) {
+  MetricsHttpServerOptions options;
+  options.request_deadline = deadline;
+  absl::StatusOr<std::unique_ptr<MetricsHttpServer>> server =
+      MetricsHttpServer::Start(options, [] { return std::string("rplasma_test_up 1\n"); });
+  EXPECT_OK(server.status());
+  return server.ok() ? std::move(*server) : nullptr;
+}
+
+TEST(MetricsHttpServerTest, GetMetricsAnswersTheRenderedTextWithTheExpositionContentType) {
+  std::unique_ptr<MetricsHttpServer> server = StartServer();
+  ASSERT_NE(server, nullptr);
+  ASSERT_NE(server->port(), 0);
+  const std::string reply = Exchange(server->port(), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_TRUE(absl::StartsWith(reply, "HTTP/1.1 200 OK\r\n")) << reply;
+  EXPECT_TRUE(absl::StrContains(reply, "Content-Type: text/plain; version=0.0.4")) << reply;
+  EXPECT_TRUE(absl::StrContains(reply, "Content-Length: 18\r\n")) << reply;
+  EXPECT_TRUE(absl::EndsWith(reply, "\r\n\r\nrplasma_test_up 1\n")) << reply;
+  EXPECT_EQ(server->scrapes(), 1u);
+}
+
+TEST(MetricsHttpServerTest, OtherPathsMethodsAndGarbageAreRefusedAndServingGoesOn) {
+  std::unique_ptr<MetricsHttpServer> server = StartServer();
+  ASSERT_NE(server, nullptr);
+  EXPECT_TRUE(absl::StartsWith(Exchange(server->port(), "GET / HTTP/1.0\r\n\r\n"), "HTTP/1.1 404")) ;
+  EXPECT_TRUE(absl::StartsWith(Exchange(server->port(), "POST /metrics HTTP/1.1\r\n\r\n"), "HTTP/1.1 405"));
+  EXPECT_TRUE(absl::StartsWith(Exchange(server->port(), "\x01\x02 garbage\r\n\r\n"), "HTTP/1.1 400"));
+  // A head longer than the cap, never ending: refused, not buffered without end.
+  EXPECT_TRUE(absl::StartsWith(Exchange(server->port(), "GET /metrics HTTP/1.1\r\nX: " + std::string(20000, 'a')),
+                               "HTTP/1.1 400"));
+  EXPECT_EQ(server->rejected(), 4u);
+  EXPECT_TRUE(absl::StartsWith(Exchange(server->port(), "GET /metrics HTTP/1.1\r\n\r\n"), "HTTP/1.1 200"));
+}
+
+TEST(MetricsHttpServerTest, AStalledClientIsCutAtTheDeadlineAndTheNextIsServed) {
+  std::unique_ptr<MetricsHttpServer> server = StartServer(absl::Milliseconds(200));
+  ASSERT_NE(server, nullptr);
+  UniqueFd stalled = Connect(server->port());
+  ASSERT_TRUE(stalled);
+  ASSERT_EQ(::send(stalled.get(), "GET /met", 8, MSG_NOSIGNAL), 8);  // then nothing
+  const absl::Time start = absl::Now();
+  const std::string reply = Exchange(server->port(), "GET /metrics HTTP/1.1\r\n\r\n");
+  EXPECT_TRUE(absl::StartsWith(reply, "HTTP/1.1 200")) << reply;
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  EXPECT_EQ(server->timed_out(), 1u);
+  char byte;
+  EXPECT_EQ(::recv(stalled.get(), &byte, 1, 0), 0);  // closed without a reply
+}
+
+TEST(MetricsHttpServerTest, ABadAddressIsAnErrorNamingIt) {
+  MetricsHttpServerOptions options;
+  options.address = "not-an-address";
+  absl::StatusOr<std::unique_ptr<MetricsHttpServer>> server = MetricsHttpServer::Start(options, [] { return ""; });
+  ASSERT_FALSE(server.ok());
+  EXPECT_TRUE(absl::StrContains(server.status().message(), "not-an-address")) << server.status();
+}
+
+TEST(MetricsFileWriterTest, WritesAtStartAndAtShutdownThroughARename) {
+  testing::TempDir dir;
+  const std::string path = dir.Join("rplasma.prom");
+  int renders = 0;
+  {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<MetricsFileWriter> writer,
+                         MetricsFileWriter::Start(path, absl::Hours(1), [&] { return absl::StrCat("n ", ++renders, "\n"); }));
+    std::ifstream first(path);
+    std::stringstream text;
+    text << first.rdbuf();
+    EXPECT_EQ(text.str(), "n 1\n");
+  }
+  std::ifstream last(path);
+  std::stringstream text;
+  text << last.rdbuf();
+  EXPECT_EQ(text.str(), "n 2\n");
+  EXPECT_NE(::access((path + ".tmp").c_str(), F_OK), 0);  // no temporary left behind
+  EXPECT_FALSE(MetricsFileWriter::Start(dir.Join("missing/dir/x.prom"), absl::Seconds(1), [] { return ""; }).ok());
+}
+
+}  // namespace
+}  // namespace rplasma
