@@ -1,7 +1,8 @@
 // Object sizes as people type and read them: "16", "4K", "64KiB", "1M", "256MiB", "1G".
 //
-// Units are binary (K = 1024). Parsing rejects empty input, unknown suffixes, zero and overflow
-// with a kInvalidArgument status that quotes the offending text.
+// Parsing is ParseByteSize's (protocol/base/byte_size.h: binary units, decimals such as 1.5M)
+// and also rejects zero: a benchmark size or count of 0 measures nothing. Errors are
+// kInvalidArgument and quote the offending text.
 #ifndef RPLASMA_BENCH_MPI_COMMON_SIZE_UNITS_H_
 #define RPLASMA_BENCH_MPI_COMMON_SIZE_UNITS_H_
 
@@ -14,7 +15,7 @@
 
 namespace rplasma::bench {
 
-// "4K" -> 4096. Suffixes (case-insensitive): none/B, K/KB/KiB, M/MB/MiB, G/GB/GiB.
+// "4K" -> 4096, "1.5M" -> 1572864; "0" is an error.
 absl::StatusOr<uint64_t> ParseSize(absl::string_view text);
 // "16,4K,1M" -> {16, 4096, 1048576}, in the order given.
 absl::StatusOr<std::vector<uint64_t>> ParseSizeList(absl::string_view text);

@@ -1,12 +1,21 @@
 // rplasma-bench: benchmarks of one rplasma node against its peers (see local_bench.h).
 #include <iostream>
+#include <optional>
+#include <string>
 
 #include "bench-mpi/local/fetch_bench.h"
 #include "bench-mpi/local/local_bench.h"
 #include "bench-mpi/local/local_bench_options.h"
+#include "protocol/base/flag_spelling.h"
 #include "protocol/base/status.h"
 
 int main(int argc, char** argv) {
+  for (int i = 1; i < argc && std::string(argv[i]) != "--"; ++i) {
+    if (std::optional<rplasma::FlagArg> flag = rplasma::SplitFlagArg(argv[i]); flag && flag->name == "version") {
+      std::cout << rplasma::VersionLine("rplasma-bench") << "\n";
+      return 0;
+    }
+  }
   bool help = false;
   absl::StatusOr<rplasma::bench::LocalBenchOptions> options =
       rplasma::bench::ParseLocalBenchOptions(argc, argv, &help);

@@ -1,12 +1,15 @@
 #include "bench-mpi/local/local_bench_options.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/numbers.h"
+#include "absl/time/time.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "bench-mpi/common/size_units.h"
+#include "protocol/base/flag_spelling.h"
 #include "protocol/base/status.h"
 
 namespace rplasma::bench {
@@ -66,11 +69,13 @@ absl::Status LocalBenchOptions::Validate() const {
 
 std::string LocalBenchUsage() {
   return "usage: rplasma-bench [--mode local|fetch] [--sizes 16,4K,64K,1M,64M,256M]\n"
-         "                     [--iterations N] [--duration SECONDS] [--csv FILE]\n"
+         "                     [--iterations N] [--duration D] [--csv FILE]\n"
          "                     [--store-socket PATH | --memory BYTES] [--redis | --no-redis]\n"
          "                     [--objects-overhead N] [--batch N] [--batch-bytes B] [--rounds N]\n"
          "  --iterations N        per benchmark and size, at most N timed operations (1000)\n"
-         "  --duration S          ... or stop after S seconds (1; at least 3 operations run)\n"
+         "  --duration D          ... or stop after D (1s; 500ms, 2s, or plain seconds; at least 3 run)\n"
+         "  --sizes LIST          object sizes, e.g. 16,4K,1.5M (binary units)\n"
+         "  --csv FILE            also write the rows to FILE\n"
          "  --store-socket PATH   attach to a running rplasma-store instead of starting one\n"
          "  --memory BYTES        arena of the store the bench starts (default: from the sizes)\n"
          "  --redis / --no-redis  start a private redis-server for the Redis peer / skip it\n"
@@ -92,7 +97,10 @@ std::string LocalBenchUsage() {
          "  --listen-host IP      fetch mode: managers' peer listener host (127.0.0.1; verbs: the RDMA IP)\n"
          "  --only LIST           run only these benchmarks: copy,checksum,copy_checksum,\n"
          "                        create_write_seal,put,ping_pong,get,batch_get,set_get,create_seal_get,\n"
-         "                        memory_per_object (default: all)\n";
+         "                        memory_per_object (default: all)\n"
+         "  --flagfile FILE       read more flags from FILE, one per line ('#' comments)\n"
+         "  --help, --version     this text; the version and git revision\n"
+         "Flags take dashes or underscores (--store-socket = --store_socket).\n";
 }
 
 absl::StatusOr<LocalBenchOptions> ParseLocalBenchOptions(int argc, char** argv, bool* help) {
@@ -100,20 +108,22 @@ absl::StatusOr<LocalBenchOptions> ParseLocalBenchOptions(int argc, char** argv, 
   *help = false;
   bool batch_given = false;   // fetch mode has its own defaults for these two
   bool rounds_given = false;
-  for (int i = 1; i < argc; ++i) {
-    absl::string_view flag = argv[i];
-    std::string value;
-    // Accept both "--flag value" and "--flag=value".
-    if (size_t eq = flag.find('='); eq != absl::string_view::npos) {
-      value = std::string(flag.substr(eq + 1));
-      flag = flag.substr(0, eq);
-    }
+  ASSIGN_OR_RETURN(const std::vector<std::string> args,
+                   ExpandFlagfiles(std::vector<std::string>(argv + std::min(argc, 1), argv + argc)));
+  for (size_t i = 0; i < args.size(); ++i) {
+    // `spelled` is the name as typed, for messages; `flag` its dashed form, for matching
+    // (--store_socket = --store-socket). Both "--flag value" and "--flag=value" work.
+    const std::optional<FlagArg> arg = SplitFlagArg(args[i]);
+    if (!arg.has_value()) return BadFlag(args[i], "unexpected argument (flags only)");
+    const std::string& spelled = arg->spelled;
+    const std::string flag = "--" + DashedFlagName(arg->name);
+    const std::string value = arg->value.value_or("");
     auto next = [&]() -> absl::StatusOr<std::string> {
-      if (!value.empty()) return value;
-      if (i + 1 >= argc) return BadFlag(flag, "needs a value");
-      return std::string(argv[++i]);
+      if (arg->value.has_value()) return value;
+      if (i + 1 >= args.size()) return BadFlag(spelled, "needs a value");
+      return args[++i];
     };
-    if (flag == "--help" || flag == "-h") {
+    if (flag == "--help" || flag == "--h") {
       *help = true;
       return options;
     } else if (flag == "--redis") {
@@ -124,12 +134,14 @@ absl::StatusOr<LocalBenchOptions> ParseLocalBenchOptions(int argc, char** argv, 
       ASSIGN_OR_RETURN(options.mode, next());
     } else if (flag == "--sizes") {
       ASSIGN_OR_RETURN(std::string v, next());
-      ASSIGN_OR_RETURN(options.sizes, ParseSizeList(v));
+      absl::StatusOr<std::vector<uint64_t>> sizes = ParseSizeList(v);
+      if (!sizes.ok()) return BadFlag(spelled, sizes.status().message());
+      options.sizes = *std::move(sizes);
       options.sizes_given = true;
     } else if (flag == "--iterations" || flag == "--objects-overhead" || flag == "--batch" || flag == "--rounds") {
       ASSIGN_OR_RETURN(std::string v, next());
       int64_t n = 0;
-      if (!absl::SimpleAtoi(v, &n)) return BadFlag(flag, absl::StrFormat("'%s' is not an integer", v));
+      if (!absl::SimpleAtoi(v, &n)) return BadFlag(spelled, absl::StrFormat("'%s' is not an integer", v));
       batch_given = batch_given || flag == "--batch";
       rounds_given = rounds_given || flag == "--rounds";
       (flag == "--iterations" ? options.iterations
@@ -138,9 +150,13 @@ absl::StatusOr<LocalBenchOptions> ParseLocalBenchOptions(int argc, char** argv, 
                               : options.objects_overhead) = n;
     } else if (flag == "--duration") {
       ASSIGN_OR_RETURN(std::string v, next());
+      // absl's syntax (500ms, 2s), or a bare number of seconds as before.
       double seconds = 0;
-      if (!absl::SimpleAtod(v, &seconds)) return BadFlag(flag, absl::StrFormat("'%s' is not a number", v));
-      options.duration = absl::Seconds(seconds);
+      if (absl::SimpleAtod(v, &seconds)) {
+        options.duration = absl::Seconds(seconds);
+      } else if (!absl::ParseDuration(v, &options.duration)) {
+        return BadFlag(spelled, absl::StrFormat("'%s' is not a duration (e.g. 500ms, 2s)", v));
+      }
     } else if (flag == "--csv") {
       ASSIGN_OR_RETURN(options.csv_path, next());
     } else if (flag == "--store-socket") {
@@ -157,13 +173,15 @@ absl::StatusOr<LocalBenchOptions> ParseLocalBenchOptions(int argc, char** argv, 
     } else if (flag == "--batch-bytes") {
       ASSIGN_OR_RETURN(std::string v, next());
       absl::StatusOr<uint64_t> bytes = ParseSize(v);
-      if (!bytes.ok()) return BadFlag(flag, bytes.status().message());
+      if (!bytes.ok()) return BadFlag(spelled, bytes.status().message());
       options.batch_bytes = *bytes;
     } else if (flag == "--memory") {
       ASSIGN_OR_RETURN(std::string v, next());
-      ASSIGN_OR_RETURN(options.memory_bytes, ParseSize(v));
+      absl::StatusOr<uint64_t> bytes = ParseSize(v);
+      if (!bytes.ok()) return BadFlag(spelled, bytes.status().message());
+      options.memory_bytes = *bytes;
     } else {
-      return BadFlag(flag, "unknown flag");
+      return BadFlag(spelled, "unknown flag");
     }
   }
   if (options.mode == "fetch" && !options.sizes_given) {

@@ -1,17 +1,18 @@
 // rplasma-bench-mpi: `mpirun -np N rplasma-bench-mpi [flags]` — each rank is a node (its own
-// rplasma-store and rplasma-manager); see docs/BENCHMARKS.md. Flags map onto BenchMpiOptions.
+// rplasma-store and rplasma-manager); see docs/BENCHMARKS.md. Flags map onto BenchMpiOptions; the
+// command line's conventions are protocol/base/command_line.h's (docs/OPERATIONS.md).
 #include <signal.h>
 
 #include <cstdio>
 #include <string>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "bench-mpi/common/size_units.h"
 #include "bench-mpi/mpi/bench_mpi.h"
 #include "bench-mpi/mpi/mpi_world.h"
+#include "protocol/base/command_line.h"
 
 ABSL_FLAG(std::string, patterns, "pairs,broadcast,gather,alltoall", "pairs, broadcast, gather, alltoall");
 ABSL_FLAG(std::string, protocols, "get,pin,auto",
@@ -31,7 +32,7 @@ ABSL_FLAG(std::string, fetch_timeout, "60s", "bound on one fetch (e.g. 20s, 500m
 ABSL_FLAG(std::string, transport, "tcp", "manager --transport: tcp | verbs | auto");
 ABSL_FLAG(std::string, listen_host, "127.0.0.1", "this rank's address for peers");
 ABSL_FLAG(std::string, node_name, "rank{rank}",
-          "each rank's manager --node_name ({rank}, {host} = short hostname); the tuner's peer lines use it");
+          "each rank's manager --node-name ({rank}, {host} = short hostname); the tuner's peer lines use it");
 ABSL_FLAG(std::string, rdma_device, "", "manager --rdma-device");
 ABSL_FLAG(std::string, redis, "", "Redis HOST:PORT");
 ABSL_FLAG(bool, start_redis, false, "rank 0 starts redis-server and broadcasts its address");
@@ -52,29 +53,36 @@ ABSL_FLAG(std::string, tune_max_size, "32MiB", "largest tuner size");
 
 namespace {
 
-absl::Status ParseOptions(rplasma::bench::BenchMpiOptions* o) {
+absl::Status ParseOptions(const rplasma::CommandLine& command_line, rplasma::bench::BenchMpiOptions* o) {
   using namespace rplasma::bench;
   auto set = [](auto status_or, auto* out) {
     if (!status_or.ok()) return status_or.status();
     *out = *status_or;
     return absl::OkStatus();
   };
+  // A list flag's error, named as the flag was typed.
+  auto list = [&](absl::string_view flag, absl::string_view text) -> absl::StatusOr<std::vector<uint64_t>> {
+    absl::StatusOr<std::vector<uint64_t>> values = ParseSizeList(text);
+    if (!values.ok()) {
+      return rplasma::MakeError(rplasma::ErrorCode::kInvalidArgument,
+                                absl::StrCat(command_line.Spelling(flag), ": ", values.status().message()));
+    }
+    return values;
+  };
   RETURN_IF_ERROR(set(ParsePatterns(absl::GetFlag(FLAGS_patterns)), &o->patterns));
   RETURN_IF_ERROR(set(ParseProtocols(absl::GetFlag(FLAGS_protocols)), &o->protocols));
-  if (!absl::GetFlag(FLAGS_sizes).empty()) RETURN_IF_ERROR(set(ParseSizeList(absl::GetFlag(FLAGS_sizes)), &o->sizes));
-  RETURN_IF_ERROR(set(ParseSize(absl::GetFlag(FLAGS_min_size)), &o->min_size));
-  RETURN_IF_ERROR(set(ParseSize(absl::GetFlag(FLAGS_max_size)), &o->max_size));
+  if (!absl::GetFlag(FLAGS_sizes).empty()) RETURN_IF_ERROR(set(list("sizes", absl::GetFlag(FLAGS_sizes)), &o->sizes));
+  RETURN_IF_ERROR(set(command_line.ByteSize("min_size", absl::GetFlag(FLAGS_min_size)), &o->min_size));
+  RETURN_IF_ERROR(set(command_line.ByteSize("max_size", absl::GetFlag(FLAGS_max_size)), &o->max_size));
   std::vector<uint64_t> concurrency;
-  RETURN_IF_ERROR(set(ParseSizeList(absl::GetFlag(FLAGS_concurrency)), &concurrency));
+  RETURN_IF_ERROR(set(list("concurrency", absl::GetFlag(FLAGS_concurrency)), &concurrency));
   o->concurrency.assign(concurrency.begin(), concurrency.end());
   o->batch = absl::GetFlag(FLAGS_batch);
   o->warmup = absl::GetFlag(FLAGS_warmup);
   o->repeat = absl::GetFlag(FLAGS_repeat);
   o->verify = absl::GetFlag(FLAGS_verify);
   o->tcp_baseline = absl::GetFlag(FLAGS_tcp_baseline);
-  if (!absl::ParseDuration(absl::GetFlag(FLAGS_fetch_timeout), &o->fetch_timeout)) {
-    return absl::InvalidArgumentError("--fetch_timeout: not a duration (e.g. 20s)");
-  }
+  RETURN_IF_ERROR(set(command_line.Duration("fetch_timeout", absl::GetFlag(FLAGS_fetch_timeout)), &o->fetch_timeout));
   o->transport = absl::GetFlag(FLAGS_transport);
   o->listen_host = absl::GetFlag(FLAGS_listen_host);
   o->node_name = absl::GetFlag(FLAGS_node_name);
@@ -83,9 +91,7 @@ absl::Status ParseOptions(rplasma::bench::BenchMpiOptions* o) {
   o->start_redis = absl::GetFlag(FLAGS_start_redis);
   o->secret_file = absl::GetFlag(FLAGS_secret_file);
   o->auto_threshold = absl::GetFlag(FLAGS_auto_threshold);
-  if (absl::GetFlag(FLAGS_store_memory) != "0") {
-    RETURN_IF_ERROR(set(ParseSize(absl::GetFlag(FLAGS_store_memory)), &o->store_memory));
-  }
+  RETURN_IF_ERROR(set(command_line.ByteSize("store_memory", absl::GetFlag(FLAGS_store_memory)), &o->store_memory));
   o->attach = absl::GetFlag(FLAGS_attach);
   o->store_socket = absl::GetFlag(FLAGS_store_socket);
   o->manager_socket = absl::GetFlag(FLAGS_manager_socket);
@@ -95,8 +101,8 @@ absl::Status ParseOptions(rplasma::bench::BenchMpiOptions* o) {
   o->per_rank_rows = absl::GetFlag(FLAGS_per_rank_rows);
   o->tune = absl::GetFlag(FLAGS_tune);
   o->tune_out = absl::GetFlag(FLAGS_tune_out);
-  RETURN_IF_ERROR(set(ParseSize(absl::GetFlag(FLAGS_tune_min_size)), &o->tune_min_size));
-  RETURN_IF_ERROR(set(ParseSize(absl::GetFlag(FLAGS_tune_max_size)), &o->tune_max_size));
+  RETURN_IF_ERROR(set(command_line.ByteSize("tune_min_size", absl::GetFlag(FLAGS_tune_min_size)), &o->tune_min_size));
+  RETURN_IF_ERROR(set(command_line.ByteSize("tune_max_size", absl::GetFlag(FLAGS_tune_max_size)), &o->tune_max_size));
   return o->Validate();
 }
 
@@ -104,11 +110,12 @@ absl::Status ParseOptions(rplasma::bench::BenchMpiOptions* o) {
 
 int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
+  // Flags first: --help, --version and a bad flag need no MPI (Open MPI leaves argv alone).
+  const rplasma::CommandLine command_line = rplasma::CommandLine::ParseOrExit(
+      argc, argv, "rplasma-bench-mpi", "mpirun -np N rplasma-bench-mpi [--start-redis | --redis HOST:PORT] [...]");
   std::unique_ptr<rplasma::bench::MpiWorld> world = rplasma::bench::MpiWorld::Init(&argc, &argv);
-  absl::SetProgramUsageMessage("mpirun -np N rplasma-bench-mpi [--start-redis | --redis HOST:PORT] [...]");
-  absl::ParseCommandLine(argc, argv);
   rplasma::bench::BenchMpiOptions options;
-  absl::Status status = ParseOptions(&options);
+  absl::Status status = ParseOptions(command_line, &options);
   if (!status.ok()) {
     if (world->root()) std::fprintf(stderr, "rplasma-bench-mpi: %s\n", std::string(status.message()).c_str());
     return 2;

@@ -76,7 +76,7 @@ absl::Status ValidateNodeName(absl::string_view name) {
   }
   if (ok) return absl::OkStatus();
   return MakeError(ErrorCode::kInvalidArgument,
-                   absl::StrCat("--node_name: '", name, "' is not 1..100 of [A-Za-z0-9._-] ({rank}, {host} allowed)"));
+                   absl::StrCat("--node-name: '", name, "' is not 1..100 of [A-Za-z0-9._-] ({rank}, {host} allowed)"));
 }
 
 std::vector<uint64_t> BenchMpiOptions::Sizes() const {

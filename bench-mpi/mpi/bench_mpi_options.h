@@ -33,7 +33,7 @@ inline constexpr uint64_t kMaxGetBytes = (64u << 20) - 4096;
 
 // `pattern` with {rank} and {host} replaced ("rank{rank}" -> "rank3").
 std::string ExpandNodeName(absl::string_view pattern, int rank, absl::string_view host);
-// kInvalidArgument unless `name` is a valid manager --node_name (1..100 of [A-Za-z0-9._-]).
+// kInvalidArgument unless `name` is a valid manager --node-name (1..100 of [A-Za-z0-9._-]).
 absl::Status ValidateNodeName(absl::string_view name);
 
 struct BenchMpiOptions {
