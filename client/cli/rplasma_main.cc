@@ -1,30 +1,38 @@
 // rplasma: the command-line client.
 //   rplasma [--store-socket PATH] [--manager-socket PATH] COMMAND [ARGS...]
-// Exit status: 0 success, 1 the operation failed, 2 bad usage.
+// Exit status: 0 success, 1 the operation failed, 2 bad usage. Flags take dashes or underscores
+// (protocol/base/flag_spelling.h); the default sockets are the daemons' (default_socket.h).
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "client/cli/command.h"
+#include "protocol/base/default_socket.h"
+#include "protocol/base/flag_spelling.h"
 #include "protocol/base/status.h"
 
 namespace rplasma::cli {
 namespace {
 
-constexpr char kDefaultStoreSocket[] = "/tmp/rplasma/store.sock";
-
 void PrintHelp(std::FILE* out, const std::vector<Command>& commands) {
   absl::FPrintF(out, "usage: rplasma [--store-socket PATH] [--manager-socket PATH] COMMAND [ARGS...]\n\n");
   absl::FPrintF(out, "  --store-socket PATH    the store's socket (default $RPLASMA_STORE_SOCKET or %s)\n",
-                kDefaultStoreSocket);
-  absl::FPrintF(out, "  --manager-socket PATH  the manager's client socket (for fetch)\n\ncommands:\n");
+                DefaultStoreSocket());
+  absl::FPrintF(out,
+                "  --manager-socket PATH  the manager's client socket, for fetch and stats --manager (default\n"
+                "                         %s when the store's socket is the default too)\n",
+                DefaultManagerSocket());
+  absl::FPrintF(out, "  --help, --version      this text; the version and git revision\n");
+  absl::FPrintF(out, "Flags take dashes or underscores (--store_socket = --store-socket). Sizes: 4096, 64K,\n"
+                     "1.5M (binary units).\n\ncommands:\n");
   for (const Command& c : commands) {
     absl::FPrintF(out, "  %-8s %-40s %s\n", c.name, c.usage, c.summary);
   }
@@ -49,39 +57,53 @@ int Main(int argc, char** argv) {
   const std::vector<Command> commands = AllCommands();
   ClientOptions options;
   options.client_name = "rplasma-cli";
+  bool default_store_socket = false;
   if (const char* env = std::getenv("RPLASMA_STORE_SOCKET"); env != nullptr && *env != '\0') {
     options.store_socket = env;
   } else {
-    options.store_socket = kDefaultStoreSocket;
+    options.store_socket = DefaultStoreSocket();
+    default_store_socket = true;
   }
+  bool manager_socket_given = false;
   std::vector<std::string> args(argv + 1, argv + argc);
   size_t i = 0;
   for (; i < args.size() && absl::StartsWith(args[i], "--"); ++i) {
-    const std::string& flag = args[i];
-    if (flag == "--help") {
+    const std::optional<FlagArg> flag = SplitFlagArg(args[i]);
+    if (!flag.has_value()) {  // "--": the command follows
+      ++i;
+      break;
+    }
+    if (flag->name == "help") {
       PrintHelp(stdout, commands);
       return 0;
     }
+    if (flag->name == "version") {
+      absl::PrintF("%s\n", VersionLine("rplasma"));
+      return 0;
+    }
     std::string value;
-    std::string name = flag;
-    if (size_t eq = flag.find('='); eq != std::string::npos) {
-      name = flag.substr(0, eq);
-      value = flag.substr(eq + 1);
+    if (flag->value.has_value()) {
+      value = *flag->value;
     } else if (i + 1 < args.size()) {
       value = args[++i];
     } else {
-      absl::FPrintF(stderr, "rplasma: %s needs a value\n", flag);
+      absl::FPrintF(stderr, "rplasma: %s needs a value\n", flag->spelled);
       return 2;
     }
-    if (name == "--store-socket") {
+    if (flag->name == "store_socket") {
       options.store_socket = value;
-    } else if (name == "--manager-socket") {
+      default_store_socket = false;
+    } else if (flag->name == "manager_socket") {
       options.manager_socket = value;
+      manager_socket_given = true;
     } else {
-      absl::FPrintF(stderr, "rplasma: unknown option %s (see rplasma --help)\n", name);
+      absl::FPrintF(stderr, "rplasma: unknown option %s (see rplasma --help)\n", flag->spelled);
       return 2;
     }
   }
+  // The default pair is one node's; a store named explicitly may be another node's, whose
+  // manager socket must then be named too.
+  if (!manager_socket_given && default_store_socket) options.manager_socket = DefaultManagerSocket();
   if (i == args.size()) {
     PrintHelp(stderr, commands);
     return 2;
