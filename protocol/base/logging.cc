@@ -3,6 +3,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -15,12 +16,29 @@ namespace {
 int MinSeverity() {
   static const int level = [] {
     const char* env = std::getenv("RPLASMA_LOG_LEVEL");
-    return env != nullptr ? std::atoi(env) : 0;
+    if (env == nullptr || *env == '\0') return static_cast<int>(INFO);
+    if (std::optional<Severity> parsed = ParseLogLevel(env)) return static_cast<int>(*parsed);
+    // Said once: this runs once per process (a function-local static).
+    std::string warning = std::string("rplasma: RPLASMA_LOG_LEVEL='") + env +
+                          "' is not a log level (debug, info, warning, error, fatal or 0..3); using info\n";
+    ssize_t ignored = ::write(STDERR_FILENO, warning.data(), warning.size());
+    (void)ignored;
+    return static_cast<int>(INFO);
   }();
   return level;
 }
 
 }  // namespace
+
+std::optional<Severity> ParseLogLevel(std::string_view text) {
+  std::string lower;
+  for (char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "debug" || lower == "info" || lower == "0") return INFO;
+  if (lower == "warning" || lower == "warn" || lower == "1") return WARNING;
+  if (lower == "error" || lower == "2") return ERROR;
+  if (lower == "fatal" || lower == "3") return FATAL;
+  return std::nullopt;
+}
 
 bool ShouldLog(Severity severity) { return severity >= FATAL || severity >= MinSeverity(); }
 

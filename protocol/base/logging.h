@@ -2,11 +2,16 @@
 //
 // LOG(INFO|WARNING|ERROR|FATAL) << ...; writes one line to stderr ("I 12:00:00.123 file:line] msg").
 // CHECK(cond) is for internal invariants only — never for bytes that came from outside.
-// The minimum severity printed is read once from RPLASMA_LOG_LEVEL (0 info .. 3 fatal; default 0).
+// The minimum severity printed is read once from RPLASMA_LOG_LEVEL: a name (debug, info, warning,
+// error, fatal; any case; debug prints what info does, there being nothing below info) or a
+// number (0 info .. 3 fatal). Default info; an unknown value is reported once on stderr and the
+// default is used.
 #ifndef RPLASMA_PROTOCOL_BASE_LOGGING_H_
 #define RPLASMA_PROTOCOL_BASE_LOGGING_H_
 
+#include <optional>
 #include <sstream>
+#include <string_view>
 
 namespace rplasma::logging {
 
@@ -33,6 +38,9 @@ struct Voidify {
 };
 
 bool ShouldLog(Severity severity);
+
+// RPLASMA_LOG_LEVEL's value as a minimum severity; nullopt for an unknown value. Pure.
+std::optional<Severity> ParseLogLevel(std::string_view text);
 
 }  // namespace rplasma::logging
 
