@@ -1,0 +1,18 @@
+# The daemons' command lines, signals, readiness and systemd units (issue 12): runs the built
+# rplasma-store, rplasma-manager, rplasma-bench, rplasma-bench-mpi and rplasma.
+include(GNUInstallDirs)
+rplasma_test(daemon_cli_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/daemon_cli_test.cc
+  LIBS rplasma_protocol
+  LABELS integration
+  TIMEOUT 120)
+target_compile_definitions(daemon_cli_test PRIVATE
+  RPLASMA_TEST_PROJECT_VERSION="${PROJECT_VERSION}"
+  RPLASMA_TEST_INSTALL_BINDIR="${CMAKE_INSTALL_FULL_BINDIR}"
+  RPLASMA_TEST_STORE_UNIT="${CMAKE_BINARY_DIR}/store/rplasma-store.service"
+  RPLASMA_TEST_MANAGER_UNIT="${CMAKE_BINARY_DIR}/manager/rplasma-manager.service")
+add_dependencies(daemon_cli_test rplasma_store rplasma-manager rplasma-bench rplasma_cli_main)
+if(RPLASMA_WITH_MPI)
+  target_compile_definitions(daemon_cli_test PRIVATE RPLASMA_TEST_WITH_MPI)
+  add_dependencies(daemon_cli_test rplasma-bench-mpi)
+endif()

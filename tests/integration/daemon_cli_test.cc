@@ -1,0 +1,256 @@
+// The daemons behave like daemons (issue 12): every binary's --help lists its flags and
+// --version its version and revision; dashed and underscored flags both work and errors name the
+// flag as typed; a bad size names its flag; SIGHUP does not stop the store; the store tells
+// systemd READY=1 only once its socket accepts; the systemd units pass `systemd-analyze verify`.
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "protocol/base/socket_io.h"
+#include "protocol/base/unique_fd.h"
+#include "tests/support/skip.h"
+#include "tests/support/status_matchers.h"
+#include "tests/support/store_process.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+
+namespace rplasma::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+struct Ran {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs `command` through the shell, stdin from /dev/null.
+Ran RunShell(const std::string& command) {
+  Ran ran;
+  std::FILE* pipe = ::popen((command + " </dev/null 2>&1").c_str(), "r");
+  if (pipe == nullptr) return ran;
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) ran.output.append(buffer, n);
+  const int status = ::pclose(pipe);
+  ran.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return ran;
+}
+
+// Runs the binary `name` from the build tree with `args`. Open MPI may run as root for
+// rplasma-bench-mpi's singleton start (the CI runs as root).
+Ran RunBinary(const std::string& name, const std::string& args) {
+  return RunShell(absl::StrCat("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ", RPLASMA_BIN_DIR, "/",
+                               name, " ", args));
+}
+
+TEST(DaemonCliTest, EveryBinaryPrintsItsVersionAndGitRevision) {
+  for (const std::string name : {"rplasma-store", "rplasma-manager", "rplasma-bench", "rplasma"}) {
+    const Ran ran = RunBinary(name, "--version");
+    EXPECT_EQ(ran.exit_code, 0) << name << ": " << ran.output;
+    const std::regex line(name + " " + RPLASMA_TEST_PROJECT_VERSION + R"( \(git ([0-9a-f]{7,40}|unknown)\)\n)");
+    EXPECT_TRUE(std::regex_match(ran.output, line)) << name << ": " << ran.output;
+  }
+}
+
+TEST(DaemonCliTest, StoreHelpListsEveryFlagWithItsDefault) {
+  const Ran ran = RunBinary("rplasma-store", "--help");
+  EXPECT_EQ(ran.exit_code, 0) << ran.output;
+  EXPECT_THAT(ran.output, Not(HasSubstr("No flags matched")));
+  for (const char* flag : {"--memory", "--socket", "--hugepages", "--name", "--partial-frame-timeout",
+                           "--max-partial-frame-bytes", "--max-output-bytes", "--flagfile", "--version"}) {
+    EXPECT_THAT(ran.output, HasSubstr(flag)) << flag;
+  }
+  EXPECT_THAT(ran.output, HasSubstr("(default 5s)"));
+  EXPECT_THAT(ran.output, HasSubstr("(default \"64M\")"));
+}
+
+TEST(DaemonCliTest, ManagerHelpListsEveryFlag) {
+  const Ran ran = RunBinary("rplasma-manager", "-h");
+  EXPECT_EQ(ran.exit_code, 0) << ran.output;
+  for (const char* flag : {"--store-socket", "--redis", "--listen", "--client-socket", "--transport",
+                           "--pin-threshold", "--rdma-threshold", "--secret-file", "--node-name", "--lease-ttl",
+                           "--read-chunk-bytes", "--cq-spin", "--reconcile-interval"}) {
+    EXPECT_THAT(ran.output, HasSubstr(flag)) << flag;
+  }
+}
+
+TEST(DaemonCliTest, BenchAndCliHelpListTheirFlags) {
+  const Ran bench = RunBinary("rplasma-bench", "--help");
+  EXPECT_EQ(bench.exit_code, 0) << bench.output;
+  for (const char* flag : {"--mode", "--sizes", "--duration", "--store-socket", "--memory", "--flagfile"}) {
+    EXPECT_THAT(bench.output, HasSubstr(flag)) << flag;
+  }
+  const Ran cli = RunBinary("rplasma", "--help");
+  EXPECT_EQ(cli.exit_code, 0) << cli.output;
+  EXPECT_THAT(cli.output, HasSubstr("--store-socket"));
+  EXPECT_THAT(cli.output, HasSubstr("--manager-socket"));
+  EXPECT_THAT(cli.output, HasSubstr("--version"));
+}
+
+#ifdef RPLASMA_TEST_WITH_MPI
+TEST(DaemonCliTest, BenchMpiHelpVersionAndSpellingsNeedNoMpirun) {
+  const Ran help = RunBinary("rplasma-bench-mpi", "--help");
+  EXPECT_EQ(help.exit_code, 0) << help.output;
+  for (const char* flag : {"--patterns", "--protocols", "--sizes", "--min-size", "--fetch-timeout", "--start-redis",
+                           "--tune-out"}) {
+    EXPECT_THAT(help.output, HasSubstr(flag)) << flag;
+  }
+  const Ran version = RunBinary("rplasma-bench-mpi", "--version");
+  EXPECT_EQ(version.exit_code, 0) << version.output;
+  EXPECT_THAT(version.output, HasSubstr(absl::StrCat("rplasma-bench-mpi ", RPLASMA_TEST_PROJECT_VERSION, " (git ")));
+  // Both spellings are the flag: each is rejected for its value, under the name typed.
+  const Ran dashed = RunBinary("rplasma-bench-mpi", "--tcp-baseline=maybe");
+  EXPECT_EQ(dashed.exit_code, 2) << dashed.output;
+  EXPECT_THAT(dashed.output, HasSubstr("--tcp-baseline: 'maybe'"));
+  const Ran underscored = RunBinary("rplasma-bench-mpi", "--tcp_baseline=maybe");
+  EXPECT_EQ(underscored.exit_code, 2) << underscored.output;
+  EXPECT_THAT(underscored.output, HasSubstr("--tcp_baseline: 'maybe'"));
+  const Ran size = RunBinary("rplasma-bench-mpi", "--start-redis --min-size=0.3");
+  EXPECT_EQ(size.exit_code, 2) << size.output;
+  EXPECT_THAT(size.output, HasSubstr("--min-size: size '0.3'"));
+}
+#endif
+
+TEST(DaemonCliTest, ABadSizeNamesTheFlagAsTyped) {
+  const Ran store = RunBinary("rplasma-store", "--socket=/nonexistent/s.sock --memory=1.5X");
+  EXPECT_EQ(store.exit_code, 2) << store.output;
+  EXPECT_THAT(store.output, HasSubstr("--memory: size '1.5X'"));
+  const Ran store_underscored = RunBinary("rplasma-store", "--memory=1G --max_output_bytes=lots");
+  EXPECT_EQ(store_underscored.exit_code, 2) << store_underscored.output;
+  EXPECT_THAT(store_underscored.output, HasSubstr("--max_output_bytes: size 'lots'"));
+  const Ran manager = RunBinary("rplasma-manager", "--read-chunk-bytes=4X");
+  EXPECT_EQ(manager.exit_code, 2) << manager.output;
+  EXPECT_THAT(manager.output, HasSubstr("--read-chunk-bytes: size '4X'"));
+  const Ran bench = RunBinary("rplasma-bench", "--memory_size_typo=1 ");
+  EXPECT_EQ(bench.exit_code, 2) << bench.output;
+  EXPECT_THAT(bench.output, HasSubstr("--memory_size_typo: unknown flag"));
+  const Ran bench_size = RunBinary("rplasma-bench", "--batch_bytes 1.5Q");
+  EXPECT_EQ(bench_size.exit_code, 2) << bench_size.output;
+  EXPECT_THAT(bench_size.output, HasSubstr("--batch_bytes: size '1.5Q'"));
+}
+
+TEST(DaemonCliTest, UnknownFlagsAndBadDurationsAreNamedAsTyped) {
+  const Ran unknown = RunBinary("rplasma-manager", "--store-sockett=/x");
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
+  EXPECT_THAT(unknown.output, HasSubstr("--store-sockett: unknown flag"));
+  const Ran duration = RunBinary("rplasma-manager", "--lease_ttl=soon");
+  EXPECT_EQ(duration.exit_code, 2) << duration.output;
+  EXPECT_THAT(duration.output, HasSubstr("--lease_ttl: 'soon' is not a duration"));
+  const Ran cli = RunBinary("rplasma", "--store_sockett=/x stats");
+  EXPECT_EQ(cli.exit_code, 2) << cli.output;
+  EXPECT_THAT(cli.output, HasSubstr("--store_sockett"));
+}
+
+// Starts rplasma-store with `args` (its socket in `dir`) and returns once it accepts.
+absl::StatusOr<Subprocess> StartStore(const TempDir& dir, const std::vector<std::string>& args,
+                                      const std::vector<std::string>& env = {}) {
+  std::vector<std::string> argv = {absl::StrCat(RPLASMA_BIN_DIR, "/rplasma-store")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  ASSIGN_OR_RETURN(Subprocess store, Subprocess::Start(argv, {.log_path = dir.Join("store.log"), .env = env}));
+  if (!WaitFor([&] { return UnixConnect(dir.Join("store.sock")).ok(); }, absl::Seconds(10))) {
+    return absl::DeadlineExceededError("the store did not listen");
+  }
+  return store;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(DaemonCliTest, DashedUnderscoredAndFlagfileSpellingsAllConfigureTheStore) {
+  TempDir dir;
+  std::ofstream(dir.Join("store.flags")) << "# the store's flags\n--max-partial-frame-bytes=32M\n--name=from-file\n";
+  ASSERT_OK_AND_ASSIGN(Subprocess store,
+                       StartStore(dir, {"--socket", dir.Join("store.sock"), "--memory=1.5M", "--max_output_bytes=8M",
+                                        "--partial-frame-timeout=500ms", "--flagfile=" + dir.Join("store.flags")}));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RawStoreClient> client, RawStoreClient::Connect(dir.Join("store.sock")));
+  EXPECT_EQ(client->connect_reply().store_name, "from-file");
+  EXPECT_EQ(client->connect_reply().arena_size, 1536u << 10);
+  EXPECT_EQ(store.Stop(), 0) << ReadFile(dir.Join("store.log"));
+}
+
+TEST(DaemonCliTest, SighupDoesNotStopTheStore) {
+  TempDir dir;
+  ASSERT_OK_AND_ASSIGN(Subprocess store, StartStore(dir, {"--socket=" + dir.Join("store.sock"), "--memory=4M"}));
+  store.Signal(SIGHUP);
+  // A signal's default action would have ended it at once; give it the chance, then ask it.
+  EXPECT_FALSE(store.Wait(absl::Milliseconds(300)).has_value()) << ReadFile(dir.Join("store.log"));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RawStoreClient> client, RawStoreClient::Connect(dir.Join("store.sock")));
+  EXPECT_EQ(client->connect_reply().arena_size, 4u << 20);
+  EXPECT_EQ(store.Stop(), 0);
+}
+
+TEST(DaemonCliTest, TheStoreSaysReadyOnlyOnceItsSocketAcceptsAndStoppingOnShutdown) {
+  TempDir dir;
+  const std::string notify_path = dir.Join("notify.sock");
+  UniqueFd notify(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  ASSERT_TRUE(notify);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  ASSERT_LT(notify_path.size(), sizeof(addr.sun_path));
+  std::memcpy(addr.sun_path, notify_path.c_str(), notify_path.size() + 1);
+  ASSERT_EQ(::bind(notify.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  const timeval timeout{10, 0};
+  ASSERT_EQ(::setsockopt(notify.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout)), 0);
+
+  ASSERT_OK_AND_ASSIGN(Subprocess store,
+                       Subprocess::Start({absl::StrCat(RPLASMA_BIN_DIR, "/rplasma-store"),
+                                          "--socket=" + dir.Join("store.sock"), "--memory=4M"},
+                                         {.log_path = dir.Join("store.log"), .env = {"NOTIFY_SOCKET=" + notify_path}}));
+  char message[256];
+  const ssize_t n = ::recv(notify.get(), message, sizeof(message), 0);
+  ASSERT_GT(n, 0) << "no READY=1 within 10 s; " << ReadFile(dir.Join("store.log"));
+  EXPECT_EQ(std::string(message, static_cast<size_t>(n)), "READY=1");
+  // Ready means ready: the first connection, made at once, is served.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RawStoreClient> client, RawStoreClient::Connect(dir.Join("store.sock")));
+  client.reset();
+  store.Signal(SIGTERM);
+  const ssize_t stopping = ::recv(notify.get(), message, sizeof(message), 0);
+  ASSERT_GT(stopping, 0);
+  EXPECT_EQ(std::string(message, static_cast<size_t>(stopping)), "STOPPING=1");
+  EXPECT_EQ(store.Wait(absl::Seconds(10)), 0);
+}
+
+TEST(DaemonCliTest, TheSystemdUnitsVerifyClean) {
+  const char* analyze = "/usr/bin/systemd-analyze";
+  if (::access(analyze, X_OK) != 0) RPLASMA_SKIP_TEST("systemd-analyze", "systemd-analyze is not installed");
+  // The configured units name the install paths; verify checks that ExecStart exists, so point
+  // it at the binaries of this build.
+  TempDir dir;
+  std::string units;
+  for (const std::string unit : {RPLASMA_TEST_STORE_UNIT, RPLASMA_TEST_MANAGER_UNIT}) {
+    const std::string text = ReadFile(unit);
+    ASSERT_THAT(text, HasSubstr(absl::StrCat(RPLASMA_TEST_INSTALL_BINDIR, "/rplasma-")));
+    ASSERT_THAT(text, HasSubstr("Type=notify"));
+    ASSERT_THAT(text, HasSubstr("LimitMEMLOCK=infinity"));
+    const std::string copy = dir.Join(unit.substr(unit.rfind('/') + 1));
+    std::ofstream(copy) << absl::StrReplaceAll(text, {{absl::StrCat(RPLASMA_TEST_INSTALL_BINDIR, "/rplasma-"),
+                                                       absl::StrCat(RPLASMA_BIN_DIR, "/rplasma-")}});
+    absl::StrAppend(&units, " ", copy);
+  }
+  const Ran verify = RunShell(absl::StrCat(analyze, " verify", units));
+  EXPECT_EQ(verify.exit_code, 0) << verify.output;
+  EXPECT_EQ(verify.output, "") << "systemd-analyze verify found something to say";
+}
+
+}  // namespace
+}  // namespace rplasma::testing
