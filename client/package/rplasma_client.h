@@ -4,7 +4,7 @@
 // docs/CLIENT.md describes the API; docs/QUICKSTART.md builds a program against the package.
 //
 // This file is installed as include/rplasma/client.h; the headers it includes are the public set
-// of packaging/CMakeLists.txt, installed under include/rplasma/ with their includes rewritten.
+// of client/package/CMakeLists.txt, installed under include/rplasma/ with their includes rewritten.
 #ifndef RPLASMA_CLIENT_H_
 #define RPLASMA_CLIENT_H_
 

@@ -26,7 +26,7 @@ function(stage source destination)
     string(REGEX REPLACE "${include_pattern}" "\\1" included "${line}")
     if(NOT included IN_LIST HEADERS)
       message(FATAL_ERROR "${source} includes ${included}, which is not in the public header set "
-                          "(packaging/CMakeLists.txt, rplasma_public_headers): add it there or drop the include")
+                          "(client/package/CMakeLists.txt, rplasma_public_headers): add it there or drop the include")
     endif()
   endforeach()
   string(REGEX REPLACE "${include_pattern}" "#include \"rplasma/\\1\"" text "${text}")
