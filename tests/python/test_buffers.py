@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -108,14 +109,12 @@ def test_a_view_keeps_the_mapping_after_the_client_is_closed(store):
     del view
     gc.collect()
     # The last view gone: the reader's connection closes and its reference goes with it.
-    deadline_stats = None
-    for _ in range(500):
-        deadline_stats = writer.stats()
-        if deadline_stats["clients"] == 1 and deadline_stats["ref_count"] == 0:
-            break
-        import time
+    deadline = time.monotonic() + 5
+    stats = writer.stats()
+    while (stats["clients"], stats["ref_count"]) != (1, 0) and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert deadline_stats["clients"] == 1 and deadline_stats["ref_count"] == 0
+        stats = writer.stats()
+    assert (stats["clients"], stats["ref_count"]) == (1, 0)
     writer.delete(oid)
     writer.close()
 
