@@ -10,7 +10,7 @@ PACKAGES=(
   libhiredis-dev redis-server libxxhash-dev libssl-dev
   libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
   libopenmpi-dev openmpi-bin gnuplot-nox iproute2 nftables procps bc
-  pybind11-dev python3-dev python3-numpy python3-pytest
+  pybind11-dev python3-dev python3-numpy python3-pytest prometheus
 )
 
 missing=()
