@@ -16,11 +16,6 @@ namespace {
 
 constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
 
-absl::Status BadSize(absl::string_view text) {
-  return MakeError(ErrorCode::kInvalidArgument,
-                   absl::StrCat("not a size: '", text, "' (expected e.g. 4096, 64KiB, 1.5 MiB, 2G)"));
-}
-
 }  // namespace
 
 std::string FormatSize(uint64_t bytes) {
@@ -37,42 +32,6 @@ std::string FormatSize(uint64_t bytes) {
     ++unit;
   }
   return absl::StrFormat("%.1f %s", value, kUnits[unit]);
-}
-
-absl::StatusOr<uint64_t> ParseSize(absl::string_view text) {
-  absl::string_view s = absl::StripAsciiWhitespace(text);
-  size_t digits_end = 0;
-  while (digits_end < s.size() && (absl::ascii_isdigit(static_cast<unsigned char>(s[digits_end])) || s[digits_end] == '.')) {
-    ++digits_end;
-  }
-  absl::string_view number = s.substr(0, digits_end);
-  std::string suffix = absl::AsciiStrToLower(absl::StripAsciiWhitespace(s.substr(digits_end)));
-  if (number.empty()) return BadSize(text);
-  int shift = 0;
-  if (suffix.empty() || suffix == "b") {
-    shift = 0;
-  } else {
-    static constexpr char kLetters[] = "kmgtpe";
-    const char* p = std::strchr(kLetters, suffix[0]);
-    absl::string_view rest = absl::string_view(suffix).substr(1);
-    if (p == nullptr || *p == '\0' || !(rest.empty() || rest == "b" || rest == "ib")) return BadSize(text);
-    shift = 10 * static_cast<int>(p - kLetters + 1);
-  }
-  if (number.find('.') == absl::string_view::npos) {
-    uint64_t value = 0;
-    if (!absl::SimpleAtoi(number, &value)) return BadSize(text);
-    if (shift > 0 && value > (UINT64_MAX >> shift)) return BadSize(text);
-    return value << shift;
-  }
-  double value = 0;
-  if (!absl::SimpleAtod(number, &value) || !std::isfinite(value) || value < 0) return BadSize(text);
-  double bytes = std::ldexp(value, shift);
-  if (bytes >= 18446744073709551615.0) return BadSize(text);
-  double rounded = std::round(bytes);
-  if (rounded != bytes) {
-    return MakeError(ErrorCode::kInvalidArgument, absl::StrCat("size '", text, "' is not a whole number of bytes"));
-  }
-  return static_cast<uint64_t>(rounded);
 }
 
 absl::StatusOr<ObjectID> ParseObjectId(absl::string_view text) {

@@ -1,8 +1,7 @@
 // Text forms the rplasma CLI reads and prints: human-readable byte sizes and object ids.
 //
 // FormatSize: "512 B", "1.5 KiB", "12.0 MiB", "3.2 GiB", "1.0 TiB" (binary units, one decimal).
-// ParseSize:  "4096", "4k", "4KiB", "1.5 MiB", "2g", "1T" (case-insensitive; binary units;
-//             an optional space and "B"); kInvalidArgument for anything else or an overflow.
+// Sizes the CLI reads (evict 1.5M) are ParseByteSize's, the syntax of every binary.
 // ParseObjectId: 40 hex digits (either case).
 // IndentJson: a JSON document re-laid out for reading, two spaces per level, one member per line
 //             ({"a":[1,2]} becomes {\n  "a": [\n    1,\n    2\n  ]\n}); empty {} and [] stay
@@ -17,12 +16,12 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "protocol/base/byte_size.h"  // ParseByteSize: sizes the CLI reads (evict 1.5M)
 #include "protocol/base/object_id.h"
 
 namespace rplasma::cli {
 
 std::string FormatSize(uint64_t bytes);
-absl::StatusOr<uint64_t> ParseSize(absl::string_view text);
 absl::StatusOr<ObjectID> ParseObjectId(absl::string_view text);
 std::string IndentJson(absl::string_view json);
 

@@ -127,7 +127,7 @@ absl::Status RunStats(CliContext& context, absl::Span<const std::string> args) {
 
 absl::Status RunEvict(CliContext& context, absl::Span<const std::string> args) {
   if (args.size() != 1) return UsageError("evict needs one SIZE");
-  absl::StatusOr<uint64_t> bytes = ParseSize(args[0]);
+  absl::StatusOr<uint64_t> bytes = ParseByteSize(args[0]);
   if (!bytes.ok()) return UsageError(bytes.status().message());
   ASSIGN_OR_RETURN(Client * client, context.client());
   ASSIGN_OR_RETURN(EvictReply reply, client->Evict(*bytes));

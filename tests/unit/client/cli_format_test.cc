@@ -28,31 +28,31 @@ TEST(FormatSizeTest, RoundingUpMovesToTheNextUnit) {
   EXPECT_EQ(FormatSize((1ull << 20) - 1), "1.0 MiB");
 }
 
-TEST(ParseSizeTest, AcceptsPlainBytesAndBinarySuffixes) {
-  EXPECT_EQ(*ParseSize("4096"), 4096u);
-  EXPECT_EQ(*ParseSize("4k"), 4096u);
-  EXPECT_EQ(*ParseSize("4KiB"), 4096u);
-  EXPECT_EQ(*ParseSize("4 KB"), 4096u);
-  EXPECT_EQ(*ParseSize("64MiB"), 64ull << 20);
-  EXPECT_EQ(*ParseSize("1.5 MiB"), 3ull << 19);
-  EXPECT_EQ(*ParseSize("2g"), 2ull << 30);
-  EXPECT_EQ(*ParseSize("1T"), 1ull << 40);
-  EXPECT_EQ(*ParseSize(" 12 B "), 12u);
+TEST(CliParseByteSizeTest, AcceptsPlainBytesAndBinarySuffixes) {
+  EXPECT_EQ(*ParseByteSize("4096"), 4096u);
+  EXPECT_EQ(*ParseByteSize("4k"), 4096u);
+  EXPECT_EQ(*ParseByteSize("4KiB"), 4096u);
+  EXPECT_EQ(*ParseByteSize("4 KB"), 4096u);
+  EXPECT_EQ(*ParseByteSize("64MiB"), 64ull << 20);
+  EXPECT_EQ(*ParseByteSize("1.5 MiB"), 3ull << 19);
+  EXPECT_EQ(*ParseByteSize("2g"), 2ull << 30);
+  EXPECT_EQ(*ParseByteSize("1T"), 1ull << 40);
+  EXPECT_EQ(*ParseByteSize(" 12 B "), 12u);
 }
 
-TEST(ParseSizeTest, RejectsGarbageOverflowAndFractionsOfBytes) {
-  EXPECT_THAT(ParseSize(""), HasErrorCode(ErrorCode::kInvalidArgument));
-  EXPECT_THAT(ParseSize("MiB"), HasErrorCode(ErrorCode::kInvalidArgument));
-  EXPECT_THAT(ParseSize("12 apples"), HasErrorCode(ErrorCode::kInvalidArgument));
-  EXPECT_THAT(ParseSize("-5"), HasErrorCode(ErrorCode::kInvalidArgument));
-  EXPECT_THAT(ParseSize("99999999999999999999"), HasErrorCode(ErrorCode::kInvalidArgument));
-  EXPECT_THAT(ParseSize("20000000E"), HasErrorCode(ErrorCode::kInvalidArgument));
-  EXPECT_THAT(ParseSize("0.3"), HasErrorCode(ErrorCode::kInvalidArgument));
-  EXPECT_THAT(ParseSize("1.2.3k"), HasErrorCode(ErrorCode::kInvalidArgument));
+TEST(CliParseByteSizeTest, RejectsGarbageOverflowAndFractionsOfBytes) {
+  EXPECT_THAT(ParseByteSize(""), HasErrorCode(ErrorCode::kInvalidArgument));
+  EXPECT_THAT(ParseByteSize("MiB"), HasErrorCode(ErrorCode::kInvalidArgument));
+  EXPECT_THAT(ParseByteSize("12 apples"), HasErrorCode(ErrorCode::kInvalidArgument));
+  EXPECT_THAT(ParseByteSize("-5"), HasErrorCode(ErrorCode::kInvalidArgument));
+  EXPECT_THAT(ParseByteSize("99999999999999999999"), HasErrorCode(ErrorCode::kInvalidArgument));
+  EXPECT_THAT(ParseByteSize("20000000E"), HasErrorCode(ErrorCode::kInvalidArgument));
+  EXPECT_THAT(ParseByteSize("0.3"), HasErrorCode(ErrorCode::kInvalidArgument));
+  EXPECT_THAT(ParseByteSize("1.2.3k"), HasErrorCode(ErrorCode::kInvalidArgument));
 }
 
-TEST(ParseSizeTest, RoundTripsWhatFormatSizePrintsForWholeUnits) {
-  for (uint64_t v : {1ull << 10, 3ull << 20, 7ull << 30}) EXPECT_EQ(*ParseSize(FormatSize(v)), v);
+TEST(CliParseByteSizeTest, RoundTripsWhatFormatSizePrintsForWholeUnits) {
+  for (uint64_t v : {1ull << 10, 3ull << 20, 7ull << 30}) EXPECT_EQ(*ParseByteSize(FormatSize(v)), v);
 }
 
 TEST(ParseObjectIdTest, AcceptsFortyHexDigitsInEitherCase) {
