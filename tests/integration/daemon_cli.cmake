@@ -16,3 +16,10 @@ if(RPLASMA_WITH_MPI)
   target_compile_definitions(daemon_cli_test PRIVATE RPLASMA_TEST_WITH_MPI)
   add_dependencies(daemon_cli_test rplasma-bench-mpi)
 endif()
+
+rplasma_test(manager_daemon_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/manager_daemon_test.cc
+  LIBS rplasma_manager_test_cluster
+  LABELS integration redis
+  TIMEOUT 120)
+add_dependencies(manager_daemon_test rplasma-manager rplasma_store)
