@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "manager/auth/secret_file.h"
 #include "manager/fetch/threshold_file.h"
+#include "manager/manager_metrics.h"
 #include "manager/transport_factory.h"
 #include "manager/directory/redis_directory.h"
 #include "protocol/base/logging.h"
@@ -135,6 +136,8 @@ absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler, const Tr
                          [this] { return StatsJson(); }));
     client_server_for_stats_.store(client_server_.get(), std::memory_order_release);
   }
+  ASSIGN_OR_RETURN(metrics_exporter_,
+                   MetricsExporter::Start(options_.metrics, [this] { return MetricsText(); }, "rplasma-manager"));
   LOG(INFO) << "rplasma-manager " << node_id_ << " serving " << transport_->name() << " at " << listen_address_
             << ", threshold " << options_.pin_threshold;
   return absl::OkStatus();
@@ -161,6 +164,7 @@ void Manager::HeartbeatLoop() {
 void Manager::Shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
+  metrics_exporter_.reset();  // its threads render from everything below
   if (fetch_engine_) fetch_engine_->Shutdown();  // waiting fetches give up, so connections end
   if (client_server_) client_server_->Shutdown();
   {
@@ -206,6 +210,17 @@ std::string Manager::StatsJson() const {
       .String("transport", transport_->name())
       .Object("transport_stats", transport_->stats().ToJson());
   return stats_.ToJson(extra);
+}
+
+std::string Manager::MetricsText() const {
+  ManagerMetricsSources sources;
+  sources.stats = &stats_;
+  sources.node_id = node_id_;
+  sources.transport = std::string(transport_->name());
+  sources.transport_stats = transport_->stats();
+  sources.peer_service = peer_service_->stats();
+  sources.known_peers = policy_->Snapshot().size();
+  return RenderManagerMetrics(sources);
 }
 
 }  // namespace rplasma::manager

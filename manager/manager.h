@@ -69,6 +69,10 @@ class Manager {
   // The store connection broke (the store died): the manager is useless and should exit.
   bool store_lost() const { return publisher_ != nullptr && publisher_->store_lost(); }
   std::string StatsJson() const;
+  // The Prometheus text exposition (manager_metrics.h).
+  std::string MetricsText() const;
+  // The /metrics endpoint's port (options.metrics.port); 0 without one.
+  uint16_t metrics_port() const { return metrics_exporter_ == nullptr ? 0 : metrics_exporter_->port(); }
   fetch::FetchEngine* fetch_engine() { return fetch_engine_.get(); }
 
  private:
@@ -105,6 +109,8 @@ class Manager {
   bool stopping_ ABSL_GUARDED_BY(heartbeat_mu_) = false;
   std::thread heartbeat_;
   bool shut_down_ = false;
+  // Started last by Init, stopped first by Shutdown: its threads call MetricsText().
+  std::unique_ptr<MetricsExporter> metrics_exporter_;
 };
 
 }  // namespace rplasma::manager

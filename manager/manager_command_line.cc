@@ -46,6 +46,12 @@ ABSL_FLAG(absl::Duration, cq_spin, absl::Microseconds(50),
 ABSL_FLAG(std::string, read_chunk_bytes, "4M",
           "Pin path: bytes per Read (each chunk is checksummed while the next one is read)");
 
+ABSL_FLAG(int32_t, metrics_port, 0, "serve Prometheus metrics at http://ADDRESS:PORT/metrics; 0 = off");
+ABSL_FLAG(std::string, metrics_address, "127.0.0.1", "address the metrics endpoint binds (numeric IPv4 or IPv6)");
+ABSL_FLAG(std::string, metrics_file, "",
+          "also write the metrics to this file (through a rename) for node_exporter's textfile collector; '' = off");
+ABSL_FLAG(absl::Duration, metrics_file_interval, absl::Seconds(15), "how often --metrics-file is rewritten");
+
 namespace rplasma::manager {
 
 absl::StatusOr<std::string> ResolvePinThreshold(const std::string& pin_threshold, const std::string& rdma_threshold) {
@@ -95,6 +101,14 @@ ManagerOptions ParseManagerCommandLine(int argc, char** argv) {
       command_line.ByteSize("read_chunk_bytes", absl::GetFlag(FLAGS_read_chunk_bytes));
   if (!read_chunk_bytes.ok()) command_line.ExitWithUsageError(read_chunk_bytes.status());
   options.read_chunk_bytes = *read_chunk_bytes;
+  const int32_t metrics_port = absl::GetFlag(FLAGS_metrics_port);
+  if (metrics_port < 0 || metrics_port > 65535) {
+    command_line.ExitWithUsageError(absl::InvalidArgumentError("--metrics-port must be 0..65535"));
+  }
+  options.metrics.port = static_cast<uint16_t>(metrics_port);
+  options.metrics.address = absl::GetFlag(FLAGS_metrics_address);
+  options.metrics.file = absl::GetFlag(FLAGS_metrics_file);
+  options.metrics.file_interval = absl::GetFlag(FLAGS_metrics_file_interval);
   return options;
 }
 

@@ -7,6 +7,7 @@ namespace rplasma::manager {
 absl::Status ManagerOptions::Validate() const {
   auto invalid = [](absl::string_view m) { return MakeError(ErrorCode::kInvalidArgument, m); };
   if (store_socket.empty()) return invalid("--store-socket is required");
+  if (absl::Status s = metrics.Validate(); !s.ok()) return s;
   if (redis.empty()) return invalid("--redis is required (host:port or unix:/path)");
   if (listen.empty() || listen.find(':') == std::string::npos) return invalid("--listen must be host:port");
   if (transport != "tcp" && transport != "verbs" && transport != "auto") {

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "protocol/base/metrics_exporter.h"
 
 namespace rplasma::manager {
 
@@ -35,6 +36,8 @@ struct ManagerOptions {
   int rnr_retry = 6;
   absl::Duration cq_spin = absl::Microseconds(50);  // verbs: busy-poll window before blocking (0: block)
   uint64_t read_chunk_bytes = 4u << 20;      // Pin path: bytes per Read call (hashed while the next is read)
+  // Prometheus metrics (--metrics-port, --metrics-address, --metrics-file...; docs/METRICS.md). Off by default.
+  MetricsExportOptions metrics;
 
   absl::Status Validate() const;
 };

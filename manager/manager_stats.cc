@@ -28,14 +28,27 @@ void Add(FetchPhases& into, const FetchPhases& p) {
 }  // namespace
 
 void ManagerStats::RecordFetch(const FetchRecord& record) {
+  const FetchPhases& p = record.phases;
+  latency_[Index(record.protocol)].Observe(p.lookup + p.connect + p.transfer + p.verify + p.seal);
   MutexLock lock(&mu_);
-  ProtocolTotals& t = totals_[record.protocol == peer::PeerProtocol::kGet ? 0 : 1];
+  ProtocolTotals& t = totals_[Index(record.protocol)];
   ++t.fetches;
   t.objects += record.objects;
   t.bytes += record.bytes;
   Add(t.phases, record.phases);
   recent_.push_back(record);
   if (recent_.size() > kRecentFetches) recent_.pop_front();
+}
+
+ManagerStats::ProtocolSnapshot ManagerStats::ByProtocol(peer::PeerProtocol protocol) const {
+  ProtocolSnapshot s;
+  s.latency = latency_[Index(protocol)].Snapshot();
+  MutexLock lock(&mu_);
+  const ProtocolTotals& t = totals_[Index(protocol)];
+  s.transfers = t.fetches;
+  s.objects = t.objects;
+  s.bytes = t.bytes;
+  return s;
 }
 
 std::string ManagerStats::ToJson(const JsonObject& extra) const {

@@ -6,7 +6,9 @@
 // protocol choice is visible. Manager::StatsJson adds, as `extra` members: node_id, transport,
 // threshold_mode ("fixed" | "auto" | "file"), default_threshold (bytes; for auto, the value before
 // a peer is calibrated), peer_thresholds (node id -> bytes in force, for every peer fetched from),
-// transport_stats and peer_service. Thread-safety: thread-safe.
+// transport_stats and peer_service. Each transfer's total time (the sum of its phases) also goes
+// into a latency histogram per protocol, which manager_metrics.h renders for Prometheus.
+// Thread-safety: thread-safe.
 #ifndef RPLASMA_MANAGER_MANAGER_STATS_H_
 #define RPLASMA_MANAGER_MANAGER_STATS_H_
 
@@ -19,6 +21,7 @@
 #include "manager/peer/peer_protocol.h"
 #include "protocol/base/counter_set.h"
 #include "protocol/base/json_writer.h"
+#include "protocol/base/latency_histogram.h"
 #include "protocol/base/object_id.h"
 
 namespace rplasma::manager {
@@ -72,6 +75,15 @@ class ManagerStats : public CounterSet {
   // The JSON document: the counters, the fetch timings, then the members of `extra`.
   std::string ToJson(const JsonObject& extra) const;
 
+  // One protocol's transfers so far; `latency` counts each transfer once (a batch too).
+  struct ProtocolSnapshot {
+    uint64_t transfers = 0;
+    uint64_t objects = 0;
+    uint64_t bytes = 0;
+    HistogramSnapshot latency;  // seconds, lookup to seal
+  };
+  ProtocolSnapshot ByProtocol(peer::PeerProtocol protocol) const;
+
  private:
   struct ProtocolTotals {
     uint64_t fetches = 0;  // transfers (a batch counts once)
@@ -80,8 +92,12 @@ class ManagerStats : public CounterSet {
     FetchPhases phases;
   };
 
+  static int Index(peer::PeerProtocol protocol) { return protocol == peer::PeerProtocol::kGet ? 0 : 1; }
+
   mutable absl::Mutex mu_;
   ProtocolTotals totals_[2] ABSL_GUARDED_BY(mu_);  // [get, pin]
+  LatencyHistogram latency_[2] = {LatencyHistogram(LatencyHistogram::FetchBounds()),
+                                  LatencyHistogram(LatencyHistogram::FetchBounds())};  // [get, pin]; atomics
   std::deque<FetchRecord> recent_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -31,6 +31,12 @@ ABSL_FLAG(std::string, max_partial_frame_bytes, "64M",
 ABSL_FLAG(std::string, max_output_bytes, "64M",
           "a client with more replies/events queued than this (a subscriber that fell behind) is disconnected");
 
+ABSL_FLAG(int32_t, metrics_port, 0, "serve Prometheus metrics at http://ADDRESS:PORT/metrics; 0 = off");
+ABSL_FLAG(std::string, metrics_address, "127.0.0.1", "address the metrics endpoint binds (numeric IPv4 or IPv6)");
+ABSL_FLAG(std::string, metrics_file, "",
+          "also write the metrics to this file (through a rename) for node_exporter's textfile collector; '' = off");
+ABSL_FLAG(absl::Duration, metrics_file_interval, absl::Seconds(15), "how often --metrics-file is rewritten");
+
 namespace {
 
 // The options from the parsed flags; a usage error names the flag as it was typed.
@@ -50,6 +56,14 @@ absl::StatusOr<rplasma::StoreOptions> StoreOptionsFromFlags(const rplasma::Comma
                    command_line.ByteSize("max_partial_frame_bytes", absl::GetFlag(FLAGS_max_partial_frame_bytes)));
   options.partial_frame_timeout = absl::GetFlag(FLAGS_partial_frame_timeout);
   options.pause_input_bytes = std::min<uint64_t>(options.pause_input_bytes, options.max_output_bytes / 4);
+  const int32_t metrics_port = absl::GetFlag(FLAGS_metrics_port);
+  if (metrics_port < 0 || metrics_port > 65535) {
+    return rplasma::MakeError(rplasma::ErrorCode::kInvalidArgument, "--metrics-port must be 0..65535");
+  }
+  options.metrics.port = static_cast<uint16_t>(metrics_port);
+  options.metrics.address = absl::GetFlag(FLAGS_metrics_address);
+  options.metrics.file = absl::GetFlag(FLAGS_metrics_file);
+  options.metrics.file_interval = absl::GetFlag(FLAGS_metrics_file_interval);
   RETURN_IF_ERROR(options.Validate());
   return options;
 }

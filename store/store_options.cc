@@ -15,6 +15,7 @@
 namespace rplasma {
 
 absl::Status StoreOptions::Validate() const {
+  RETURN_IF_ERROR(metrics.Validate());
   if (socket_path.empty()) return MakeError(ErrorCode::kInvalidArgument, "store: --socket must not be empty");
   if (socket_path.size() >= sizeof(sockaddr_un::sun_path)) {
     return MakeError(ErrorCode::kInvalidArgument,

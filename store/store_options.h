@@ -12,6 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "protocol/base/byte_size.h"
+#include "protocol/base/metrics_exporter.h"
 #include "protocol/frame.h"
 #include "store/arena.h"
 
@@ -42,6 +43,8 @@ struct StoreOptions {
   uint64_t max_partial_frame_bytes = 64ull << 20;
   // Handle SIGTERM/SIGINT (blocked and read through a signalfd) as a clean shutdown.
   bool handle_signals = true;
+  // Prometheus metrics (--metrics-port, --metrics-address, --metrics-file...; docs/METRICS.md). Off by default.
+  MetricsExportOptions metrics;
 
   absl::Status Validate() const;
 };

@@ -40,6 +40,10 @@ absl::StatusOr<std::unique_ptr<StoreServer>> StoreServer::Create(const StoreOpti
   ASSIGN_OR_RETURN(std::unique_ptr<Arena> arena, Arena::Create(options.memory_bytes, options.hugepages));
   std::unique_ptr<StoreServer> server(new StoreServer(options, std::move(arena)));
   RETURN_IF_ERROR(server->Init());
+  StoreServer* s = server.get();
+  ASSIGN_OR_RETURN(server->metrics_exporter_,
+                   MetricsExporter::Start(
+                       options.metrics, [s] { return s->metrics_.Render(s->options_.name); }, options.name));
   return server;
 }
 
@@ -97,6 +101,7 @@ void StoreServer::Shutdown() {
 
 absl::Status StoreServer::Run() {
   epoll_event events[64];
+  metrics_.Publish(Stats());
   while (!stopping_) {
     int timeout_ms = -1;
     std::optional<absl::Time> next = waiters_.NextDeadline();
@@ -131,6 +136,7 @@ absl::Status StoreServer::Run() {
     ExpirePartialFrames(now);
     FlushDirty(now);
     CloseDoomed();
+    metrics_.Publish(Stats());  // O(1): a handful of relaxed stores
   }
   LOG(INFO) << options_.name << ": shutting down (" << sessions_.size() << " clients connected)";
   return absl::OkStatus();

@@ -14,7 +14,7 @@
 // request must be Connect; its reply carries the arena fd. Bytes that fail framing or decoding
 // get an error reply and the connection is closed; the store itself never stops on bad input.
 //
-// Thread-safety: Run() on one thread; Shutdown() from any thread.
+// Thread-safety: Run() on one thread; Shutdown() and metrics() from any thread.
 #ifndef RPLASMA_STORE_STORE_SERVER_H_
 #define RPLASMA_STORE_STORE_SERVER_H_
 
@@ -36,6 +36,7 @@
 #include "store/get_waiters.h"
 #include "store/object_table.h"
 #include "store/partial_frames.h"
+#include "store/store_metrics.h"
 #include "store/store_options.h"
 
 namespace rplasma {
@@ -55,6 +56,10 @@ class StoreServer {
   void Shutdown();
 
   uint64_t arena_size() const { return arena_->size(); }
+  // Counters and the state as of the last loop iteration, for Prometheus (store_metrics.h).
+  const StoreMetrics& metrics() const { return metrics_; }
+  // The /metrics endpoint's port (options.metrics.port, or the one picked for it); 0 without one.
+  uint16_t metrics_port() const { return metrics_exporter_ == nullptr ? 0 : metrics_exporter_->port(); }
 
  private:
   StoreServer(StoreOptions options, std::unique_ptr<Arena> arena);
@@ -109,6 +114,7 @@ class StoreServer {
   void PumpBackfill(ClientSession& s);
 
   StoreOptions options_;
+  StoreMetrics metrics_;
   std::unique_ptr<Arena> arena_;
   ObjectTable table_;
   GetWaiters waiters_;
@@ -125,6 +131,8 @@ class StoreServer {
   absl::btree_set<ClientId> subscribers_;
   absl::btree_set<ClientId> dirty_;
   std::vector<ClientId> doomed_;
+  // Last: its threads read metrics_ and are joined before anything else goes.
+  std::unique_ptr<MetricsExporter> metrics_exporter_;
 };
 
 }  // namespace rplasma

@@ -26,6 +26,7 @@ Reply OkReply(uint64_t rid, ReplyBody body) {
 
 void StoreServer::HandleRequest(ClientSession& s, Request request) {
   const uint64_t rid = request.request_id;
+  metrics_.CountRequest(request.body.index());
   if (!s.connected && !std::holds_alternative<ConnectRequest>(request.body)) {
     absl::Status error = ProtocolError("the first request on a connection must be Connect");
     SendReply(s, ErrorReply(rid, error));
@@ -278,6 +279,7 @@ void StoreServer::PumpBackfill(ClientSession& s) {
 }
 
 void StoreServer::OnEvent(EventKind kind, const ObjectInfo& info) {
+  metrics_.CountEvent(kind, info.data_size + info.metadata_size);
   if (subscribers_.empty()) return;
   Reply event;
   event.body = ObjectEvent{kind, info};

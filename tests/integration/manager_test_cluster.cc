@@ -75,6 +75,7 @@ absl::StatusOr<TestNode*> ManagerTestCluster::AddNode(const TestNodeOptions& opt
   node->name = absl::StrCat(options.name, nodes_.size());
   StoreProcessOptions store_options;
   store_options.memory = options.store_memory;
+  store_options.extra_args = options.extra_store_args;
   ASSIGN_OR_RETURN(node->store, StoreProcess::Start(store_options));
   node->client_socket = temp_.Join(node->name + ".manager.sock");
   node->manager_log = temp_.Join(node->name + ".manager.log");

@@ -29,6 +29,7 @@ struct TestNodeOptions {
   uint64_t store_memory = 256u << 20;
   std::string threshold = "65536";
   std::vector<std::string> extra_manager_args;
+  std::vector<std::string> extra_store_args;  // e.g. --metrics-port=P
   // The manager binary; "" = RPLASMA_BIN_DIR/rplasma-manager. A test-only manager takes the same flags.
   std::string manager_binary;
   std::string secret = "cluster-secret-of-the-tests";  // >= auth::kMinSecretBytes

@@ -1,17 +1,30 @@
 // What an operator reads from real processes (two nodes: rplasma-store + rplasma-manager each, one
-// redis-server): `rplasma stats --manager` (human and --json) after a fetch, through the CLI binary.
+// redis-server): `rplasma stats --manager` (human and --json) after a fetch, through the CLI
+// binary; and the Prometheus metrics of both daemons, scraped over HTTP and from the textfile,
+// checked by promtool (Debian's prometheus package) and against the fetches made.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "protocol/base/unique_fd.h"
 #include "nlohmann/json.hpp"
 #include "tests/integration/manager_test_cluster.h"
+#include "tests/support/skip.h"
 #include "tests/support/status_matchers.h"
 
 namespace rplasma::testing {
@@ -30,6 +43,58 @@ std::string ReadFile(const std::string& path) {
   return s.str();
 }
 
+// A TCP port nobody listens on now (the kernel's pick for an ephemeral bind, released again).
+uint16_t UnusedPort() {
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+      ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    return 0;
+  }
+  return ntohs(address.sin_port);
+}
+
+struct HttpReply {
+  std::string head;  // status line and headers
+  std::string body;
+};
+
+// GET http://127.0.0.1:port/path, read to EOF.
+absl::StatusOr<HttpReply> HttpGet(uint16_t port, const std::string& path) {
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    return absl::UnavailableError(absl::StrCat("connect 127.0.0.1:", port, ": ", std::strerror(errno)));
+  }
+  const std::string request = absl::StrCat("GET ", path, " HTTP/1.1\r\nHost: localhost\r\n\r\n");
+  if (::send(fd.get(), request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) {
+    return absl::UnavailableError("send");
+  }
+  std::string reply;
+  char chunk[16384];
+  ssize_t n;
+  while ((n = ::recv(fd.get(), chunk, sizeof(chunk), 0)) > 0) reply.append(chunk, static_cast<size_t>(n));
+  const size_t end = reply.find("\r\n\r\n");
+  if (end == std::string::npos) return absl::InternalError(absl::StrCat("no HTTP head in: ", reply));
+  return HttpReply{reply.substr(0, end), reply.substr(end + 4)};
+}
+
+// The value of the sample whose series is exactly `series` (name and labels as written), or -1.
+double SampleValue(const std::string& exposition, const std::string& series) {
+  for (absl::string_view line : absl::StrSplit(exposition, '\n')) {
+    if (!absl::StartsWith(line, series + " ")) continue;
+    double value = -1;
+    if (absl::SimpleAtod(line.substr(series.size() + 1), &value)) return value;
+  }
+  return -1;
+}
+
 class ObservabilityTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -38,8 +103,26 @@ class ObservabilityTest : public ::testing::Test {
     TestNodeOptions options;
     options.name = "a";
     ASSERT_OK_AND_ASSIGN(a_, cluster_->AddNode(options));
+    // B serves its metrics on both daemons, and its manager also writes the textfile.
+    store_port_ = UnusedPort();
+    manager_port_ = UnusedPort();
+    ASSERT_NE(store_port_, 0);
+    ASSERT_NE(manager_port_, 0);
+    metrics_file_ = cluster_->dir() + "/manager.prom";
     options.name = "b";
+    options.extra_store_args = {absl::StrCat("--metrics-port=", store_port_)};
+    options.extra_manager_args = {absl::StrCat("--metrics-port=", manager_port_), "--metrics-file=" + metrics_file_,
+                                  "--metrics-file-interval=100ms"};
     ASSERT_OK_AND_ASSIGN(b_, cluster_->AddNode(options));
+  }
+
+  // promtool's verdict on `exposition`: OK, or what it said.
+  absl::Status Promtool(const std::string& exposition) {
+    const std::string path = cluster_->dir() + "/scrape.prom";
+    std::ofstream(path, std::ios::binary) << exposition;
+    const CommandResult r = Shell(absl::StrCat("promtool check metrics <", path));
+    if (r.exit_code == 0 && r.out.empty() && r.err.empty()) return absl::OkStatus();
+    return absl::InternalError(absl::StrCat("promtool exit ", r.exit_code, ": ", r.out, r.err));
   }
 
   // Runs `command` through the shell; stdout and stderr come back from files.
@@ -68,6 +151,9 @@ class ObservabilityTest : public ::testing::Test {
   std::unique_ptr<ManagerTestCluster> cluster_;
   TestNode* a_ = nullptr;
   TestNode* b_ = nullptr;
+  uint16_t store_port_ = 0;
+  uint16_t manager_port_ = 0;
+  std::string metrics_file_;
 };
 
 TEST_F(ObservabilityTest, StatsManagerPrintsTheManagersDocumentAsJsonAndIndented) {
@@ -94,6 +180,65 @@ TEST_F(ObservabilityTest, StatsManagerPrintsTheManagersDocumentAsJsonAndIndented
                                                 "/nobody.sock stats --manager"));
   EXPECT_EQ(gone.exit_code, 1);
   EXPECT_EQ(std::count(gone.err.begin(), gone.err.end(), '\n'), 1) << gone.err;
+  ASSERT_OK(WaitStoreReleasedEverything(*b_->client, absl::Seconds(10)));
+}
+
+TEST_F(ObservabilityTest, BothDaemonsServeMetricsThatPromtoolAcceptsAndThatCountTheFetches) {
+  if (std::system("promtool --version >/dev/null 2>&1") != 0) {
+    RPLASMA_SKIP_TEST("promtool", "promtool is not installed (Debian package prometheus; scripts/setup.sh installs it)");
+  }
+  // One fetch by each protocol: 1000 bytes by Get, 1 MiB by Pin (the threshold is 64 KiB).
+  ASSERT_NO_FATAL_FAILURE(FetchOneIntoB("metrics-small", 1000));
+  ASSERT_NO_FATAL_FAILURE(FetchOneIntoB("metrics-large", 1u << 20));
+
+  ASSERT_OK_AND_ASSIGN(HttpReply store, HttpGet(store_port_, "/metrics"));
+  EXPECT_TRUE(absl::StartsWith(store.head, "HTTP/1.1 200 OK")) << store.head;
+  EXPECT_TRUE(absl::StrContains(store.head, "Content-Type: text/plain; version=0.0.4")) << store.head;
+  EXPECT_OK(Promtool(store.body)) << store.body;
+  EXPECT_EQ(SampleValue(store.body, "rplasma_store_objects{state=\"sealed\"}"), 2) << store.body;
+  EXPECT_EQ(SampleValue(store.body, "rplasma_store_seals_total"), 2) << store.body;
+  EXPECT_EQ(SampleValue(store.body, "rplasma_store_sealed_bytes_total"), 1000 + (1u << 20)) << store.body;
+  EXPECT_EQ(SampleValue(store.body, "rplasma_store_capacity_bytes"), 256u << 20) << store.body;
+  EXPECT_GE(SampleValue(store.body, "rplasma_store_clients"), 2) << store.body;  // the manager and the test
+  EXPECT_GE(SampleValue(store.body, "rplasma_store_requests_total{request=\"connect\"}"), 2) << store.body;
+
+  ASSERT_OK_AND_ASSIGN(HttpReply manager, HttpGet(manager_port_, "/metrics"));
+  EXPECT_TRUE(absl::StartsWith(manager.head, "HTTP/1.1 200 OK")) << manager.head;
+  EXPECT_OK(Promtool(manager.body)) << manager.body;
+  for (const char* protocol : {"get", "pin"}) {
+    const std::string labels = absl::StrCat("{protocol=\"", protocol, "\",transport=\"tcp\"");
+    EXPECT_EQ(SampleValue(manager.body, absl::StrCat("rplasma_manager_fetch_seconds_count", labels, "}")), 1)
+        << manager.body;
+    EXPECT_EQ(SampleValue(manager.body, absl::StrCat("rplasma_manager_fetch_seconds_bucket", labels, ",le=\"+Inf\"}")),
+              1)
+        << manager.body;
+    EXPECT_GT(SampleValue(manager.body, absl::StrCat("rplasma_manager_fetch_seconds_sum", labels, "}")), 0)
+        << manager.body;
+  }
+  EXPECT_EQ(SampleValue(manager.body, "rplasma_manager_fetched_bytes_total{protocol=\"get\"}"), 1000);
+  EXPECT_EQ(SampleValue(manager.body, "rplasma_manager_fetched_bytes_total{protocol=\"pin\"}"), 1u << 20);
+  EXPECT_EQ(SampleValue(manager.body, "rplasma_manager_fetch_requests_total"), 2);
+  // The Pin path's 1 MiB arrived in messages over tcp: the NIC's received bytes are at least that.
+  EXPECT_GE(SampleValue(manager.body, "rplasma_manager_transport_received_bytes_total{transport=\"tcp\"}"),
+            1000 + (1u << 20));
+  EXPECT_EQ(SampleValue(manager.body, absl::StrCat("rplasma_manager_info{node_id=\"", b_->node_id,
+                                                   "\",transport=\"tcp\"}")),
+            1);
+
+  // Anything but GET /metrics is refused, and the endpoint still serves afterwards.
+  ASSERT_OK_AND_ASSIGN(HttpReply other, HttpGet(manager_port_, "/"));
+  EXPECT_TRUE(absl::StartsWith(other.head, "HTTP/1.1 404")) << other.head;
+
+  // The textfile (rewritten every 100 ms) catches up with the fetches and passes promtool too.
+  std::string text;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        text = ReadFile(metrics_file_);
+        return SampleValue(text, "rplasma_manager_fetch_requests_total") == 2;
+      },
+      absl::Seconds(10)))
+      << text;
+  EXPECT_OK(Promtool(text));
   ASSERT_OK(WaitStoreReleasedEverything(*b_->client, absl::Seconds(10)));
 }
 
