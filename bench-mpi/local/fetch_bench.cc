@@ -47,50 +47,6 @@ int64_t PoolSize(const LocalBenchOptions& options, uint64_t size) {
                            std::min({by_bytes, wanted, kMaxPool}));
 }
 
-struct Node {
-  std::unique_ptr<StoreProcess> store;
-  std::unique_ptr<LaunchedManager> manager;
-  std::unique_ptr<Client> client;
-};
-
-absl::StatusOr<Node> StartNode(const std::string& name, uint64_t memory, const RedisServer& redis,
-                               const std::string& secret_file, const LocalBenchOptions& options) {
-  Node node;
-  StoreProcessOptions store_options;
-  store_options.memory = memory;
-  ASSIGN_OR_RETURN(node.store, StoreProcess::Start(store_options));
-  ManagerLaunchOptions manager_options;
-  manager_options.store_socket = node.store->socket_path();
-  manager_options.redis = redis.address();
-  manager_options.secret_file = secret_file;
-  manager_options.node_name = name;
-  manager_options.transport = options.transport;
-  manager_options.pin_threshold = options.pin_threshold;
-  manager_options.listen_host = options.listen_host;
-  ASSIGN_OR_RETURN(node.manager, LaunchedManager::Start(manager_options));
-  ClientOptions client_options;
-  client_options.store_socket = node.store->socket_path();
-  client_options.manager_socket = node.manager->client_socket();
-  client_options.client_name = "rplasma-bench-" + name;
-  ASSIGN_OR_RETURN(node.client, Client::Connect(client_options));
-  return node;
-}
-
-// Fetches `id` on `node`, retrying while the directory does not know it yet (a fresh object is
-// published asynchronously). Returns the duration of the attempt that succeeded.
-absl::StatusOr<int64_t> FetchOnce(Client& client, const ObjectID& id, int64_t* retries) {
-  const absl::Time give_up = absl::Now() + kPublishWait;
-  for (;;) {
-    const int64_t t0 = NowNs();
-    absl::Status status = client.Fetch({&id, 1}, kFetchTimeout);
-    const int64_t t1 = NowNs();
-    if (status.ok()) return t1 - t0;
-    if (ErrorCodeOf(status) != ErrorCode::kObjectNotFound || absl::Now() > give_up) return status;
-    ++*retries;
-    absl::SleepFor(absl::Microseconds(200));
-  }
-}
-
 // The peer protocol a fetch of `size` takes: with a numeric threshold it follows from the size;
 // "auto" or a file decide per peer.
 std::string ProtocolFor(const LocalBenchOptions& options, uint64_t size) {
@@ -106,7 +62,7 @@ uint64_t AvailableRamBytes() {
   return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
 }
 
-absl::Status RunFetchSize(const LocalBenchOptions& options, const LoopLimits& limits, Node& a, Node& b,
+absl::Status RunFetchSize(const LocalBenchOptions& options, const LoopLimits& limits, FetchNode& a, FetchNode& b,
                           uint64_t size, ResultReporter& reporter) {
   const std::vector<uint8_t> bytes(size, 0x3c);
   const int64_t pool_size = PoolSize(options, size);
@@ -189,6 +145,45 @@ absl::StatusOr<std::string> ManagerStatsJson(const std::string& socket) {
 
 }  // namespace
 
+absl::StatusOr<FetchNode> StartFetchNode(const std::string& name, uint64_t memory, const RedisServer& redis,
+                                         const std::string& secret_file, const LocalBenchOptions& options,
+                                         std::vector<std::string> store_args, std::vector<std::string> manager_args) {
+  FetchNode node;
+  StoreProcessOptions store_options;
+  store_options.memory = memory;
+  store_options.extra_args = std::move(store_args);
+  ASSIGN_OR_RETURN(node.store, StoreProcess::Start(store_options));
+  ManagerLaunchOptions manager_options;
+  manager_options.store_socket = node.store->socket_path();
+  manager_options.redis = redis.address();
+  manager_options.secret_file = secret_file;
+  manager_options.node_name = name;
+  manager_options.transport = options.transport;
+  manager_options.pin_threshold = options.pin_threshold;
+  manager_options.listen_host = options.listen_host;
+  manager_options.extra_args = std::move(manager_args);
+  ASSIGN_OR_RETURN(node.manager, LaunchedManager::Start(manager_options));
+  ClientOptions client_options;
+  client_options.store_socket = node.store->socket_path();
+  client_options.manager_socket = node.manager->client_socket();
+  client_options.client_name = "rplasma-bench-" + name;
+  ASSIGN_OR_RETURN(node.client, Client::Connect(client_options));
+  return node;
+}
+
+absl::StatusOr<int64_t> FetchOnce(Client& client, const ObjectID& id, int64_t* retries) {
+  const absl::Time give_up = absl::Now() + kPublishWait;
+  for (;;) {
+    const int64_t t0 = NowNs();
+    absl::Status status = client.Fetch({&id, 1}, kFetchTimeout);
+    const int64_t t1 = NowNs();
+    if (status.ok()) return t1 - t0;
+    if (ErrorCodeOf(status) != ErrorCode::kObjectNotFound || absl::Now() > give_up) return status;
+    ++*retries;
+    absl::SleepFor(absl::Microseconds(200));
+  }
+}
+
 absl::Status RunFetchBench(const LocalBenchOptions& options, std::ostream& out) {
   RETURN_IF_ERROR(options.Validate());
   const std::vector<uint64_t>& sizes = options.sizes;
@@ -217,8 +212,8 @@ absl::Status RunFetchBench(const LocalBenchOptions& options, std::ostream& out) 
   ASSIGN_OR_RETURN(std::unique_ptr<RedisServer> redis_server, RedisServer::Start(redis_options));
   out << absl::StrFormat("redis-server (directory and peer) on %s; node A arena %s, node B arena %s\n",
                          redis_server->address(), FormatSize(memory_a), FormatSize(memory_b));
-  ASSIGN_OR_RETURN(Node a, StartNode("a", memory_a, *redis_server, secret_file, options));
-  ASSIGN_OR_RETURN(Node b, StartNode("b", memory_b, *redis_server, secret_file, options));
+  ASSIGN_OR_RETURN(FetchNode a, StartFetchNode("a", memory_a, *redis_server, secret_file, options));
+  ASSIGN_OR_RETURN(FetchNode b, StartFetchNode("b", memory_b, *redis_server, secret_file, options));
   ASSIGN_OR_RETURN(RedisConnection redis, RedisConnection::Connect(redis_server->host(), redis_server->port()));
   RedisDirectoryOptions directory_options;
   directory_options.address = redis_server->address();

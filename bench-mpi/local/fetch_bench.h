@@ -16,14 +16,39 @@
 #ifndef RPLASMA_BENCH_MPI_LOCAL_FETCH_BENCH_H_
 #define RPLASMA_BENCH_MPI_LOCAL_FETCH_BENCH_H_
 
+#include <memory>
 #include <ostream>
+#include <string>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "bench-mpi/common/manager_launcher.h"
+#include "bench-mpi/common/redis_server.h"
+#include "bench-mpi/common/store_process.h"
 #include "bench-mpi/local/local_bench_options.h"
+#include "client/client.h"
 
 namespace rplasma::bench {
 
 absl::Status RunFetchBench(const LocalBenchOptions& options, std::ostream& out);
+
+// One node of the fetch benchmarks (this one and scrape_bench.h): a store, a manager (with the
+// transport and threshold of `options`) and a client of both.
+struct FetchNode {
+  std::unique_ptr<StoreProcess> store;
+  std::unique_ptr<LaunchedManager> manager;
+  std::unique_ptr<Client> client;
+};
+// `store_args` and `manager_args` are appended to the daemons' command lines.
+absl::StatusOr<FetchNode> StartFetchNode(const std::string& name, uint64_t memory, const RedisServer& redis,
+                                         const std::string& secret_file, const LocalBenchOptions& options,
+                                         std::vector<std::string> store_args = {},
+                                         std::vector<std::string> manager_args = {});
+// Fetches `id` through `client`, retrying while the directory does not know it yet (a fresh
+// object is published asynchronously; each retry bumps *retries). The nanoseconds of the attempt
+// that succeeded.
+absl::StatusOr<int64_t> FetchOnce(Client& client, const ObjectID& id, int64_t* retries);
 
 }  // namespace rplasma::bench
 

@@ -45,7 +45,10 @@ int64_t LocalBenchOptions::BatchCount(uint64_t size) const {
 }
 
 absl::Status LocalBenchOptions::Validate() const {
-  if (mode != "local" && mode != "fetch") return BadFlag("--mode", "must be local or fetch");
+  if (mode != "local" && mode != "fetch" && mode != "scrape") {
+    return BadFlag("--mode", "must be local, fetch or scrape");
+  }
+  if (scrape_interval <= absl::ZeroDuration()) return BadFlag("--scrape-interval", "must be positive");
   if (sizes.empty()) return BadFlag("--sizes", "no sizes");
   if (iterations < 1) return BadFlag("--iterations", "must be at least 1");
   if (duration <= absl::ZeroDuration()) return BadFlag("--duration", "must be positive");
@@ -68,7 +71,7 @@ absl::Status LocalBenchOptions::Validate() const {
 }
 
 std::string LocalBenchUsage() {
-  return "usage: rplasma-bench [--mode local|fetch] [--sizes 16,4K,64K,1M,64M,256M]\n"
+  return "usage: rplasma-bench [--mode local|fetch|scrape] [--sizes 16,4K,64K,1M,64M,256M]\n"
          "                     [--iterations N] [--duration D] [--csv FILE]\n"
          "                     [--store-socket PATH | --memory BYTES] [--redis | --no-redis]\n"
          "                     [--objects-overhead N] [--batch N] [--batch-bytes B] [--rounds N]\n"
@@ -91,6 +94,10 @@ std::string LocalBenchUsage() {
          "                        fetch mode: measured rounds per batch row, median reported (5)\n"
          "  --mode fetch          two nodes on loopback (redis, 2 stores, 2 managers): fetch by size\n"
          "                        vs a raw TCP stream and Redis GET (sizes default 1K,64K,1M,16M,64M)\n"
+         "  --mode scrape         fetch mode's two nodes with every daemon serving /metrics: fetch p50\n"
+         "                        without and with a scraper of all four endpoints, in alternating halves\n"
+         "                        of each round (--rounds, 10; sizes default 1K,1M; --iterations per half)\n"
+         "  --scrape-interval D   scrape mode: time between scrapes of each endpoint (100ms)\n"
          "  --transport T         fetch mode: managers' transport, tcp|verbs|auto (tcp)\n"
          "  --pin-threshold B     fetch mode: managers' --pin-threshold: up to B bytes Get, above Pin\n"
          "                        (65536; --rdma-threshold is an alias)\n"
@@ -157,6 +164,11 @@ absl::StatusOr<LocalBenchOptions> ParseLocalBenchOptions(int argc, char** argv, 
       } else if (!absl::ParseDuration(v, &options.duration)) {
         return BadFlag(spelled, absl::StrFormat("'%s' is not a duration (e.g. 500ms, 2s)", v));
       }
+    } else if (flag == "--scrape-interval") {
+      ASSIGN_OR_RETURN(std::string v, next());
+      if (!absl::ParseDuration(v, &options.scrape_interval)) {
+        return BadFlag(spelled, absl::StrFormat("'%s' is not a duration (e.g. 100ms)", v));
+      }
     } else if (flag == "--csv") {
       ASSIGN_OR_RETURN(options.csv_path, next());
     } else if (flag == "--store-socket") {
@@ -189,6 +201,13 @@ absl::StatusOr<LocalBenchOptions> ParseLocalBenchOptions(int argc, char** argv, 
   }
   if (options.mode == "fetch" && !batch_given) options.batch = LocalBenchOptions::kFetchBatch;
   if (options.mode == "fetch" && !rounds_given) options.rounds = LocalBenchOptions::kFetchRounds;
+  if (options.mode == "scrape") {
+    if (!options.sizes_given) {
+      options.sizes.assign(std::begin(LocalBenchOptions::kScrapeSizes), std::end(LocalBenchOptions::kScrapeSizes));
+    }
+    if (!rounds_given) options.rounds = LocalBenchOptions::kScrapeRounds;
+    options.batch = 1;
+  }
   RETURN_IF_ERROR(options.Validate());
   return options;
 }

@@ -6,6 +6,7 @@
 //                 [--transport tcp|verbs|auto] [--pin-threshold BYTES|auto|FILE]    (fetch mode)
 //                 [--listen-host IP]                                           (fetch mode)
 //                 [--batch N] [--batch-bytes BYTES] [--rounds N]              (fetch mode: batches)
+//   rplasma-bench --mode scrape [--sizes 1K,1M] [--rounds N] [--iterations N] [--scrape-interval D]
 //
 // Each (benchmark, size) runs `iterations` times, or fewer once `duration` has passed (but at
 // least kMinIterations). With --store-socket the bench attaches to a running store; otherwise it
@@ -56,6 +57,11 @@ struct LocalBenchOptions {
   // Fetch mode: measured rounds of each batch row (its median, min and max are reported).
   int64_t rounds = 1;
   static constexpr int64_t kFetchRounds = 5;
+  // Scrape mode: rounds of (fetches without a scraper, fetches while every daemon's /metrics is
+  // scraped every scrape_interval), the two halves' order alternating; sizes default to these.
+  static constexpr int64_t kScrapeRounds = 10;
+  static constexpr uint64_t kScrapeSizes[] = {1 << 10, 1 << 20};
+  absl::Duration scrape_interval = absl::Milliseconds(100);
   // Benchmarks to run (names as in the CSV "benchmark" column, e.g. "get,ping_pong"); empty = all.
   // "get" also selects release/get_release, "batch_get" batch_release, "set_get" Redis.
   std::vector<std::string> only;
