@@ -58,7 +58,7 @@ absl::StatusOr<std::string> ResolvePinThreshold(const std::string& pin_threshold
   if (pin_threshold.empty() && rdma_threshold.empty()) return ManagerOptions().pin_threshold;
   if (pin_threshold.empty()) return rdma_threshold;
   if (!rdma_threshold.empty() && rdma_threshold != pin_threshold) {
-    return absl::InvalidArgumentError(absl::StrCat("--pin_threshold=", pin_threshold, " and its alias --rdma_threshold=",
+    return absl::InvalidArgumentError(absl::StrCat("--pin-threshold=", pin_threshold, " and its alias --rdma-threshold=",
                                                    rdma_threshold, " disagree; give one"));
   }
   return pin_threshold;

@@ -21,7 +21,7 @@ namespace rplasma::manager {
 // flag. REQUIRES: absl::SetProgramUsageMessage was called (its text is --help's synopsis).
 ManagerOptions ParseManagerCommandLine(int argc, char** argv);
 
-// The Get/Pin switch point from --pin_threshold and its old spelling --rdma_threshold (both
+// The Get/Pin switch point from --pin-threshold and its old spelling --rdma-threshold (both
 // default to ""): the one that was given, ManagerOptions' default if neither was, and
 // kInvalidArgument if both were given with different values.
 absl::StatusOr<std::string> ResolvePinThreshold(const std::string& pin_threshold, const std::string& rdma_threshold);

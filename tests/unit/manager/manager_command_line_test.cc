@@ -32,7 +32,7 @@ TEST(ResolvePinThresholdTest, BothGivenMustAgree) {
   absl::StatusOr<std::string> conflict = ResolvePinThreshold("0", "4096");
   ASSERT_FALSE(conflict.ok());
   EXPECT_EQ(conflict.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(conflict.status().message().find("--rdma_threshold=4096"), std::string::npos) << conflict.status();
+  EXPECT_NE(conflict.status().message().find("--rdma-threshold=4096"), std::string::npos) << conflict.status();
 }
 
 }  // namespace
