@@ -122,7 +122,15 @@ void MetricsHttpServer::Serve() {
     }
     if (fds[1].revents != 0) return;
     UniqueFd fd(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
-    if (!fd) continue;  // EAGAIN (the client went away), EMFILE...: the next poll retries
+    if (!fd) {
+      // EAGAIN: the client went away. Out of fds (EMFILE...), the listener stays readable: pause
+      // instead of spinning, then the next poll retries.
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED) {
+        pollfd wake{wake_fd_.get(), POLLIN, 0};
+        ::poll(&wake, 1, 100);
+      }
+      continue;
+    }
     HandleConnection(fd.get());
   }
 }
