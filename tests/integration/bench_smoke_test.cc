@@ -17,6 +17,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "tests/support/file_contents.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/subprocess.h"
@@ -26,13 +27,6 @@ namespace rplasma::testing {
 namespace {
 
 constexpr char kHeader[] = "benchmark,system,transport,protocol,object_size,ops_per_s,gb_per_s,p50_us,p99_us";
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 struct BenchRun {
   int exit_code = -1;
@@ -51,8 +45,8 @@ BenchRun RunBench(const TempDir& dir, std::vector<std::string> args) {
   std::optional<int> status = process->Wait(absl::Seconds(150));
   EXPECT_TRUE(status.has_value()) << "rplasma-bench did not finish";
   if (status.has_value() && WIFEXITED(*status)) run.exit_code = WEXITSTATUS(*status);
-  run.output = ReadFile(dir.Join("bench.log"));
-  run.csv = ReadFile(dir.Join("out.csv"));
+  run.output = ReadFileContents(dir.Join("bench.log"));
+  run.csv = ReadFileContents(dir.Join("out.csv"));
   return run;
 }
 
@@ -65,7 +59,7 @@ std::string JudgeTargets(const TempDir& dir) {
   if (!process.ok()) return "";
   std::optional<int> status = process->Wait(absl::Seconds(30));
   EXPECT_TRUE(status.has_value()) << "bench-targets.py did not finish";
-  const std::string output = ReadFile(log);
+  const std::string output = ReadFileContents(log);
   const bool exited_zero = status.has_value() && WIFEXITED(*status) && WEXITSTATUS(*status) == 0;
   EXPECT_TRUE(exited_zero) << output;
   return exited_zero ? output : "";

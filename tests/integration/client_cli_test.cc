@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "nlohmann/json.hpp"
 #include "tests/integration/client_test_fixture.h"
+#include "tests/support/file_contents.h"
 #include "tests/support/temp_dir.h"
 
 namespace rplasma::testing {
@@ -22,13 +23,6 @@ struct CliResult {
   std::string out;
   std::string err;
 };
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 void WriteFile(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary);
@@ -63,8 +57,8 @@ class ClientCliTest : public ClientStoreTest {
     const int status = std::system(command.c_str());
     CliResult result;
     result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    result.out = ReadFile(Out());
-    result.err = ReadFile(Err());
+    result.out = ReadFileContents(Out());
+    result.err = ReadFileContents(Err());
     return result;
   }
 
@@ -121,7 +115,7 @@ TEST_F(ClientCliTest, PutAndGetWithFilesAndHexIds) {
   ASSERT_EQ(Run(absl::StrCat("put ", hex, " ", dir_.Join("file"))).exit_code, 0);
   const CliResult get = Run(absl::StrCat("get ", hex, " ", dir_.Join("copy")));
   ASSERT_EQ(get.exit_code, 0) << get.err;
-  EXPECT_EQ(ReadFile(dir_.Join("copy")), payload);
+  EXPECT_EQ(ReadFileContents(dir_.Join("copy")), payload);
   // An empty object works too.
   WriteFile(dir_.Join("empty"), "");
   ASSERT_EQ(Run(absl::StrCat("put --label empty ", dir_.Join("empty"))).exit_code, 0);

@@ -22,6 +22,7 @@
 #include "absl/strings/str_replace.h"
 #include "protocol/base/socket_io.h"
 #include "protocol/base/unique_fd.h"
+#include "tests/support/file_contents.h"
 #include "tests/support/skip.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/store_process.h"
@@ -169,13 +170,6 @@ absl::StatusOr<Subprocess> StartStore(const TempDir& dir, const std::vector<std:
   return store;
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 TEST(DaemonCliTest, DashedUnderscoredAndFlagfileSpellingsAllConfigureTheStore) {
   TempDir dir;
   std::ofstream(dir.Join("store.flags")) << "# the store's flags\n--max-partial-frame-bytes=32M\n--name=from-file\n";
@@ -185,7 +179,7 @@ TEST(DaemonCliTest, DashedUnderscoredAndFlagfileSpellingsAllConfigureTheStore) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<RawStoreClient> client, RawStoreClient::Connect(dir.Join("store.sock")));
   EXPECT_EQ(client->connect_reply().store_name, "from-file");
   EXPECT_EQ(client->connect_reply().arena_size, 1536u << 10);
-  EXPECT_EQ(store.Stop(), 0) << ReadFile(dir.Join("store.log"));
+  EXPECT_EQ(store.Stop(), 0) << ReadFileContents(dir.Join("store.log"));
 }
 
 TEST(DaemonCliTest, SighupDoesNotStopTheStore) {
@@ -193,7 +187,7 @@ TEST(DaemonCliTest, SighupDoesNotStopTheStore) {
   ASSERT_OK_AND_ASSIGN(Subprocess store, StartStore(dir, {"--socket=" + dir.Join("store.sock"), "--memory=4M"}));
   store.Signal(SIGHUP);
   // A signal's default action would have ended it at once; give it the chance, then ask it.
-  EXPECT_FALSE(store.Wait(absl::Milliseconds(300)).has_value()) << ReadFile(dir.Join("store.log"));
+  EXPECT_FALSE(store.Wait(absl::Milliseconds(300)).has_value()) << ReadFileContents(dir.Join("store.log"));
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<RawStoreClient> client, RawStoreClient::Connect(dir.Join("store.sock")));
   EXPECT_EQ(client->connect_reply().arena_size, 4u << 20);
   EXPECT_EQ(store.Stop(), 0);
@@ -218,7 +212,7 @@ TEST(DaemonCliTest, TheStoreSaysReadyOnlyOnceItsSocketAcceptsAndStoppingOnShutdo
                                          {.log_path = dir.Join("store.log"), .env = {"NOTIFY_SOCKET=" + notify_path}}));
   char message[256];
   const ssize_t n = ::recv(notify.get(), message, sizeof(message), 0);
-  ASSERT_GT(n, 0) << "no READY=1 within 10 s; " << ReadFile(dir.Join("store.log"));
+  ASSERT_GT(n, 0) << "no READY=1 within 10 s; " << ReadFileContents(dir.Join("store.log"));
   EXPECT_EQ(std::string(message, static_cast<size_t>(n)), "READY=1");
   // Ready means ready: the first connection, made at once, is served.
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<RawStoreClient> client, RawStoreClient::Connect(dir.Join("store.sock")));
@@ -238,7 +232,7 @@ TEST(DaemonCliTest, TheSystemdUnitsVerifyClean) {
   TempDir dir;
   std::string units;
   for (const std::string unit : {RPLASMA_TEST_STORE_UNIT, RPLASMA_TEST_MANAGER_UNIT}) {
-    const std::string text = ReadFile(unit);
+    const std::string text = ReadFileContents(unit);
     ASSERT_THAT(text, HasSubstr(absl::StrCat(RPLASMA_TEST_INSTALL_BINDIR, "/rplasma-")));
     ASSERT_THAT(text, HasSubstr("Type=notify"));
     ASSERT_THAT(text, HasSubstr("LimitMEMLOCK=infinity"));

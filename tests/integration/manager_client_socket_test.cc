@@ -17,17 +17,11 @@
 #include "protocol/base/socket_io.h"
 #include "protocol/frame.h"
 #include "tests/integration/manager_test_cluster.h"
+#include "tests/support/file_contents.h"
 #include "tests/support/status_matchers.h"
 
 namespace rplasma::testing {
 namespace {
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
-}
 
 // A manager command line for `node` (the cluster's secret file and Redis), on `client_socket`.
 std::vector<std::string> ManagerArgv(ManagerTestCluster& cluster, const TestNode& node,
@@ -83,7 +77,7 @@ TEST_F(ManagerClientSocketTest, ASecondManagerOnAServedSocketExitsWithAClearErro
   const std::optional<int> status = second.Wait(absl::Seconds(20));
   ASSERT_TRUE(status.has_value()) << "the second manager did not exit";
   EXPECT_NE(*status, 0);
-  EXPECT_NE(ReadFile(log).find("another manager is serving " + a->client_socket), std::string::npos) << ReadFile(log);
+  EXPECT_NE(ReadFileContents(log).find("another manager is serving " + a->client_socket), std::string::npos) << ReadFileContents(log);
   EXPECT_OK(StatsVia(a->client_socket).status()) << "the first manager lost its socket";
   struct stat st{};
   ASSERT_EQ(::stat(a->client_socket.c_str(), &st), 0);
@@ -99,7 +93,7 @@ TEST_F(ManagerClientSocketTest, AStaleSocketFileIsTakenOverAndARegularFileIsNot)
   ASSERT_OK_AND_ASSIGN(Subprocess second,
                        Subprocess::Start(ManagerArgv(*cluster_, *a), cluster_->dir() + "/takeover.log"));
   EXPECT_TRUE(WaitFor([&] { return StatsVia(a->client_socket).ok(); }, absl::Seconds(20)))
-      << ReadFile(cluster_->dir() + "/takeover.log");
+      << ReadFileContents(cluster_->dir() + "/takeover.log");
   second.Stop();
 
   // A regular file at the path is never replaced.
@@ -110,8 +104,8 @@ TEST_F(ManagerClientSocketTest, AStaleSocketFileIsTakenOverAndARegularFileIsNot)
   const std::optional<int> status = third.Wait(absl::Seconds(20));
   ASSERT_TRUE(status.has_value());
   EXPECT_NE(*status, 0);
-  EXPECT_NE(ReadFile(log).find("is not a socket"), std::string::npos) << ReadFile(log);
-  EXPECT_EQ(ReadFile(a->client_socket), "not a socket");
+  EXPECT_NE(ReadFileContents(log).find("is not a socket"), std::string::npos) << ReadFileContents(log);
+  EXPECT_EQ(ReadFileContents(a->client_socket), "not a socket");
 }
 
 TEST_F(ManagerClientSocketTest, ConnectionsOverTheCapAreClosedAndClosingSomeFreesTheirSlots) {

@@ -20,19 +20,13 @@
 #include "protocol/base/socket_io.h"
 #include "protocol/base/unique_fd.h"
 #include "protocol/base/status.h"
+#include "tests/support/file_contents.h"
 
 namespace rplasma::testing {
 namespace {
 
 // Under ASan a manager takes a few seconds to shut down and run LeakSanitizer.
 constexpr absl::Duration kManagerStopGrace = absl::Seconds(20);
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 }  // namespace
 
@@ -54,11 +48,11 @@ ManagerTestCluster::~ManagerTestCluster() {
     if (!status.has_value() || !WIFEXITED(*status) || WEXITSTATUS(*status) != 0) {
       ADD_FAILURE() << node->name << "'s manager did not exit 0 on SIGTERM within " << kManagerStopGrace << " ("
                     << (status.has_value() ? absl::StrCat("wait status ", *status) : "killed") << "):\n"
-                    << ReadFile(node->manager_log);
+                    << ReadFileContents(node->manager_log);
     }
   }
   for (const auto& node : nodes_) {
-    const std::string log = ReadFile(node->manager_log);
+    const std::string log = ReadFileContents(node->manager_log);
     for (const char* marker : {"WARNING: ThreadSanitizer", "ERROR: AddressSanitizer", "runtime error:",
                                "ERROR: LeakSanitizer"}) {
       const size_t at = log.find(marker);
@@ -141,17 +135,17 @@ absl::Status ManagerTestCluster::StartManager(TestNode* node) {
   argv.insert(argv.end(), options.extra_manager_args.begin(), options.extra_manager_args.end());
   ::unlink(node->client_socket.c_str());
   // The log is appended to across restarts: only what this start writes counts.
-  const size_t log_start = ReadFile(node->manager_log).size();
+  const size_t log_start = ReadFileContents(node->manager_log).size();
   ASSIGN_OR_RETURN(Subprocess process, Subprocess::Start(argv, node->manager_log));
   node->manager.emplace(std::move(process));
   // Ready when the log has the ready line (printed after the client socket listens).
   const bool ready = WaitFor(
       [&] {
-        return ReadFile(node->manager_log).find("rplasma-manager ready", log_start) != std::string::npos ||
+        return ReadFileContents(node->manager_log).find("rplasma-manager ready", log_start) != std::string::npos ||
                !node->manager->running();
       },
       absl::Seconds(15));
-  const std::string log = ReadFile(node->manager_log);
+  const std::string log = ReadFileContents(node->manager_log);
   const size_t at = log.find("rplasma-manager ready node=", log_start);
   if (!ready || at == std::string::npos) {
     return MakeError(ErrorCode::kUnavailable, absl::StrCat("manager ", node->name, " did not start:\n", log));

@@ -25,6 +25,7 @@
 #include "protocol/base/socket_io.h"
 #include "protocol/base/unique_fd.h"
 #include "tests/integration/manager_test_cluster.h"
+#include "tests/support/file_contents.h"
 #include "tests/support/network_namespace.h"
 #include "tests/support/process_fds.h"
 #include "tests/support/skip.h"
@@ -44,15 +45,8 @@ constexpr absl::Duration kHealBound = absl::Seconds(30);
 
 uint64_t SizeOf(int i) { return i % 2 == 0 ? 100 + i * 3000 : kThreshold + 1 + i * 100000; }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::string LogTail(const std::string& path) {
-  const std::string log = ReadFile(path);
+  const std::string log = ReadFileContents(path);
   return log.size() > 3000 ? log.substr(log.size() - 3000) : log;
 }
 
@@ -117,7 +111,7 @@ class NetnsFaultTest : public ::testing::Test {
   void TearDown() override {
     for (NetnsNode* node : {&a_, &b_}) {
       if (node->manager) node->manager->Kill();
-      const std::string log = ReadFile(node->log);
+      const std::string log = ReadFileContents(node->log);
       for (const char* marker : {"WARNING: ThreadSanitizer", "ERROR: AddressSanitizer", "runtime error:"}) {
         if (log.find(marker) != std::string::npos) ADD_FAILURE() << node->name << "'s manager log:\n" << log;
       }
@@ -144,11 +138,11 @@ class NetnsFaultTest : public ::testing::Test {
     ASSIGN_OR_RETURN(Subprocess process, Subprocess::Start(ns.Exec(argv), node.log));
     node.manager.emplace(std::move(process));
     const bool ready = WaitFor(
-        [&] { return ReadFile(node.log).find("rplasma-manager ready") != std::string::npos || !node.manager->running(); },
+        [&] { return ReadFileContents(node.log).find("rplasma-manager ready") != std::string::npos || !node.manager->running(); },
         absl::Seconds(15));
-    if (!ready || ReadFile(node.log).find("rplasma-manager ready") == std::string::npos) {
+    if (!ready || ReadFileContents(node.log).find("rplasma-manager ready") == std::string::npos) {
       return MakeError(ErrorCode::kUnavailable, absl::StrCat("manager ", node.name, " did not start in ", ns.name(),
-                                                             ":\n", ReadFile(node.log)));
+                                                             ":\n", ReadFileContents(node.log)));
     }
     ClientOptions client_options;
     client_options.store_socket = node.store->socket_path();

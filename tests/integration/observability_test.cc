@@ -21,9 +21,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "protocol/base/unique_fd.h"
 #include "nlohmann/json.hpp"
+#include "protocol/base/unique_fd.h"
 #include "tests/integration/manager_test_cluster.h"
+#include "tests/support/file_contents.h"
 #include "tests/support/skip.h"
 #include "tests/support/status_matchers.h"
 
@@ -35,13 +36,6 @@ struct CommandResult {
   std::string out;
   std::string err;
 };
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // A TCP port nobody listens on now (the kernel's pick for an ephemeral bind, released again).
 uint16_t UnusedPort() {
@@ -130,7 +124,7 @@ class ObservabilityTest : public ::testing::Test {
     const std::string out = cluster_->dir() + "/cmd.out";
     const std::string err = cluster_->dir() + "/cmd.err";
     const int status = std::system(absl::StrCat(command, " >", out, " 2>", err).c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadFile(out), ReadFile(err)};
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadFileContents(out), ReadFileContents(err)};
   }
 
   // `rplasma --store-socket S --manager-socket M <args>` against `node`.
@@ -233,7 +227,7 @@ TEST_F(ObservabilityTest, BothDaemonsServeMetricsThatPromtoolAcceptsAndThatCount
   std::string text;
   ASSERT_TRUE(WaitFor(
       [&] {
-        text = ReadFile(metrics_file_);
+        text = ReadFileContents(metrics_file_);
         return SampleValue(text, "rplasma_manager_fetch_requests_total") == 2;
       },
       absl::Seconds(10)))
