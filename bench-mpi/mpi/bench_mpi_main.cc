@@ -4,7 +4,9 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
+#include <string_view>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
@@ -113,13 +115,18 @@ int main(int argc, char** argv) {
   // Flags first: --help, --version and a bad flag need no MPI (Open MPI leaves argv alone).
   const rplasma::CommandLine command_line = rplasma::CommandLine::ParseOrExit(
       argc, argv, "rplasma-bench-mpi", "mpirun -np N rplasma-bench-mpi [--start-redis | --redis HOST:PORT] [...]");
-  std::unique_ptr<rplasma::bench::MpiWorld> world = rplasma::bench::MpiWorld::Init(&argc, &argv);
+  // Options too: a bad value is refused before MPI starts. Every rank sees the same error; the
+  // first (or a run without mpirun) says it.
   rplasma::bench::BenchMpiOptions options;
   absl::Status status = ParseOptions(command_line, &options);
   if (!status.ok()) {
-    if (world->root()) std::fprintf(stderr, "rplasma-bench-mpi: %s\n", std::string(status.message()).c_str());
+    const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+    if (rank == nullptr || std::string_view(rank) == "0") {
+      std::fprintf(stderr, "rplasma-bench-mpi: %s\n", std::string(status.message()).c_str());
+    }
     return 2;
   }
+  std::unique_ptr<rplasma::bench::MpiWorld> world = rplasma::bench::MpiWorld::Init(&argc, &argv);
   int code = 0;
   {
     rplasma::bench::BenchMpi bench(*world, options);

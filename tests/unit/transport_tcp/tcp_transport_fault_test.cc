@@ -242,6 +242,9 @@ class TcpHostilePeerTest : public ::testing::Test {
     ASSERT_OK_AND_ASSIGN(address_, owner_->Listen("127.0.0.1:0", &handler_));
     ASSERT_OK_AND_ASSIGN(reader_, TcpTransport::Create(OptionsWithSecret(kSecret)));
     ASSERT_OK_AND_ASSIGN(good_, reader_->Connect(address_, Deadline()));
+    // The owner announces a connection to its handler just after its side of the handshake, which
+    // may be after the reader's Connect returned.
+    ASSERT_TRUE(WaitFor([&] { return handler_.connect_count() == 1; }, absl::Seconds(5)));
   }
   void TearDown() override {
     EXPECT_THAT(good_->Call("still here", Deadline()), IsOk());
