@@ -1,0 +1,89 @@
+#include "protocol/shm_index/reference_slots.h"
+
+#include "absl/strings/str_cat.h"
+#include "protocol/base/status.h"
+
+namespace rplasma::shm {
+namespace {
+
+constexpr uint64_t kMaxSlots = uint64_t{1} << 24;
+
+bool ValidSlots(uint64_t slots) { return slots >= kSlotWindow && slots <= kMaxSlots && (slots & (slots - 1)) == 0; }
+
+std::atomic<uint64_t>* WordsOf(uint8_t* region) {
+  return reinterpret_cast<std::atomic<uint64_t>*>(region + sizeof(SlotRegionHeader));
+}
+
+}  // namespace
+
+size_t SlotRegionBytes(uint64_t slots) { return sizeof(SlotRegionHeader) + slots * sizeof(uint64_t); }
+
+uint64_t SlotHome(uint64_t generation, uint64_t slots) {
+  uint64_t h = generation * 0x9e3779b97f4a7c15;
+  h ^= h >> 29;
+  return h & (slots - 1);
+}
+
+absl::StatusOr<ReferenceSlots> ReferenceSlots::Open(absl::Span<uint8_t> region) {
+  if (region.size() < sizeof(SlotRegionHeader) || reinterpret_cast<uintptr_t>(region.data()) % 64 != 0) {
+    return MakeError(ErrorCode::kProtocolError, "reference slots: region too small for its header");
+  }
+  const auto* header = reinterpret_cast<const SlotRegionHeader*>(region.data());
+  if (header->magic.load(std::memory_order_acquire) != kSlotsMagic) {
+    return MakeError(ErrorCode::kProtocolError, "reference slots: bad magic");
+  }
+  const uint64_t slots = header->slots.load(std::memory_order_relaxed);
+  if (!ValidSlots(slots) || SlotRegionBytes(slots) > region.size()) {
+    return MakeError(ErrorCode::kProtocolError,
+                     absl::StrCat("reference slots: ", slots, " slots do not fit ", region.size(), " bytes"));
+  }
+  return ReferenceSlots(WordsOf(region.data()), slots);
+}
+
+std::optional<uint64_t> ReferenceSlots::Claim(uint64_t generation) {
+  if (generation == 0) return std::nullopt;
+  const uint64_t home = SlotHome(generation, slots_);
+  for (size_t i = 0; i < kSlotWindow; ++i) {
+    const uint64_t at = (home + i) & (slots_ - 1);
+    uint64_t expected = 0;
+    if (words_[at].load(std::memory_order_relaxed) == 0 &&
+        words_[at].compare_exchange_strong(expected, generation, std::memory_order_seq_cst)) {
+      return at;
+    }
+  }
+  return std::nullopt;
+}
+
+void ReferenceSlots::Clear(uint64_t slot) { words_[slot & (slots_ - 1)].store(0, std::memory_order_seq_cst); }
+
+absl::StatusOr<ReferenceSlotsView> ReferenceSlotsView::Format(absl::Span<uint8_t> region, uint64_t slots) {
+  if (!ValidSlots(slots)) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     absl::StrCat("reference slots: ", slots, " is not a power of two in [", kSlotWindow, ", ",
+                                  kMaxSlots, "]"));
+  }
+  if (region.size() < SlotRegionBytes(slots) || reinterpret_cast<uintptr_t>(region.data()) % 64 != 0) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     absl::StrCat("reference slots: a region of ", region.size(), " bytes cannot hold ", slots));
+  }
+  auto* header = reinterpret_cast<SlotRegionHeader*>(region.data());
+  header->slots.store(slots, std::memory_order_relaxed);
+  header->magic.store(kSlotsMagic, std::memory_order_release);
+  return ReferenceSlotsView(WordsOf(region.data()), slots);
+}
+
+bool ReferenceSlotsView::Holds(uint64_t generation) const {
+  const uint64_t home = SlotHome(generation, slots_);
+  for (size_t i = 0; i < kSlotWindow; ++i) {
+    if (words_[(home + i) & (slots_ - 1)].load(std::memory_order_seq_cst) == generation) return true;
+  }
+  return false;
+}
+
+uint64_t ReferenceSlotsView::CountHeld() const {
+  uint64_t held = 0;
+  for (uint64_t i = 0; i < slots_; ++i) held += words_[i].load(std::memory_order_relaxed) != 0 ? 1 : 0;
+  return held;
+}
+
+}  // namespace rplasma::shm
