@@ -29,8 +29,10 @@ void CpuRelax() {
 #endif
 }
 
-// Copies `entry` into `words` if it is stable. `order` is the order of the loads of the payload
-// words (seq_cst where the reference handshake needs it). False if the writer kept it busy.
+// Copies `entry` into `words` if it is stable. The payload loads are acquire (or seq_cst, where
+// the reference handshake needs it), so the second look at seq cannot move before them; a payload
+// word written after the writer's odd seq carries that seq with it. No standalone fences (TSan
+// does not model them). False if the writer kept the entry busy.
 bool ReadEntry(const IndexEntry& entry, uint64_t (&words)[8], std::memory_order order) {
   for (int attempt = 0; attempt < kReadAttempts; ++attempt) {
     const uint64_t before = entry.words[kSeq].load(std::memory_order_acquire);
@@ -39,7 +41,6 @@ bool ReadEntry(const IndexEntry& entry, uint64_t (&words)[8], std::memory_order 
       continue;
     }
     for (int i = 1; i < 8; ++i) words[i] = entry.words[i].load(order);
-    std::atomic_thread_fence(std::memory_order_acquire);
     if (entry.words[kSeq].load(std::memory_order_relaxed) == before) {
       words[kSeq] = before;
       return true;
@@ -48,14 +49,14 @@ bool ReadEntry(const IndexEntry& entry, uint64_t (&words)[8], std::memory_order 
   return false;
 }
 
-// The sequence-lock write: readers that overlap it see an odd or changed seq and retry. The state
-// word is stored seq_cst (reference_slots.h).
+// The sequence-lock write: readers that overlap it see an odd or changed seq and retry. Each
+// payload word is a release store, so the odd seq is visible to whoever sees the word; the state
+// word is stored seq_cst (reference_slots.h). On x86 both are plain stores but the seq_cst one.
 void WriteEntry(IndexEntry& entry, const uint64_t (&words)[8]) {
   const uint64_t seq = entry.words[kSeq].load(std::memory_order_relaxed);
   entry.words[kSeq].store(seq + 1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
   for (int i = 1; i < 8; ++i) {
-    entry.words[i].store(words[i], i == kIdHighStateMeta ? std::memory_order_seq_cst : std::memory_order_relaxed);
+    entry.words[i].store(words[i], i == kIdHighStateMeta ? std::memory_order_seq_cst : std::memory_order_release);
   }
   entry.words[kSeq].store(seq + 2, std::memory_order_release);
 }
@@ -169,7 +170,7 @@ std::optional<IndexedObject> ObjectIndexReader::FindSealed(const ObjectID& id) c
   for (size_t i = 0; i < kIndexProbeWindow; ++i) {
     const uint64_t at = (home + i) & (capacity_ - 1);
     uint64_t words[8];
-    if (!ReadEntry(entries_[at], words, std::memory_order_relaxed)) continue;  // busy: not this lookup's
+    if (!ReadEntry(entries_[at], words, std::memory_order_acquire)) continue;  // busy: not this lookup's
     if (words[kSeq] == 0) break;  // never used: nothing was ever placed beyond it
     IndexedObject object = Decode(at, words);
     if (object.state == IndexState::kSealed && object.id == id) return object;
