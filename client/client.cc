@@ -18,6 +18,7 @@
 #include "client/background_hasher.h"
 #include "client/checksum.h"
 #include "client/client_connection.h"
+#include "client/local_index.h"
 #include "client/reply_body.h"
 #include "protocol/base/logging.h"
 #include "protocol/base/mutex_lock.h"
@@ -70,7 +71,7 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientOptions& opt
   RETURN_IF_ERROR(options.Validate());
   ASSIGN_OR_RETURN(ClientConnection::Handshake handshake,
                    ClientConnection::Connect(options.store_socket, options.client_name, options.connect_timeout,
-                                             options.io_timeout));
+                                             options.io_timeout, options.get_without_ipc));
   const uint64_t arena_size = handshake.reply.arena_size;
   const std::string& where = options.store_socket;
   if (arena_size == 0 || arena_size > kMaxObjectBytes) {
@@ -88,18 +89,38 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientOptions& opt
   // The mapping keeps the arena alive; the fd itself is no longer needed (closed by UniqueFd).
   uint32_t max_ids = handshake.reply.max_ids_per_request;
   if (max_ids == 0 || max_ids > kMaxIdsPerRequest) max_ids = kMaxIdsPerRequest;
+  std::unique_ptr<LocalIndex> local_index;
+  if (handshake.reply.index_entries != 0) {
+    // The notice that a slot the store may wait for was cleared: no reply, in order with the
+    // client's other requests. The connection outlives the index (members' order in Client).
+    ClientConnection* connection = handshake.connection.get();
+    absl::StatusOr<std::unique_ptr<LocalIndex>> opened = LocalIndex::Open(
+        std::move(handshake.index_fd), handshake.reply.index_entries, std::move(handshake.slots_fd),
+        handshake.reply.slots, [connection] {
+          absl::Status sent = connection->SendNoReply(SlotsReleasedRequest{});
+          if (!sent.ok()) LOG(WARNING) << "store: slot release notice: " << sent;
+        });
+    if (!opened.ok()) {
+      ::munmap(base, arena_size);
+      return ProtocolError(absl::StrCat("connect(", where, "): ", opened.status().message()));
+    }
+    local_index = *std::move(opened);
+  }
   return std::unique_ptr<Client>(new Client(options, std::move(handshake.connection), static_cast<uint8_t*>(base),
-                                            arena_size, std::move(handshake.reply.store_name), max_ids));
+                                            arena_size, std::move(handshake.reply.store_name), max_ids,
+                                            std::move(local_index)));
 }
 
 Client::Client(ClientOptions options, std::unique_ptr<ClientConnection> connection, uint8_t* arena_base,
-               uint64_t arena_size, std::string store_name, uint32_t max_ids_per_request)
+               uint64_t arena_size, std::string store_name, uint32_t max_ids_per_request,
+               std::unique_ptr<LocalIndex> local_index)
     : options_(std::move(options)),
       connection_(std::move(connection)),
       arena_base_(arena_base),
       arena_size_(arena_size),
       store_name_(std::move(store_name)),
-      max_ids_per_request_(max_ids_per_request) {}
+      max_ids_per_request_(max_ids_per_request),
+      local_index_(std::move(local_index)) {}
 
 Client::~Client() {
   // connection_ (declared before the arena fields) is closed by its own destructor after this

@@ -36,6 +36,7 @@ namespace rplasma {
 
 class Client;
 class ClientConnection;  // client/client_connection.h: the socket, request ids, reply demux
+class LocalIndex;        // client/local_index.h: gets with no IPC through the shared index
 
 struct ClientOptions {
   std::string store_socket;           // required: rplasma-store --socket
@@ -43,6 +44,9 @@ struct ClientOptions {
   std::string client_name = "client";  // shown in store logs
   // Get() falls back to Fetch for ids the store does not have (needs manager_socket).
   bool get_fetches_remote = false;
+  // Gets of sealed local objects go through the store's shared-memory index when it offers one:
+  // no message, no wake-up of the store (client/local_index.h). Off: every get is a store request.
+  bool get_without_ipc = true;
   // Deadlines: every call ends by one, whatever the store does (stopped, wedged, backlog full).
   // Connect: the connect(2) and the handshake together end within connect_timeout.
   absl::Duration connect_timeout = absl::Seconds(10);
@@ -58,7 +62,10 @@ struct ClientOptions {
 };
 
 // A sealed object, read-only and zero-copy; holds one store reference until destroyed or Release().
-// Move-only. Default-constructed / moved-from / failed entries are !valid().
+// The reference is either counted by the store (taken and given back with a socket message) or
+// held through one of the client's shared-memory slots (taken and given back with no message:
+// info().ref_count is then 0). Move-only. Default-constructed / moved-from / failed entries are
+// !valid().
 class ObjectBuffer {
  public:
   ObjectBuffer() = default;
@@ -81,14 +88,21 @@ class ObjectBuffer {
 
  private:
   friend class Client;
+  static constexpr uint64_t kNoSlot = ~uint64_t{0};
+
   ObjectBuffer(Client* client, const uint8_t* base, const ObjectInfo& info)
       : client_(client), base_(base), info_(info) {}
+  ObjectBuffer(Client* client, const uint8_t* base, const ObjectInfo& info, uint64_t index_entry, uint64_t slot)
+      : client_(client), base_(base), info_(info), index_entry_(index_entry), slot_(slot) {}
   ObjectBuffer(const ObjectID& id, absl::Status status) : status_(std::move(status)) { info_.id = id; }
 
   Client* client_ = nullptr;
   const uint8_t* base_ = nullptr;
   ObjectInfo info_;
   absl::Status status_;
+  // With a slot: the reference is held through it (released with no message).
+  uint64_t index_entry_ = 0;
+  uint64_t slot_ = kNoSlot;
 };
 
 // One object of Client::CreateMany: room for data_size bytes of data then metadata_size bytes of
@@ -214,10 +228,18 @@ class Client {
  private:
   friend class ObjectBuffer;
   Client(ClientOptions options, std::unique_ptr<ClientConnection> connection, uint8_t* arena_base,
-         uint64_t arena_size, std::string store_name, uint32_t max_ids_per_request);
+         uint64_t arena_size, std::string store_name, uint32_t max_ids_per_request,
+         std::unique_ptr<LocalIndex> local_index);
 
   // Get without the remote fallback.
   absl::StatusOr<std::vector<ObjectBuffer>> GetLocal(absl::Span<const ObjectID> ids, absl::Duration timeout);
+  // GetLocal through the socket only.
+  absl::StatusOr<std::vector<ObjectBuffer>> GetFromStore(absl::Span<const ObjectID> ids, absl::Duration timeout);
+  // The sealed object `id` held through a slot, with no message; !valid() if the index cannot serve
+  // it (not indexed or not sealed yet, slots full, being reclaimed, no index): use the socket.
+  ObjectBuffer TryGetWithoutIpc(const ObjectID& id);
+  // Gives back a reference held through a slot (ObjectBuffer::Release).
+  void ReleaseSlot(uint64_t index_entry, uint64_t slot);
   // One Get reply entry as a buffer (or a failed entry); releases a reference it cannot use.
   ObjectBuffer ToBuffer(const ObjectID& expected, const ObjectInfo& info);
   // True if [offset, offset + size) lies inside the arena.
@@ -237,6 +259,8 @@ class Client {
   const uint64_t arena_size_;
   const std::string store_name_;
   const uint32_t max_ids_per_request_;
+  // Gets with no IPC (null when the store offers none). Its notices go out on connection_.
+  const std::unique_ptr<LocalIndex> local_index_;
 
   absl::Mutex mu_;
   // Objects this client created and has not sealed or aborted yet, for Seal's checksum.

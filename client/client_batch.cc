@@ -193,7 +193,9 @@ absl::Status Client::Release(absl::Span<ObjectBuffer> buffers) {
   };
   for (ObjectBuffer& buffer : buffers) {
     if (!buffer.valid()) continue;
-    if (buffer.client_ != this) {  // another Client's buffer releases through its own client
+    if (buffer.client_ != this || buffer.slot_ != ObjectBuffer::kNoSlot) {
+      // Another Client's buffer releases through its own client; one held through a slot, here
+      // and now with no message.
       absl::Status released = buffer.Release();
       if (status.ok()) status = released;
       continue;

@@ -82,14 +82,15 @@ ClientConnection::ClientConnection(UniqueFd fd, absl::Duration io_timeout)
 absl::StatusOr<ClientConnection::Handshake> ClientConnection::Connect(const std::string& socket_path,
                                                                        absl::string_view client_name,
                                                                        absl::Duration connect_timeout,
-                                                                       absl::Duration io_timeout) {
+                                                                       absl::Duration io_timeout,
+                                                                       bool shared_index) {
   const absl::Time deadline = absl::Now() + connect_timeout;
   ASSIGN_OR_RETURN(UniqueFd fd, UnixConnect(socket_path, deadline));
   std::unique_ptr<ClientConnection> connection(new ClientConnection(std::move(fd), io_timeout));
   connection->read_buffer_.resize(kInitialReadBuffer);
   // Nobody else knows the connection yet: the handshake runs single-threaded, without leadership.
   ASSIGN_OR_RETURN(uint64_t request_id, connection->NextRequestId());
-  ASSIGN_OR_RETURN(std::string payload, Encode(request_id, ConnectRequest{std::string(client_name)}));
+  ASSIGN_OR_RETURN(std::string payload, Encode(request_id, ConnectRequest{std::string(client_name), shared_index}));
   RETURN_IF_ERROR(connection->WriteFrame(payload, deadline));
 
   const int raw_fd = connection->fd_.get();
@@ -99,9 +100,11 @@ absl::StatusOr<ClientConnection::Handshake> ClientConnection::Connect(const std:
                      absl::StrCat("connect(", socket_path, "): store did not answer within ",
                                   absl::FormatDuration(connect_timeout)));
   }
-  // The arena fd rides on the first byte of the ConnectReply frame.
-  ASSIGN_OR_RETURN(ReceivedWithFd first,
-                   RecvWithFd(raw_fd, connection->read_buffer_.data(), connection->read_buffer_.size()));
+  // The arena fd (then the index's and the slots') rides on the first byte of the ConnectReply frame.
+  constexpr size_t kConnectFds = 3;
+  ASSIGN_OR_RETURN(ReceivedWithFds first, RecvSomeWithFds(raw_fd, connection->read_buffer_.data(),
+                                                          connection->read_buffer_.size(), kConnectFds,
+                                                          SocketWait::kBlock));
   if (first.bytes == 0) return StoreGone(absl::StrCat("connect(", socket_path, "): closed by the store"));
   connection->read_end_ = first.bytes;
   ASSIGN_OR_RETURN(Reply reply, connection->ReadReply(deadline));
@@ -113,10 +116,19 @@ absl::StatusOr<ClientConnection::Handshake> ClientConnection::Connect(const std:
   if (connect_reply == nullptr) {
     return ProtocolError(absl::StrCat("connect(", socket_path, "): reply is not a ConnectReply"));
   }
-  if (!first.fd.valid()) {
+  if (first.fds.empty()) {
     return ProtocolError(absl::StrCat("connect(", socket_path, "): reply carried no arena fd"));
   }
-  return Handshake{std::move(connection), std::move(*connect_reply), std::move(first.fd)};
+  Handshake handshake{std::move(connection), std::move(*connect_reply), std::move(first.fds[0]), {}, {}};
+  if (handshake.reply.index_entries != 0) {
+    if (first.fds.size() != kConnectFds) {
+      return ProtocolError(absl::StrCat("connect(", socket_path, "): reply announced a shared index but carried ",
+                                        first.fds.size(), " fds"));
+    }
+    handshake.index_fd = std::move(first.fds[1]);
+    handshake.slots_fd = std::move(first.fds[2]);
+  }
+  return handshake;
 }
 
 ClientConnection::~ClientConnection() = default;  // the demultiplexer checks nobody still waits

@@ -70,19 +70,24 @@ class ClientConnection {
  public:
   static constexpr int kMaxDetached = 256;
 
-  // The result of the handshake: the connection, the store's ConnectReply and its arena fd.
+  // The result of the handshake: the connection, the store's ConnectReply and its fds.
   struct Handshake {
     std::unique_ptr<ClientConnection> connection;
     ConnectReply reply;
     UniqueFd arena_fd;
+    // With reply.index_entries > 0: the shared index and this client's reference slots.
+    UniqueFd index_fd;
+    UniqueFd slots_fd;
   };
-  // Connects to `socket_path` and sends ConnectRequest; the reply carries the arena fd.
+  // Connects to `socket_path` and sends ConnectRequest; the reply carries the arena fd (and the
+  // shared index's and the slots' when it announces them: kProtocolError if they are missing).
   // kUnavailable if no store listens there; kDeadlineExceeded if the connect or the handshake does
   // not finish within `connect_timeout`. Later exchanges without a deadline of their own end
   // within `io_timeout`.
+  // With `shared_index` the client asks for the store's shared index (ConnectRequest).
   static absl::StatusOr<Handshake> Connect(const std::string& socket_path, absl::string_view client_name,
                                            absl::Duration connect_timeout,
-                                           absl::Duration io_timeout = absl::Seconds(30));
+                                           absl::Duration io_timeout = absl::Seconds(30), bool shared_index = false);
 
   ~ClientConnection();
   ClientConnection(const ClientConnection&) = delete;

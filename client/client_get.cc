@@ -1,8 +1,10 @@
 // Client: the read side — Get, GetOne and the ObjectBuffers they hand out.
 //
-// GetOne of a sealed object is the latency-critical path: one request frame out, one reply frame
-// in, read by the calling thread itself (client_connection.h), and a buffer pointing straight into
-// the arena.
+// A sealed local object is served with no message at all when the store shares its index
+// (client/local_index.h): a lookup in shared memory and a reference taken through one of the
+// client's slots. Everything else (no index, not sealed yet, a Get that waits, slots full) takes
+// the socket: one request frame out, one reply frame in, read by the calling thread itself
+// (client_connection.h), and a buffer pointing straight into the arena either way.
 #include <algorithm>
 #include <limits>
 #include <memory>
@@ -11,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/client.h"
 #include "client/client_connection.h"
+#include "client/local_index.h"
 #include "client/reply_body.h"
 #include "protocol/base/status.h"
 
@@ -59,7 +62,48 @@ ObjectBuffer Client::ToBuffer(const ObjectID& expected, const ObjectInfo& info) 
   return ObjectBuffer(this, arena_base_ + info.offset, info);
 }
 
+ObjectBuffer Client::TryGetWithoutIpc(const ObjectID& id) {
+  if (local_index_ == nullptr) return ObjectBuffer();
+  std::optional<LocalIndex::Hold> hold = local_index_->TryGet(id);
+  if (!hold.has_value()) return ObjectBuffer();
+  const shm::IndexedPlacement& p = hold->placement;
+  if (p.data_size > kMaxObjectBytes || p.metadata_size > kMaxObjectBytes ||
+      !InArena(p.offset, p.data_size + p.metadata_size)) {
+    local_index_->Release(*hold);  // the socket path reports what is wrong with it
+    return ObjectBuffer();
+  }
+  ObjectInfo info;
+  info.id = id;
+  info.state = ObjectState::kSealed;
+  info.offset = p.offset;
+  info.data_size = p.data_size;
+  info.metadata_size = p.metadata_size;
+  info.generation = p.generation;
+  info.checksum = p.checksum;
+  return ObjectBuffer(this, arena_base_ + p.offset, info, hold->entry, hold->slot);
+}
+
+void Client::ReleaseSlot(uint64_t index_entry, uint64_t slot) { local_index_->Release(index_entry, slot); }
+
 absl::StatusOr<std::vector<ObjectBuffer>> Client::GetLocal(absl::Span<const ObjectID> ids, absl::Duration timeout) {
+  if (local_index_ == nullptr) return GetFromStore(ids, timeout);
+  std::vector<ObjectBuffer> out;
+  out.reserve(ids.size());
+  std::vector<size_t> missing;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    out.push_back(TryGetWithoutIpc(ids[i]));
+    if (!out.back().valid()) missing.push_back(i);
+  }
+  if (missing.empty()) return out;
+  std::vector<ObjectID> missing_ids;
+  missing_ids.reserve(missing.size());
+  for (size_t i : missing) missing_ids.push_back(ids[i]);
+  ASSIGN_OR_RETURN(std::vector<ObjectBuffer> from_store, GetFromStore(missing_ids, timeout));
+  for (size_t k = 0; k < missing.size(); ++k) out[missing[k]] = std::move(from_store[k]);
+  return out;
+}
+
+absl::StatusOr<std::vector<ObjectBuffer>> Client::GetFromStore(absl::Span<const ObjectID> ids, absl::Duration timeout) {
   std::vector<ObjectBuffer> out;
   out.reserve(ids.size());
   if (ids.empty()) return out;
@@ -138,7 +182,8 @@ absl::StatusOr<std::vector<ObjectBuffer>> Client::Get(absl::Span<const ObjectID>
 }
 
 absl::StatusOr<ObjectBuffer> Client::GetOne(const ObjectID& id, absl::Duration timeout) {
-  ObjectBuffer buffer;
+  ObjectBuffer buffer = TryGetWithoutIpc(id);
+  if (buffer.valid()) return buffer;
   if (options_.get_fetches_remote) {
     ASSIGN_OR_RETURN(std::vector<ObjectBuffer> entries, Get(absl::MakeConstSpan(&id, 1), timeout));
     buffer = std::move(entries[0]);

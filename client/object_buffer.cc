@@ -9,7 +9,9 @@ ObjectBuffer::ObjectBuffer(ObjectBuffer&& other) noexcept
     : client_(std::exchange(other.client_, nullptr)),
       base_(std::exchange(other.base_, nullptr)),
       info_(other.info_),
-      status_(std::move(other.status_)) {}
+      status_(std::move(other.status_)),
+      index_entry_(other.index_entry_),
+      slot_(std::exchange(other.slot_, kNoSlot)) {}
 
 ObjectBuffer& ObjectBuffer::operator=(ObjectBuffer&& other) noexcept {
   if (this != &other) {
@@ -18,6 +20,8 @@ ObjectBuffer& ObjectBuffer::operator=(ObjectBuffer&& other) noexcept {
     base_ = std::exchange(other.base_, nullptr);
     info_ = other.info_;
     status_ = std::move(other.status_);
+    index_entry_ = other.index_entry_;
+    slot_ = std::exchange(other.slot_, kNoSlot);
   }
   return *this;
 }
@@ -28,6 +32,10 @@ absl::Status ObjectBuffer::Release() {
   if (client_ == nullptr) return absl::OkStatus();
   Client* client = std::exchange(client_, nullptr);
   base_ = nullptr;
+  if (slot_ != kNoSlot) {  // held through a slot: given back with no message
+    client->ReleaseSlot(index_entry_, std::exchange(slot_, kNoSlot));
+    return absl::OkStatus();
+  }
   // Detached: the store answers in order, so any later request on this Client already sees the
   // reference gone, and the caller does not pay a round trip.
   return client->ReleaseDetached(info_.id);

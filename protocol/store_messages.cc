@@ -136,6 +136,7 @@ absl::StatusOr<RequestBody> DecodeBody(const fb::StoreRequest& r) {
         }
         out.client_name = m->client_name()->str();
       }
+      out.shared_index = m->shared_index();
       return out;
     }
     case fb::RequestBody::CreateRequest:
@@ -185,6 +186,8 @@ absl::StatusOr<RequestBody> DecodeBody(const fb::StoreRequest& r) {
     }
     case fb::RequestBody::StatsRequest:
       return StatsRequest{};
+    case fb::RequestBody::SlotsReleasedRequest:
+      return SlotsReleasedRequest{};
     case fb::RequestBody::SubscribeRequest:
       return SubscribeRequest{r.body_as_SubscribeRequest()->include_existing()};
     case fb::RequestBody::PutRequest:
@@ -263,7 +266,7 @@ std::string EncodeRequest(const Request& request) {
       [&b](const auto& m) -> std::pair<fb::RequestBody, Offset<void>> {
         using T = std::decay_t<decltype(m)>;
         if constexpr (std::is_same_v<T, ConnectRequest>) {
-          return {fb::RequestBody::ConnectRequest, fb::CreateConnectRequest(b, b.CreateString(m.client_name)).Union()};
+          return {fb::RequestBody::ConnectRequest, fb::CreateConnectRequest(b, b.CreateString(m.client_name), m.shared_index).Union()};
         } else if constexpr (std::is_same_v<T, CreateRequest>) {
           return {fb::RequestBody::CreateRequest, EncodeCreate(b, m).Union()};
         } else if constexpr (std::is_same_v<T, SealRequest>) {
@@ -289,6 +292,8 @@ std::string EncodeRequest(const Request& request) {
                   fb::CreateListRequest(b, m.start_after ? &id : nullptr, m.limit).Union()};
         } else if constexpr (std::is_same_v<T, StatsRequest>) {
           return {fb::RequestBody::StatsRequest, fb::CreateStatsRequest(b).Union()};
+        } else if constexpr (std::is_same_v<T, SlotsReleasedRequest>) {
+          return {fb::RequestBody::SlotsReleasedRequest, fb::CreateSlotsReleasedRequest(b).Union()};
         } else if constexpr (std::is_same_v<T, SubscribeRequest>) {
           return {fb::RequestBody::SubscribeRequest, fb::CreateSubscribeRequest(b, m.include_existing).Union()};
         } else if constexpr (std::is_same_v<T, PutRequest>) {
@@ -329,7 +334,9 @@ std::string EncodeReply(const Reply& reply) {
         using T = std::decay_t<decltype(m)>;
         if constexpr (std::is_same_v<T, ConnectReply>) {
           return {fb::ReplyBody::ConnectReply,
-                  fb::CreateConnectReply(b, m.arena_size, b.CreateString(m.store_name), m.max_ids_per_request).Union()};
+                  fb::CreateConnectReply(b, m.arena_size, b.CreateString(m.store_name), m.max_ids_per_request,
+                                         m.index_entries, m.slots)
+                      .Union()};
         } else if constexpr (std::is_same_v<T, CreateReply>) {
           return {fb::ReplyBody::CreateReply, fb::CreateCreateReply(b, m.offset, m.generation).Union()};
         } else if constexpr (std::is_same_v<T, EmptyReply>) {
@@ -350,7 +357,8 @@ std::string EncodeReply(const Reply& reply) {
           return {fb::ReplyBody::StatsReply,
                   fb::CreateStatsReply(b, m.capacity, m.used_bytes, m.objects_created, m.objects_sealed, m.ref_count,
                                        m.clients, m.evictions, m.evicted_bytes, m.free_blocks, m.largest_free_block,
-                                       m.fragmentation, m.waiting_gets, m.subscribers)
+                                       m.fragmentation, m.waiting_gets, m.subscribers, m.indexed_objects,
+                                       m.slot_references, m.reclaims_waiting)
                       .Union()};
         } else {
           static_assert(std::is_same_v<T, ObjectEvent>);
@@ -390,6 +398,8 @@ absl::StatusOr<Reply> DecodeReply(absl::string_view payload) {
       c.arena_size = m->arena_size();
       if (m->store_name() != nullptr) c.store_name = m->store_name()->str();
       c.max_ids_per_request = m->max_ids_per_request();
+      c.index_entries = m->index_entries();
+      c.slots = m->slots();
       out.body = std::move(c);
       break;
     }
@@ -435,7 +445,7 @@ absl::StatusOr<Reply> DecodeReply(absl::string_view payload) {
       out.body = StatsReply{m->capacity(),      m->used_bytes(),    m->objects_created(), m->objects_sealed(),
                             m->ref_count(),     m->clients(),       m->evictions(),       m->evicted_bytes(),
                             m->free_blocks(),   m->largest_free_block(), m->fragmentation(), m->waiting_gets(),
-                            m->subscribers()};
+                            m->subscribers(),   m->indexed_objects(), m->slot_references(), m->reclaims_waiting()};
       break;
     }
     case fb::ReplyBody::ObjectEvent: {

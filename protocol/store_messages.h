@@ -49,7 +49,10 @@ struct ObjectInfo {
 };
 
 // ---- Requests (client -> store) ----
-struct ConnectRequest { std::string client_name; };
+struct ConnectRequest {
+  std::string client_name;
+  bool shared_index = false;  // asks for the shared index and slots (their fds ride on the reply)
+};
 struct CreateRequest {
   ObjectID id;
   uint64_t data_size = 0;
@@ -79,6 +82,8 @@ struct ListRequest {
 };
 struct StatsRequest {};
 struct SubscribeRequest { bool include_existing = true; };
+// Sent with no reply after a client cleared a reference slot whose object may be kReclaiming.
+struct SlotsReleasedRequest {};
 // Create, copy, seal and release in one request. `data` and `metadata` are views: when encoding,
 // into the caller's buffers; when decoding, into the payload passed to DecodeRequest (valid only
 // while it lives). Together at most kMaxInlinePutBytes.
@@ -101,7 +106,7 @@ struct PutBatchRequest { std::vector<PutRequest> objects; };  // views as in Put
 using RequestBody = std::variant<ConnectRequest, CreateRequest, SealRequest, AbortRequest, GetRequest,
                                  ReleaseRequest, ContainsRequest, DeleteRequest, EvictRequest,
                                  ListRequest, StatsRequest, SubscribeRequest, PutRequest,
-                                 CreateBatchRequest, SealBatchRequest, PutBatchRequest>;
+                                 CreateBatchRequest, SealBatchRequest, PutBatchRequest, SlotsReleasedRequest>;
 struct Request {
   uint64_t request_id = 0;
   RequestBody body;
@@ -112,6 +117,10 @@ struct ConnectReply {
   uint64_t arena_size = 0;
   std::string store_name;
   uint32_t max_ids_per_request = kMaxIdsPerRequest;
+  // The shared-memory index (entries) and this client's reference slots; their memfds follow the
+  // arena's on the reply, in that order. 0: not offered (every get uses the socket).
+  uint64_t index_entries = 0;
+  uint64_t slots = 0;
 };
 struct CreateReply { uint64_t offset = 0; uint64_t generation = 0; };
 struct EmptyReply {};
@@ -137,6 +146,9 @@ struct StatsReply {
   double fragmentation = 0;      // 1 - largest_free_block / free bytes (0 when nothing free)
   uint64_t waiting_gets = 0;
   uint64_t subscribers = 0;
+  uint64_t indexed_objects = 0;   // sealed objects published in the shared-memory index
+  uint64_t slot_references = 0;   // references clients hold through their slots (no store ref_count)
+  uint64_t reclaims_waiting = 0;  // deleted objects kept until a slot lets go of them
 };
 struct ObjectEvent {
   EventKind kind = EventKind::kSealed;

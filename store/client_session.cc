@@ -36,26 +36,26 @@ absl::StatusOr<std::optional<std::string>> ClientSession::NextFrame() {
   return frame;
 }
 
-void ClientSession::Enqueue(std::string frame, int fd_to_attach) {
+void ClientSession::Enqueue(std::string frame, std::vector<int> fds_to_attach) {
   queued_bytes_ += frame.size();
-  out_.push_back(OutFrame{std::move(frame), fd_to_attach});
+  out_.push_back(OutFrame{std::move(frame), std::move(fds_to_attach)});
 }
 
 absl::Status ClientSession::Flush() {
   while (!out_.empty()) {
     // The front frame (what is left of it) and the whole frames after it, up to one that carries
-    // an fd, go out in one gathered sendmsg: a burst of events or replies is one system call.
-    // The attached fd rides on the frame's first byte only.
-    const bool attach = out_.front().fd >= 0 && out_offset_ == 0;
+    // fds, go out in one gathered sendmsg: a burst of events or replies is one system call.
+    // Attached fds ride on the frame's first byte only.
+    const bool attach = !out_.front().fds.empty() && out_offset_ == 0;
     absl::string_view pieces[kMaxGatherPieces];
     size_t n_pieces = 0;
     for (const OutFrame& frame : out_) {
-      if (n_pieces == kMaxGatherPieces || (n_pieces > 0 && frame.fd >= 0)) break;
+      if (n_pieces == kMaxGatherPieces || (n_pieces > 0 && !frame.fds.empty())) break;
       const size_t skip = n_pieces == 0 ? out_offset_ : 0;
       pieces[n_pieces++] = absl::string_view(frame.bytes.data() + skip, frame.bytes.size() - skip);
     }
     ASSIGN_OR_RETURN(size_t n, SendSomeGathered(fd_.get(), absl::MakeConstSpan(pieces, n_pieces),
-                                                attach ? absl::MakeConstSpan(&out_.front().fd, 1)
+                                                attach ? absl::MakeConstSpan(out_.front().fds)
                                                        : absl::Span<const int>(),
                                                 SocketWait::kDontWait));
     if (n == 0) return absl::OkStatus();  // would block: epoll reports EPOLLOUT later

@@ -4,7 +4,7 @@
 // Input: ReadAvailable receives with RecvSomeWithFds (protocol/base/socket_io.h), room for the most
 // fds a message can carry, and closes every fd a client attaches (the store never accepts fds), then hands the bytes to a FrameReader whose length cap
 // is checked before allocation. Output: a queue of encoded frames written non-blockingly; the
-// first byte of a frame may carry an fd (the arena, attached to ConnectReply), sent with SendSomeWithFds.
+// first byte of a frame may carry fds (the arena's and the shared index's, attached to ConnectReply), sent with SendSomeWithFds.
 //
 // Thread-safety: none (owned by the store's event-loop thread).
 #ifndef RPLASMA_STORE_CLIENT_SESSION_H_
@@ -14,6 +14,7 @@
 #include <deque>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -43,8 +44,8 @@ class ClientSession {
   // Frames NextFrame has returned so far.
   uint64_t frames_completed() const { return frames_completed_; }
 
-  // Queues one encoded frame; `fd_to_attach` (not owned) rides on its first byte.
-  void Enqueue(std::string frame, int fd_to_attach = -1);
+  // Queues one encoded frame; `fds_to_attach` (not owned; open until sent) ride on its first byte.
+  void Enqueue(std::string frame, std::vector<int> fds_to_attach = {});
   // Writes queued bytes until the socket would block or the queue is empty. kUnavailable if the
   // peer is gone.
   absl::Status Flush();
@@ -66,7 +67,7 @@ class ClientSession {
  private:
   struct OutFrame {
     std::string bytes;
-    int fd = -1;
+    std::vector<int> fds;
   };
 
   ClientId id_;

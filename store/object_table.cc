@@ -8,8 +8,8 @@
 
 namespace rplasma {
 
-ObjectTable::ObjectTable(uint64_t capacity, uint64_t generation_seed, EventSink sink)
-    : allocator_(capacity), next_generation_(generation_seed), sink_(std::move(sink)) {}
+ObjectTable::ObjectTable(uint64_t capacity, uint64_t generation_seed, EventSink sink, SharedIndex* index)
+    : allocator_(capacity), next_generation_(generation_seed), sink_(std::move(sink)), index_(index) {}
 
 ObjectInfo ObjectTable::Info(const ObjectID& id, const ObjectEntry& e) {
   ObjectInfo info;
@@ -33,18 +33,20 @@ absl::StatusOr<ObjectInfo> ObjectTable::Create(ClientId client, const ObjectID& 
                                          allocator_.capacity()));
   }
   std::optional<uint64_t> offset = allocator_.Allocate(total);
-  while (!offset && evict_if_full && !lru_.empty()) {
+  bool evicted_some = true;
+  while (!offset && evict_if_full && evicted_some) {
     // Free what is missing in one batch, then retry; if fragmentation still leaves no block large
     // enough, keep evicting (oldest first) until it fits or nothing is left to evict.
     uint64_t need = Allocator::BlockSize(total);
     uint64_t missing = need > allocator_.free_bytes() ? need - allocator_.free_bytes() : 1;
     uint64_t freed = 0;
-    EvictResult ignored;
-    while (freed < missing && !lru_.empty()) {
+    EvictResult evicted;
+    while (freed < missing) {
       uint64_t before = allocator_.free_bytes();
-      EvictOne(&ignored);
+      if (!EvictOne(&evicted)) break;
       freed += allocator_.free_bytes() - before;
     }
+    evicted_some = evicted.objects > 0;
     offset = allocator_.Allocate(total);
   }
   if (!offset) {
@@ -78,6 +80,9 @@ absl::Status ObjectTable::Seal(ClientId client, const ObjectID& id, uint64_t che
   }
   e.state = ObjectState::kSealed;
   e.checksum = checksum;
+  if (index_ != nullptr) {
+    e.index_entry = index_->Publish(id, {e.offset, e.data_size, e.metadata_size, e.generation, e.checksum});
+  }
   --stats_.objects_created;
   ++stats_.objects_sealed;
   if (sink_) sink_(EventKind::kSealed, Info(id, e));
@@ -135,11 +140,17 @@ ErrorCode ObjectTable::Delete(const ObjectID& id) {
   if (it == objects_.end() || it->second.delete_pending) return ErrorCode::kObjectNotFound;
   if (it->second.state != ObjectState::kSealed) return ErrorCode::kObjectNotSealed;
   if (sink_) sink_(EventKind::kDeleted, Info(id, it->second));
-  if (it->second.ref_count > 0) {
-    it->second.delete_pending = true;
-  } else {
-    Erase(it);
+  ObjectEntry& e = it->second;
+  e.delete_pending = true;
+  // Out of the index now, so no new get finds it; freed once no reference (table or slot) is left.
+  if (e.index_entry != SharedIndex::kNotIndexed && index_->Hide(e.index_entry, e.generation)) {
+    if (e.ref_count == 0) {
+      LruErase(e);
+      reclaim_waiting_.insert(id);
+    }
+    return ErrorCode::kOk;
   }
+  if (e.ref_count == 0) Erase(it);
   return ErrorCode::kOk;
 }
 
@@ -150,12 +161,30 @@ EvictResult ObjectTable::Evict(uint64_t bytes) {
   return result;
 }
 
+bool ObjectTable::MayEvict(ObjectEntry& e) {
+  if (e.index_entry == SharedIndex::kNotIndexed || !index_->Hide(e.index_entry, e.generation)) return true;
+  index_->Unhide(e.index_entry);
+  return false;
+}
+
 bool ObjectTable::EvictOne(EvictResult* result) {
-  if (lru_.empty()) return false;
-  auto it = objects_.find(lru_.begin()->second);
-  CHECK(it != objects_.end()) << "LRU entry without object";
+  // A candidate a slot holds goes to the young end; each object is looked at once per call.
+  Map::iterator it = objects_.end();
+  for (size_t candidates = lru_.size(); candidates > 0; --candidates) {
+    auto candidate = objects_.find(lru_.begin()->second);
+    CHECK(candidate != objects_.end()) << "LRU entry without object";
+    ObjectEntry& e = candidate->second;
+    CHECK(e.ref_count == 0 && e.state == ObjectState::kSealed) << "LRU holds a referenced or unsealed object";
+    if (MayEvict(e)) {
+      it = candidate;
+      break;
+    }
+    ++stats_.evictions_skipped;
+    LruErase(e);
+    LruInsert(candidate->first, e);
+  }
+  if (it == objects_.end()) return false;
   const ObjectEntry& e = it->second;
-  CHECK(e.ref_count == 0 && e.state == ObjectState::kSealed) << "LRU holds a referenced or unsealed object";
   uint64_t bytes = e.data_size + e.metadata_size;
   result->bytes += bytes;
   ++result->objects;
@@ -183,7 +212,7 @@ void ObjectTable::RemoveClient(ClientId client) {
       --stats_.ref_count;
       if (e.ref_count == 0) {
         if (e.delete_pending) {
-          Erase(it);
+          ReclaimDeleted(it);
           break;
         }
         LruInsert(it->first, e);
@@ -238,9 +267,33 @@ void ObjectTable::DropRef(ClientId client, Map::iterator it) {
   --stats_.ref_count;
   if (e.ref_count > 0) return;
   if (e.delete_pending) {
-    Erase(it);
+    ReclaimDeleted(it);
   } else {
     LruInsert(it->first, e);
+  }
+}
+
+void ObjectTable::ReclaimDeleted(Map::iterator it) {
+  const ObjectEntry& e = it->second;
+  // Hidden by Delete already: a slot that holds it now claimed it before that, and stays visible.
+  if (e.index_entry != SharedIndex::kNotIndexed && index_->Held(e.generation)) {
+    reclaim_waiting_.insert(it->first);
+    return;
+  }
+  reclaim_waiting_.erase(it->first);
+  Erase(it);
+}
+
+void ObjectTable::RetryReclaims() {
+  for (auto waiting = reclaim_waiting_.begin(); waiting != reclaim_waiting_.end();) {
+    auto it = objects_.find(*waiting);
+    CHECK(it != objects_.end()) << "a waiting reclaim without object";
+    if (index_->Held(it->second.generation)) {
+      ++waiting;
+      continue;
+    }
+    waiting = reclaim_waiting_.erase(waiting);
+    Erase(it);
   }
 }
 
@@ -264,6 +317,8 @@ void ObjectTable::Erase(Map::iterator it) {
     auto c = client_refs_.find(e.creator);
     if (c != client_refs_.end()) c->second.erase(it->first);
   }
+  // Hidden, and no slot held it, when the caller looked.
+  if (e.index_entry != SharedIndex::kNotIndexed) index_->Remove(e.index_entry);
   allocator_.Free(e.offset, e.data_size + e.metadata_size);
   if (e.state == ObjectState::kSealed) {
     --stats_.objects_sealed;

@@ -14,8 +14,12 @@
 // exactly what it held. A SEALED object with no references sits in the LRU list and may be
 // evicted; nothing referenced is ever freed, so its bytes are never reused under a reader.
 //
-// Entries are plain data (offsets, sizes, generation, counters; no pointers) so that a later
-// shared-memory index can publish them as they are.
+// With a SharedIndex (store/shared_index.h), a sealed object is also published there, and clients
+// may hold it through their reference slots without the table counting them (a get with no IPC).
+// Before the table frees an indexed object it hides it and looks at every client's slots: an
+// eviction passes over an object a slot holds (it goes to the young end of the LRU list), and a
+// deleted one waits, invisible, until no slot holds it (RetryReclaims, called when a client says
+// it let go of a slot or its connection closed).
 //
 // Events (seal, delete, evict) go to the EventSink given at construction, synchronously.
 //
@@ -29,16 +33,16 @@
 #include <vector>
 
 #include "absl/container/btree_map.h"
+#include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "protocol/base/object_id.h"
 #include "protocol/base/status.h"
 #include "protocol/store_messages.h"
 #include "store/allocator.h"
+#include "store/shared_index.h"
 
 namespace rplasma {
-
-using ClientId = uint64_t;
 
 // The table's private row for one object: plain data, with the table's bookkeeping (LRU tick,
 // creator, pending delete). What the store tells clients about an object is an ObjectInfo
@@ -52,6 +56,7 @@ struct ObjectEntry {
   uint64_t lru_tick = 0;      // key in the LRU index while evictable, else 0
   ClientId creator = 0;
   int32_t ref_count = 0;
+  uint64_t index_entry = SharedIndex::kNotIndexed;  // its entry in the shared index, once sealed
   ObjectState state = ObjectState::kCreated;
   bool delete_pending = false;  // deleted while referenced: invisible, freed at the last release
 };
@@ -67,6 +72,7 @@ struct TableStats {
   uint64_t ref_count = 0;
   uint64_t evictions = 0;
   uint64_t evicted_bytes = 0;
+  uint64_t evictions_skipped = 0;  // LRU candidates passed over because a slot held them
 };
 
 class ObjectTable {
@@ -74,8 +80,9 @@ class ObjectTable {
   using EventSink = std::function<void(EventKind, const ObjectInfo&)>;
 
   // `capacity`: arena bytes. `generation_seed`: the first generation handed out (the store seeds
-  // it from the clock so generations differ across restarts).
-  ObjectTable(uint64_t capacity, uint64_t generation_seed, EventSink sink);
+  // it from the clock so generations differ across restarts). `index`: where sealed objects are
+  // published for gets with no IPC (not owned; may be null: no index).
+  ObjectTable(uint64_t capacity, uint64_t generation_seed, EventSink sink, SharedIndex* index = nullptr);
 
   // Creates `id`; the creator holds one reference. With evict_if_full, unreferenced sealed objects
   // are evicted in LRU order until the object fits. ObjectExists, OutOfMemory.
@@ -99,6 +106,11 @@ class ObjectTable {
   EvictResult Evict(uint64_t bytes);
   // Drops every reference of `client` and aborts its unsealed objects.
   void RemoveClient(ClientId client);
+  // Frees the deleted objects that waited for slots nobody holds any more (after a client let go
+  // of a slot, or its slots were dropped).
+  void RetryReclaims();
+  // Deleted objects still waiting for a slot to let go of them.
+  uint64_t reclaims_waiting() const { return reclaim_waiting_.size(); }
 
   // Visible objects with ids > start_after (all if nullopt), in id order, at most `limit`.
   // `more` is set when further objects follow.
@@ -119,6 +131,11 @@ class ObjectTable {
   void AddRef(ClientId client, Map::iterator it);
   // Removes one reference; frees the object if it was delete-pending and this was the last.
   void DropRef(ClientId client, Map::iterator it);
+  // A deleted object with no table reference left: frees it, unless a slot holds it (it then
+  // waits in reclaim_waiting_).
+  void ReclaimDeleted(Map::iterator it);
+  // Whether an LRU candidate may go now: not indexed, or hidden with no slot holding it.
+  bool MayEvict(ObjectEntry& e);
   void LruInsert(const ObjectID& id, ObjectEntry& e);
   void LruErase(ObjectEntry& e);
   // Frees the object's bytes and forgets it.
@@ -128,12 +145,15 @@ class ObjectTable {
   Allocator allocator_;
   uint64_t next_generation_;
   EventSink sink_;
+  SharedIndex* index_;
   Map objects_;
   absl::btree_map<uint64_t, ObjectID> lru_;  // lru_tick -> id; oldest first
   uint64_t next_tick_ = 1;
   // Per client: id -> references held.
   absl::flat_hash_map<ClientId, absl::flat_hash_map<ObjectID, uint32_t>> client_refs_;
   TableStats stats_;
+  // Deleted objects no table reference holds, kept for a slot that still does.
+  absl::btree_set<ObjectID> reclaim_waiting_;
 };
 
 }  // namespace rplasma

@@ -7,6 +7,8 @@
 #include <string>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "protocol/base/command_line.h"
 #include "protocol/base/default_socket.h"
@@ -31,6 +33,11 @@ ABSL_FLAG(std::string, max_partial_frame_bytes, "64M",
 ABSL_FLAG(std::string, max_output_bytes, "64M",
           "a client with more replies/events queued than this (a subscriber that fell behind) is disconnected");
 
+ABSL_FLAG(std::string, index_entries, "auto",
+          "entries of the shared-memory index that serves gets with no IPC (a power of two >= 16, 64 bytes each); "
+          "0 = off (every get uses the socket); auto = one per 4 KiB of arena, 4096 to 1M");
+ABSL_FLAG(uint64_t, slots_per_client, 4096,
+          "references each client can hold through its shared-memory slots (a power of two >= 16); more use the socket");
 ABSL_FLAG(int32_t, metrics_port, 0, "serve Prometheus metrics at http://ADDRESS:PORT/metrics; 0 = off");
 ABSL_FLAG(std::string, metrics_address, "127.0.0.1", "address the metrics endpoint binds (numeric IPv4 or IPv6)");
 ABSL_FLAG(std::string, metrics_file, "",
@@ -56,6 +63,15 @@ absl::StatusOr<rplasma::StoreOptions> StoreOptionsFromFlags(const rplasma::Comma
                    command_line.ByteSize("max_partial_frame_bytes", absl::GetFlag(FLAGS_max_partial_frame_bytes)));
   options.partial_frame_timeout = absl::GetFlag(FLAGS_partial_frame_timeout);
   options.pause_input_bytes = std::min<uint64_t>(options.pause_input_bytes, options.max_output_bytes / 4);
+  if (const std::string entries = absl::GetFlag(FLAGS_index_entries); entries != "auto") {
+    uint64_t value = 0;
+    if (!absl::SimpleAtoi(entries, &value)) {
+      return rplasma::MakeError(rplasma::ErrorCode::kInvalidArgument,
+                                absl::StrCat("--index-entries '", entries, "': expected auto or a number"));
+    }
+    options.index_entries = value;
+  }
+  options.slots_per_client = absl::GetFlag(FLAGS_slots_per_client);
   const int32_t metrics_port = absl::GetFlag(FLAGS_metrics_port);
   if (metrics_port < 0 || metrics_port > 65535) {
     return rplasma::MakeError(rplasma::ErrorCode::kInvalidArgument, "--metrics-port must be 0..65535");

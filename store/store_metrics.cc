@@ -11,7 +11,7 @@ namespace {
 constexpr const char* kRequestNames[] = {"connect", "create",   "seal",   "abort",        "get",
                                          "release", "contains", "delete", "evict",        "list",
                                          "stats",   "subscribe", "put",   "create_batch", "seal_batch",
-                                         "put_batch"};
+                                         "put_batch", "slots_released"};
 static_assert(std::size(kRequestNames) == StoreMetrics::kRequestKinds, "a request kind without a name");
 
 uint64_t Load(const std::atomic<uint64_t>& value) { return value.load(std::memory_order_relaxed); }
@@ -38,6 +38,8 @@ void StoreMetrics::Publish(const StatsReply& s) {
   fragmentation_.store(s.fragmentation, kRelaxed);
   waiting_gets_.store(s.waiting_gets, kRelaxed);
   subscribers_.store(s.subscribers, kRelaxed);
+  indexed_objects_.store(s.indexed_objects, kRelaxed);
+  reclaims_waiting_.store(s.reclaims_waiting, kRelaxed);
 }
 
 std::string StoreMetrics::Render(absl::string_view store_name) const {
@@ -56,6 +58,10 @@ std::string StoreMetrics::Render(absl::string_view store_name) const {
            Load(subscribers_));
   t.Single("rplasma_store_waiting_gets", MetricType::kGauge, "Get requests waiting for objects to be sealed.",
            Load(waiting_gets_));
+  t.Single("rplasma_store_indexed_objects", MetricType::kGauge,
+           "Sealed objects in the shared-memory index (gets with no IPC).", Load(indexed_objects_));
+  t.Single("rplasma_store_reclaims_waiting", MetricType::kGauge,
+           "Deleted objects whose bytes wait for a slot reference to go.", Load(reclaims_waiting_));
   t.Single("rplasma_store_free_blocks", MetricType::kGauge, "Free blocks in the arena allocator.", Load(free_blocks_));
   t.Single("rplasma_store_largest_free_block_bytes", MetricType::kGauge, "The largest free block.",
            Load(largest_free_block_));

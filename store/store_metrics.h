@@ -61,6 +61,8 @@ class StoreMetrics {
   std::atomic<double> fragmentation_{0};
   std::atomic<uint64_t> waiting_gets_{0};
   std::atomic<uint64_t> subscribers_{0};
+  std::atomic<uint64_t> indexed_objects_{0};
+  std::atomic<uint64_t> reclaims_waiting_{0};
 };
 
 }  // namespace rplasma

@@ -38,6 +38,18 @@ absl::Status StoreOptions::Validate() const {
   if (pause_input_bytes == 0 || pause_input_bytes >= max_output_bytes) {
     return MakeError(ErrorCode::kInvalidArgument, "store: need 0 < pause_input_bytes < max_output_bytes");
   }
+  const auto power_of_two_from_16 = [](uint64_t n) { return n >= 16 && std::has_single_bit(n); };
+  if (index_entries.has_value() && *index_entries != 0 &&
+      (!power_of_two_from_16(*index_entries) || *index_entries > (uint64_t{1} << 24))) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     absl::StrCat("store: --index-entries must be 0 or a power of two in [16, 2^24], not ",
+                                  *index_entries));
+  }
+  if (!power_of_two_from_16(slots_per_client) || slots_per_client > (uint64_t{1} << 24)) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     absl::StrCat("store: --slots-per-client must be a power of two in [16, 2^24], not ",
+                                  slots_per_client));
+  }
   return absl::OkStatus();
 }
 

@@ -5,6 +5,7 @@
 #define RPLASMA_STORE_STORE_OPTIONS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -43,6 +44,12 @@ struct StoreOptions {
   uint64_t max_partial_frame_bytes = 64ull << 20;
   // Handle SIGTERM/SIGINT (blocked and read through a signalfd) as a clean shutdown.
   bool handle_signals = true;
+  // The shared-memory index of sealed objects that lets clients get and release with no message
+  // (docs/STORE.md): its entries (a power of two >= 16; 0 turns gets with no IPC off; unset: one
+  // per 4 KiB of arena, SharedIndex::DefaultEntries), and each client's reference slots (a power
+  // of two >= 16: references a client can hold that way at once; beyond them it uses the socket).
+  std::optional<uint64_t> index_entries;
+  uint64_t slots_per_client = 4096;
   // Prometheus metrics (--metrics-port, --metrics-address, --metrics-file...; docs/METRICS.md). Off by default.
   MetricsExportOptions metrics;
 

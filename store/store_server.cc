@@ -27,18 +27,24 @@ constexpr size_t kReadBudget = 256 * 1024;  // per client per wakeup
 
 }  // namespace
 
-StoreServer::StoreServer(StoreOptions options, std::unique_ptr<Arena> arena)
+StoreServer::StoreServer(StoreOptions options, std::unique_ptr<Arena> arena, std::unique_ptr<SharedIndex> index)
     : options_(std::move(options)),
       arena_(std::move(arena)),
+      index_(std::move(index)),
       table_(arena_->size(), static_cast<uint64_t>(absl::GetCurrentTimeNanos()),
-             [this](EventKind kind, const ObjectInfo& info) { OnEvent(kind, info); }),
+             [this](EventKind kind, const ObjectInfo& info) { OnEvent(kind, info); }, index_.get()),
       partial_frames_(options_.partial_frame_timeout),
       uid_(::geteuid()) {}
 
 absl::StatusOr<std::unique_ptr<StoreServer>> StoreServer::Create(const StoreOptions& options) {
   RETURN_IF_ERROR(options.Validate());
   ASSIGN_OR_RETURN(std::unique_ptr<Arena> arena, Arena::Create(options.memory_bytes, options.hugepages));
-  std::unique_ptr<StoreServer> server(new StoreServer(options, std::move(arena)));
+  std::unique_ptr<SharedIndex> index;
+  const uint64_t entries = options.index_entries.value_or(SharedIndex::DefaultEntries(arena->size()));
+  if (entries != 0) {
+    ASSIGN_OR_RETURN(index, SharedIndex::Create(entries, options.slots_per_client));
+  }
+  std::unique_ptr<StoreServer> server(new StoreServer(options, std::move(arena), std::move(index)));
   RETURN_IF_ERROR(server->Init());
   StoreServer* s = server.get();
   ASSIGN_OR_RETURN(server->metrics_exporter_,
@@ -271,8 +277,8 @@ void StoreServer::ProcessFrames(ClientSession& s) {
   }
 }
 
-void StoreServer::SendReply(ClientSession& s, const Reply& reply, int fd_to_attach) {
-  s.Enqueue(EncodeFrame(EncodeReply(reply)), fd_to_attach);
+void StoreServer::SendReply(ClientSession& s, const Reply& reply, std::vector<int> fds_to_attach) {
+  s.Enqueue(EncodeFrame(EncodeReply(reply)), std::move(fds_to_attach));
   MarkDirty(s);
   // Input pauses long before this; only answers the client did not pace (completions of many
   // waiting Gets) can get here.
@@ -348,6 +354,11 @@ void StoreServer::CloseSession(ClientId id) {
   partial_frames_.Remove(id);
   // May complete deferred deletes, whose events reach subscribers (and may doom a slow one).
   table_.RemoveClient(id);
+  if (index_ != nullptr) {
+    // Whatever its slots held is held no more: deletes that waited for them may finish.
+    index_->RemoveClient(id);
+    table_.RetryReclaims();
+  }
   if (session->fds_discarded() > 0) {
     LOG(WARNING) << "client " << id << " sent " << session->fds_discarded() << " fds; all were closed";
   }

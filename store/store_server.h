@@ -11,7 +11,8 @@
 // options.max_output_bytes (a subscriber that fell behind) is disconnected.
 //
 // Connections from another uid than the store's (SO_PEERCRED) are closed at accept. The first
-// request must be Connect; its reply carries the arena fd. Bytes that fail framing or decoding
+// request must be Connect; its reply carries the arena fd, and the shared index's and the client's
+// own reference slots' (store/shared_index.h) when the index is on. Bytes that fail framing or decoding
 // get an error reply and the connection is closed; the store itself never stops on bad input.
 //
 // Thread-safety: Run() on one thread; Shutdown() and metrics() from any thread.
@@ -36,6 +37,7 @@
 #include "store/get_waiters.h"
 #include "store/object_table.h"
 #include "store/partial_frames.h"
+#include "store/shared_index.h"
 #include "store/store_metrics.h"
 #include "store/store_options.h"
 
@@ -62,7 +64,7 @@ class StoreServer {
   uint16_t metrics_port() const { return metrics_exporter_ == nullptr ? 0 : metrics_exporter_->port(); }
 
  private:
-  StoreServer(StoreOptions options, std::unique_ptr<Arena> arena);
+  StoreServer(StoreOptions options, std::unique_ptr<Arena> arena, std::unique_ptr<SharedIndex> index);
   absl::Status Init();
 
   // ---- event loop (store_server.cc) ----
@@ -82,7 +84,7 @@ class StoreServer {
   void Doom(ClientSession& s, const std::string& why);
   void CloseDoomed();
   void CloseSession(ClientId id);
-  void SendReply(ClientSession& s, const Reply& reply, int fd_to_attach = -1);
+  void SendReply(ClientSession& s, const Reply& reply, std::vector<int> fds_to_attach = {});
   ClientSession* FindSession(ClientId id);
 
   // ---- requests (store_server_requests.cc) ----
@@ -116,6 +118,7 @@ class StoreServer {
   StoreOptions options_;
   StoreMetrics metrics_;
   std::unique_ptr<Arena> arena_;
+  std::unique_ptr<SharedIndex> index_;  // null with --index-entries 0
   ObjectTable table_;
   GetWaiters waiters_;
   PartialFrames partial_frames_;

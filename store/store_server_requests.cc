@@ -67,7 +67,11 @@ void StoreServer::HandleRequest(ClientSession& s, Request request) {
           page.objects = table_.List(m.start_after, m.limit, &page.more);
           SendReply(s, OkReply(rid, std::move(page)));
         } else if constexpr (std::is_same_v<T, StatsRequest>) {
-          SendReply(s, OkReply(rid, Stats()));
+          StatsReply stats = Stats();
+          if (index_ != nullptr) stats.slot_references = index_->SlotReferences();  // a scan: here only
+          SendReply(s, OkReply(rid, std::move(stats)));
+        } else if constexpr (std::is_same_v<T, SlotsReleasedRequest>) {
+          if (index_ != nullptr) table_.RetryReclaims();  // no reply
         } else if constexpr (std::is_same_v<T, SubscribeRequest>) {
           HandleSubscribe(s, rid, m);
         } else if constexpr (std::is_same_v<T, PutRequest>) {
@@ -95,7 +99,20 @@ void StoreServer::HandleConnect(ClientSession& s, uint64_t rid, const ConnectReq
   reply.arena_size = arena_->size();
   reply.store_name = options_.name;
   reply.max_ids_per_request = kMaxIdsPerRequest;
-  SendReply(s, OkReply(rid, std::move(reply)), arena_->fd());
+  std::vector<int> fds = {arena_->fd()};
+  if (index_ != nullptr && m.shared_index) {
+    // Without slots the client simply has no get without IPC: it keeps the socket path.
+    absl::StatusOr<int> slots_fd = index_->AddClient(s.id());
+    if (slots_fd.ok()) {
+      reply.index_entries = index_->entries();
+      reply.slots = index_->slots_per_client();
+      fds.push_back(index_->index_fd());
+      fds.push_back(*slots_fd);
+    } else {
+      LOG(WARNING) << "client " << s.id() << ": no reference slots: " << slots_fd.status();
+    }
+  }
+  SendReply(s, OkReply(rid, std::move(reply)), std::move(fds));
   LOG(INFO) << "client " << s.id() << " (" << s.name << ", pid " << s.pid() << ") connected";
 }
 
@@ -316,6 +333,8 @@ StatsReply StoreServer::Stats() const {
   r.fragmentation = a.fragmentation();
   r.waiting_gets = waiters_.size();
   r.subscribers = subscribers_.size();
+  r.indexed_objects = index_ == nullptr ? 0 : index_->indexed();
+  r.reclaims_waiting = table_.reclaims_waiting();
   return r;
 }
 

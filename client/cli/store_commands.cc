@@ -69,6 +69,9 @@ std::string StatsJson(const std::string& store_name, const StatsReply& s) {
       .Decimal("fragmentation", s.fragmentation, 4)
       .Number("waiting_gets", s.waiting_gets)
       .Number("subscribers", s.subscribers)
+      .Number("indexed_objects", s.indexed_objects)
+      .Number("slot_references", s.slot_references)
+      .Number("reclaims_waiting", s.reclaims_waiting)
       .str();
 }
 
@@ -122,6 +125,8 @@ absl::Status RunStats(CliContext& context, absl::Span<const std::string> args) {
   absl::FPrintF(out, "fragmentation:  %.1f%%\n", 100.0 * s.fragmentation);
   absl::FPrintF(out, "waiting gets:   %d\n", s.waiting_gets);
   absl::FPrintF(out, "subscribers:    %d\n", s.subscribers);
+  absl::FPrintF(out, "shared index:   %d objects, %d slot references, %d deletes waiting for slots\n",
+                s.indexed_objects, s.slot_references, s.reclaims_waiting);
   return absl::OkStatus();
 }
 

@@ -200,6 +200,9 @@ class PyClient {
     out["fragmentation"] = stats.fragmentation;
     out["waiting_gets"] = stats.waiting_gets;
     out["subscribers"] = stats.subscribers;
+    out["indexed_objects"] = stats.indexed_objects;
+    out["slot_references"] = stats.slot_references;
+    out["reclaims_waiting"] = stats.reclaims_waiting;
     return out;
   }
 

@@ -120,10 +120,10 @@ TEST_F(ClientBatchTest, TenThousandObjectsAreCreatedSealedFetchedAndReleasedInSp
     ASSERT_EQ(ObjectChecksum(got[i].data(), got[i].metadata()), seals[i].checksum) << i;
   }
   ASSERT_OK_AND_ASSIGN(StatsReply referenced, client_->Stats());
-  EXPECT_EQ(referenced.ref_count, static_cast<uint64_t>(kCount));
+  EXPECT_EQ(HeldReferences(referenced), static_cast<uint64_t>(kCount));
   ASSERT_OK(client_->Release(absl::MakeSpan(got)));
   for (const ObjectBuffer& buffer : got) ASSERT_FALSE(buffer.valid());
-  EXPECT_TRUE(WaitForStats([](const StatsReply& s) { return s.ref_count == 0; }));
+  EXPECT_TRUE(WaitForStats([](const StatsReply& s) { return HeldReferences(s) == 0; }));
   ASSERT_OK(client_->Delete(ids));
   ExpectBackAtBaseline();
 }
@@ -199,7 +199,7 @@ TEST_F(ClientBatchTest, ReleaseOfBuffersDropsEveryReferenceAndSkipsInvalidOnes) 
   ASSERT_OK_AND_ASSIGN(ObjectBuffer others, other->GetOne(ids[0]));
   got.push_back(std::move(others));
   ASSERT_OK_AND_ASSIGN(StatsReply held, client_->Stats());
-  EXPECT_EQ(held.ref_count, 21u);
+  EXPECT_EQ(HeldReferences(held), 21u);
 
   ASSERT_OK(client_->Release(absl::MakeSpan(got)));
   for (const ObjectBuffer& buffer : got) EXPECT_FALSE(buffer.valid());
@@ -208,7 +208,7 @@ TEST_F(ClientBatchTest, ReleaseOfBuffersDropsEveryReferenceAndSkipsInvalidOnes) 
   // on its own connection, so ask there too before counting.
   ASSERT_OK(other->Stats().status());
   ASSERT_OK_AND_ASSIGN(StatsReply released, client_->Stats());
-  EXPECT_EQ(released.ref_count, 0u);
+  EXPECT_EQ(HeldReferences(released), 0u);
   other.reset();
   ASSERT_OK(client_->Delete(ids));
   ExpectBackAtBaseline();

@@ -39,7 +39,7 @@ TEST_F(ClientFaultTest, KilledClientHoldingReferencesLosesThemWithinOneSecond) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
   const std::vector<ObjectID> ids = Labels("held", 100);
   for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(Pattern(4096, i))));
-  ASSERT_OK_AND_ASSIGN(Subprocess worker, StartWorker({"hold", "100", "held"}));
+  ASSERT_OK_AND_ASSIGN(Subprocess worker, StartWorker({"hold-socket", "100", "held"}));
   ASSERT_TRUE(WaitForStats([](const StatsReply& s) { return s.ref_count == 100 && s.clients == 2; }));
   // Referenced: delete is deferred, eviction impossible.
   ASSERT_OK(client_->Delete(ids));
@@ -50,6 +50,45 @@ TEST_F(ClientFaultTest, KilledClientHoldingReferencesLosesThemWithinOneSecond) {
   EXPECT_LE(took, absl::Seconds(1));
   // The ids can be created again.
   for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(Pattern(4096, i + 1000))));
+  ASSERT_OK(client_->Delete(ids));
+  ExpectBackAtBaseline();
+}
+
+TEST_F(ClientFaultTest, KilledReadersHoldingAThousandSlotReferencesEachLoseThemWithinOneSecond) {
+  ASSERT_NO_FATAL_FAILURE(StartStore());
+  constexpr int kReaders = 4;
+  constexpr int kObjects = 1000;
+  const std::vector<ObjectID> ids = Labels("slot-held", kObjects);
+  for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(Pattern(1024, i))));
+  std::vector<Subprocess> readers;
+  for (int r = 0; r < kReaders; ++r) {
+    ASSERT_OK_AND_ASSIGN(Subprocess reader, StartWorker({"hold", absl::StrCat(kObjects), "slot-held"}));
+    readers.push_back(std::move(reader));
+  }
+  // Every reference went through a slot: the store counted none of them and got no Get.
+  ASSERT_TRUE(WaitForStats([](const StatsReply& s) {
+    return s.slot_references == kReaders * kObjects && s.clients == kReaders + 1;
+  }));
+  ASSERT_OK_AND_ASSIGN(StatsReply held, client_->Stats());
+  EXPECT_EQ(held.ref_count, 0u);
+  // Held through slots: eviction passes over every object, and deletes wait for the slots.
+  ASSERT_OK_AND_ASSIGN(EvictReply evicted, client_->Evict(1ull << 30));
+  EXPECT_EQ(evicted.objects_evicted, 0u);
+  ASSERT_OK(client_->Delete(ids));
+  ASSERT_OK_AND_ASSIGN(StatsReply deleted, client_->Stats());
+  EXPECT_EQ(deleted.objects_sealed, static_cast<uint64_t>(kObjects));
+  EXPECT_EQ(deleted.reclaims_waiting, static_cast<uint64_t>(kObjects));
+  ASSERT_OK_AND_ASSIGN(bool visible, client_->Contains(ids[0]));
+  EXPECT_FALSE(visible);
+  const absl::Time start = absl::Now();
+  for (Subprocess& reader : readers) reader.Kill();
+  EXPECT_TRUE(WaitForStats(
+      [](const StatsReply& s) {
+        return s.slot_references == 0 && s.reclaims_waiting == 0 && s.objects_sealed == 0 && s.clients == 1;
+      },
+      absl::Seconds(5)));
+  EXPECT_LE(absl::Now() - start, absl::Seconds(1));
+  for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(Pattern(1024, i + 7))));
   ASSERT_OK(client_->Delete(ids));
   ExpectBackAtBaseline();
 }

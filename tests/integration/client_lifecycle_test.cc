@@ -27,8 +27,10 @@ TEST_F(ClientLifecycleTest, PutThenGetReturnsTheSameBytesZeroCopyWithChecksum) {
     // Zero copy: the buffer points into the mapped arena.
     EXPECT_GE(buffer.data().data(), client_->arena_base());
     EXPECT_LE(buffer.data().data() + data.size() + metadata.size(), client_->arena_base() + client_->arena_size());
+    // Sealed and local: held through a slot, with no Get message (the store counts no reference).
     ASSERT_OK_AND_ASSIGN(StatsReply held, client_->Stats());
-    EXPECT_EQ(held.ref_count, 1u);
+    EXPECT_EQ(held.slot_references, 1u);
+    EXPECT_EQ(held.ref_count, 0u);
     ASSERT_OK_AND_ASSIGN(bool present, client_->Contains(id));
     EXPECT_TRUE(present);
   }
@@ -249,7 +251,7 @@ TEST_F(ClientLifecycleTest, BatchesAboveThePerRequestLimitAreSplit) {
       }
     }
     ASSERT_OK_AND_ASSIGN(StatsReply stats, client_->Stats());
-    EXPECT_EQ(stats.ref_count, static_cast<uint64_t>(kCount / 2));
+    EXPECT_EQ(HeldReferences(stats), static_cast<uint64_t>(kCount / 2));
     ASSERT_OK_AND_ASSIGN(std::vector<ObjectInfo> listed, client_->List());
     EXPECT_EQ(listed.size(), static_cast<size_t>(kCount / 2));
   }
@@ -284,7 +286,7 @@ TEST_F(ClientLifecycleTest, DuplicateIdsInOneGetEachHoldAReference) {
     ASSERT_EQ(got.size(), 3u);
     for (const ObjectBuffer& b : got) EXPECT_TRUE(b.valid());
     ASSERT_OK_AND_ASSIGN(StatsReply stats, client_->Stats());
-    EXPECT_EQ(stats.ref_count, 3u);
+    EXPECT_EQ(stats.slot_references, 3u);  // one slot each
   }
   ASSERT_OK(client_->Delete({id}));
   ExpectBackAtBaseline();
@@ -294,7 +296,10 @@ TEST_F(ClientLifecycleTest, AStoreThatDiesTurnsEveryCallIntoUnavailable) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
   const ObjectID id = ObjectID::FromLabel("before-death");
   ASSERT_OK(client_->Put(id, AsSpan(Pattern(1000, 7))));
-  ASSERT_OK_AND_ASSIGN(ObjectBuffer held, client_->GetOne(id));
+  ASSERT_OK_AND_ASSIGN(ObjectBuffer held_in_slot, client_->GetOne(id));
+  std::unique_ptr<Client> socket_client = Connect("socket-gets", /*without_ipc=*/false);
+  ASSERT_NE(socket_client, nullptr);
+  ASSERT_OK_AND_ASSIGN(ObjectBuffer held, socket_client->GetOne(id));
   absl::Status waiting;
   std::thread waiter([&] { waiting = client_->GetOne(ObjectID::FromLabel("never"), absl::InfiniteDuration()).status(); });
   ASSERT_TRUE(WaitForStats([](const StatsReply& s) { return s.waiting_gets == 1; }));
@@ -306,7 +311,10 @@ TEST_F(ClientLifecycleTest, AStoreThatDiesTurnsEveryCallIntoUnavailable) {
               HasErrorCode(ErrorCode::kUnavailable));
   // The mapping outlives the store: held bytes are still readable.
   EXPECT_EQ(held.data()[999], Pattern(1000, 7)[999]);
+  EXPECT_EQ(held_in_slot.data()[999], Pattern(1000, 7)[999]);
+  // A reference the store counted cannot be given back; one held through a slot needs no store.
   EXPECT_THAT(held.Release(), HasErrorCode(ErrorCode::kUnavailable));
+  EXPECT_OK(held_in_slot.Release());
 }
 
 TEST_F(ClientLifecycleTest, ConnectingToNothingIsUnavailable) {

@@ -57,14 +57,20 @@ class ClientStoreTest : public ::testing::Test {
     if (HasFailure() && store_ != nullptr) std::cerr << "---- store log ----\n" << store_->ReadLog();
   }
 
-  std::unique_ptr<Client> Connect(const std::string& name) {
+  // `without_ipc`: gets of sealed objects through the shared index (the default); false: every
+  // get is a store request, whose references the store counts (ref_count).
+  std::unique_ptr<Client> Connect(const std::string& name, bool without_ipc = true) {
     ClientOptions options;
     options.store_socket = store_->socket_path();
     options.client_name = name;
+    options.get_without_ipc = without_ipc;
     auto client = Client::Connect(options);
     EXPECT_OK(client);
     return client.ok() ? std::move(client).value() : nullptr;
   }
+
+  // References clients hold: counted by the store, or through their slots.
+  static uint64_t HeldReferences(const StatsReply& s) { return s.ref_count + s.slot_references; }
 
   static std::vector<ObjectID> Labels(const std::string& prefix, int count) {
     std::vector<ObjectID> ids;
@@ -90,6 +96,7 @@ class ClientStoreTest : public ::testing::Test {
           auto s = client_->Stats();
           return s.ok() && s->used_bytes == baseline_.used_bytes && s->objects_created == baseline_.objects_created &&
                  s->objects_sealed == baseline_.objects_sealed && s->ref_count == baseline_.ref_count &&
+                 s->slot_references == baseline_.slot_references && s->reclaims_waiting == 0 &&
                  s->clients == baseline_.clients && s->waiting_gets == baseline_.waiting_gets &&
                  store_->OpenFdCount() == baseline_fds_;
         },

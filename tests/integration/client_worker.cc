@@ -2,6 +2,7 @@
 // SIGKILL at a known point. It gets into the requested state, then sleeps until killed.
 //
 //   client_worker SOCKET hold   COUNT PREFIX        Get PREFIX-0..COUNT-1 (must exist) and hold them
+//   client_worker SOCKET hold-socket COUNT PREFIX   the same, every get a store request (no slots)
 //   client_worker SOCKET create COUNT PREFIX SIZE   Create PREFIX-i (SIZE bytes), write, never seal
 //   client_worker SOCKET wait   1     PREFIX        block in GetOne(PREFIX-0) with no timeout
 //
@@ -46,12 +47,13 @@ int main(int argc, char** argv) {
   rplasma::ClientOptions options;
   options.store_socket = argv[1];
   options.client_name = absl::StrCat("worker-", mode);
+  options.get_without_ipc = mode != "hold-socket";
   auto client = rplasma::Client::Connect(options);
   if (!client.ok()) return Fail(client.status());
   std::vector<ObjectID> ids;
   for (int i = 0; i < count; ++i) ids.push_back(ObjectID::FromLabel(absl::StrCat(argv[4], "-", i)));
 
-  if (mode == "hold") {
+  if (mode == "hold" || mode == "hold-socket") {
     auto buffers = (*client)->Get(ids);
     if (!buffers.ok()) return Fail(buffers.status());
     for (const auto& b : *buffers) {

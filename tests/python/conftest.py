@@ -144,10 +144,16 @@ class Manager(Process):
         assert self.running(), f"manager {name} exited at start:\n{self.log()}"
 
 
+def held_references(stats):
+    """References clients hold: counted by the store (socket gets) or through their slots (gets
+    with no IPC, through the store's shared index)."""
+    return stats["ref_count"] + stats["slot_references"]
+
+
 def stats_at_baseline(client, baseline):
     """The leak audit every lifecycle test ends with: nothing referenced, created or stored."""
     stats = client.stats()
-    keys = ("used_bytes", "objects_created", "objects_sealed", "ref_count")
+    keys = ("used_bytes", "objects_created", "objects_sealed", "ref_count", "slot_references")
     return {k: stats[k] for k in keys} == {k: baseline[k] for k in keys}
 
 
