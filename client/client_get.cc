@@ -90,7 +90,11 @@ absl::StatusOr<std::vector<ObjectBuffer>> Client::GetLocal(absl::Span<const Obje
   std::vector<ObjectBuffer> out;
   out.reserve(ids.size());
   std::vector<size_t> missing;
+  // Lookups are independent: the entries of the next few ids load while this one is served.
+  constexpr size_t kPrefetchAhead = 8;
+  for (size_t i = 0; i < std::min(kPrefetchAhead, ids.size()); ++i) local_index_->Prefetch(ids[i]);
   for (size_t i = 0; i < ids.size(); ++i) {
+    if (i + kPrefetchAhead < ids.size()) local_index_->Prefetch(ids[i + kPrefetchAhead]);
     out.push_back(TryGetWithoutIpc(ids[i]));
     if (!out.back().valid()) missing.push_back(i);
   }

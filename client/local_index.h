@@ -43,6 +43,8 @@ class LocalIndex {
 
   // A reference on the sealed object `id`, taken with no message; nullopt: take the socket path.
   std::optional<Hold> TryGet(const ObjectID& id);
+  // Brings `id`'s index entry towards the cache ahead of its TryGet (batches).
+  void Prefetch(const ObjectID& id) const { index_.Prefetch(id); }
   // Gives back a Hold (exactly once).
   void Release(const Hold& hold) { Release(hold.entry, hold.slot); }
   void Release(uint64_t entry, uint64_t slot);

@@ -13,7 +13,9 @@ Local mode (sizes are those of the run's per-size rows):
     write bandwidth        put GB/s (64 MiB, else largest) >= 0.7 x memcpy GB/s
     small round trip       create_seal_get ops/s (smallest) >= 5 x Redis SET+GET ops/s
     (both throughputs from medians: size / p50 and 1 / p50)
-    batch get              batch_get p50 per id <= 2 us
+    get without IPC        get p50 <= 1 us at every size, in every round (the slowest is judged)
+    put+get vs redis       create_seal_get ops/s (smallest) >= 2 x Redis SET+GET, in every round
+    batch get              batch_get p50 per id <= 0.1 us
     memory per object      store anon bytes per object <= 200 B
 Fetch mode:
     fetch vs stream        fetch GB/s (64 MiB, else largest) >= 0.85 x raw TCP stream (medians)
@@ -28,7 +30,7 @@ Fetch mode:
 
 With --rounds the rows carry round=N in their detail; each round is judged on its own rows, and
 each target is the median (the lower one: an actual round) of the ratios of the rounds that
-measured it, against the same limit. Python 3 standard library only; exit 0 unless the CSV
+measured it, against the same limit; a target stated for every round is the worst round's. Python 3 standard library only; exit 0 unless the CSV
 cannot be read.
 """
 
@@ -47,14 +49,15 @@ NOT_PER_SIZE = ("ping_pong", "ping_pong_thread", "ping_pong_epoll", "memory_per_
 class Check:
     """One target: `ratio` passes when <= `limit` (at_most) or >= `limit` (not at_most)."""
 
-    def __init__(self, name, goal, measured, ratio=0.0, limit=0.0, at_most=True, outcome=SKIPPED):
+    def __init__(self, name, goal, measured, ratio=0.0, limit=0.0, at_most=True, outcome=SKIPPED, every_round=False):
         self.name, self.goal, self.measured = name, goal, measured
         self.ratio, self.limit, self.at_most, self.outcome = ratio, limit, at_most, outcome
+        self.every_round = every_round  # rounds combine into the worst one, not the median
 
 
-def judged(name, goal, measured, ratio, limit, at_most):
+def judged(name, goal, measured, ratio, limit, at_most, every_round=False):
     ok = ratio <= limit if at_most else ratio >= limit
-    return Check(name, goal, measured, ratio, limit, at_most, PASS if ok else SHORT)
+    return Check(name, goal, measured, ratio, limit, at_most, PASS if ok else SHORT, every_round)
 
 
 def skipped(name, goal, why):
@@ -173,13 +176,35 @@ def local_targets(rows):
     else:
         checks.append(skipped("small round trip", goal, "create_seal_get or Redis not measured"))
 
-    goal = "batch get <= 2 us per id (p50)"
+    # Issue 13: a get of a sealed local object with no IPC, so no wake-up of the store whatever
+    # the machine's scheduling does: judged in every round, at every size.
+    goal = "get p50 <= 1 us at every size (every round)"
+    gets = [r for r in rows if r.benchmark == "get" and r.system == "rplasma"]
+    if gets:
+        slowest = max(gets, key=lambda r: r.p50_us)
+        checks.append(judged("get without IPC", goal,
+                             "slowest: get(%s) p50 %.3f us over %d sizes"
+                             % (format_size(slowest.object_size), slowest.p50_us, len(gets)),
+                             slowest.p50_us, 1.0, True, every_round=True))
+    else:
+        checks.append(skipped("get without IPC", goal, "get not measured"))
+
+    goal = "create+seal+get+release ops/s >= 2x Redis SET+GET ops/s (every round)"
+    if cycle and redis and cycle.p50_us > 0:
+        checks.append(judged("put+get vs redis", goal,
+                             "%s: put+get+release p50 %.2f us, Redis SET+GET p50 %.2f us"
+                             % (format_size(smallest), cycle.p50_us, redis.p50_us),
+                             redis.p50_us / cycle.p50_us, 2.0, False, every_round=True))
+    else:
+        checks.append(skipped("put+get vs redis", goal, "create_seal_get or Redis not measured"))
+
+    goal = "batch get <= 0.1 us per id (p50)"
     batch = find(rows, "batch_get", "rplasma", smallest)
     if batch:
         checks.append(judged("batch get", goal,
                              "%s: %.3f us per id in batches of %.0f"
                              % (format_size(smallest), batch.p50_us, batch.metric("batch")),
-                             batch.p50_us, 2.0, True))
+                             batch.p50_us, 0.1, True))
     else:
         checks.append(skipped("batch get", goal, "batch_get not measured"))
 
@@ -278,7 +303,8 @@ def batch_targets(rows):
 
 
 def combine_rounds(rounds):
-    """One check per name: the lower median of the ratios of the rounds that measured it."""
+    """One check per name: the lower median of the ratios of the rounds that measured it (the worst
+    round's for a target stated for every round)."""
     names = []  # in first-seen order
     for checks in rounds:
         for c in checks:
@@ -291,8 +317,15 @@ def combine_rounds(rounds):
         if not measured:
             combined.append(of_name[-1])
             continue
-        median = sorted(measured, key=lambda c: c.ratio)[(len(measured) - 1) // 2]
         ratios = ", ".join("%.3f" % c.ratio for c in measured)
+        if measured[0].every_round:
+            worst = (max if measured[0].at_most else min)(measured, key=lambda c: c.ratio)
+            combined.append(judged(name, worst.goal,
+                                   "worst of %d rounds (ratios %s); worst round: %s"
+                                   % (len(measured), ratios, worst.measured),
+                                   worst.ratio, worst.limit, worst.at_most, every_round=True))
+            continue
+        median = sorted(measured, key=lambda c: c.ratio)[(len(measured) - 1) // 2]
         combined.append(judged(name, median.goal,
                                "median of %d rounds (ratios %s); median round: %s"
                                % (len(measured), ratios, median.measured),

@@ -46,20 +46,22 @@ class BenchTargetsTest(unittest.TestCase):
 
     def test_local_targets_compute_ratios_and_outcomes(self):
         checks, text, count = run("bench_targets_local.csv")
-        self.assertEqual(count, 6, text)
+        self.assertEqual(count, 8, text)
         self.assertTarget(checks, "get latency", "PASS", 1.25)  # the process ping-pong, not the thread's
         self.assertTarget(checks, "get size-independent", "SHORT", 1.4)
         self.assertTarget(checks, "write bandwidth", "SHORT", 0.5)  # put 0.5x memcpy
         self.assertIn("= 0.25x", checks["write bandwidth"][1])     # create_write_seal: shown, not judged
         self.assertTarget(checks, "small round trip", "PASS", 6.0)
-        self.assertTarget(checks, "batch get", "PASS")
+        self.assertTarget(checks, "get without IPC", "SHORT", 7.0)  # the slowest size, in us
+        self.assertTarget(checks, "put+get vs redis", "PASS", 6.0)
+        self.assertTarget(checks, "batch get", "PASS", 0.05)
         self.assertTarget(checks, "memory per object", "SHORT")
         self.assertIn("PASS", text)
         self.assertIn("SHORT", text)
 
     def test_rounds_combine_into_the_median_ratio_judged_against_the_same_limit(self):
         checks, text, count = run("bench_targets_rounds.csv")
-        self.assertEqual(count, 6, text)  # one line per target, not one per round
+        self.assertEqual(count, 8, text)  # one line per target, not one per round
         # 1.2, 9.0 (a flipped round), 1.6: the median 1.6 is SHORT, though one round passed.
         self.assertTarget(checks, "get latency", "SHORT", 1.6)
         self.assertIn("median of 3 rounds", checks["get latency"][1])
@@ -70,11 +72,16 @@ class BenchTargetsTest(unittest.TestCase):
         self.assertTarget(checks, "memory per object", "PASS", 163)
         # Measured in no round: stays SKIPPED.
         self.assertTarget(checks, "batch get", "SKIPPED")
+        # A target for every round is the worst round's: 90 us in round 2.
+        self.assertTarget(checks, "get without IPC", "SHORT", 90.0)
+        self.assertIn("worst of 3 rounds", checks["get without IPC"][1])
 
     def test_missing_measurements_are_skipped_not_failed(self):
         checks, text, count = run("bench_targets_get_only.csv")
-        self.assertEqual(count, 6, text)
+        self.assertEqual(count, 8, text)
         for name, (outcome, reason, _) in checks.items():
+            if name == "get without IPC":  # the one target a get alone measures
+                continue
             self.assertEqual(outcome, "SKIPPED", name)
             self.assertNotEqual(reason.strip(), "", "%s gives no reason" % name)
         checks, text, count = run("bench_targets_get_only.csv", "--mode", "fetch")
