@@ -242,12 +242,13 @@ TEST_F(ChaosTest, KillAnythingNothingIsLost) {
           if (!now.ok()) return false;
           stats = *now;
           return stats.used_bytes == 0 && stats.objects_created == 0 && stats.objects_sealed == 0 &&
-                 stats.ref_count == 0;
+                 stats.ref_count == 0 && stats.slot_references == 0 && stats.reclaims_waiting == 0;
         },
         absl::Seconds(10));
     EXPECT_TRUE(empty) << "store n" << n << " after deleting everything: used_bytes=" << stats.used_bytes
                        << " created=" << stats.objects_created << " sealed=" << stats.objects_sealed
-                       << " refs=" << stats.ref_count;
+                       << " refs=" << stats.ref_count << " slot_refs=" << stats.slot_references
+                       << " reclaims_waiting=" << stats.reclaims_waiting;
   }
   for (int n = 0; n < cluster_->nodes(); ++n) {
     const bool at_baseline = testing::WaitFor(

@@ -31,12 +31,14 @@ class ManagerBatchFetchTest : public ::testing::Test {
     return node.ok() ? *node : nullptr;
   }
 
-  // No unsealed object and no reference left in `node`'s store beyond `refs`.
+  // No unsealed object and no reference (counted by the store or held through a slot) left in
+  // `node`'s store beyond `refs`.
   void ExpectNoLeaks(TestNode* node, uint64_t refs = 0) {
     EXPECT_TRUE(WaitFor(
         [&] {
           absl::StatusOr<StatsReply> stats = node->client->Stats();
-          return stats.ok() && stats->objects_created == 0 && stats->ref_count == refs;
+          return stats.ok() && stats->objects_created == 0 &&
+                 stats->ref_count + stats->slot_references == refs;
         },
         absl::Seconds(10)))
         << "unsealed objects or references left in " << node->name << "'s store";

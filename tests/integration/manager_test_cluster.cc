@@ -213,14 +213,14 @@ absl::Status WaitStoreReleasedEverything(Client& client, absl::Duration within) 
         absl::StatusOr<StatsReply> stats = client.Stats();
         last = stats.status();
         if (stats.ok()) now = *stats;
-        return stats.ok() && now.objects_created == 0 && now.ref_count == 0;
+        return stats.ok() && now.objects_created == 0 && now.ref_count == 0 && now.slot_references == 0;
       },
       within);
   if (released) return absl::OkStatus();
   if (!last.ok()) return last;
-  return MakeError(ErrorCode::kDeadlineExceeded, absl::StrCat(now.objects_created, " unsealed objects and ",
-                                                              now.ref_count, " references left after ",
-                                                              absl::FormatDuration(within)));
+  return MakeError(ErrorCode::kDeadlineExceeded,
+                   absl::StrCat(now.objects_created, " unsealed objects, ", now.ref_count, " references and ",
+                                now.slot_references, " slot references left after ", absl::FormatDuration(within)));
 }
 
 absl::Status WaitNoLeases(const std::string& client_socket, absl::Duration within) {

@@ -173,7 +173,7 @@ TEST_F(ManagerVerbsTest, ServingManagerKilledMidReadGivesAnErrorAndLeavesNothing
         if (stats.ok()) now = *stats;
         return stats.ok() && stats->objects_created == baseline.objects_created &&
                stats->objects_sealed == baseline.objects_sealed && stats->ref_count == baseline.ref_count &&
-               stats->used_bytes == baseline.used_bytes;
+               stats->slot_references == baseline.slot_references && stats->used_bytes == baseline.used_bytes;
       },
       absl::Seconds(10)))
       << "B's store is back to baseline: created " << now.objects_created << " sealed " << now.objects_sealed
@@ -208,13 +208,14 @@ TEST_F(ManagerVerbsTest, LeaseExpiredWhileTheReaderIsStoppedIsDiscardedAndTheOwn
         return service.at("leases_expired").get<uint64_t>() >= 1 && service.at("leases_live").get<uint64_t>() == 0;
       },
       absl::Seconds(14));
-  // The lease's store reference is released without waiting for the store: give it a moment.
+  // The lease's reference (a slot of A's manager, or a store reference) is released without
+  // waiting for the store: give it a moment.
   uint64_t a_refs = 0;
   const bool reclaimed = WaitFor(
       [&] {
         absl::StatusOr<StatsReply> stats = a->client->Stats();
-        if (stats.ok()) a_refs = stats->ref_count;
-        return stats.ok() && stats->ref_count == a_baseline.ref_count;
+        if (stats.ok()) a_refs = stats->ref_count + stats->slot_references;
+        return stats.ok() && a_refs == a_baseline.ref_count + a_baseline.slot_references;
       },
       absl::Seconds(5));
   b->manager->Signal(SIGCONT);

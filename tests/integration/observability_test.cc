@@ -96,6 +96,10 @@ class ObservabilityTest : public ::testing::Test {
     ASSERT_OK_AND_ASSIGN(cluster_, ManagerTestCluster::Start());
     TestNodeOptions options;
     options.name = "a";
+    // A's store serves its metrics too: what A's manager asks of it while serving B.
+    a_store_port_ = UnusedPort();
+    ASSERT_NE(a_store_port_, 0);
+    options.extra_store_args = {absl::StrCat("--metrics-port=", a_store_port_)};
     ASSERT_OK_AND_ASSIGN(a_, cluster_->AddNode(options));
     // B serves its metrics on both daemons, and its manager also writes the textfile.
     store_port_ = UnusedPort();
@@ -145,6 +149,7 @@ class ObservabilityTest : public ::testing::Test {
   std::unique_ptr<ManagerTestCluster> cluster_;
   TestNode* a_ = nullptr;
   TestNode* b_ = nullptr;
+  uint16_t a_store_port_ = 0;
   uint16_t store_port_ = 0;
   uint16_t manager_port_ = 0;
   std::string metrics_file_;
@@ -175,6 +180,24 @@ TEST_F(ObservabilityTest, StatsManagerPrintsTheManagersDocumentAsJsonAndIndented
   EXPECT_EQ(gone.exit_code, 1);
   EXPECT_EQ(std::count(gone.err.begin(), gone.err.end(), '\n'), 1) << gone.err;
   ASSERT_OK(WaitStoreReleasedEverything(*b_->client, absl::Seconds(10)));
+}
+
+TEST_F(ObservabilityTest, TheOwnersManagerServesGetsAndPinsThroughTheSharedIndexWithNoStoreRequest) {
+  // Issue 13: A's manager answers B's Get (1000 bytes) and Pin (1 MiB) by looking the objects up in
+  // its store's shared index and holding them through its own slots: A's store sees no Get at all.
+  ASSERT_NO_FATAL_FAILURE(FetchOneIntoB("owner-small", 1000));
+  ASSERT_NO_FATAL_FAILURE(FetchOneIntoB("owner-large", 1u << 20));
+  ASSERT_OK_AND_ASSIGN(HttpReply owner, HttpGet(a_store_port_, "/metrics"));
+  EXPECT_EQ(SampleValue(owner.body, "rplasma_store_requests_total{request=\"put\"}"), 1) << owner.body;
+  EXPECT_EQ(SampleValue(owner.body, "rplasma_store_requests_total{request=\"get\"}"), 0) << owner.body;
+  EXPECT_EQ(SampleValue(owner.body, "rplasma_store_indexed_objects"), 2) << owner.body;
+  // The manager's holds are gone once B has its copies (the pin is given back after the READ).
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        absl::StatusOr<StatsReply> stats = a_->client->Stats();
+        return stats.ok() && stats->slot_references == 0 && stats->ref_count == 0;
+      },
+      absl::Seconds(10)));
 }
 
 TEST_F(ObservabilityTest, BothDaemonsServeMetricsThatPromtoolAcceptsAndThatCountTheFetches) {
