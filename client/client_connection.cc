@@ -65,6 +65,7 @@ ClientConnection::ClientConnection(UniqueFd fd, absl::Duration io_timeout)
       demux_(ReplyDemultiplexer::Hooks{
           .on_break =
               [this](const absl::Status& cause) {
+                broken_.store(true, std::memory_order_relaxed);
                 // Wake up the store side too: a half-read stream is useless.
                 ::shutdown(fd_.get(), SHUT_RDWR);
                 return cause;

@@ -114,6 +114,8 @@ class ClientConnection {
 
   // OK while the connection works; else why it broke.
   absl::Status health() const;
+  // Whether it broke (health() without its lock: one relaxed load, for the gets with no IPC).
+  bool broken() const { return broken_.load(std::memory_order_relaxed); }
 
   // Now + io_timeout: the deadline of an exchange that has none of its own.
   absl::Time IoDeadline() const;
@@ -143,6 +145,7 @@ class ClientConnection {
 
   UniqueFd fd_;
   const absl::Duration io_timeout_;
+  std::atomic<bool> broken_{false};  // set once, when the demultiplexer breaks
 
   // Request ids of Gets whose reply was not taken by a Wait yet: if it comes to nobody (the
   // waiter gave up at its deadline), the references it carries are released.

@@ -63,7 +63,9 @@ ObjectBuffer Client::ToBuffer(const ObjectID& expected, const ObjectInfo& info) 
 }
 
 ObjectBuffer Client::TryGetWithoutIpc(const ObjectID& id) {
-  if (local_index_ == nullptr) return ObjectBuffer();
+  // A connection known broken means a store gone: its index is frozen, so the socket path answers
+  // (Unavailable). A store that died unnoticed is noticed by the next call that uses the socket.
+  if (local_index_ == nullptr || connection_->broken()) return ObjectBuffer();
   std::optional<LocalIndex::Hold> hold = local_index_->TryGet(id);
   if (!hold.has_value()) return ObjectBuffer();
   const shm::IndexedPlacement& p = hold->placement;

@@ -62,6 +62,8 @@ void WriteStoreFrames(const fs::path& root) {
   PutRequest put{a, AsSpan(data), AsSpan(metadata), 42, true};
   const std::vector<std::pair<std::string, RequestBody>> requests = {
       {"connect", ConnectRequest{"fuzz-client"}},
+      {"connect_shared_index", ConnectRequest{"fuzz-client", true}},
+      {"slots_released", SlotsReleasedRequest{}},
       {"create", CreateRequest{a, 4096, 16, true}},
       {"seal", SealRequest{a, 0x1234, true}},
       {"abort", AbortRequest{a}},
@@ -97,6 +99,7 @@ void WriteStoreFrames(const fs::path& root) {
   stats.fragmentation = 0.25;
   const std::vector<std::pair<std::string, Reply>> replies = {
       {"connect", Reply{1, ErrorCode::kOk, "", ConnectReply{1 << 30, "store", kMaxIdsPerRequest}}},
+      {"connect_shared_index", Reply{1, ErrorCode::kOk, "", ConnectReply{1 << 30, "store", kMaxIdsPerRequest, 4096, 4096}}},
       {"create", Reply{2, ErrorCode::kOk, "", CreateReply{4096, 7}}},
       {"objects", Reply{3, ErrorCode::kOk, "", ObjectsReply{{info, missing}, true}}},
       {"codes", Reply{4, ErrorCode::kOk, "", CodesReply{{ErrorCode::kOk, ErrorCode::kObjectInUse}}}},

@@ -315,6 +315,8 @@ TEST_F(ClientLifecycleTest, AStoreThatDiesTurnsEveryCallIntoUnavailable) {
   // A reference the store counted cannot be given back; one held through a slot needs no store.
   EXPECT_THAT(held.Release(), HasErrorCode(ErrorCode::kUnavailable));
   EXPECT_OK(held_in_slot.Release());
+  // The connection is known broken: no get answers from the dead store's index any more.
+  EXPECT_THAT(client_->GetOne(id), HasErrorCode(ErrorCode::kUnavailable));
 }
 
 TEST_F(ClientLifecycleTest, ConnectingToNothingIsUnavailable) {

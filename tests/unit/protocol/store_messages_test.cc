@@ -203,5 +203,29 @@ TEST(StoreMessagesTest, RepliesRoundTrip) {
   EXPECT_EQ(err_back.status().message(), "delete(x): in use");
 }
 
+TEST(StoreMessagesTest, TheSharedIndexFieldsRoundTrip) {
+  ASSERT_OK_AND_ASSIGN(Request connect, DecodeRequest(EncodeRequest(Request{1, ConnectRequest{"c", true}})));
+  EXPECT_TRUE(std::get<ConnectRequest>(connect.body).shared_index);
+  ASSERT_OK_AND_ASSIGN(Request plain, DecodeRequest(EncodeRequest(Request{2, ConnectRequest{"c"}})));
+  EXPECT_FALSE(std::get<ConnectRequest>(plain.body).shared_index);
+  ASSERT_OK_AND_ASSIGN(Request released, DecodeRequest(EncodeRequest(Request{3, SlotsReleasedRequest{}})));
+  EXPECT_TRUE(std::holds_alternative<SlotsReleasedRequest>(released.body));
+
+  ASSERT_OK_AND_ASSIGN(Reply reply, DecodeReply(EncodeReply(Reply{4, ErrorCode::kOk, "",
+                                                                  ConnectReply{1 << 20, "s", 16, 8192, 256}})));
+  const auto& c = std::get<ConnectReply>(reply.body);
+  EXPECT_EQ(c.index_entries, 8192u);
+  EXPECT_EQ(c.slots, 256u);
+  StatsReply stats;
+  stats.indexed_objects = 7;
+  stats.slot_references = 5;
+  stats.reclaims_waiting = 3;
+  ASSERT_OK_AND_ASSIGN(Reply stats_back, DecodeReply(EncodeReply(Reply{5, ErrorCode::kOk, "", stats})));
+  const auto& s = std::get<StatsReply>(stats_back.body);
+  EXPECT_EQ(s.indexed_objects, 7u);
+  EXPECT_EQ(s.slot_references, 5u);
+  EXPECT_EQ(s.reclaims_waiting, 3u);
+}
+
 }  // namespace
 }  // namespace rplasma

@@ -23,6 +23,27 @@ TEST(StoreOptionsTest, ValidateNeedsASocketAndMemory) {
   EXPECT_THAT(o.Validate(), HasErrorCode(ErrorCode::kInvalidArgument));
 }
 
+TEST(StoreOptionsTest, IndexEntriesAreZeroOrAPowerOfTwoAndSlotsAPowerOfTwo) {
+  StoreOptions o;
+  o.socket_path = "/tmp/x/store.sock";
+  o.memory_bytes = 1 << 20;
+  for (uint64_t good : {uint64_t{0}, uint64_t{16}, uint64_t{4096}, uint64_t{1} << 24}) {
+    o.index_entries = good;
+    EXPECT_OK(o.Validate()) << good;
+  }
+  for (uint64_t bad : {uint64_t{8}, uint64_t{1000}, uint64_t{1} << 25}) {
+    o.index_entries = bad;
+    EXPECT_THAT(o.Validate(), HasErrorCode(ErrorCode::kInvalidArgument)) << bad;
+  }
+  o.index_entries.reset();  // auto
+  for (uint64_t bad : {uint64_t{0}, uint64_t{8}, uint64_t{100}, uint64_t{1} << 25}) {
+    o.slots_per_client = bad;
+    EXPECT_THAT(o.Validate(), HasErrorCode(ErrorCode::kInvalidArgument)) << bad;
+  }
+  o.slots_per_client = 16;
+  EXPECT_OK(o.Validate());
+}
+
 TEST(ParseHugepagesTest, AcceptsOffOnAndAPageSize) {
   for (const char* off : {"", "off"}) {
     ASSERT_OK_AND_ASSIGN(Hugepages h, ParseHugepages(off));
