@@ -120,7 +120,9 @@ TEST_F(ShmTortureTest, ReadersNeverSeeABlockReclaimedWhileTheyHoldIt) {
   }
 
   // Every reader: no mismatch, every buffer checked again before its release, and enough reads
-  // through its slots and through the socket to have raced the writer many times.
+  // through its slots and through the socket to have raced the writer many times. (The floors are
+  // per second of run and hold under sanitizers with another test beside: alone, a reader reads
+  // about 1,600 objects a second in the release build, 140 under ASan, 60 under TSan.)
   uint64_t reads = 0, slot_reads = 0, socket_reads = 0, mismatches = 0;
   for (size_t r = 0; r < readers.size(); ++r) {
     const nlohmann::json& c = readers[r];
@@ -128,9 +130,9 @@ TEST_F(ShmTortureTest, ReadersNeverSeeABlockReclaimedWhileTheyHoldIt) {
     EXPECT_EQ(Count(c, "mismatches"), 0u);
     EXPECT_EQ(Count(c, "changed_while_held"), 0u);
     EXPECT_EQ(Count(c, "rechecks"), Count(c, "reads"));
-    EXPECT_GE(Count(c, "reads"), 100u * seconds);
-    EXPECT_GE(Count(c, "slot_reads"), 50u * seconds);
-    EXPECT_GE(Count(c, "socket_reads"), 10u * seconds);
+    EXPECT_GE(Count(c, "reads"), 10u * seconds);
+    EXPECT_GE(Count(c, "slot_reads"), 5u * seconds);
+    EXPECT_GE(Count(c, "socket_reads"), 1u * seconds);
     EXPECT_GE(Count(c, "held_max"), 10u);
     reads += Count(c, "reads");
     slot_reads += Count(c, "slot_reads");
@@ -138,14 +140,27 @@ TEST_F(ShmTortureTest, ReadersNeverSeeABlockReclaimedWhileTheyHoldIt) {
     mismatches += Count(c, "mismatches");
   }
   // The writer made new versions both ways, deleted, and evicted, often.
-  EXPECT_GE(Count(writer_counts, "puts"), 10u * seconds);
-  EXPECT_GE(Count(writer_counts, "creates"), 10u * seconds);
-  EXPECT_GE(Count(writer_counts, "deletes"), 10u * seconds);
+  EXPECT_GE(Count(writer_counts, "puts"), 2u * seconds);
+  EXPECT_GE(Count(writer_counts, "creates"), 2u * seconds);
+  EXPECT_GE(Count(writer_counts, "deletes"), 2u * seconds);
   EXPECT_GT(Count(writer_counts, "evicted_objects"), 0u);
+  // All workers gone (once the store has seen them go): nothing held, nothing waiting, nothing
+  // unsealed.
+  EXPECT_TRUE(WaitForStats([](const StatsReply& s) {
+    return s.clients == 1 && s.slot_references == 0 && s.reclaims_waiting == 0 && s.ref_count == 0 &&
+           s.objects_created == 0;
+  }));
   ASSERT_OK_AND_ASSIGN(StatsReply after, client_->Stats());
+  EXPECT_EQ(after.slot_references, 0u);
+  EXPECT_EQ(after.reclaims_waiting, 0u);
+  EXPECT_EQ(after.ref_count, 0u);
+  EXPECT_EQ(after.objects_created, 0u);
+  EXPECT_EQ(after.clients, 1u);
   // Creates evicted too (the arena holds about half of the ids' objects), not only Evict.
-  EXPECT_GE(after.evictions - Count(writer_counts, "evicted_objects"), 10u * seconds);
-  // Slots held objects a delete then had to wait for.
+  EXPECT_GE(after.evictions - Count(writer_counts, "evicted_objects"), 2u * seconds);
+  // Readers held objects that a delete then had to wait for (the writer could not create the id
+  // again at once), and some of these waits were for a slot.
+  EXPECT_GT(Count(writer_counts, "held_after_delete"), 0u);
   EXPECT_GT(most.slot_references, 0u);
   EXPECT_GT(most.reclaims_waiting, 0u);
   std::cout << "torture total: reads " << reads << " (slot " << slot_reads << ", socket " << socket_reads
@@ -154,12 +169,6 @@ TEST_F(ShmTortureTest, ReadersNeverSeeABlockReclaimedWhileTheyHoldIt) {
             << " by Evict), most slot references " << most.slot_references << ", most store references "
             << most.ref_count << ", most reclaims waiting " << most.reclaims_waiting << "\n";
 
-  // All workers gone: nothing held, nothing waiting, nothing unsealed.
-  EXPECT_EQ(after.slot_references, 0u);
-  EXPECT_EQ(after.reclaims_waiting, 0u);
-  EXPECT_EQ(after.ref_count, 0u);
-  EXPECT_EQ(after.objects_created, 0u);
-  EXPECT_EQ(after.clients, 1u);
   // Deleting what is left brings the store back to where it started.
   ASSERT_OK_AND_ASSIGN(std::vector<ObjectInfo> left, client_->List());
   std::vector<ObjectID> ids;
