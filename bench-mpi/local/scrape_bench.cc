@@ -1,12 +1,7 @@
 #include "bench-mpi/local/scrape_bench.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <thread>
 #include <vector>
 
@@ -17,13 +12,13 @@
 #include "absl/synchronization/notification.h"
 #include "bench-mpi/common/child_process.h"
 #include "bench-mpi/common/latency_recorder.h"
+#include "bench-mpi/common/loopback_http.h"
 #include "bench-mpi/common/measure_loop.h"
 #include "bench-mpi/common/result_reporter.h"
 #include "bench-mpi/common/size_units.h"
 #include "bench-mpi/local/fetch_bench.h"
 #include "protocol/base/object_id.h"
 #include "protocol/base/status.h"
-#include "protocol/base/unique_fd.h"
 
 namespace rplasma::bench {
 namespace {
@@ -31,35 +26,10 @@ namespace {
 constexpr uint64_t kPoolBytes = 256u << 20;  // objects of one size put on A per half, at most
 constexpr int64_t kWarmup = 5;               // untimed fetches at the start of each half
 
-// A TCP port free now (an ephemeral bind, released): the daemons' --metrics-port.
-absl::StatusOr<uint16_t> UnusedPort() {
-  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  if (!fd || ::bind(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
-      ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    return ErrnoError("bind", "127.0.0.1:0", errno);
-  }
-  return ntohs(address.sin_port);
-}
-
 // One GET /metrics on 127.0.0.1:port; the bytes of the reply (0 on failure).
 uint64_t Scrape(uint16_t port) {
-  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (!fd || ::connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) return 0;
-  static constexpr char kRequest[] = "GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n";
-  if (::send(fd.get(), kRequest, sizeof(kRequest) - 1, MSG_NOSIGNAL) != sizeof(kRequest) - 1) return 0;
-  std::string reply;
-  char chunk[16384];
-  ssize_t n;
-  while ((n = ::recv(fd.get(), chunk, sizeof(chunk), 0)) > 0) reply.append(chunk, static_cast<size_t>(n));
-  return absl::StartsWith(reply, "HTTP/1.1 200") ? reply.size() : 0;
+  absl::StatusOr<std::string> reply = LoopbackHttpExchange(port, "GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n");
+  return reply.ok() && absl::StartsWith(*reply, "HTTP/1.1 200") ? reply->size() : 0;
 }
 
 // Scrapes every port every `interval` until destroyed, as Prometheus would.
@@ -146,7 +116,7 @@ absl::Status RunScrapeBench(const LocalBenchOptions& options, std::ostream& out)
   ASSIGN_OR_RETURN(std::unique_ptr<RedisServer> redis, RedisServer::Start(RedisServerOptions{}));
   std::vector<uint16_t> ports;
   for (int i = 0; i < 4; ++i) {
-    ASSIGN_OR_RETURN(uint16_t port, UnusedPort());
+    ASSIGN_OR_RETURN(uint16_t port, UnusedLoopbackPort());
     ports.push_back(port);
   }
   auto metrics = [&](int i) { return std::vector<std::string>{absl::StrCat("--metrics-port=", ports[i])}; };

@@ -2,9 +2,6 @@
 // redis-server): `rplasma stats --manager` (human and --json) after a fetch, through the CLI
 // binary; and the Prometheus metrics of both daemons, scraped over HTTP and from the textfile,
 // checked by promtool (Debian's prometheus package) and against the fetches made.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +18,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "bench-mpi/common/loopback_http.h"
 #include "nlohmann/json.hpp"
 #include "protocol/base/unique_fd.h"
 #include "tests/integration/manager_test_cluster.h"
@@ -38,18 +36,8 @@ struct CommandResult {
 };
 
 // A TCP port nobody listens on now (the kernel's pick for an ephemeral bind, released again).
-uint16_t UnusedPort() {
-  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
-      ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    return 0;
-  }
-  return ntohs(address.sin_port);
-}
+// A free port for a daemon's --metrics-port (0 if none could be found: the test fails then).
+uint16_t UnusedPort() { return bench::UnusedLoopbackPort().value_or(0); }
 
 struct HttpReply {
   std::string head;  // status line and headers
@@ -58,22 +46,8 @@ struct HttpReply {
 
 // GET http://127.0.0.1:port/path, read to EOF.
 absl::StatusOr<HttpReply> HttpGet(uint16_t port, const std::string& path) {
-  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
-    return absl::UnavailableError(absl::StrCat("connect 127.0.0.1:", port, ": ", std::strerror(errno)));
-  }
-  const std::string request = absl::StrCat("GET ", path, " HTTP/1.1\r\nHost: localhost\r\n\r\n");
-  if (::send(fd.get(), request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) {
-    return absl::UnavailableError("send");
-  }
-  std::string reply;
-  char chunk[16384];
-  ssize_t n;
-  while ((n = ::recv(fd.get(), chunk, sizeof(chunk), 0)) > 0) reply.append(chunk, static_cast<size_t>(n));
+  ASSIGN_OR_RETURN(std::string reply,
+                   bench::LoopbackHttpExchange(port, absl::StrCat("GET ", path, " HTTP/1.1\r\nHost: localhost\r\n\r\n")));
   const size_t end = reply.find("\r\n\r\n");
   if (end == std::string::npos) return absl::InternalError(absl::StrCat("no HTTP head in: ", reply));
   return HttpReply{reply.substr(0, end), reply.substr(end + 4)};

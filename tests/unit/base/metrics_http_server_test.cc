@@ -1,7 +1,5 @@
 #include "protocol/base/metrics_http_server.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -13,6 +11,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "bench-mpi/common/loopback_http.h"
 #include "protocol/base/metrics_file_writer.h"
 #include "protocol/base/unique_fd.h"
 #include "tests/support/status_matchers.h"
@@ -21,28 +20,12 @@
 namespace rplasma {
 namespace {
 
-UniqueFd Connect(uint16_t port) {
-  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) return UniqueFd();
-  return fd;
-}
+UniqueFd Connect(uint16_t port) { return bench::LoopbackConnect(port).value_or(UniqueFd()); }
 
-// Sends `request` and reads the reply to EOF.
+// Sends `request` and reads the reply to EOF (what went wrong, if it could not).
 std::string Exchange(uint16_t port, const std::string& request) {
-  UniqueFd fd = Connect(port);
-  if (!fd) return "connect failed";
-  if (::send(fd.get(), request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) {
-    return "send failed";
-  }
-  std::string reply;
-  char chunk[4096];
-  ssize_t n;
-  while ((n = ::recv(fd.get(), chunk, sizeof(chunk), 0)) > 0) reply.append(chunk, static_cast<size_t>(n));
-  return reply;
+  absl::StatusOr<std::string> reply = bench::LoopbackHttpExchange(port, request);
+  return reply.ok() ? *reply : reply.status().ToString();
 }
 
 std::unique_ptr<MetricsHttpServer> StartServer(absl::Duration deadline = absl::Seconds(1)) {
