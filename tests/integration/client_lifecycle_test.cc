@@ -319,6 +319,32 @@ TEST_F(ClientLifecycleTest, AStoreThatDiesTurnsEveryCallIntoUnavailable) {
   EXPECT_THAT(client_->GetOne(id), HasErrorCode(ErrorCode::kUnavailable));
 }
 
+TEST_F(ClientLifecycleTest, AFullIndexAndExhaustedSlotsFallBackToTheSocketAndNeverFail) {
+  // The smallest index and slot regions: 16 entries, 16 slots (one window each).
+  ASSERT_NO_FATAL_FAILURE(StartStore(64ull << 20, {"--index-entries=16", "--slots-per-client=16"}));
+  constexpr int kCount = 100;
+  const std::vector<ObjectID> ids = Labels("crowded", kCount);
+  for (int i = 0; i < kCount; ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(Pattern(32, i))));
+  ASSERT_OK_AND_ASSIGN(StatsReply stored, client_->Stats());
+  EXPECT_LE(stored.indexed_objects, 16u);  // the rest are reachable through the socket only
+  EXPECT_GT(stored.indexed_objects, 0u);
+  {
+    ASSERT_OK_AND_ASSIGN(std::vector<ObjectBuffer> got, client_->Get(ids));
+    ASSERT_EQ(got.size(), static_cast<size_t>(kCount));
+    for (int i = 0; i < kCount; ++i) {
+      ASSERT_TRUE(got[i].valid()) << i << ": " << got[i].status();
+      EXPECT_EQ(got[i].data()[31], Pattern(32, i)[31]) << i;
+    }
+    ASSERT_OK_AND_ASSIGN(StatsReply held, client_->Stats());
+    EXPECT_EQ(HeldReferences(held), static_cast<uint64_t>(kCount));
+    EXPECT_GT(held.slot_references, 0u);
+    EXPECT_LE(held.slot_references, 16u);
+    EXPECT_GE(held.ref_count, static_cast<uint64_t>(kCount - 16));
+  }
+  ASSERT_OK(client_->Delete(ids));
+  ExpectBackAtBaseline();
+}
+
 TEST_F(ClientLifecycleTest, ConnectingToNothingIsUnavailable) {
   ClientOptions options;
   options.store_socket = "/nonexistent/rplasma/store.sock";

@@ -38,9 +38,10 @@ class ClientStoreTest : public ::testing::Test {
 
  protected:
   // Starts a store with `memory` bytes, connects `client_`, records the audit baseline.
-  void StartStore(uint64_t memory = 64ull << 20) {
+  void StartStore(uint64_t memory = 64ull << 20, std::vector<std::string> extra_args = {}) {
     StoreProcessOptions options;
     options.memory = memory;
+    options.extra_args = std::move(extra_args);
     auto store = StoreProcess::Start(options);
     ASSERT_OK(store);
     store_ = std::move(store).value();
