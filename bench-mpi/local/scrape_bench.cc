@@ -9,7 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/synchronization/notification.h"
+#include "protocol/base/notification.h"
 #include "bench-mpi/common/child_process.h"
 #include "bench-mpi/common/latency_recorder.h"
 #include "bench-mpi/common/loopback_http.h"
@@ -54,7 +54,7 @@ class Scraper {
   const absl::Duration interval_;
   std::atomic<int64_t> scrapes_{0};
   std::atomic<int64_t> failures_{0};
-  absl::Notification stop_;
+  Notification stop_;
   std::thread thread_;  // last: starts once the rest exists
 };
 

@@ -18,7 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
+#include "protocol/base/notification.h"
 #include "protocol/base/mutex_lock.h"
 #include "protocol/base/status.h"
 #include "tests/support/status_matchers.h"
@@ -240,7 +240,7 @@ TEST(ReplyDemultiplexerTest, ClaimedWaiterIsFinishedByItsLeaderDespiteABreak) {
   ValueWaiter leader_waiter, claimed_waiter;
   ASSERT_THAT(demux.Register(1, &leader_waiter), IsOk());
   ASSERT_THAT(demux.Register(2, &claimed_waiter), IsOk());
-  absl::Notification claimed, broken;
+  Notification claimed, broken;
   // The leader claims 2's reply, receives it "slowly" without the lock, and finishes it after a
   // break has failed everyone else.
   auto read_one = [&](absl::Time) -> absl::Status {

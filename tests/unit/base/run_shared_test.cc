@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "protocol/base/mutex_lock.h"
 
 namespace rplasma {
 namespace {
@@ -18,7 +19,7 @@ TEST(RunSharedTest, EveryItemRunsExactlyOnceOnAtMostTheThreadsAsked) {
   std::set<std::thread::id> seen;
   RunShared(runs.size(), 3, [&](size_t i) {
     runs[i].fetch_add(1);
-    absl::MutexLock lock(&mu);
+    MutexLock lock(&mu);  // not absl::MutexLock: TSan cannot see that one (mutex_lock.h)
     seen.insert(std::this_thread::get_id());
   });
   for (const std::atomic<int>& r : runs) EXPECT_EQ(r.load(), 1);

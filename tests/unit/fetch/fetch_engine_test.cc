@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
+#include "protocol/base/notification.h"
 #include "tests/support/subprocess.h"
 
 #include "manager/peer/peer_service.h"
@@ -237,7 +237,7 @@ TEST_F(FetchEngineTest, ABatchAsksTheLocalStoreOnceAndFetchesOnlyWhatIsMissing) 
 TEST_F(FetchEngineTest, ConcurrentFetchesOfOneIdAreMergedIntoOneTransfer) {
   const ObjectID id = ObjectID::FromLabel("merged");
   PutRemote(id, Pattern(2000, 3));
-  absl::Notification entered, release;
+  Notification entered, release;
   channel_->before_call = [&] {
     if (!entered.HasBeenNotified()) entered.Notify();
     release.WaitForNotification();

@@ -13,7 +13,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "absl/synchronization/notification.h"
+#include "protocol/base/notification.h"
 #include "manager/auth/peer_auth.h"
 #include "manager/transport/tcp/tcp_socket.h"
 #include "manager/transport/tcp/tcp_transport.h"
@@ -124,7 +124,7 @@ class FakeOwner {
   const Behaviour behaviour_;
   UniqueFd listener_;
   std::string address_;
-  absl::Notification stop_;
+  Notification stop_;
   std::atomic<bool> got_request_{false};
   std::thread thread_;
 };
