@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tests/support/redis_server.h"
+#include "absl/strings/str_cat.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
@@ -65,7 +66,7 @@ inline MpiRun RunBenchMpi(const TempDir& dir, int ranks, const std::vector<std::
   asan_options += "detect_leaks=0";
   setenv("ASAN_OPTIONS", asan_options.c_str(), 1);
   std::vector<std::string> argv = {FindMpirun(), "-np", std::to_string(ranks), "--oversubscribe",
-                                   std::string(RPLASMA_BIN_DIR) + "/rplasma-bench-mpi", "--start_redis"};
+                                   absl::StrCat(RPLASMA_BIN_DIR, "/rplasma-bench-mpi"), "--start_redis"};
   argv.insert(argv.end(), args.begin(), args.end());
   MpiRun run;
   const std::string log = dir.Join("mpirun.log");

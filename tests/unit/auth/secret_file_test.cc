@@ -9,6 +9,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "protocol/base/unique_fd.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/temp_dir.h"
@@ -59,7 +60,7 @@ TEST(SecretFileTest, SecretOneByteShortOfMinimumIsRefused) {
   testing::TempDir dir;
   const std::string path = dir.Join("secret");
   // Trailing whitespace does not count towards the length.
-  WriteFile(path, std::string(kMinSecretBytes - 1, 'k') + " \n\n", 0600);
+  WriteFile(path, absl::StrCat(std::string(kMinSecretBytes - 1, 'k'), " \n\n"), 0600);
   EXPECT_THAT(ReadSecretFile(path).status(), HasErrorCode(ErrorCode::kInvalidArgument));
 }
 

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "tests/support/status_matchers.h"
 
 namespace rplasma {
@@ -57,7 +58,7 @@ TEST(MemoryBudgetTest, HugepagesCountFreeHugePagesOnly) {
 }
 
 TEST(MemoryBudgetTest, HugePagesReservedByAMappingAreNotFree) {
-  const std::string meminfo = std::string(kMeminfo) + "HugePages_Rsvd:       2\n";
+  const std::string meminfo = absl::StrCat(kMeminfo, "HugePages_Rsvd:       2\n");
   ASSERT_OK_AND_ASSIGN(uint64_t usable, UsableArenaBytes(Texts(meminfo, "", ""), k2M));
   EXPECT_EQ(usable, 1ull * (2u << 20));
   EXPECT_THAT(CheckArenaFits(4ull << 20, k2M, Texts(meminfo, "", "")), HasErrorCode(ErrorCode::kOutOfMemory));
