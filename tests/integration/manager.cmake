@@ -9,14 +9,16 @@ rplasma_test(manager_fetch_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/manager_fetch_test.cc
   LIBS rplasma_manager_test_cluster
   LABELS integration redis
-  TIMEOUT 900)
+  TIMEOUT 900
+  SHARDS 3)
 add_dependencies(manager_fetch_test rplasma-manager rplasma_store)
 
 rplasma_test(manager_fault_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/manager_fault_test.cc
   LIBS rplasma_manager_test_cluster rplasma_peer rplasma_transport_tcp
   LABELS integration redis fault
-  TIMEOUT 600)
+  TIMEOUT 600
+  SHARDS 2)
 # The owners killed mid-transfer run the throttled test manager (tests/support).
 target_compile_definitions(manager_fault_test PRIVATE THROTTLED_MANAGER="$<TARGET_FILE:throttled-manager>")
 add_dependencies(manager_fault_test rplasma-manager rplasma_store throttled-manager)

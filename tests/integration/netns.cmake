@@ -6,3 +6,4 @@ rplasma_test(netns_fault_test
   LABELS integration redis fault netns
   TIMEOUT 400)
 add_dependencies(netns_fault_test rplasma-manager rplasma_store)
+set_tests_properties(netns_fault_test PROPERTIES COST 100)  # a long run: ctest starts it early
