@@ -12,7 +12,9 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 BIN=$ROOT/build/bin
 
-[ -n "${RPLASMA_DEMO_SKIP_SETUP:-}" ] || scripts/setup.sh
+# Only what the demo runs: the daemons, the CLI and the benchmark (the tests are scripts/test.sh's).
+[ -n "${RPLASMA_DEMO_SKIP_SETUP:-}" ] ||
+  RPLASMA_BUILD_TARGETS="rplasma_store rplasma-manager rplasma_cli_main rplasma-bench" scripts/setup.sh
 
 WORK=$(mktemp -d /tmp/rplasma-demo-XXXXXX)
 chmod 700 "$WORK"

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs every Debian package rplasma needs (idempotent), then configures and builds into
 # build/ (or $BUILD_DIR). Extra CMake arguments are passed through: scripts/setup.sh -DRPLASMA_WERROR=ON
+# RPLASMA_BUILD_TARGETS="a b" builds only those targets (and what they need), as scripts/demo.sh does.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(
-  build-essential clang libclang-rt-14-dev cmake ninja-build pkg-config git
+  build-essential clang libclang-rt-14-dev lld cmake ninja-build pkg-config git
   libabsl-dev libflatbuffers-dev flatbuffers-compiler libgtest-dev libgmock-dev nlohmann-json3-dev
   libhiredis-dev redis-server libxxhash-dev libssl-dev
   libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
@@ -27,5 +28,7 @@ fi
 
 BUILD_DIR=${BUILD_DIR:-build}
 cmake -S . -B "$BUILD_DIR" -G Ninja "$@" >/dev/null
-cmake --build "$BUILD_DIR"
+targets=()
+for t in ${RPLASMA_BUILD_TARGETS:-}; do targets+=(--target "$t"); done
+cmake --build "$BUILD_DIR" "${targets[@]}"
 echo "setup: built into $BUILD_DIR/bin"
