@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,23 +18,17 @@
 namespace rplasma {
 
 absl::Status MetricsFileWriter::WriteAtomically(const std::string& path, const std::string& text) {
-  const std::string temp = absl::StrCat(path, ".tmp");
-  {
-    UniqueFd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    if (!fd) return ErrnoError("open", temp, errno);
-    absl::Status written = WriteAll(fd.get(), text.data(), text.size());
-    if (!written.ok()) {
-      ::unlink(temp.c_str());
-      return written;
-    }
-    if (::close(fd.release()) != 0) return ErrnoError("close", temp, errno);
-  }
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    ::unlink(temp.c_str());
-    return ErrnoError("rename", path, error);
-  }
-  return absl::OkStatus();
+  // mkostemp creates the file with O_CREAT | O_EXCL: a name that exists (a planted file or symlink)
+  // is never opened, so nothing but our own new file is written.
+  std::string temp = absl::StrCat(path, ".XXXXXX");
+  UniqueFd fd(::mkostemp(temp.data(), O_CLOEXEC));
+  if (!fd) return ErrnoError("mkostemp", temp, errno);
+  absl::Status written = WriteAll(fd.get(), text.data(), text.size());
+  if (written.ok() && ::fchmod(fd.get(), 0644) != 0) written = ErrnoError("fchmod", temp, errno);
+  if (written.ok() && ::close(fd.release()) != 0) written = ErrnoError("close", temp, errno);
+  if (written.ok() && ::rename(temp.c_str(), path.c_str()) != 0) written = ErrnoError("rename", path, errno);
+  if (!written.ok()) ::unlink(temp.c_str());
+  return written;
 }
 
 absl::StatusOr<std::unique_ptr<MetricsFileWriter>> MetricsFileWriter::Start(std::string path, absl::Duration interval,

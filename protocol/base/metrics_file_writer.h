@@ -36,7 +36,10 @@ class MetricsFileWriter {
 
   void Shutdown();
 
-  // Writes `text` to `path` through "<path>.tmp" and a rename.
+  // Writes `text` to `path` through a new temporary file beside it ("<path>.XXXXXX", created with
+  // O_EXCL, so never an existing file or a symlink's target) renamed over `path` (which replaces a
+  // symlink there, never the file it points to). Readers see the old text or the new, whole. Safe
+  // as root in a directory others can write: no existing file is opened, truncated or followed.
   static absl::Status WriteAtomically(const std::string& path, const std::string& text);
 
  private:

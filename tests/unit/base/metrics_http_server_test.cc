@@ -1,13 +1,17 @@
 #include "protocol/base/metrics_http_server.h"
 
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -26,6 +30,21 @@ UniqueFd Connect(uint16_t port) { return bench::LoopbackConnect(port).value_or(U
 std::string Exchange(uint16_t port, const std::string& request) {
   absl::StatusOr<std::string> reply = bench::LoopbackHttpExchange(port, request);
   return reply.ok() ? *reply : reply.status().ToString();
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void WriteText(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+std::vector<std::string> DirectoryEntries(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) names.push_back(entry.path().filename());
+  return names;
 }
 
 std::unique_ptr<MetricsHttpServer> StartServer(absl::Duration deadline = absl::Seconds(1)) {
@@ -101,8 +120,30 @@ TEST(MetricsFileWriterTest, WritesAtStartAndAtShutdownThroughARename) {
   std::stringstream text;
   text << last.rdbuf();
   EXPECT_EQ(text.str(), "n 2\n");
-  EXPECT_NE(::access((path + ".tmp").c_str(), F_OK), 0);  // no temporary left behind
+  EXPECT_THAT(DirectoryEntries(dir.path()), ::testing::ElementsAre("rplasma.prom"));  // no temporary left behind
   EXPECT_FALSE(MetricsFileWriter::Start(dir.Join("missing/dir/x.prom"), absl::Seconds(1), [] { return ""; }).ok());
+}
+
+// Run as root on a directory others can write, the old "<path>.tmp" + O_TRUNC followed a planted
+// symlink and truncated whatever it pointed to (issue 21).
+TEST(MetricsFileWriterTest, PlantedSymlinksAreReplacedNeverFollowed) {
+  testing::TempDir dir;
+  const std::string path = dir.Join("rplasma.prom");
+  const std::string victim = dir.Join("victim"), other_victim = dir.Join("other-victim");
+  WriteText(victim, "precious\n");
+  WriteText(other_victim, "also precious\n");
+  ASSERT_EQ(::symlink(victim.c_str(), (path + ".tmp").c_str()), 0);
+  ASSERT_EQ(::symlink(other_victim.c_str(), path.c_str()), 0);
+  ASSERT_OK(MetricsFileWriter::WriteAtomically(path, "rplasma_up 1\n"));
+  EXPECT_EQ(ReadText(victim), "precious\n");
+  EXPECT_EQ(ReadText(other_victim), "also precious\n");
+  struct stat st;
+  ASSERT_EQ(::lstat(path.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode)) << "the symlink at the path is replaced by the new file";
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+  EXPECT_EQ(ReadText(path), "rplasma_up 1\n");
+  EXPECT_THAT(DirectoryEntries(dir.path()),
+              ::testing::UnorderedElementsAre("rplasma.prom", "rplasma.prom.tmp", "victim", "other-victim"));
 }
 
 }  // namespace
