@@ -51,7 +51,9 @@ absl::Status Client::Fetch(absl::Span<const ObjectID> ids, absl::Duration timeou
   }
   timeout = std::max(timeout, absl::ZeroDuration());
   const absl::Time deadline = absl::Now() + timeout;
-  ASSIGN_OR_RETURN(ManagerConnectionPool::Lease connection, manager_connections_.Take());
+  // Connecting gets the grace a reply gets: a manager that stopped accepting fails the call then.
+  const absl::Time connect_deadline = deadline + kReplyGrace;
+  ASSIGN_OR_RETURN(ManagerConnectionPool::Lease connection, manager_connections_.Take(connect_deadline));
   size_t failed = 0;
   ErrorCode first_code = ErrorCode::kOk;
   std::vector<std::string> failures;
@@ -66,7 +68,7 @@ absl::Status Client::Fetch(absl::Span<const ObjectID> ids, absl::Duration timeou
       // The kept connection was closed by the manager (a restart, say). Fetch is idempotent:
       // ask again on a fresh one.
       manager_connections_.Clear();
-      ASSIGN_OR_RETURN(connection, manager_connections_.Take());
+      ASSIGN_OR_RETURN(connection, manager_connections_.Take(connect_deadline));
       result = Exchange(connection.fd.get(), request, n, deadline);
     }
     RETURN_IF_ERROR(result.status());
@@ -90,13 +92,13 @@ absl::StatusOr<std::string> Client::ManagerStats() {
   if (options_.manager_socket.empty()) {
     return MakeError(ErrorCode::kInvalidArgument, "manager stats: no manager socket (ClientOptions::manager_socket)");
   }
-  ASSIGN_OR_RETURN(ManagerConnectionPool::Lease connection, manager_connections_.Take());
+  ASSIGN_OR_RETURN(ManagerConnectionPool::Lease connection, manager_connections_.Take(absl::Now() + kReplyGrace));
   ManagerRequest request{next_fetch_request_id_.fetch_add(1, std::memory_order_relaxed) + 1, ManagerStatsRequest{}};
   const absl::Time deadline = absl::Now();  // Call allows kReplyGrace beyond it
   absl::StatusOr<ManagerReply> reply = Call(connection.fd.get(), request, deadline, "manager stats");
   if (!reply.ok() && connection.reused && ErrorCodeOf(reply.status()) == ErrorCode::kUnavailable) {
     manager_connections_.Clear();
-    ASSIGN_OR_RETURN(connection, manager_connections_.Take());
+    ASSIGN_OR_RETURN(connection, manager_connections_.Take(absl::Now() + kReplyGrace));
     reply = Call(connection.fd.get(), request, absl::Now(), "manager stats");
   }
   RETURN_IF_ERROR(reply.status());

@@ -9,7 +9,7 @@
 
 namespace rplasma {
 
-absl::StatusOr<ManagerConnectionPool::Lease> ManagerConnectionPool::Take() {
+absl::StatusOr<ManagerConnectionPool::Lease> ManagerConnectionPool::Take(absl::Time deadline) {
   {
     MutexLock lock(&mu_);
     if (!idle_.empty()) {
@@ -18,9 +18,11 @@ absl::StatusOr<ManagerConnectionPool::Lease> ManagerConnectionPool::Take() {
       return lease;
     }
   }
-  absl::StatusOr<UniqueFd> fd = UnixConnect(socket_path_);
+  absl::StatusOr<UniqueFd> fd = UnixConnect(socket_path_, deadline);
   if (!fd.ok()) {
-    return MakeError(ErrorCode::kUnavailable, absl::StrCat("fetch: manager at ", socket_path_, ": ", fd.status().message()));
+    const ErrorCode code =
+        ErrorCodeOf(fd.status()) == ErrorCode::kDeadlineExceeded ? ErrorCode::kDeadlineExceeded : ErrorCode::kUnavailable;
+    return MakeError(code, absl::StrCat("fetch: manager at ", socket_path_, ": ", fd.status().message()));
   }
   return Lease{*std::move(fd), false};
 }

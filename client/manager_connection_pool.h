@@ -16,6 +16,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "protocol/base/unique_fd.h"
 
 namespace rplasma {
@@ -30,8 +31,10 @@ class ManagerConnectionPool {
   ManagerConnectionPool(std::string socket_path, size_t max_idle)
       : socket_path_(std::move(socket_path)), max_idle_(max_idle) {}
 
-  // An idle connection, or a new one. kUnavailable if the manager cannot be reached.
-  absl::StatusOr<Lease> Take();
+  // An idle connection, or a new one. kUnavailable if the manager cannot be reached;
+  // kDeadlineExceeded if its listener's backlog stays full until `deadline` (a manager that stopped
+  // accepting never holds a caller past it).
+  absl::StatusOr<Lease> Take(absl::Time deadline);
   // Returns a connection whose last exchange completed (request sent, whole reply read).
   void GiveBack(UniqueFd fd);
   // Closes the idle connections (e.g. after the manager restarted).

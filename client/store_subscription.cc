@@ -15,24 +15,22 @@
 namespace rplasma {
 namespace {
 
-constexpr absl::Duration kHandshakeTimeout = absl::Seconds(10);
-
 // Reads the ConnectReply frame, taking (and closing) the arena fd riding on its first byte.
-absl::Status ReadConnectReply(int fd, const std::string& socket_path) {
+absl::Status ReadConnectReply(int fd, const std::string& socket_path, absl::Duration timeout) {
   char header[kFrameHeaderBytes];
   pollfd pfd{fd, POLLIN, 0};
   int rc;
   do {
-    rc = ::poll(&pfd, 1, static_cast<int>(absl::ToInt64Milliseconds(kHandshakeTimeout)));
+    rc = ::poll(&pfd, 1, static_cast<int>(absl::ToInt64Milliseconds(timeout)));
   } while (rc < 0 && errno == EINTR);
   if (rc < 0) return ErrnoError("poll", socket_path, errno);
   if (rc == 0) return MakeError(ErrorCode::kDeadlineExceeded, absl::StrCat("subscribe(", socket_path, "): no answer"));
   ASSIGN_OR_RETURN(ReceivedWithFd first, RecvWithFd(fd, header, 1));
   if (first.bytes == 0) return MakeError(ErrorCode::kUnavailable, absl::StrCat("subscribe(", socket_path, "): closed"));
-  RETURN_IF_ERROR(ReadAllUntil(fd, header + 1, sizeof(header) - 1, absl::Now() + kHandshakeTimeout));
+  RETURN_IF_ERROR(ReadAllUntil(fd, header + 1, sizeof(header) - 1, absl::Now() + timeout));
   ASSIGN_OR_RETURN(uint32_t length, ParseFrameHeader(header, kDefaultMaxFrameBytes));
   std::string payload(length, '\0');
-  RETURN_IF_ERROR(ReadAllUntil(fd, payload.data(), length, absl::Now() + kHandshakeTimeout));
+  RETURN_IF_ERROR(ReadAllUntil(fd, payload.data(), length, absl::Now() + timeout));
   ASSIGN_OR_RETURN(Reply reply, DecodeReply(payload));
   RETURN_IF_ERROR(reply.status());
   if (!std::holds_alternative<ConnectReply>(reply.body)) {
@@ -45,14 +43,17 @@ absl::Status ReadConnectReply(int fd, const std::string& socket_path) {
 
 absl::StatusOr<std::unique_ptr<StoreSubscription>> StoreSubscription::Create(const std::string& socket_path,
                                                                              absl::string_view client_name,
-                                                                             bool include_existing) {
-  ASSIGN_OR_RETURN(UniqueFd fd, UnixConnect(socket_path));
+                                                                             bool include_existing,
+                                                                             absl::Duration timeout) {
+  // A store that stopped accepting fails the subscription after the handshake timeout, as one
+  // that stopped answering does.
+  ASSIGN_OR_RETURN(UniqueFd fd, UnixConnect(socket_path, absl::Now() + timeout));
   RETURN_IF_ERROR(WriteFrame(fd.get(), EncodeRequest(Request{1, ConnectRequest{std::string(client_name)}})));
-  RETURN_IF_ERROR(ReadConnectReply(fd.get(), socket_path));
+  RETURN_IF_ERROR(ReadConnectReply(fd.get(), socket_path, timeout));
   RETURN_IF_ERROR(WriteFrame(fd.get(), EncodeRequest(Request{2, SubscribeRequest{include_existing}})));
   // The store acknowledges before any event: once this returns, every later seal, delete or
   // eviction is reported on this subscription.
-  ASSIGN_OR_RETURN(std::string ack, ReadFrame(fd.get(), kDefaultMaxFrameBytes, absl::Now() + kHandshakeTimeout));
+  ASSIGN_OR_RETURN(std::string ack, ReadFrame(fd.get(), kDefaultMaxFrameBytes, absl::Now() + timeout));
   ASSIGN_OR_RETURN(Reply reply, DecodeReply(ack));
   if (reply.request_id != 2) {
     return ProtocolError(absl::StrCat("subscribe(", socket_path, "): expected the acknowledgement, got request ",

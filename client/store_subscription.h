@@ -25,9 +25,11 @@ namespace rplasma {
 
 class StoreSubscription final : public Subscription {
  public:
-  static absl::StatusOr<std::unique_ptr<StoreSubscription>> Create(const std::string& socket_path,
-                                                                   absl::string_view client_name,
-                                                                   bool include_existing);
+  // Connects, handshakes and subscribes, each step within `handshake_timeout` (kDeadlineExceeded
+  // after it: a store that stopped accepting or answering never holds the caller).
+  static absl::StatusOr<std::unique_ptr<StoreSubscription>> Create(
+      const std::string& socket_path, absl::string_view client_name, bool include_existing,
+      absl::Duration handshake_timeout = absl::Seconds(10));
 
   absl::StatusOr<ObjectEvent> Next(absl::Duration timeout) override;
   int fd() const override { return fd_.get(); }
