@@ -7,6 +7,7 @@
 # (-DRPLASMA_WITH_VERBS=OFF -DRPLASMA_WITH_MPI=OFF), so it also proves the store, the client and
 # the manager build without rdma-core and Open MPI. Exits non-zero on any failure.
 # Stages: RPLASMA_TEST_STAGES="lint release asan tsan" (default all; lint is scripts/lint.sh).
+# Each stage's build runs while the previous stage's tests do, at the lowest CPU priority.
 # At the end it prints each stage's build and test time and its slowest tests (docs/TESTING.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,32 +38,90 @@ check_skips() {  # ctest-output-file
   return 1
 }
 
-run_stage() {  # name build_dir ctest-args... ; cmake args come from $CMAKE_ARGS
-  local name=$1 dir=$2; shift 2
-  echo "=== test stage: $name ($(date +%T))"
-  local t0 t1 t2
-  t0=$(date +%s)
+# Each stage's build directory, CMake arguments, ctest selection, tests at once and environment.
+stage_config() {  # name
+  STAGE_ENV=()
+  case $1 in
+    # The rdma-guest tests run inside the Soft-RoCE guest, through rdma_vm_suite.
+    release) DIR=build STAGE_JOBS=3 CMAKE_ARGS="" CTEST_ARGS=(-LE '^rdma-guest$') ;;
+    asan)
+      # clang: -Wthread-safety is on for every clang build (CMakeLists.txt). lld links the ASan
+      # executables about 5x faster than GNU ld (1.3 s -> 0.27 s for manager_fetch_test).
+      # The netns run (real packet loss between namespaces) and the mpirun benchmarks (label mpi:
+      # Open MPI's own allocations keep LeakSanitizer off in the ranks anyway) are left to the
+      # release stage, and each fuzzer runs 10 s over its corpus, to keep CI in time (scripts/fuzz.sh
+      # fuzzes for as long as asked). The release stage runs the chaos test for its default 60 s;
+      # here half of that.
+      DIR=build-asan STAGE_JOBS=2
+      CMAKE_ARGS="-DRPLASMA_SANITIZE=address -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld -DRPLASMA_FUZZ_SECONDS=10"
+      CTEST_ARGS=(-L "unit|integration|fuzz" -LE "rdma|bench|netns|mpi")
+      STAGE_ENV=(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+                 "RPLASMA_CHAOS_SECONDS=${RPLASMA_CHAOS_SECONDS:-30}")
+      ;;
+    tsan)
+      # The fault tests run here too; the chaos and netns runs (a dozen processes each) run in the
+      # release and ASan stages only, to keep the CI in time.
+      DIR=build-tsan STAGE_JOBS=2
+      CMAKE_ARGS="-DRPLASMA_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug -DRPLASMA_WITH_VERBS=OFF -DRPLASMA_WITH_MPI=OFF"
+      CTEST_ARGS=(-L "unit|integration" -LE "rdma|bench|chaos|netns")
+      STAGE_ENV=(TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1)
+      ;;
+    *) echo "unknown stage $1"; exit 2 ;;
+  esac
+}
+
+build_stage() {  # name: packages (idempotent), configure, build
+  stage_config "$1"
   # Test builds keep line tables only (-g1: backtraces and sanitizer reports still name files and
   # lines); full debug info for a debugger made every build about a quarter slower.
-  if ! BUILD_DIR=$dir scripts/setup.sh -DRPLASMA_WERROR=ON "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" \
-    "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_C_FLAGS_DEBUG=-g1 $CMAKE_ARGS; then
-    echo "=== test stage $name FAILED (build)"
-    status=1
-    TIMES+=("$name $(($(date +%s) - t0)) -")
-    return
+  BUILD_DIR=$DIR scripts/setup.sh -DRPLASMA_WERROR=ON "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" \
+    "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_C_FLAGS_DEBUG=-g1 $CMAKE_ARGS
+}
+
+# The next stage's build runs while this stage's tests do, at the lowest CPU priority (nice 19): it
+# takes only the cycles the tests leave idle (they mostly wait on processes, sockets and the guest),
+# never the ones a test asks for. Its output is shown when the stage starts.
+start_background_build() {  # name
+  local name=$1
+  ( renice -n 19 -p "$BASHPID" >/dev/null
+    start=$(date +%s)
+    if build_stage "$name" >"/tmp/rplasma-build-$name.$$.log" 2>&1; then rc=0; else rc=$?; fi
+    echo "$rc $(($(date +%s) - start))" >"/tmp/rplasma-build-$name.$$.rc" ) &
+  BUILD_PIDS[$name]=$!
+}
+
+finish_build() {  # name -> 0 if built; sets BUILD_SECONDS
+  local name=$1 rc
+  if [ -n "${BUILD_PIDS[$name]:-}" ]; then
+    wait "${BUILD_PIDS[$name]}" || true
+    cat "/tmp/rplasma-build-$name.$$.log"
+    read -r rc BUILD_SECONDS <"/tmp/rplasma-build-$name.$$.rc"
+    rm -f "/tmp/rplasma-build-$name.$$.log" "/tmp/rplasma-build-$name.$$.rc"
+    BUILD_SECONDS="$BUILD_SECONDS*"  # overlapped with the previous stage's tests
+    return "$rc"
   fi
-  t1=$(date +%s)
-  local out="$dir/ctest-output.log"
-  if ! ctest --test-dir "$dir" --output-on-failure -j "${JOBS:-$STAGE_JOBS}" "$@" 2>&1 | tee "$out"; then
+  local t0
+  t0=$(date +%s)
+  if build_stage "$name"; then rc=0; else rc=$?; fi
+  BUILD_SECONDS=$(($(date +%s) - t0))
+  return "$rc"
+}
+
+test_stage() {  # name
+  local name=$1 t0
+  stage_config "$name"
+  local out="$DIR/ctest-output.log"
+  t0=$(date +%s)
+  if ! env "${STAGE_ENV[@]}" ctest --test-dir "$DIR" --output-on-failure -j "${JOBS:-$STAGE_JOBS}" "${CTEST_ARGS[@]}" 2>&1 |
+    tee "$out"; then
     echo "=== test stage $name FAILED"
     status=1
   fi
-  t2=$(date +%s)
+  TEST_SECONDS=$(($(date +%s) - t0))
   if ! check_skips "$out"; then
     echo "=== test stage $name FAILED (skips)"
     status=1
   fi
-  TIMES+=("$name $((t1 - t0)) $((t2 - t1))")
   SLOWEST+=("$name: $(grep -E '^ *[0-9]+/[0-9]+ Test +#' "$out" | sed -E 's/.* Test +#[0-9]+: ([^ ]+) .* ([0-9.]+) sec.*/\2 \1/' |
     sort -rn | head -15 | awk '{printf "%s %ss, ", $2, $1}' | sed 's/, $//')")
 }
@@ -74,10 +133,13 @@ report() {  # the table docs/TESTING.md keeps, for this run
   local row
   for row in "${TIMES[@]}"; do printf "%-8s %8s %8s\n" $row; done
   printf "%-8s %17s\n" total "$(($(date +%s) - started))"
+  echo "(* built while the previous stage's tests ran)"
   echo "=== slowest tests per stage"
   for row in "${SLOWEST[@]}"; do echo "$row"; done
 }
 
+declare -A BUILD_PIDS=()
+built=()
 for stage in $STAGES; do
   case $stage in
     lint)
@@ -85,30 +147,23 @@ for stage in $STAGES; do
       scripts/lint.sh || { echo "=== test stage lint FAILED"; status=1; }
       TIMES+=("lint - $(($(date +%s) - t0))")
       ;;
-    # The rdma-guest tests run inside the Soft-RoCE guest, through rdma_vm_suite.
-    release) STAGE_JOBS=3 CMAKE_ARGS="" run_stage release build -LE '^rdma-guest$' ;;
-    asan)
-      export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-      # The release stage runs the chaos test for its default 60 s; here half of that keeps CI in time.
-      export RPLASMA_CHAOS_SECONDS=${RPLASMA_CHAOS_SECONDS:-30}
-      # clang: -Wthread-safety is on for every clang build (CMakeLists.txt). lld links the ASan
-      # executables about 5x faster than GNU ld (1.3 s -> 0.27 s for manager_fetch_test).
-      # The netns run (real packet loss between namespaces) and the mpirun benchmarks (label mpi:
-      # Open MPI's own allocations keep LeakSanitizer off in the ranks anyway) are left to the
-      # release stage, and each fuzzer runs 10 s over its corpus, to keep CI in time (scripts/fuzz.sh
-      # fuzzes for as long as asked).
-      STAGE_JOBS=2 CMAKE_ARGS="-DRPLASMA_SANITIZE=address -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld -DRPLASMA_FUZZ_SECONDS=10" \
-        run_stage asan build-asan -L "unit|integration|fuzz" -LE "rdma|bench|netns|mpi"
-      ;;
-    tsan)
-      export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
-      # The fault tests run here too; the chaos and netns runs (a dozen processes each) run in the
-      # release and ASan stages only, to keep the CI in time.
-      STAGE_JOBS=2 CMAKE_ARGS="-DRPLASMA_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug -DRPLASMA_WITH_VERBS=OFF -DRPLASMA_WITH_MPI=OFF" \
-        run_stage tsan build-tsan -L "unit|integration" -LE "rdma|bench|chaos|netns"
-      ;;
+    release | asan | tsan) built+=("$stage") ;;
     *) echo "unknown stage $stage"; exit 2 ;;
   esac
+done
+for i in "${!built[@]}"; do
+  stage=${built[$i]}
+  next=${built[$((i + 1))]:-}
+  echo "=== test stage: $stage ($(date +%T))"
+  if ! finish_build "$stage"; then
+    echo "=== test stage $stage FAILED (build)"
+    status=1
+    TIMES+=("$stage $BUILD_SECONDS -")
+    continue
+  fi
+  [ -z "$next" ] || start_background_build "$next"
+  test_stage "$stage"
+  TIMES+=("$stage $BUILD_SECONDS $TEST_SECONDS")
 done
 report
 exit $status

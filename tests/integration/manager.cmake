@@ -18,7 +18,7 @@ rplasma_test(manager_fault_test
   LIBS rplasma_manager_test_cluster rplasma_peer rplasma_transport_tcp
   LABELS integration redis fault
   TIMEOUT 600
-  SHARDS 2)
+  SHARDS 3)
 # The owners killed mid-transfer run the throttled test manager (tests/support).
 target_compile_definitions(manager_fault_test PRIVATE THROTTLED_MANAGER="$<TARGET_FILE:throttled-manager>")
 add_dependencies(manager_fault_test rplasma-manager rplasma_store throttled-manager)
