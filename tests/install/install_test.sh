@@ -59,9 +59,13 @@ for target in client client_static; do
     && cmake --build "$out" >>"$out.log" 2>&1 || { cat "$out.log"; fail "building the consumer with rplasma::$target"; }
   # The shared consumer loads the installed library; the static one carries it.
   if [[ $target == client ]]; then
-    ldd "$out/consumer" | grep -q "$prefix/$libdir/librplasma_client.so" || fail "rplasma::client: not linked to the installed .so"
+    # ldd's output is read whole first: with pipefail, `ldd | grep -q` fails whenever grep finds
+    # its line before ldd has written the rest (SIGPIPE), as it did under load.
+    libs=$(ldd "$out/consumer")
+    grep -q "$prefix/$libdir/librplasma_client.so" <<<"$libs" || fail "rplasma::client: not linked to the installed .so"
   else
-    ! ldd "$out/consumer" | grep -q librplasma_client || fail "rplasma::client_static: linked to a shared librplasma_client"
+    libs=$(ldd "$out/consumer")
+    ! grep -q librplasma_client <<<"$libs" || fail "rplasma::client_static: linked to a shared librplasma_client"
   fi
   run_consumer "find_package rplasma::$target" "$out/consumer"
 done
