@@ -6,7 +6,7 @@
 # builds. Extra arguments go to ctest: scripts/check.sh -R store
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ -f build/build.ninja ] || scripts/setup.sh -DRPLASMA_WERROR=ON
+[ -f build/build.ninja ] || scripts/setup.sh
 cmake --build build
 ctest --test-dir build --output-on-failure -j "${RPLASMA_TEST_JOBS:-3}" -L 'unit|integration' \
   -LE 'rdma|chaos|netns|mpi|python|install' "$@"

@@ -72,10 +72,8 @@ stage_config() {  # name
 
 build_stage() {  # name: packages (idempotent), configure, build
   stage_config "$1"
-  # Test builds keep line tables only (-g1: backtraces and sanitizer reports still name files and
-  # lines); full debug info for a debugger made every build about a quarter slower.
-  BUILD_DIR=$DIR scripts/setup.sh -DRPLASMA_WERROR=ON "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" \
-    "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_C_FLAGS_DEBUG=-g1 $CMAKE_ARGS
+  # Warnings are errors and line tables only (-g1): setup.sh's defaults, which demo.sh shares.
+  BUILD_DIR=$DIR scripts/setup.sh $CMAKE_ARGS
 }
 
 # The next stage's build runs while this stage's tests do, at the lowest CPU priority (nice 19): it
