@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <thread>
@@ -118,7 +119,7 @@ class VerbsTransportTest : public ::testing::Test {
 };
 
 TEST_F(VerbsTransportTest, ConnectCallAndDisconnectReachTheHandlerOnce) {
-  Start();
+  ASSERT_NO_FATAL_FAILURE(Start());
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Channel> ch, client_->Connect(address_, Deadline()));
   EXPECT_TRUE(ch->healthy());
   ASSERT_OK_AND_ASSIGN(std::string reply, ch->Call("ping", Deadline()));
@@ -134,7 +135,7 @@ TEST_F(VerbsTransportTest, ConnectCallAndDisconnectReachTheHandlerOnce) {
 }
 
 TEST_F(VerbsTransportTest, CallsOfEverySizeRoundTripIncludingFragmentedOnes) {
-  Start();
+  ASSERT_NO_FATAL_FAILURE(Start());
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Channel> ch, client_->Connect(address_, Deadline()));
   // message_bytes is 4096: everything above 4064 bytes travels in several fragments.
   for (size_t size : {size_t{0}, size_t{1}, size_t{4064}, size_t{4065}, size_t{3 * 4096 + 7}, size_t{1} << 20}) {
@@ -147,7 +148,7 @@ TEST_F(VerbsTransportTest, CallsOfEverySizeRoundTripIncludingFragmentedOnes) {
 }
 
 TEST_F(VerbsTransportTest, ConcurrentCallsOnOneChannelAllGetTheirOwnReply) {
-  Start();
+  ASSERT_NO_FATAL_FAILURE(Start());
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Channel> ch, client_->Connect(address_, Deadline()));
   std::vector<std::thread> threads;
   std::atomic<int> ok{0};
@@ -168,7 +169,7 @@ TEST_F(VerbsTransportTest, ConcurrentCallsOnOneChannelAllGetTheirOwnReply) {
 TEST_F(VerbsTransportTest, StalledHandlerMakesSendersWaitForCreditsNotRetry) {
   TransportOptions server_options = Options();
   server_options.queue_depth = 4;  // the client gets 4 credits
-  Start(server_options);
+  ASSERT_NO_FATAL_FAILURE(Start(server_options));
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Channel> ch, client_->Connect(address_, Deadline()));
   handler_.Stall();
   std::vector<std::thread> callers;
@@ -194,7 +195,7 @@ TEST_F(VerbsTransportTest, StalledHandlerMakesSendersWaitForCreditsNotRetry) {
 }
 
 TEST_F(VerbsTransportTest, CallPastItsDeadlineFailsAndTheLateReplyIsDiscarded) {
-  Start();
+  ASSERT_NO_FATAL_FAILURE(Start());
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Channel> ch, client_->Connect(address_, Deadline()));
   handler_.Stall();
   EXPECT_THAT(ch->Call("slow", absl::Now() + absl::Milliseconds(300)), HasErrorCode(ErrorCode::kDeadlineExceeded));
@@ -209,7 +210,7 @@ TEST_F(VerbsTransportTest, CallPastItsDeadlineFailsAndTheLateReplyIsDiscarded) {
 }
 
 TEST_F(VerbsTransportTest, ConcurrentReadsAndCallsShareOneChannel) {
-  Start();
+  ASSERT_NO_FATAL_FAILURE(Start());
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Channel> ch, client_->Connect(address_, Deadline()));
   constexpr uint64_t kSlice = 512 << 10;
   std::atomic<int> good{0};
@@ -236,7 +237,7 @@ TEST_F(VerbsTransportTest, ReadCopiesEveryByteFromOneByteToSeveralMebibytes) {
   auto windows = std::make_shared<ReadWindowRecorder>();
   verbs::VerbsConnectSeams seams;
   seams.observer = windows;
-  Start(Options(), Options(), seams);
+  ASSERT_NO_FATAL_FAILURE(Start(Options(), Options(), seams));
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Channel> ch, client_->Connect(address_, Deadline()));
   ASSERT_EQ(windows->windows().size(), 1u);
   EXPECT_GE(windows->windows()[0], 1u);
@@ -258,7 +259,7 @@ TEST_F(VerbsTransportTest, ReadCopiesEveryByteFromOneByteToSeveralMebibytes) {
 }
 
 TEST_F(VerbsTransportTest, ReadWithWrongRkeyFailsThenTheChannelRebuildsItself) {
-  Start();
+  ASSERT_NO_FATAL_FAILURE(Start());
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Channel> ch, client_->Connect(address_, Deadline()));
   RemoteRegion bad = server_->RegionFor(0, 8192);
   bad.rkey ^= 0x00a5a500;
@@ -277,7 +278,7 @@ TEST_F(VerbsTransportTest, ReadWithWrongRkeyFailsThenTheChannelRebuildsItself) {
 }
 
 TEST_F(VerbsTransportTest, ReadOutsideTheLocalArenaIsRefusedBeforeAnyWorkRequest) {
-  Start();
+  ASSERT_NO_FATAL_FAILURE(Start());
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Channel> ch, client_->Connect(address_, Deadline()));
   std::vector<uint8_t> elsewhere(4096);
   EXPECT_THAT(ch->Read(server_->RegionFor(0, 4096), elsewhere.data(), Deadline()),
@@ -286,7 +287,7 @@ TEST_F(VerbsTransportTest, ReadOutsideTheLocalArenaIsRefusedBeforeAnyWorkRequest
 }
 
 TEST_F(VerbsTransportTest, WrongSecretIsRefusedBeforeAnyServerQpExists) {
-  Start(Options(), Options("not-the-secret"));
+  ASSERT_NO_FATAL_FAILURE(Start(Options(), Options("not-the-secret")));
   EXPECT_THAT(client_->Connect(address_, Deadline()), HasErrorCode(ErrorCode::kPermissionDenied));
   EXPECT_EQ(server_->qps_created(), 0u);
   EXPECT_EQ(client_->qps_created(), 0u);  // the client never got as far as rdma_cm
@@ -299,7 +300,7 @@ TEST_F(VerbsTransportTest, ConnectWithoutOrWithForgedTicketIsRejectedBeforeAnySe
   verbs::VerbsConnectSeams seams;
   seams.tickets = std::make_shared<ScriptedTicketSource>(
       Options(), std::vector<std::optional<std::string>>{"", std::string(32, 'A')});
-  Start(Options(), Options(), seams);
+  ASSERT_NO_FATAL_FAILURE(Start(Options(), Options(), seams));
   EXPECT_THAT(client_->Connect(address_, Deadline()), HasErrorCode(ErrorCode::kPermissionDenied));  // no ticket
   EXPECT_THAT(client_->Connect(address_, Deadline()), HasErrorCode(ErrorCode::kPermissionDenied));  // forged
   EXPECT_EQ(server_->qps_created(), 0u);
@@ -311,7 +312,7 @@ TEST_F(VerbsTransportTest, ReplayedTicketIsRejected) {
   // One real ticket from the auth port, then the same ticket again.
   verbs::VerbsConnectSeams seams;
   seams.tickets = std::make_shared<ScriptedTicketSource>(Options(), std::vector<std::optional<std::string>>{std::nullopt});
-  Start(Options(), Options(), seams);
+  ASSERT_NO_FATAL_FAILURE(Start(Options(), Options(), seams));
   {
     ASSERT_OK_AND_ASSIGN(std::shared_ptr<Channel> ch, client_->Connect(address_, Deadline()));
     ASSERT_OK_AND_ASSIGN(std::string reply, ch->Call("once", Deadline()));
@@ -325,19 +326,27 @@ TEST_F(VerbsTransportTest, ReplayedTicketIsRejected) {
 
 TEST_F(VerbsTransportTest, WaitingCallersPollTheirOwnRepliesWhenSpinningIsOn) {
   TransportOptions o = Options();
-  o.cq_spin = absl::Milliseconds(10);  // far longer than a round trip, even in the emulated guest
-  Start(o, o);
+  o.cq_spin = absl::Milliseconds(10);  // the longest allowed: far longer than a round trip in the guest
+  ASSERT_NO_FATAL_FAILURE(Start(o, o));
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Channel> ch, client_->Connect(address_, Deadline()));
+  // Each Call completes a SEND and a RECV on the client: in a round of kCalls calls at least half
+  // of them must have been polled by the caller itself rather than handed over by the completion
+  // thread. A busy host can stall the guest longer than the spin (a CI run that shared the host
+  // with the chaos test saw 36 of 100), so the host gets three rounds to be quiet in; with
+  // spinning broken every round has none. The server's dispatch thread polls too (how much depends
+  // on scheduling: its reply's SEND completion may wake the completion thread while the handler
+  // runs), never with cq_spin 0 (next test).
   constexpr int kCalls = 50;
-  for (int i = 0; i < kCalls; ++i) {
-    ASSERT_OK_AND_ASSIGN(std::string reply, ch->Call(absl::StrCat("spin", i), Deadline()));
-    EXPECT_EQ(reply, absl::StrCat("re:spin", i));
+  uint64_t best_round = 0;
+  for (int round = 0; round < 3 && best_round < uint64_t{kCalls}; ++round) {
+    const uint64_t before = client_->waiter_completions();
+    for (int i = 0; i < kCalls; ++i) {
+      ASSERT_OK_AND_ASSIGN(std::string reply, ch->Call(absl::StrCat("spin", i), Deadline()));
+      EXPECT_EQ(reply, absl::StrCat("re:spin", i));
+    }
+    best_round = std::max(best_round, client_->waiter_completions() - before);
   }
-  // Each Call completes a SEND and a RECV on the client: at least half of them must have been
-  // polled by the caller itself rather than handed over by the completion thread. The server's
-  // dispatch thread polls too (how much depends on scheduling: its reply's SEND completion may
-  // wake the completion thread while the handler runs), never with cq_spin 0 (next test).
-  EXPECT_GE(client_->waiter_completions(), uint64_t{kCalls});
+  EXPECT_GE(best_round, uint64_t{kCalls});
   EXPECT_GT(server_->waiter_completions(), 0u);
   EXPECT_EQ(client_->stats()["reconnects"], 0u);
 }
@@ -345,7 +354,7 @@ TEST_F(VerbsTransportTest, WaitingCallersPollTheirOwnRepliesWhenSpinningIsOn) {
 TEST_F(VerbsTransportTest, WithoutSpinningEveryCompletionComesThroughTheCompletionThread) {
   TransportOptions o = Options();
   o.cq_spin = absl::ZeroDuration();
-  Start(o, o);
+  ASSERT_NO_FATAL_FAILURE(Start(o, o));
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Channel> ch, client_->Connect(address_, Deadline()));
   for (int i = 0; i < 20; ++i) {
     ASSERT_OK_AND_ASSIGN(std::string reply, ch->Call(std::string(5000, 'z'), Deadline()));  // 2 fragments
@@ -363,7 +372,7 @@ TEST_F(VerbsTransportTest, ConcurrentCallsAndReadsWithLongSpinsShareThePollerRol
   TransportOptions o = Options();
   o.cq_spin = absl::Milliseconds(10);
   o.queue_depth = 4;  // senders also wait (and poll) for credits
-  Start(o, o);
+  ASSERT_NO_FATAL_FAILURE(Start(o, o));
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Channel> ch, client_->Connect(address_, Deadline()));
   std::atomic<int> good{0};
   std::vector<std::thread> threads;
@@ -387,7 +396,7 @@ TEST_F(VerbsTransportTest, ConcurrentCallsAndReadsWithLongSpinsShareThePollerRol
 }
 
 TEST_F(VerbsTransportTest, ShutdownWithChannelsStillHeldClosesThemAndIsIdempotent) {
-  Start();
+  ASSERT_NO_FATAL_FAILURE(Start());
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Channel> ch, client_->Connect(address_, Deadline()));
   server_->Shutdown();
   server_->Shutdown();
