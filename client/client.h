@@ -37,6 +37,7 @@ namespace rplasma {
 class Client;
 class ClientConnection;  // client/client_connection.h: the socket, request ids, reply demux
 class LocalIndex;        // client/local_index.h: gets with no IPC through the shared index
+struct ManagerStatsReply;  // protocol/manager_messages.h
 
 struct ClientOptions {
   std::string store_socket;           // required: rplasma-store --socket
@@ -165,8 +166,10 @@ class Client {
   // One ObjectBuffer per id, in order. Waits up to `timeout` for ids not yet sealed; entries still
   // missing then are !valid() with status ObjectNotFound / ObjectNotSealed. Duplicate ids are allowed
   // (each entry holds its own reference). Batches above the store's limit are split.
+  // With get_fetches_remote, `hint_node` is passed on to Fetch for the ids fetched.
   absl::StatusOr<std::vector<ObjectBuffer>> Get(absl::Span<const ObjectID> ids,
-                                                absl::Duration timeout = absl::ZeroDuration());
+                                                absl::Duration timeout = absl::ZeroDuration(),
+                                                absl::string_view hint_node = {});
   // One id: the buffer, or the entry's error (DeadlineExceeded if it never became sealed in time).
   absl::StatusOr<ObjectBuffer> GetOne(const ObjectID& id, absl::Duration timeout = absl::ZeroDuration());
   // ---- Batches (client_batch.cc) ----
@@ -215,10 +218,16 @@ class Client {
 
   // Asks the local manager to bring `ids` from other nodes into this store (no-op for ids already
   // here). Needs options.manager_socket. Per-id failures are reported in the returned status.
-  absl::Status Fetch(absl::Span<const ObjectID> ids, absl::Duration timeout);
+  // `hint_node`: the node id (its manager's, see ManagerNodeId) that probably holds the ids, e.g.
+  // the producer's. The manager tries it before asking the directory, for ids it has not fetched
+  // before; a wrong hint costs one attempt, never the fetch. InvalidArgument if it is not a node id.
+  absl::Status Fetch(absl::Span<const ObjectID> ids, absl::Duration timeout, absl::string_view hint_node = {});
   // The local manager's stats document (JSON: counters, fetch timings, transport; see
   // docs/MANAGER.md). Needs options.manager_socket.
   absl::StatusOr<std::string> ManagerStats();
+  // The local manager's node id: what a consumer elsewhere passes as Fetch's hint_node to reach
+  // this node first. Needs options.manager_socket.
+  absl::StatusOr<std::string> ManagerNodeId();
 
   // The arena as this process maps it (the manager registers it for RDMA).
   uint8_t* arena_base() const { return arena_base_; }
@@ -231,6 +240,8 @@ class Client {
          uint64_t arena_size, std::string store_name, uint32_t max_ids_per_request,
          std::unique_ptr<LocalIndex> local_index);
 
+  // A ManagerStatsRequest and its reply (ManagerStats, ManagerNodeId).
+  absl::StatusOr<ManagerStatsReply> AskManagerStats();
   // Get without the remote fallback.
   absl::StatusOr<std::vector<ObjectBuffer>> GetLocal(absl::Span<const ObjectID> ids, absl::Duration timeout);
   // GetLocal through the socket only.

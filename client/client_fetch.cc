@@ -10,6 +10,7 @@
 #include "client/client.h"
 #include "protocol/frame.h"
 #include "protocol/manager_messages.h"
+#include "protocol/base/node_id.h"
 #include "protocol/base/socket_io.h"
 #include "protocol/base/status.h"
 
@@ -44,8 +45,11 @@ absl::StatusOr<ManagerFetchReply> Exchange(int fd, const ManagerRequest& request
 
 }  // namespace
 
-absl::Status Client::Fetch(absl::Span<const ObjectID> ids, absl::Duration timeout) {
+absl::Status Client::Fetch(absl::Span<const ObjectID> ids, absl::Duration timeout, absl::string_view hint_node) {
   if (ids.empty()) return absl::OkStatus();
+  if (!hint_node.empty() && !IsValidNodeId(hint_node)) {
+    return MakeError(ErrorCode::kInvalidArgument, "fetch: the hint is not a node id ([A-Za-z0-9._:-]{1,128})");
+  }
   if (options_.manager_socket.empty()) {
     return MakeError(ErrorCode::kInvalidArgument, "fetch: no manager socket (ClientOptions::manager_socket)");
   }
@@ -62,6 +66,7 @@ absl::Status Client::Fetch(absl::Span<const ObjectID> ids, absl::Duration timeou
     ManagerFetchRequest fetch;
     fetch.ids.assign(ids.begin() + start, ids.begin() + start + n);
     fetch.timeout_ms = std::max<int64_t>(0, absl::ToInt64Milliseconds(deadline - absl::Now()));
+    fetch.hint_node = std::string(hint_node);
     ManagerRequest request{next_fetch_request_id_.fetch_add(1, std::memory_order_relaxed) + 1, std::move(fetch)};
     absl::StatusOr<ManagerFetchReply> result = Exchange(connection.fd.get(), request, n, deadline);
     if (!result.ok() && connection.reused && ErrorCodeOf(result.status()) == ErrorCode::kUnavailable) {
@@ -88,7 +93,7 @@ absl::Status Client::Fetch(absl::Span<const ObjectID> ids, absl::Duration timeou
                                             ")"));
 }
 
-absl::StatusOr<std::string> Client::ManagerStats() {
+absl::StatusOr<ManagerStatsReply> Client::AskManagerStats() {
   if (options_.manager_socket.empty()) {
     return MakeError(ErrorCode::kInvalidArgument, "manager stats: no manager socket (ClientOptions::manager_socket)");
   }
@@ -105,7 +110,18 @@ absl::StatusOr<std::string> Client::ManagerStats() {
   auto* stats = std::get_if<ManagerStatsReply>(&reply->body);
   if (stats == nullptr) return ProtocolError("manager stats: malformed manager reply");
   manager_connections_.GiveBack(std::move(connection.fd));
-  return std::move(stats->json);
+  return std::move(*stats);
+}
+
+absl::StatusOr<std::string> Client::ManagerStats() {
+  ASSIGN_OR_RETURN(ManagerStatsReply stats, AskManagerStats());
+  return std::move(stats.json);
+}
+
+absl::StatusOr<std::string> Client::ManagerNodeId() {
+  ASSIGN_OR_RETURN(ManagerStatsReply stats, AskManagerStats());
+  if (stats.node_id.empty()) return ProtocolError("manager stats: the manager did not say its node id");
+  return std::move(stats.node_id);
 }
 
 }  // namespace rplasma

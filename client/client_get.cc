@@ -162,7 +162,8 @@ absl::StatusOr<std::vector<ObjectBuffer>> Client::GetFromStore(absl::Span<const 
   return out;
 }
 
-absl::StatusOr<std::vector<ObjectBuffer>> Client::Get(absl::Span<const ObjectID> ids, absl::Duration timeout) {
+absl::StatusOr<std::vector<ObjectBuffer>> Client::Get(absl::Span<const ObjectID> ids, absl::Duration timeout,
+                                                      absl::string_view hint_node) {
   if (options_.get_fetches_remote) {
     const absl::Time deadline = timeout == absl::InfiniteDuration() ? absl::InfiniteFuture() : absl::Now() + timeout;
     ASSIGN_OR_RETURN(std::vector<ObjectBuffer> out, GetLocal(ids, absl::ZeroDuration()));
@@ -175,7 +176,7 @@ absl::StatusOr<std::vector<ObjectBuffer>> Client::Get(absl::Span<const ObjectID>
       }
     }
     if (missing.empty()) return out;
-    absl::Status fetched = Fetch(missing_ids, timeout);
+    absl::Status fetched = Fetch(missing_ids, timeout, hint_node);
     absl::Duration left = std::max(deadline - absl::Now(), absl::ZeroDuration());
     ASSIGN_OR_RETURN(std::vector<ObjectBuffer> second, GetLocal(missing_ids, left));
     for (size_t k = 0; k < missing.size(); ++k) {

@@ -60,8 +60,10 @@ struct ClientSocketStats {
 
 class ClientSocketServer {
  public:
-  using FetchFn = std::function<std::vector<absl::Status>(absl::Span<const ObjectID> ids, absl::Duration timeout)>;
-  using StatsFn = std::function<std::string()>;
+  // `hint`: the request's hint_node ("" = none).
+  using FetchFn = std::function<std::vector<absl::Status>(absl::Span<const ObjectID> ids, absl::Duration timeout,
+                                                          const std::string& hint)>;
+  using StatsFn = std::function<ManagerStatsReply()>;
 
   // Listens on `path` (see above for what it refuses) and starts the accept thread.
   static absl::StatusOr<std::unique_ptr<ClientSocketServer>> Start(const std::string& path,

@@ -108,6 +108,7 @@ absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler, const Tr
   fetch::FetchEngineOptions fetch_options;
   fetch_options.self_node_id = node_id_;
   fetch_options.read_chunk_bytes = options_.read_chunk_bytes;
+  fetch_options.location_cache.node_ttl = options_.node_ttl;
   RETURN_IF_ERROR(fetch_options.Validate());
   fetch_engine_ = std::make_unique<fetch::FetchEngine>(fetch_options, lookups_.get(), store_.get(), channels_.get(),
                                                        policy_.get(), &stats_, clock_);
@@ -130,10 +131,10 @@ absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler, const Tr
     ASSIGN_OR_RETURN(client_server_,
                      ClientSocketServer::Start(
                          options_.client_socket, server_options,
-                         [engine](absl::Span<const ObjectID> ids, absl::Duration timeout) {
-                           return engine->Fetch(ids, timeout);
+                         [engine](absl::Span<const ObjectID> ids, absl::Duration timeout, const std::string& hint) {
+                           return engine->Fetch(ids, timeout, hint);
                          },
-                         [this] { return StatsJson(); }));
+                         [this] { return ManagerStatsReply{StatsJson(), node_id_}; }));
     client_server_for_stats_.store(client_server_.get(), std::memory_order_release);
   }
   ASSIGN_OR_RETURN(metrics_exporter_,

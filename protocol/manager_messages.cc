@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "flatbuffers/flatbuffers.h"
+#include "protocol/base/node_id.h"
 #include "protocol/manager_generated.h"
 #include "protocol/object_id_fb.h"
 
@@ -21,7 +22,9 @@ std::string Finish(FlatBufferBuilder& b) {
 std::string EncodeManagerRequest(const ManagerRequest& request) {
   FlatBufferBuilder b(256);
   if (const auto* fetch = std::get_if<ManagerFetchRequest>(&request.body)) {
-    auto body = fb::CreateFetchRequest(b, ObjectIdVectorToFb(b, fetch->ids), fetch->timeout_ms);
+    auto ids = ObjectIdVectorToFb(b, fetch->ids);
+    auto hint = fetch->hint_node.empty() ? 0 : b.CreateString(fetch->hint_node);
+    auto body = fb::CreateFetchRequest(b, ids, fetch->timeout_ms, hint);
     b.Finish(fb::CreateManagerRequest(b, request.request_id, fb::ManagerRequestBody::FetchRequest, body.Union()));
   } else {
     auto body = fb::CreateManagerStatsRequest(b);
@@ -47,6 +50,12 @@ absl::StatusOr<ManagerRequest> DecodeManagerRequest(absl::string_view payload) {
       if (r->timeout_ms() < 0) return MakeError(ErrorCode::kInvalidArgument, "fetch: negative timeout");
       ManagerFetchRequest fetch;
       fetch.timeout_ms = r->timeout_ms();
+      if (r->hint_node() != nullptr && r->hint_node()->size() > 0) {
+        fetch.hint_node = r->hint_node()->str();
+        if (!IsValidNodeId(fetch.hint_node)) {
+          return MakeError(ErrorCode::kInvalidArgument, "fetch: the hint is not a node id ([A-Za-z0-9._:-]{1,128})");
+        }
+      }
       for (const ::rplasma::idfb::ObjectIdFb* id : *r->ids()) fetch.ids.push_back(ObjectIdFromFb(*id));
       out.body = std::move(fetch);
       return out;
@@ -74,7 +83,9 @@ std::string EncodeManagerReply(const ManagerReply& reply) {
     body = fb::CreateFetchReply(b, b.CreateVector(codes), b.CreateVector(messages)).Union();
     type = fb::ManagerReplyBody::FetchReply;
   } else if (const auto* stats = std::get_if<ManagerStatsReply>(&reply.body)) {
-    body = fb::CreateManagerStatsReply(b, b.CreateString(stats->json)).Union();
+    auto json = b.CreateString(stats->json);
+    auto node_id = b.CreateString(stats->node_id);
+    body = fb::CreateManagerStatsReply(b, json, node_id).Union();
     type = fb::ManagerReplyBody::ManagerStatsReply;
   }
   b.Finish(fb::CreateManagerReply(b, reply.request_id, static_cast<uint16_t>(reply.error), message, type, body));
@@ -104,8 +115,10 @@ absl::StatusOr<ManagerReply> DecodeManagerReply(absl::string_view payload) {
       return out;
     }
     case fb::ManagerReplyBody::ManagerStatsReply: {
-      const flatbuffers::String* json = root->body_as_ManagerStatsReply()->json();
-      out.body = ManagerStatsReply{json ? json->str() : "{}"};
+      const fb::ManagerStatsReply* stats = root->body_as_ManagerStatsReply();
+      const flatbuffers::String* json = stats->json();
+      const flatbuffers::String* node_id = stats->node_id();
+      out.body = ManagerStatsReply{json ? json->str() : "{}", node_id ? node_id->str() : ""};
       return out;
     }
     default:

@@ -25,6 +25,7 @@ inline constexpr size_t kMaxFetchMessageBytes = 1024;  // longer messages are tr
 struct ManagerFetchRequest {
   std::vector<ObjectID> ids;  // 1 .. kMaxFetchIds
   int64_t timeout_ms = 0;     // >= 0
+  std::string hint_node;      // "" or a node id (protocol/base/node_id.h) that probably holds the ids
 };
 struct ManagerStatsRequest {};
 using ManagerRequestBody = std::variant<ManagerFetchRequest, ManagerStatsRequest>;
@@ -37,7 +38,10 @@ struct ManagerFetchReply {
   std::vector<ErrorCode> codes;       // one per requested id
   std::vector<std::string> messages;  // same length; "" for OK
 };
-struct ManagerStatsReply { std::string json; };
+struct ManagerStatsReply {
+  std::string json;
+  std::string node_id;  // the manager's node id (what a fetch hint names); "" from an older manager
+};
 struct ManagerEmptyReply {};
 using ManagerReplyBody = std::variant<ManagerEmptyReply, ManagerFetchReply, ManagerStatsReply>;
 struct ManagerReply {

@@ -7,14 +7,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "protocol/base/node_id.h"
 #include "protocol/base/status.h"
 
 namespace rplasma {
 namespace {
-
-bool IsNodeIdChar(char c) {
-  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == ':' || c == '-';
-}
 
 bool IsAddressChar(char c) {
   return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == ':' || c == '-' ||
@@ -44,13 +41,7 @@ bool TakeField(absl::string_view field, absl::string_view name, absl::string_vie
 
 }  // namespace
 
-bool DirectoryCodec::IsValidNodeId(absl::string_view node_id) {
-  if (node_id.empty() || node_id.size() > kMaxNodeIdLength) return false;
-  for (char c : node_id) {
-    if (!IsNodeIdChar(c)) return false;
-  }
-  return true;
-}
+bool DirectoryCodec::IsValidNodeId(absl::string_view node_id) { return rplasma::IsValidNodeId(node_id); }
 
 bool DirectoryCodec::IsValidPrefix(absl::string_view prefix) {
   return !prefix.empty() && prefix.size() <= kMaxPrefixLength && IsValidNodeId(prefix);

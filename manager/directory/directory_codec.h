@@ -24,13 +24,14 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "manager/directory/directory.h"
+#include "protocol/base/node_id.h"
 #include "protocol/base/object_id.h"
 
 namespace rplasma {
 
 class DirectoryCodec {
  public:
-  static constexpr size_t kMaxNodeIdLength = 128;
+  static constexpr size_t kMaxNodeIdLength = rplasma::kMaxNodeIdLength;
   static constexpr size_t kMaxAddressLength = 256;
   static constexpr size_t kMaxPrefixLength = 64;
   static constexpr size_t kMaxUint64Digits = 20;

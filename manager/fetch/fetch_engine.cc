@@ -59,9 +59,11 @@ FetchEngine::FetchEngine(FetchEngineOptions options, Directory* directory, peer:
       connector_(connector),
       policy_(policy),
       stats_(stats),
-      clock_(clock) {}
+      clock_(clock),
+      locations_(options_.location_cache, clock) {}
 
-std::vector<absl::Status> FetchEngine::Fetch(absl::Span<const ObjectID> ids, absl::Duration timeout) {
+std::vector<absl::Status> FetchEngine::Fetch(absl::Span<const ObjectID> ids, absl::Duration timeout,
+                                             const std::string& hint) {
   const absl::Time deadline = clock_->Now() + std::max(timeout, absl::ZeroDuration());
   stats_->fetch_requests.fetch_add(ids.size(), std::memory_order_relaxed);
   absl::flat_hash_map<ObjectID, absl::Status> outcome;
@@ -95,7 +97,7 @@ std::vector<absl::Status> FetchEngine::Fetch(absl::Span<const ObjectID> ids, abs
       const size_t begin = c * chunk;
       const size_t end = std::min(led.size(), begin + chunk);
       const std::vector<ObjectID> part(led.begin() + begin, led.begin() + end);
-      const std::vector<absl::Status> statuses = FetchLed(part, deadline);
+      const std::vector<absl::Status> statuses = FetchLed(part, deadline, hint);
       for (size_t k = 0; k < part.size(); ++k) Finish(part[k], led_flights.at(part[k]), statuses[k]);
     });
     for (const ObjectID& id : led) {
@@ -116,7 +118,7 @@ std::vector<absl::Status> FetchEngine::Fetch(absl::Span<const ObjectID> ids, abs
     }
   }
   if (!retry.empty()) {
-    std::vector<absl::Status> again = Fetch(retry, deadline - clock_->Now());
+    std::vector<absl::Status> again = Fetch(retry, deadline - clock_->Now(), hint);
     for (size_t i = 0; i < retry.size(); ++i) outcome[retry[i]] = again[i];
   }
 
@@ -139,89 +141,140 @@ void FetchEngine::Finish(const ObjectID& id, const std::shared_ptr<InFlight>& fl
   flight->done = true;
 }
 
-std::vector<absl::Status> FetchEngine::FetchLed(const std::vector<ObjectID>& ids, absl::Time deadline) {
-  std::vector<absl::Status> result(ids.size(), absl::OkStatus());
-  std::vector<absl::Status> last_error(ids.size(), absl::OkStatus());
+std::vector<absl::Status> FetchEngine::FetchLed(const std::vector<ObjectID>& ids, absl::Time deadline,
+                                                const std::string& hint) {
+  struct Led {
+    absl::Status result = absl::OkStatus();
+    absl::Status last_error = absl::OkStatus();  // of the last attempt worth waiting after
+    bool routed = false;                          // the cache and the hint had their chance
+  };
+  std::vector<Led> led(ids.size());
   std::vector<size_t> pending(ids.size());
   for (size_t i = 0; i < ids.size(); ++i) pending[i] = i;
+  const bool hinted = !hint.empty() && hint != options_.self_node_id;
   absl::Duration backoff = options_.poll_initial;
   while (true) {
-    std::vector<ObjectID> batch;
-    batch.reserve(pending.size());
-    for (size_t i : pending) batch.push_back(ids[i]);
-    const absl::Time t0 = clock_->Now();
-    absl::StatusOr<std::vector<std::vector<ObjectLocation>>> locations = directory_->Lookup(batch);
-    const absl::Duration lookup_time = clock_->Now() - t0;
-    if (!locations.ok() || locations->size() != batch.size()) {
-      stats_->directory_errors.fetch_add(1, std::memory_order_relaxed);
-      const absl::Status error = locations.ok() ? MakeError(ErrorCode::kInternal, "directory lookup: wrong reply count")
-                                                : locations.status();
-      // Ids sealed here need no directory: this failure path is the only one that asks the store
-      // about every pending id.
-      const std::vector<absl::StatusOr<bool>> local = AskLocal(batch);
+    // Route: an id not routed yet goes to its cached location, else to the hint; the rest (and
+    // every id whose shortcut failed) to the directory.
+    std::vector<Route> route(pending.size(), Route::kDirectory);
+    std::vector<Transfer> transfers(pending.size());
+    std::vector<std::optional<absl::Status>> settled(pending.size());
+    {
+      std::vector<ObjectID> first_time;
+      std::vector<size_t> first_at;
       for (size_t k = 0; k < pending.size(); ++k) {
-        const size_t i = pending[k];
-        if (local[k].ok() && *local[k]) {
-          stats_->fetch_local.fetch_add(1, std::memory_order_relaxed);
-          result[i] = absl::OkStatus();
+        transfers[k].id = ids[pending[k]];
+        if (led[pending[k]].routed) continue;
+        led[pending[k]].routed = true;
+        first_time.push_back(ids[pending[k]]);
+        first_at.push_back(k);
+      }
+      const std::vector<std::optional<ObjectLocation>> cached = locations_.Find(first_time);
+      for (size_t j = 0; j < first_at.size(); ++j) {
+        const size_t k = first_at[j];
+        if (cached[j].has_value()) {
+          route[k] = Route::kCache;
+          transfers[k].sources.push_back(*cached[j]);
+          stats_->location_cache_hits.fetch_add(1, std::memory_order_relaxed);
           continue;
         }
-        result[i] = MakeError(ErrorCodeOf(error) == ErrorCode::kOk ? ErrorCode::kUnavailable : ErrorCodeOf(error),
-                              absl::StrCat("fetch ", ids[i].Hex(), ": directory lookup failed: ", error.message()));
+        stats_->location_cache_misses.fetch_add(1, std::memory_order_relaxed);
+        if (hinted) {
+          route[k] = Route::kHint;
+          transfers[k].sources.push_back(ObjectLocation{hint, ObjectDescription{}});  // size unknown
+          stats_->hinted_fetches.fetch_add(1, std::memory_order_relaxed);
+        }
       }
-      return result;
     }
-    // Sources are the other nodes. The store is asked (in one batch) only about ids that may be
-    // here already: listed on this node, or listed nowhere (sealed here but not yet published).
-    std::vector<std::vector<ObjectLocation>> sources(pending.size());
-    std::vector<size_t> ask;  // positions in `pending`
-    std::vector<ObjectID> ask_ids;
+    std::vector<size_t> lookup;  // positions in `pending`
+    std::vector<ObjectID> lookup_ids;
     for (size_t k = 0; k < pending.size(); ++k) {
-      bool listed_here = false;
-      for (const ObjectLocation& loc : (*locations)[k]) {
-        if (loc.node_id == options_.self_node_id) {
-          listed_here = true;
-        } else {
-          sources[k].push_back(loc);
+      if (route[k] != Route::kDirectory) continue;
+      lookup.push_back(k);
+      lookup_ids.push_back(ids[pending[k]]);
+    }
+    absl::Duration lookup_time;
+    if (!lookup.empty()) {
+      const absl::Time t0 = clock_->Now();
+      absl::StatusOr<std::vector<std::vector<ObjectLocation>>> locations = directory_->Lookup(lookup_ids);
+      lookup_time = clock_->Now() - t0;
+      stats_->directory_lookups.fetch_add(lookup_ids.size(), std::memory_order_relaxed);
+      if (!locations.ok() || locations->size() != lookup_ids.size()) {
+        stats_->directory_errors.fetch_add(1, std::memory_order_relaxed);
+        const absl::Status error = locations.ok() ? MakeError(ErrorCode::kInternal, "directory lookup: wrong reply count")
+                                                  : locations.status();
+        // Ids sealed here need no directory: this failure path is the only one that asks the
+        // store about every id it looked up.
+        const std::vector<absl::StatusOr<bool>> local = AskLocal(lookup_ids);
+        for (size_t j = 0; j < lookup.size(); ++j) {
+          if (local[j].ok() && *local[j]) {
+            stats_->fetch_local.fetch_add(1, std::memory_order_relaxed);
+            settled[lookup[j]] = absl::OkStatus();
+            continue;
+          }
+          settled[lookup[j]] =
+              MakeError(ErrorCodeOf(error) == ErrorCode::kOk ? ErrorCode::kUnavailable : ErrorCodeOf(error),
+                        absl::StrCat("fetch ", lookup_ids[j].Hex(), ": directory lookup failed: ", error.message()));
+        }
+      } else {
+        // Sources are the other nodes. The store is asked (in one batch) only about ids that may
+        // be here already: listed on this node, or listed nowhere (sealed here, not yet published).
+        std::vector<size_t> ask;  // positions in `pending`
+        std::vector<ObjectID> ask_ids;
+        for (size_t j = 0; j < lookup.size(); ++j) {
+          const size_t k = lookup[j];
+          bool listed_here = false;
+          for (const ObjectLocation& loc : (*locations)[j]) {
+            if (loc.node_id == options_.self_node_id) {
+              listed_here = true;
+            } else {
+              locations_.NodeSeen(loc.node_id);
+              transfers[k].sources.push_back(loc);
+            }
+          }
+          if (listed_here || (*locations)[j].empty()) {
+            ask.push_back(k);
+            ask_ids.push_back(lookup_ids[j]);
+          }
+        }
+        if (!ask.empty()) {
+          const std::vector<absl::StatusOr<bool>> local = AskLocal(ask_ids);
+          for (size_t j = 0; j < ask.size(); ++j) {
+            if (!local[j].ok()) {
+              settled[ask[j]] = local[j].status();
+            } else if (*local[j]) {
+              stats_->fetch_local.fetch_add(1, std::memory_order_relaxed);
+              settled[ask[j]] = absl::OkStatus();
+            }
+          }
         }
       }
-      if (listed_here || (*locations)[k].empty()) {
-        ask.push_back(k);
-        ask_ids.push_back(batch[k]);
-      }
     }
-    std::vector<std::optional<absl::Status>> settled(pending.size());
-    if (!ask.empty()) {
-      const std::vector<absl::StatusOr<bool>> local = AskLocal(ask_ids);
-      for (size_t j = 0; j < ask.size(); ++j) {
-        if (!local[j].ok()) {
-          settled[ask[j]] = local[j].status();
-        } else if (*local[j]) {
-          stats_->fetch_local.fetch_add(1, std::memory_order_relaxed);
-          settled[ask[j]] = absl::OkStatus();
-        }
-      }
-    }
-    // Every id with sources is transferred now, all of them at once.
+    // Every id with a source is transferred now, all of them at once.
     std::vector<size_t> moving;  // positions in `pending`
-    std::vector<ObjectID> moving_ids;
-    std::vector<std::vector<ObjectLocation>> moving_sources;
+    std::vector<Transfer> moving_transfers;
     for (size_t k = 0; k < pending.size(); ++k) {
-      if (settled[k].has_value() || sources[k].empty()) continue;
+      if (settled[k].has_value() || transfers[k].sources.empty()) continue;
       moving.push_back(k);
-      moving_ids.push_back(batch[k]);
-      moving_sources.push_back(std::move(sources[k]));
+      moving_transfers.push_back(std::move(transfers[k]));
     }
-    const std::vector<absl::Status> moved =
-        moving.empty() ? std::vector<absl::Status>{}
-                       : TransferAll(moving_ids, moving_sources, deadline, lookup_time);
+    if (!moving.empty()) TransferAll(moving_transfers, deadline, lookup_time);
     std::vector<std::optional<absl::Status>> transferred(pending.size());
-    for (size_t j = 0; j < moving.size(); ++j) transferred[moving[j]] = moved[j];
+    for (size_t j = 0; j < moving.size(); ++j) {
+      const Transfer& t = moving_transfers[j];
+      const size_t k = moving[j];
+      transferred[k] = t.status;
+      if (route[k] == Route::kCache && (!t.status.ok() || t.owner.generation != t.current().object.generation)) {
+        stats_->location_cache_stale.fetch_add(1, std::memory_order_relaxed);
+      }
+      if (!t.status.ok() && route[k] == Route::kHint) stats_->hint_misses.fetch_add(1, std::memory_order_relaxed);
+    }
     std::vector<size_t> still_pending;
+    bool reroute = false;  // a shortcut failed: its ids go to the directory without waiting
     for (size_t k = 0; k < pending.size(); ++k) {
       const size_t i = pending[k];
       if (settled[k].has_value()) {
-        result[i] = *settled[k];
+        led[i].result = *settled[k];
         continue;
       }
       if (!transferred[k].has_value()) {
@@ -229,31 +282,40 @@ std::vector<absl::Status> FetchEngine::FetchLed(const std::vector<ObjectID>& ids
         continue;
       }
       const absl::Status& status = *transferred[k];
-      if (status.ok() || !WorthWaiting(status)) {
-        result[i] = status;
+      if (!status.ok() && route[k] != Route::kDirectory && ErrorCodeOf(status) != ErrorCode::kOutOfMemory &&
+          clock_->Now() < deadline) {
+        reroute = true;
+        still_pending.push_back(i);
+      } else if (status.ok() || !WorthWaiting(status)) {
+        led[i].result = status;
       } else if (clock_->Now() >= deadline) {
         // Still worth waiting for, but out of time: the deadline is what failed, whatever the
         // last attempt said (it stays in the message).
-        result[i] = DeadlineError(ids[i], status);
+        led[i].result = DeadlineError(ids[i], status);
       } else {
-        last_error[i] = status;
+        led[i].last_error = status;
         still_pending.push_back(i);
       }
     }
     pending = std::move(still_pending);
-    if (pending.empty()) return result;
+    if (pending.empty()) break;
     if (stopping_.load()) {
-      for (size_t i : pending) result[i] = MakeError(ErrorCode::kUnavailable, "fetch: the manager is shutting down");
-      return result;
+      for (size_t i : pending) led[i].result = MakeError(ErrorCode::kUnavailable, "fetch: the manager is shutting down");
+      break;
     }
+    if (reroute) continue;  // the ids waiting for a seal are looked up early: harmless
     if (clock_->Now() + backoff >= deadline) {
-      for (size_t i : pending) result[i] = DeadlineError(ids[i], last_error[i]);
-      return result;
+      for (size_t i : pending) led[i].result = DeadlineError(ids[i], led[i].last_error);
+      break;
     }
     stats_->directory_polls.fetch_add(pending.size(), std::memory_order_relaxed);
     clock_->SleepFor(backoff);
     backoff = std::min(backoff * 2, options_.poll_max);
   }
+  std::vector<absl::Status> result;
+  result.reserve(ids.size());
+  for (const Led& l : led) result.push_back(l.result);
+  return result;
 }
 
 std::vector<absl::StatusOr<bool>> FetchEngine::AskLocal(absl::Span<const ObjectID> ids) {
@@ -273,44 +335,40 @@ std::vector<absl::StatusOr<bool>> FetchEngine::AskLocal(absl::Span<const ObjectI
   return out;
 }
 
-std::vector<absl::Status> FetchEngine::TransferAll(const std::vector<ObjectID>& ids,
-                                                  const std::vector<std::vector<ObjectLocation>>& sources,
-                                                  absl::Time deadline, absl::Duration lookup_time) {
-  std::vector<absl::Status> status(ids.size(), MakeError(ErrorCode::kInternal, "fetch: not attempted"));
-  std::vector<size_t> source_of(ids.size(), 0);  // which of its sources each id tries now
-  std::vector<size_t> todo(ids.size());
-  for (size_t i = 0; i < ids.size(); ++i) todo[i] = i;
+void FetchEngine::TransferAll(std::vector<Transfer>& transfers, absl::Time deadline, absl::Duration lookup_time) {
+  std::vector<size_t> todo(transfers.size());
+  for (size_t i = 0; i < transfers.size(); ++i) todo[i] = i;
   while (!todo.empty()) {
     // Each id goes to its current source; the ids of one source travel together, and sources
     // are served side by side.
-    std::vector<std::pair<const ObjectLocation*, std::vector<size_t>>> groups;
+    std::vector<std::pair<std::string, std::vector<size_t>>> groups;
     absl::flat_hash_map<std::string, size_t> group_of;
     for (size_t i : todo) {
-      const ObjectLocation& source = sources[i][source_of[i]];
-      auto [it, inserted] = group_of.try_emplace(source.node_id, groups.size());
-      if (inserted) groups.emplace_back(&source, std::vector<size_t>{});
+      const std::string& node = transfers[i].current().node_id;
+      auto [it, inserted] = group_of.try_emplace(node, groups.size());
+      if (inserted) groups.emplace_back(node, std::vector<size_t>{});
       groups[it->second].second.push_back(i);
     }
     RunShared(groups.size(), static_cast<size_t>(std::max(options_.sources_in_flight, 1)), [&](size_t g) {
-      TransferFrom(groups[g].first->node_id, ids, sources, source_of, groups[g].second, status, deadline, lookup_time);
+      TransferFrom(groups[g].first, transfers, groups[g].second, deadline, lookup_time);
     });
 
     // Ids that failed move on to their next source, except where no other source can help.
     std::vector<size_t> again;
     std::vector<size_t> exists;
     for (size_t i : todo) {
-      if (status[i].ok()) continue;
-      const ErrorCode code = ErrorCodeOf(status[i]);
+      Transfer& t = transfers[i];
+      if (t.status.ok()) continue;
+      const ErrorCode code = ErrorCodeOf(t.status);
       if (code == ErrorCode::kObjectExists) {
         exists.push_back(i);
         continue;
       }
       stats_->transfer_failures.fetch_add(1, std::memory_order_relaxed);
       if (code == ErrorCode::kOutOfMemory) continue;  // no other source helps
-      LOG(INFO) << "fetch " << ids[i].Hex() << " from " << sources[i][source_of[i]].node_id
-                << " failed: " << status[i];
-      if (source_of[i] + 1 < sources[i].size() && clock_->Now() < deadline) {
-        ++source_of[i];
+      LOG(INFO) << "fetch " << t.id.Hex() << " from " << t.current().node_id << " failed: " << t.status;
+      if (t.source + 1 < t.sources.size() && clock_->Now() < deadline) {
+        ++t.source;
         again.push_back(i);
       }
     }
@@ -319,12 +377,12 @@ std::vector<absl::Status> FetchEngine::TransferAll(const std::vector<ObjectID>& 
       // created meanwhile by an application): done if it is sealed. The only store round trip a
       // fetch of ids listed on other nodes only can cost, and only in this rare case.
       std::vector<ObjectID> exists_ids;
-      for (size_t i : exists) exists_ids.push_back(ids[i]);
+      for (size_t i : exists) exists_ids.push_back(transfers[i].id);
       const std::vector<absl::StatusOr<bool>> local = AskLocal(exists_ids);
       for (size_t k = 0; k < exists.size(); ++k) {
         if (local[k].ok() && *local[k]) {
           stats_->fetch_local.fetch_add(1, std::memory_order_relaxed);
-          status[exists[k]] = absl::OkStatus();
+          transfers[exists[k]].status = absl::OkStatus();
         } else {
           stats_->transfer_failures.fetch_add(1, std::memory_order_relaxed);
         }
@@ -332,22 +390,23 @@ std::vector<absl::Status> FetchEngine::TransferAll(const std::vector<ObjectID>& 
     }
     todo = std::move(again);
   }
-  return status;
 }
 
-void FetchEngine::TransferFrom(const std::string& node, const std::vector<ObjectID>& ids,
-                               const std::vector<std::vector<ObjectLocation>>& sources,
-                               const std::vector<size_t>& source_of, const std::vector<size_t>& which,
-                               std::vector<absl::Status>& status, absl::Time deadline, absl::Duration lookup_time) {
+void FetchEngine::TransferFrom(const std::string& node, std::vector<Transfer>& transfers,
+                               const std::vector<size_t>& which, absl::Time deadline, absl::Duration lookup_time) {
   if (which.size() == 1) {  // one object: the single-object protocols, fewest bytes and steps
-    const size_t i = which[0];
-    status[i] = clock_->Now() >= deadline ? DeadlineError(ids[i], absl::OkStatus())
-                                          : FetchFrom(ids[i], sources[i][source_of[i]], deadline, lookup_time);
+    Transfer& t = transfers[which[0]];
+    if (clock_->Now() >= deadline) {
+      t.status = DeadlineError(t.id, absl::OkStatus());
+    } else {
+      FetchFrom(t, deadline, lookup_time);
+    }
     return;
   }
   // Several: split by protocol, then into batches no larger than the peer protocol's id limit and
   // the engine's byte limits (a Get batch's bytes travel in one reply; a Pin batch's are leased
-  // and created here at once).
+  // and created here at once). An unknown size (a hinted source) counts as 0: the owner refuses
+  // what does not fit a Get reply, and that id goes through the directory next.
   struct Batch {
     PeerProtocol protocol;
     std::vector<size_t> at;
@@ -356,7 +415,7 @@ void FetchEngine::TransferFrom(const std::string& node, const std::vector<Object
   std::vector<Batch> batches;
   Batch open[2] = {{PeerProtocol::kGet, {}, 0}, {PeerProtocol::kPin, {}, 0}};
   for (size_t i : which) {
-    const uint64_t hinted = sources[i][source_of[i]].object.total_size();
+    const uint64_t hinted = transfers[i].current().object.total_size();
     PeerProtocol protocol = policy_->Choose(node, hinted);
     if (hinted > options_.get_batch_bytes) protocol = PeerProtocol::kPin;
     Batch& b = open[protocol == PeerProtocol::kGet ? 0 : 1];
@@ -373,20 +432,48 @@ void FetchEngine::TransferFrom(const std::string& node, const std::vector<Object
   }
   for (const Batch& batch : batches) {
     if (clock_->Now() >= deadline) {
-      for (size_t i : batch.at) status[i] = DeadlineError(ids[i], absl::OkStatus());
+      for (size_t i : batch.at) transfers[i].status = DeadlineError(transfers[i].id, absl::OkStatus());
       continue;
     }
-    TransferBatchFrom(node, ids, sources, source_of, batch.protocol, batch.at, status, deadline, lookup_time);
+    TransferBatchFrom(node, transfers, batch.protocol, batch.at, deadline, lookup_time);
   }
 }
 
-void FetchEngine::TransferBatchFrom(const std::string& node, const std::vector<ObjectID>& ids,
-                                    const std::vector<std::vector<ObjectLocation>>& sources,
-                                    const std::vector<size_t>& source_of, PeerProtocol protocol,
-                                    const std::vector<size_t>& at, std::vector<absl::Status>& status,
-                                    absl::Time deadline, absl::Duration lookup_time) {
+void FetchEngine::NoteOutcome(const std::string& node, Transfer& transfer) {
+  const absl::Status& s = transfer.status;
+  if (s.ok()) {
+    if (transfer.owner.generation != transfer.current().object.generation) {
+      // The directory's (or the cache's) generation is a hint; the owner's reply is what we
+      // copied and verified.
+      stats_->generation_hint_mismatches.fetch_add(1, std::memory_order_relaxed);
+    }
+    locations_.Put(transfer.id, ObjectLocation{node, transfer.owner});
+    return;
+  }
+  if (peer::IsLeaseLapse(s)) {
+    stats_->lease_lapses.fetch_add(1, std::memory_order_relaxed);
+  } else if (ErrorCodeOf(s) == ErrorCode::kStaleObject) {
+    stats_->checksum_mismatches.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (ErrorCodeOf(s) != ErrorCode::kObjectExists && ErrorCodeOf(s) != ErrorCode::kOutOfMemory) {
+    locations_.Forget(transfer.id);  // the owner's answer, or the channel, failed it
+  }
+}
+
+void FetchEngine::Unreachable(const std::string& node, transport::Channel* channel) {
+  // With no channel (the node is unknown, expired or refused us) or a broken one, nothing cached
+  // for the node is worth trying until it proves alive again.
+  if (channel != nullptr) {
+    if (channel->healthy()) return;  // one call failed, the channel stands
+    connector_->Forget(node);
+  }
+  locations_.ForgetNode(node);
+}
+
+void FetchEngine::TransferBatchFrom(const std::string& node, std::vector<Transfer>& transfers, PeerProtocol protocol,
+                                    const std::vector<size_t>& at, absl::Time deadline, absl::Duration lookup_time) {
   manager::FetchRecord record;
-  record.id = ids[at[0]];
+  record.id = transfers[at[0]].id;
   record.objects = at.size();
   record.peer = node;
   record.protocol = protocol;
@@ -395,30 +482,25 @@ void FetchEngine::TransferBatchFrom(const std::string& node, const std::vector<O
   absl::StatusOr<std::shared_ptr<transport::Channel>> channel = connector_->ChannelTo(node, deadline);
   record.phases.connect = clock_->Now() - t0;
   if (!channel.ok()) {
-    for (size_t i : at) status[i] = channel.status();
+    for (size_t i : at) transfers[i].status = channel.status();
+    Unreachable(node, nullptr);
     return;
   }
   std::vector<ObjectID> batch_ids;
   batch_ids.reserve(at.size());
-  for (size_t i : at) batch_ids.push_back(ids[i]);
+  for (size_t i : at) batch_ids.push_back(transfers[i].id);
   peer::BatchTransferResult result =
       peer::TransferBatch(**channel, *store_, batch_ids, protocol, deadline, options_.batch, *clock_);
   stats_->batch_transfers.fetch_add(1, std::memory_order_relaxed);
   bool transport_failed = false;
   for (size_t k = 0; k < at.size(); ++k) {
-    const absl::Status& s = result.statuses[k];
-    status[at[k]] = s;
-    if (peer::IsLeaseLapse(s)) {
-      stats_->lease_lapses.fetch_add(1, std::memory_order_relaxed);
-    } else if (ErrorCodeOf(s) == ErrorCode::kStaleObject) {
-      stats_->checksum_mismatches.fetch_add(1, std::memory_order_relaxed);
-    }
-    transport_failed = transport_failed || TransportFailure(s);
-    if (s.ok() && result.objects[k].generation != sources[at[k]][source_of[at[k]]].object.generation) {
-      stats_->generation_hint_mismatches.fetch_add(1, std::memory_order_relaxed);
-    }
+    Transfer& t = transfers[at[k]];
+    t.status = result.statuses[k];
+    t.owner = result.objects[k];
+    transport_failed = transport_failed || TransportFailure(t.status);
+    NoteOutcome(node, t);
   }
-  if (transport_failed && !(*channel)->healthy()) connector_->Forget(node);
+  if (transport_failed) Unreachable(node, channel->get());
   record.bytes = result.bytes;
   record.phases.transfer = result.transfer;
   record.phases.verify = result.verify;
@@ -426,41 +508,38 @@ void FetchEngine::TransferBatchFrom(const std::string& node, const std::vector<O
   stats_->RecordFetch(record);
 }
 
-absl::Status FetchEngine::FetchFrom(const ObjectID& id, const ObjectLocation& source, absl::Time deadline,
-                                    absl::Duration lookup_time) {
+void FetchEngine::FetchFrom(Transfer& transfer, absl::Time deadline, absl::Duration lookup_time) {
+  const ObjectLocation& source = transfer.current();
   manager::FetchRecord record;
-  record.id = id;
+  record.id = transfer.id;
   record.peer = source.node_id;
   record.phases.lookup = lookup_time;
   const absl::Time t0 = clock_->Now();
   absl::StatusOr<std::shared_ptr<transport::Channel>> channel = connector_->ChannelTo(source.node_id, deadline);
   record.phases.connect = clock_->Now() - t0;
-  if (!channel.ok()) return channel.status();
+  if (!channel.ok()) {
+    transfer.status = channel.status();
+    Unreachable(source.node_id, nullptr);
+    return;
+  }
   const uint64_t hinted = source.object.total_size();
   record.protocol = policy_->Choose(source.node_id, hinted);
   if (hinted > transport::kMaxCallBytes - 4096) record.protocol = PeerProtocol::kPin;
-  absl::StatusOr<peer::TransferResult> transfer =
-      peer::TransferObject(**channel, *store_, id, record.protocol, deadline, options_.read_chunk_bytes, *clock_);
-  if (!transfer.ok()) {
-    if (peer::IsLeaseLapse(transfer.status())) {
-      stats_->lease_lapses.fetch_add(1, std::memory_order_relaxed);
-    } else if (ErrorCodeOf(transfer.status()) == ErrorCode::kStaleObject) {
-      stats_->checksum_mismatches.fetch_add(1, std::memory_order_relaxed);
-    }
-    if (TransportFailure(transfer.status()) && !(*channel)->healthy()) connector_->Forget(source.node_id);
-    return transfer.status();
+  absl::StatusOr<peer::TransferResult> result = peer::TransferObject(**channel, *store_, transfer.id, record.protocol,
+                                                                     deadline, options_.read_chunk_bytes, *clock_);
+  transfer.status = result.status();
+  if (result.ok()) transfer.owner = result->owner;
+  NoteOutcome(source.node_id, transfer);
+  if (!result.ok()) {
+    if (TransportFailure(result.status())) Unreachable(source.node_id, channel->get());
+    return;
   }
-  if (transfer->owner_generation != source.object.generation) {
-    // The directory's generation is a hint; the owner's reply is what we copied and verified.
-    stats_->generation_hint_mismatches.fetch_add(1, std::memory_order_relaxed);
-  }
-  record.bytes = transfer->bytes;
-  record.phases.transfer = transfer->transfer;
-  record.phases.verify = transfer->verify;
-  record.phases.seal = transfer->seal;
-  policy_->Observe(source.node_id, record.protocol, record.bytes, transfer->transfer);
+  record.bytes = result->bytes;
+  record.phases.transfer = result->transfer;
+  record.phases.verify = result->verify;
+  record.phases.seal = result->seal;
+  policy_->Observe(source.node_id, record.protocol, record.bytes, result->transfer);
   stats_->RecordFetch(record);
-  return absl::OkStatus();
 }
 
 }  // namespace rplasma::fetch

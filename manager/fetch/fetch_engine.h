@@ -1,28 +1,33 @@
 // FetchEngine: brings remote objects into the local store (the manager's Fetch).
 //
-// Fetch(ids, timeout), for each distinct id:
+// Fetch(ids, timeout, hint), for each distinct id:
 //   1. merging: if another Fetch is already bringing the id, wait for its outcome (in-flight map);
 //      else this call leads the id.
-//   2. the led ids are looked up in the directory in one pipelined batch. The local store is asked
-//      (one Contains batch) only about ids that may be here already: those the directory lists on
+//   2. routing: an id this node fetched before goes straight to the node that served it (the
+//      location cache, location_cache.h); else, with a hint, to the hinted node; else (and for
+//      every id such a shortcut failed for) to the directory: the led ids are looked up in one
+//      pipelined batch. A warm fetch makes no directory call. The local store is asked (one
+//      Contains batch) only about ids that may be here already: those the directory lists on
 //      this node, and those it lists nowhere (sealed here, not yet published). Sealed here -> OK.
 //      An id listed on other nodes only costs no store round trip before its transfer.
-//   3. every id with live locations on other nodes is transferred at once (TransferAll): each id
-//      goes to its first source; the ids of one source travel together and sources are served
-//      side by side (up to sources_in_flight threads). A source with one id gets the
-//      single-object protocols (TransferObject); a source with several gets batches
-//      (TransferBatch), split by protocol (ThresholdPolicy), by kMaxBatchIds and by bytes
-//      (get_batch_bytes, pin_batch_bytes). Ids that failed move on to their next source, the
-//      same way, until one succeeds; a failed transfer has already aborted its local object. If
-//      creating the local object fails with ObjectExists, the store is asked (one batch): sealed
-//      here -> OK. One id's failure never fails another.
-//   4. ids not sealed anywhere yet (no location, or the owner no longer has it / it changed
-//      under us) are looked up again, and asked of the store again, with exponential backoff
-//      until the deadline.
+//   3. every id with a source is transferred at once (TransferAll): each id goes to its first
+//      source; the ids of one source travel together and sources are served side by side (up to
+//      sources_in_flight threads). A source with one id gets the single-object protocols
+//      (TransferObject); a source with several gets batches (TransferBatch), split by protocol
+//      (ThresholdPolicy), by kMaxBatchIds and by bytes (get_batch_bytes, pin_batch_bytes). Ids
+//      that failed move on to their next source, the same way, until one succeeds; a failed
+//      transfer has already aborted its local object. If creating the local object fails with
+//      ObjectExists, the store is asked (one batch): sealed here -> OK. One id's failure never
+//      fails another. Every verified transfer puts its owner's reply in the location cache.
+//   4. an id whose cached or hinted source failed forgets that entry and goes back to step 2 at
+//      once, through the directory (a stale entry costs one attempt, never the fetch); ids not
+//      sealed anywhere yet (no location, or the owner no longer has it / it changed under us) are
+//      looked up again, and asked of the store again, with exponential backoff until the deadline.
 //   5. ids that fail otherwise (transport errors, store out of memory, ...) are reported at once.
 // Steps 2-5 run per chunk of pipeline_ids led ids, several chunks at once (pipeline_depth).
-// A directory failure (Redis down) fails the led ids immediately with kUnavailable, except those
-// the store then reports sealed here.
+// A directory failure (Redis down) fails the ids it was asked about immediately with
+// kUnavailable, except those the store then reports sealed here; cached and hinted ids do not
+// need it.
 //
 // Thread-safety: thread-safe; Fetch runs on the caller's thread (client-socket connection
 // threads). Hand-offs: the in-flight map (mu_) passes a leader's outcome to merged waiters.
@@ -41,12 +46,14 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "manager/manager_stats.h"
+#include "manager/fetch/location_cache.h"
 #include "manager/fetch/peer_connector.h"
 #include "manager/fetch/threshold_policy.h"
 #include "manager/directory/directory.h"
 #include "manager/peer/batch_transfer.h"
 #include "manager/peer/local_store.h"
 #include "protocol/base/clock.h"
+#include "protocol/base/status.h"
 
 namespace rplasma::fetch {
 
@@ -68,6 +75,7 @@ struct FetchEngineOptions {
   size_t pipeline_ids = 256;
   int pipeline_depth = 3;
   peer::BatchTransferOptions batch;
+  LocationCacheOptions location_cache;
 
   absl::Status Validate() const;
 };
@@ -79,8 +87,11 @@ class FetchEngine {
   FetchEngine(FetchEngineOptions options, Directory* directory, peer::LocalStore* store,
               PeerConnector* connector, ThresholdPolicy* policy, manager::ManagerStats* stats, Clock* clock);
 
-  // One status per id, in order (duplicates share the outcome).
-  std::vector<absl::Status> Fetch(absl::Span<const ObjectID> ids, absl::Duration timeout);
+  // One status per id, in order (duplicates share the outcome). `hint`: the node that probably
+  // holds the ids ("" = none; this node's own id is ignored), tried for those the location cache
+  // does not know before the directory is asked.
+  std::vector<absl::Status> Fetch(absl::Span<const ObjectID> ids, absl::Duration timeout,
+                                  const std::string& hint = "");
   // Makes fetches still waiting for an object give up with kUnavailable (manager shutdown).
   void Shutdown() { stopping_.store(true); }
 
@@ -91,24 +102,37 @@ class FetchEngine {
     absl::Status status ABSL_GUARDED_BY(mu);
   };
 
+  // Where an id's sources came from this round.
+  enum class Route { kDirectory, kCache, kHint };
+  // One id on its way here in one round of TransferAll: where it may come from (tried in order)
+  // and what became of it.
+  struct Transfer {
+    ObjectID id;
+    std::vector<ObjectLocation> sources;
+    size_t source = 0;  // the one tried now
+    absl::Status status = MakeError(ErrorCode::kInternal, "fetch: not attempted");
+    ObjectDescription owner;  // the owner's description, once it served the object
+
+    const ObjectLocation& current() const { return sources[source]; }
+  };
+
   // Fetches `ids` (led by this call) until `deadline`; one status per id.
-  std::vector<absl::Status> FetchLed(const std::vector<ObjectID>& ids, absl::Time deadline);
-  // Transfers each id from its sources (tried in turn), grouped by source: one status per id.
-  std::vector<absl::Status> TransferAll(const std::vector<ObjectID>& ids,
-                                        const std::vector<std::vector<ObjectLocation>>& sources, absl::Time deadline,
-                                        absl::Duration lookup_time);
-  // The ids at `which` from `node` (each one's current source, sources[i][source_of[i]]), into status[i].
-  void TransferFrom(const std::string& node, const std::vector<ObjectID>& ids,
-                    const std::vector<std::vector<ObjectLocation>>& sources, const std::vector<size_t>& source_of,
-                    const std::vector<size_t>& which, std::vector<absl::Status>& status, absl::Time deadline,
-                    absl::Duration lookup_time);
-  // One batch (the ids at `at`, one protocol) from `node`.
-  void TransferBatchFrom(const std::string& node, const std::vector<ObjectID>& ids,
-                         const std::vector<std::vector<ObjectLocation>>& sources, const std::vector<size_t>& source_of,
-                         PeerProtocol protocol, const std::vector<size_t>& at, std::vector<absl::Status>& status,
-                         absl::Time deadline, absl::Duration lookup_time);
-  absl::Status FetchFrom(const ObjectID& id, const ObjectLocation& source, absl::Time deadline,
-                         absl::Duration lookup_time);
+  std::vector<absl::Status> FetchLed(const std::vector<ObjectID>& ids, absl::Time deadline, const std::string& hint);
+  // Transfers each id from its sources (tried in turn), grouped by source.
+  void TransferAll(std::vector<Transfer>& transfers, absl::Time deadline, absl::Duration lookup_time);
+  // The transfers at `which` from `node` (each one's current source).
+  void TransferFrom(const std::string& node, std::vector<Transfer>& transfers, const std::vector<size_t>& which,
+                    absl::Time deadline, absl::Duration lookup_time);
+  // One batch (the transfers at `at`, one protocol) from `node`.
+  void TransferBatchFrom(const std::string& node, std::vector<Transfer>& transfers, PeerProtocol protocol,
+                         const std::vector<size_t>& at, absl::Time deadline, absl::Duration lookup_time);
+  void FetchFrom(Transfer& transfer, absl::Time deadline, absl::Duration lookup_time);
+  // Counts a finished transfer from `node` and keeps the cache true to it: the owner's reply is
+  // cached, an id the owner failed is forgotten.
+  void NoteOutcome(const std::string& node, Transfer& transfer);
+  // `node` could not be reached (channel == nullptr) or a transfer failed on `channel`: a broken
+  // channel is dropped, and with it every cached location on the node.
+  void Unreachable(const std::string& node, transport::Channel* channel);
   // ContainsAll of `ids` as one answer per id (the store's error for each when it fails).
   std::vector<absl::StatusOr<bool>> AskLocal(absl::Span<const ObjectID> ids);
   void Finish(const ObjectID& id, const std::shared_ptr<InFlight>& flight, const absl::Status& status);
@@ -120,6 +144,7 @@ class FetchEngine {
   ThresholdPolicy* const policy_;
   manager::ManagerStats* const stats_;
   Clock* const clock_;
+  LocationCache locations_;
 
   std::atomic<bool> stopping_{false};
   absl::Mutex mu_;

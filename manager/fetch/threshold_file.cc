@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "manager/transport/transport.h"
+#include "protocol/base/node_id.h"
 #include "protocol/base/status.h"
 
 namespace rplasma::fetch {
@@ -26,14 +27,6 @@ absl::StatusOr<uint64_t> ParseThreshold(absl::string_view text) {
     return Invalid(absl::StrCat("threshold ", text, " exceeds the largest Call (", transport::kMaxCallBytes, " bytes)"));
   }
   return bytes;
-}
-
-bool ValidNodeId(absl::string_view id) {
-  if (id.empty() || id.size() > 128) return false;
-  for (char c : id) {
-    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != ':' && c != '-') return false;
-  }
-  return true;
 }
 
 }  // namespace
@@ -77,7 +70,7 @@ absl::StatusOr<ThresholdTable> ParseThresholdFile(absl::string_view contents) {
       have_default = true;
     } else if (words[0] == "peer") {
       if (words.size() != 3) return error("expected 'peer <node_name> <bytes>'");
-      if (!ValidNodeId(words[1])) return error(absl::StrCat("invalid node name '", words[1], "'"));
+      if (!IsValidNodeId(words[1])) return error(absl::StrCat("invalid node name '", words[1], "'"));
       absl::StatusOr<uint64_t> bytes = ParseThreshold(words[2]);
       if (!bytes.ok()) return error(bytes.status().message());
       if (!table.per_peer.emplace(std::string(words[1]), *bytes).second) {

@@ -70,7 +70,7 @@ absl::StatusOr<TransferResult> ByGet(transport::Channel& channel, peer::LocalSto
   if (get == nullptr) return ProtocolError("peer answered Get with another reply kind");
   result.transfer = clock.Now() - t0;
   result.bytes = get->object.total_size();
-  result.owner_generation = get->object.generation;
+  result.owner = get->object;
   // Verify the reply's bytes, then create the local object from them already sealed: for a small
   // object that is one store request (an inline Put), not Create + copy + Seal.
   const absl::Span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(get->payload.data()), get->payload.size());
@@ -122,7 +122,7 @@ absl::StatusOr<TransferResult> ByPin(transport::Channel& channel, peer::LocalSto
   RETURN_IF_ERROR(read.status());
   result.transfer = read->reads_done - t0;
   result.bytes = total;
-  result.owner_generation = lease.object.generation;
+  result.owner = lease.object;
   result.verify = read->hash_tail;  // the hashing not overlapped with the reads
   RETURN_IF_ERROR(local->SealIfMatches(lease.object, read->checksum, clock, result));
   return result;

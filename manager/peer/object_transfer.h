@@ -35,7 +35,7 @@ namespace rplasma::peer {
 
 struct TransferResult {
   uint64_t bytes = 0;           // data + metadata
-  uint64_t owner_generation = 0;
+  ObjectDescription owner;      // the owner's description of what was copied
   absl::Duration transfer;      // request to last byte in place
   absl::Duration verify;        // checksum
   absl::Duration seal;

@@ -114,7 +114,7 @@ void WriteStoreFrames(const fs::path& root) {
 void WriteManagerMessages(const fs::path& root) {
   CorpusWriter out(root, "manager_messages");
   out.Write("fetch", EncodeManagerRequest(
-                         ManagerRequest{1, ManagerFetchRequest{{ObjectID::FromLabel("a"), ObjectID::FromLabel("b")}, 500}}));
+                         ManagerRequest{1, ManagerFetchRequest{{ObjectID::FromLabel("a"), ObjectID::FromLabel("b")}, 500, "node-b"}}));
   out.Write("stats", EncodeManagerRequest(ManagerRequest{2, ManagerStatsRequest{}}));
   out.Write("fetch_reply",
             EncodeManagerReply(ManagerReply{1, ErrorCode::kOk, "",

@@ -173,9 +173,10 @@ absl::Status ManagerTestCluster::RestartManager(TestNode* node, const TestNodeOp
 }
 
 absl::StatusOr<std::vector<absl::Status>> FetchVia(const std::string& client_socket,
-                                                   const std::vector<ObjectID>& ids, absl::Duration timeout) {
+                                                   const std::vector<ObjectID>& ids, absl::Duration timeout,
+                                                   const std::string& hint) {
   ASSIGN_OR_RETURN(UniqueFd fd, UnixConnect(client_socket));
-  ManagerRequest request{1, ManagerFetchRequest{ids, absl::ToInt64Milliseconds(timeout)}};
+  ManagerRequest request{1, ManagerFetchRequest{ids, absl::ToInt64Milliseconds(timeout), hint}};
   RETURN_IF_ERROR(WriteFrame(fd.get(), EncodeManagerRequest(request)));
   ASSIGN_OR_RETURN(std::string payload, ReadFrame(fd.get(), kMaxManagerFrameBytes, absl::Now() + timeout + absl::Seconds(30)));
   ASSIGN_OR_RETURN(ManagerReply reply, DecodeManagerReply(payload));

@@ -80,9 +80,10 @@ class ManagerTestCluster {
   std::vector<TestNodeOptions> node_options_;
 };
 
-// Fetch through the manager's client socket: one status per id.
+// Fetch through the manager's client socket: one status per id. `hint`: the request's hint_node.
 absl::StatusOr<std::vector<absl::Status>> FetchVia(const std::string& client_socket,
-                                                   const std::vector<ObjectID>& ids, absl::Duration timeout);
+                                                   const std::vector<ObjectID>& ids, absl::Duration timeout,
+                                                   const std::string& hint = "");
 // The manager's stats JSON.
 absl::StatusOr<std::string> StatsVia(const std::string& client_socket);
 // The manager's stats JSON, parsed (kInternal if it is not JSON): stats.at("peer_service").at("gets").

@@ -13,66 +13,10 @@
 #include "tests/support/status_matchers.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/fake_clock.h"
-#include "tests/unit/fetch/fetch_fakes.h"
+#include "tests/unit/fetch/fetch_engine_fixture.h"
 
 namespace rplasma::fetch {
 namespace {
-
-using ::rplasma::testing::FakeChannel;
-using ::rplasma::testing::FakeClock;
-using ::rplasma::testing::FakeConnector;
-using ::rplasma::testing::FakeDirectory;
-using ::rplasma::testing::FakeLocalStore;
-using ::rplasma::testing::HasErrorCode;
-
-std::string Pattern(size_t n, int seed) {
-  std::string s(n, '\0');
-  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 131 + seed * 7 + (i >> 8)) & 0xff);
-  return s;
-}
-
-class FetchEngineTest : public ::testing::Test {
- protected:
-  FetchEngineTest() : owner_(64 << 20), local_(64 << 20) {
-    peer::PeerServiceOptions service_options;
-    service_options.leases.ttl = absl::Seconds(30);
-    service_ = *peer::PeerService::Create(service_options, &owner_, [](uint64_t offset, uint64_t length) {
-      return transport::RemoteRegion{offset, length, 0};
-    });
-    channel_ = std::make_shared<FakeChannel>(service_.get(), &owner_, 1);
-    connector_.Add("b", channel_);
-    ThresholdPolicyOptions policy_options;
-    policy_options.setting.table.default_bytes = 4096;
-    policy_ = std::make_unique<ThresholdPolicy>(policy_options);
-    FetchEngineOptions options;
-    options.self_node_id = "a";
-    options.read_chunk_bytes = 64 << 10;
-    engine_ = std::make_unique<FetchEngine>(options, &directory_, &local_, &connector_, policy_.get(), &stats_, &clock_);
-  }
-  ~FetchEngineTest() override {
-    channel_.reset();
-    connector_.Add("b", nullptr);
-    service_->Shutdown();
-  }
-
-  // Puts `id` into the owner's store and publishes it (as node "b").
-  FakeLocalStore::Entry PutRemote(const ObjectID& id, const std::string& data, const std::string& metadata = "") {
-    FakeLocalStore::Entry e = owner_.Put(id, data, metadata);
-    EXPECT_OK(directory_.PublishObject(id, ObjectLocation{"b", e.description()}));
-    return e;
-  }
-
-  FakeClock clock_;  // the engine's: back-off sleeps take no real time
-  FakeLocalStore owner_;
-  FakeLocalStore local_;
-  FakeDirectory directory_;
-  FakeConnector connector_;
-  manager::ManagerStats stats_;
-  std::unique_ptr<peer::PeerService> service_;
-  std::shared_ptr<FakeChannel> channel_;
-  std::unique_ptr<ThresholdPolicy> policy_;
-  std::unique_ptr<FetchEngine> engine_;
-};
 
 TEST_F(FetchEngineTest, SmallObjectsComeByGetAndLargeByPinWithEveryByteIntact) {
   const ObjectID small = ObjectID::FromLabel("small");

@@ -156,6 +156,11 @@ class FakeLocalStore : public peer::LocalStore {
     MutexLock lock(&mu_);
     return objects_[id];
   }
+  // Deleted (its bytes stay in the arena, never reused: the fake never frees).
+  void Erase(const ObjectID& id) {
+    MutexLock lock(&mu_);
+    objects_.erase(id);
+  }
   std::string Bytes(const ObjectID& id) {
     MutexLock lock(&mu_);
     const Entry& e = objects_[id];
@@ -230,6 +235,11 @@ class FakeDirectory : public Directory {
     MutexLock lock(&mu_);
     down_ = down;
   }
+  // Every location of `id` gone (its owners deleted it).
+  void Unpublish(const ObjectID& id) {
+    MutexLock lock(&mu_);
+    locations_.erase(id);
+  }
   int lookups() {
     MutexLock lock(&mu_);
     return lookups_;
@@ -290,7 +300,9 @@ class FakeConnector : public fetch::PeerConnector {
                                                                 absl::Time deadline) override {
     MutexLock lock(&mu_);
     auto it = channels_.find(node_id);
-    if (it == channels_.end()) return MakeError(ErrorCode::kUnavailable, "fake connector: unknown node " + node_id);
+    if (it == channels_.end() || it->second == nullptr) {
+      return MakeError(ErrorCode::kUnavailable, "fake connector: unknown or unreachable node " + node_id);
+    }
     return it->second;
   }
   void Forget(const std::string& node_id) override {}

@@ -1,0 +1,90 @@
+#include "manager/fetch/location_cache.h"
+
+#include <algorithm>
+
+#include "protocol/base/mutex_lock.h"
+
+namespace rplasma::fetch {
+namespace {
+
+// Node ids are never reused (a restarted manager takes a new one), so the table of nodes only
+// grows; past this many it starts over (every entry goes: a cold fetch each, nothing wrong).
+constexpr size_t kMaxNodes = 4096;
+
+}  // namespace
+
+LocationCache::Node& LocationCache::NodeLocked(const std::string& node_id) {
+  if (nodes_.size() >= kMaxNodes && !nodes_.contains(node_id)) {
+    nodes_.clear();
+    entries_.clear();
+    order_.clear();
+  }
+  return nodes_[node_id];
+}
+
+std::vector<std::optional<ObjectLocation>> LocationCache::Find(absl::Span<const ObjectID> ids) {
+  std::vector<std::optional<ObjectLocation>> out(ids.size());
+  if (options_.capacity == 0) return out;
+  const absl::Time now = clock_->Now();
+  MutexLock lock(&mu_);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    auto it = entries_.find(ids[i]);
+    if (it == entries_.end()) continue;
+    const Entry& entry = it->second;
+    const Node& node = nodes_.at(*entry.node_id);
+    if (entry.node_epoch != node.epoch || now - node.seen > options_.node_ttl) continue;
+    out[i] = ObjectLocation{*entry.node_id, entry.object};
+  }
+  return out;
+}
+
+void LocationCache::Put(const ObjectID& id, const ObjectLocation& location) {
+  if (options_.capacity == 0) return;
+  const absl::Time now = clock_->Now();
+  MutexLock lock(&mu_);
+  Node& node = NodeLocked(location.node_id);
+  node.seen = now;
+  const std::string* node_key = &nodes_.find(location.node_id)->first;
+  const uint64_t seq = next_seq_++;
+  entries_.insert_or_assign(id, Entry{node_key, node.epoch, location.object, seq});
+  order_.emplace_back(id, seq);
+  while (entries_.size() > options_.capacity) {
+    const auto [oldest, oldest_seq] = order_.front();
+    order_.pop_front();
+    auto it = entries_.find(oldest);
+    if (it != entries_.end() && it->second.seq == oldest_seq) entries_.erase(it);
+  }
+  if (order_.size() > 2 * options_.capacity + 64) {
+    // Re-Puts and Forgets leave dead places behind: keep only the live ones, in order.
+    order_.clear();
+    for (const auto& [entry_id, entry] : entries_) order_.emplace_back(entry_id, entry.seq);
+    std::sort(order_.begin(), order_.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  }
+}
+
+void LocationCache::NodeSeen(const std::string& node_id) {
+  if (options_.capacity == 0) return;
+  const absl::Time now = clock_->Now();
+  MutexLock lock(&mu_);
+  NodeLocked(node_id).seen = now;
+}
+
+void LocationCache::Forget(const ObjectID& id) {
+  MutexLock lock(&mu_);
+  entries_.erase(id);
+}
+
+void LocationCache::ForgetNode(const std::string& node_id) {
+  MutexLock lock(&mu_);
+  auto it = nodes_.find(node_id);
+  if (it == nodes_.end()) return;
+  ++it->second.epoch;
+  it->second.seen = absl::InfinitePast();
+}
+
+size_t LocationCache::size() const {
+  MutexLock lock(&mu_);
+  return entries_.size();
+}
+
+}  // namespace rplasma::fetch

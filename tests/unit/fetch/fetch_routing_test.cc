@@ -1,0 +1,255 @@
+// How the fetch engine finds a source: the location cache (location_cache.h), the caller's hint,
+// the directory; and that a wrong cache entry or hint costs one attempt, never the fetch or its
+// bytes. Node "a" fetches; "b" (the fixture's owner) and "c" (OtherNode) hold objects.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "manager/fetch/location_cache.h"
+#include "tests/unit/fetch/fetch_engine_fixture.h"
+
+namespace rplasma::fetch {
+namespace {
+
+// A second owner, reachable as `name`.
+struct OtherNode {
+  OtherNode(FakeConnector& connector, const std::string& name) : connector(connector), name(name) {
+    service = *peer::PeerService::Create(peer::PeerServiceOptions{}, &store, [](uint64_t offset, uint64_t length) {
+      return transport::RemoteRegion{offset, length, 0};
+    });
+    channel = std::make_shared<FakeChannel>(service.get(), &store, 2);
+    connector.Add(name, channel);
+  }
+  ~OtherNode() {
+    connector.Add(name, nullptr);
+    channel.reset();
+    service->Shutdown();
+  }
+  FakeConnector& connector;
+  const std::string name;
+  FakeLocalStore store{16 << 20};
+  std::unique_ptr<peer::PeerService> service;
+  std::shared_ptr<FakeChannel> channel;
+};
+
+class FetchRoutingTest : public FetchEngineTest {
+ protected:
+  std::vector<ObjectID> PutRemoteBatch(const std::string& label, int n, size_t bytes) {
+    std::vector<ObjectID> ids;
+    for (int i = 0; i < n; ++i) {
+      ids.push_back(ObjectID::FromLabel(absl::StrCat(label, i)));
+      PutRemote(ids.back(), Pattern(bytes, i));
+    }
+    return ids;
+  }
+  void ExpectAllOk(const std::vector<absl::Status>& statuses) {
+    for (const absl::Status& s : statuses) EXPECT_OK(s);
+  }
+};
+
+TEST_F(FetchRoutingTest, AWarmFetchGoesStraightToTheOwnerWithoutTheDirectory) {
+  const std::vector<ObjectID> ids = PutRemoteBatch("warm ", 5, 1000);
+  ExpectAllOk(engine_->Fetch(ids, absl::Seconds(5)));
+  EXPECT_EQ(directory_.lookups(), 1);
+  EXPECT_EQ(stats_.location_cache_misses.load(), 5u);
+  for (const ObjectID& id : ids) local_.Erase(id);  // this node's copies dropped
+  ExpectAllOk(engine_->Fetch(ids, absl::Seconds(5)));
+  EXPECT_EQ(directory_.lookups(), 1) << "warm: no directory call";
+  EXPECT_EQ(stats_.location_cache_hits.load(), 5u);
+  EXPECT_EQ(stats_.directory_lookups.load(), 5u) << "five ids asked of the directory in all";
+  EXPECT_EQ(channel_->calls.load(), 2) << "one GetBatch each time";
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(local_.Bytes(ids[i]), Pattern(1000, i));
+  EXPECT_EQ(stats_.location_cache_stale.load(), 0u);
+}
+
+TEST_F(FetchRoutingTest, AnObjectMovedToAnotherNodeCostsOneRetryThroughTheDirectory) {
+  OtherNode c(connector_, "c");
+  const ObjectID id = ObjectID::FromLabel("moved");
+  PutRemote(id, Pattern(700, 1));
+  ASSERT_OK(engine_->Fetch({id}, absl::Seconds(5))[0]);
+  local_.Erase(id);
+  owner_.Erase(id);  // deleted on b, put on c
+  directory_.Unpublish(id);
+  FakeLocalStore::Entry e = c.store.Put(id, Pattern(700, 2));
+  ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"c", e.description()}));
+  ASSERT_OK(engine_->Fetch({id}, absl::Seconds(5))[0]);
+  EXPECT_EQ(local_.Bytes(id), Pattern(700, 2));
+  EXPECT_EQ(stats_.location_cache_stale.load(), 1u);
+  EXPECT_EQ(directory_.lookups(), 2) << "the stale entry cost one lookup";
+  EXPECT_EQ(clock_.sleeps(), 0) << "and no back-off";
+  // The cache now knows c.
+  local_.Erase(id);
+  ASSERT_OK(engine_->Fetch({id}, absl::Seconds(5))[0]);
+  EXPECT_EQ(directory_.lookups(), 2);
+  EXPECT_EQ(c.channel->calls.load(), 2);
+}
+
+TEST_F(FetchRoutingTest, AnObjectRecreatedOnItsOwnerArrivesInItsNewVersionAndIsCountedStale) {
+  const ObjectID id = ObjectID::FromLabel("recreated");
+  PutRemote(id, Pattern(600, 1));
+  ASSERT_OK(engine_->Fetch({id}, absl::Seconds(5))[0]);
+  local_.Erase(id);
+  owner_.Erase(id);
+  PutRemote(id, Pattern(600, 9));  // a new generation
+  ASSERT_OK(engine_->Fetch({id}, absl::Seconds(5))[0]);
+  EXPECT_EQ(local_.Bytes(id), Pattern(600, 9));
+  EXPECT_EQ(stats_.location_cache_stale.load(), 1u);
+  EXPECT_EQ(directory_.lookups(), 1) << "the owner's reply is the truth: no lookup needed";
+}
+
+TEST_F(FetchRoutingTest, AnOwnerThatCannotBeReachedIsForgottenWithAllItsEntries) {
+  OtherNode c(connector_, "c");
+  const std::vector<ObjectID> ids = PutRemoteBatch("b then c ", 2, 500);
+  ExpectAllOk(engine_->Fetch(ids, absl::Seconds(5)));
+  for (const ObjectID& id : ids) {
+    local_.Erase(id);
+    directory_.Unpublish(id);
+    FakeLocalStore::Entry e = c.store.Put(id, Pattern(500, 7));
+    ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"c", e.description()}));
+  }
+  connector_.Add("b", nullptr);  // b is gone
+  ASSERT_OK(engine_->Fetch({ids[0]}, absl::Seconds(5))[0]);
+  EXPECT_EQ(local_.Bytes(ids[0]), Pattern(500, 7));
+  EXPECT_EQ(stats_.location_cache_stale.load(), 1u);
+  const uint64_t hits = stats_.location_cache_hits.load();
+  ASSERT_OK(engine_->Fetch({ids[1]}, absl::Seconds(5))[0]);
+  EXPECT_EQ(stats_.location_cache_hits.load(), hits) << "b's other entry went with it";
+  EXPECT_EQ(stats_.location_cache_stale.load(), 1u);
+  EXPECT_EQ(local_.Bytes(ids[1]), Pattern(500, 7));
+}
+
+TEST_F(FetchRoutingTest, EntriesOfANodeSilentForLongerThanTheNodeTtlAreMisses) {
+  const ObjectID id = ObjectID::FromLabel("silent owner");
+  PutRemote(id, Pattern(300, 1));
+  ASSERT_OK(engine_->Fetch({id}, absl::Seconds(5))[0]);
+  local_.Erase(id);
+  clock_.Advance(LocationCacheOptions{}.node_ttl + absl::Seconds(1));
+  ASSERT_OK(engine_->Fetch({id}, absl::Seconds(5))[0]);
+  EXPECT_EQ(directory_.lookups(), 2);
+  EXPECT_EQ(stats_.location_cache_hits.load(), 0u);
+  // The lookup listed b again: its entries are trusted again.
+  local_.Erase(id);
+  ASSERT_OK(engine_->Fetch({id}, absl::Seconds(5))[0]);
+  EXPECT_EQ(directory_.lookups(), 2);
+  EXPECT_EQ(stats_.location_cache_hits.load(), 1u);
+}
+
+TEST_F(FetchRoutingTest, CachedIdsArriveWhileTheDirectoryIsDown) {
+  const std::vector<ObjectID> ids = PutRemoteBatch("no redis ", 3, 200);
+  ExpectAllOk(engine_->Fetch(ids, absl::Seconds(5)));
+  for (const ObjectID& id : ids) local_.Erase(id);
+  directory_.SetDown(true);
+  const ObjectID unknown = ObjectID::FromLabel("never fetched");
+  std::vector<ObjectID> asked = ids;
+  asked.push_back(unknown);
+  const std::vector<absl::Status> result = engine_->Fetch(asked, absl::Seconds(5));
+  for (int i = 0; i < 3; ++i) EXPECT_OK(result[i]);
+  EXPECT_THAT(result[3], HasErrorCode(ErrorCode::kUnavailable)) << "only the directory could place it";
+}
+
+TEST_F(FetchRoutingTest, AHintedFetchGoesToTheHintedNodeWithoutTheDirectory) {
+  const ObjectID id = ObjectID::FromLabel("hinted, not yet published");
+  owner_.Put(id, Pattern(900, 3));  // on b, not in the directory
+  ASSERT_OK(engine_->Fetch({id}, absl::Seconds(5), "b")[0]);
+  EXPECT_EQ(local_.Bytes(id), Pattern(900, 3));
+  EXPECT_EQ(directory_.lookups(), 0);
+  EXPECT_EQ(stats_.hinted_fetches.load(), 1u);
+  EXPECT_EQ(stats_.hint_misses.load(), 0u);
+}
+
+TEST_F(FetchRoutingTest, AWrongOrUnknownHintFallsBackToTheDirectory) {
+  OtherNode c(connector_, "c");
+  const ObjectID id = ObjectID::FromLabel("wrong hint");
+  PutRemote(id, Pattern(400, 4));
+  ASSERT_OK(engine_->Fetch({id}, absl::Seconds(5), "c")[0]);  // c does not have it
+  EXPECT_EQ(local_.Bytes(id), Pattern(400, 4));
+  const ObjectID other = ObjectID::FromLabel("unknown hint");
+  PutRemote(other, Pattern(400, 5));
+  ASSERT_OK(engine_->Fetch({other}, absl::Seconds(5), "nobody")[0]);  // no such node
+  EXPECT_EQ(local_.Bytes(other), Pattern(400, 5));
+  EXPECT_EQ(stats_.hint_misses.load(), 2u);
+  EXPECT_EQ(directory_.lookups(), 2);
+  EXPECT_EQ(clock_.sleeps(), 0);
+  // A hint naming this node itself is ignored.
+  const ObjectID third = ObjectID::FromLabel("self hint");
+  PutRemote(third, Pattern(400, 6));
+  ASSERT_OK(engine_->Fetch({third}, absl::Seconds(5), "a")[0]);
+  EXPECT_EQ(stats_.hinted_fetches.load(), 2u);
+}
+
+TEST_F(FetchRoutingTest, AHintedBatchHeldByTwoOwnersArrivesWhole) {
+  OtherNode c(connector_, "c");
+  std::vector<ObjectID> ids;
+  for (int i = 0; i < 20; ++i) {
+    ids.push_back(ObjectID::FromLabel(absl::StrCat("two owners ", i)));
+    if (i % 2 == 0) {
+      PutRemote(ids.back(), Pattern(100 + i, i));
+    } else {
+      FakeLocalStore::Entry e = c.store.Put(ids.back(), Pattern(100 + i, i));
+      ASSERT_OK(directory_.PublishObject(ids.back(), ObjectLocation{"c", e.description()}));
+    }
+  }
+  ExpectAllOk(engine_->Fetch(ids, absl::Seconds(5), "b"));
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(local_.Bytes(ids[i]), Pattern(100 + i, i));
+  EXPECT_EQ(stats_.hinted_fetches.load(), 20u);
+  EXPECT_EQ(stats_.hint_misses.load(), 10u);
+  EXPECT_EQ(directory_.lookups(), 1) << "one lookup for the ten b did not have";
+  EXPECT_EQ(stats_.directory_lookups.load(), 10u);
+  EXPECT_EQ(owner_.total_refs(), 0);
+  EXPECT_EQ(c.store.total_refs(), 0);
+  EXPECT_EQ(local_.unsealed(), 0) << "nothing partial left here";
+}
+
+TEST(LocationCacheTest, KeepsAtMostCapacityEntriesDroppingTheOldestPut) {
+  FakeClock clock;
+  LocationCache cache({.capacity = 3, .node_ttl = absl::Seconds(5)}, &clock);
+  std::vector<ObjectID> ids;
+  for (int i = 0; i < 5; ++i) ids.push_back(ObjectID::FromLabel(absl::StrCat("cap ", i)));
+  for (int i = 0; i < 4; ++i) cache.Put(ids[i], ObjectLocation{"b", {uint64_t(i), 0, uint64_t(i), 0}});
+  cache.Put(ids[1], ObjectLocation{"b", {10, 0, 11, 0}});  // a re-Put moves it to the back
+  cache.Put(ids[4], ObjectLocation{"c", {4, 0, 4, 0}});
+  EXPECT_EQ(cache.size(), 3u);
+  const std::vector<std::optional<ObjectLocation>> found = cache.Find(ids);
+  EXPECT_FALSE(found[0].has_value());
+  EXPECT_TRUE(found[1].has_value());
+  EXPECT_EQ(found[1]->object.generation, 11u);
+  EXPECT_FALSE(found[2].has_value());
+  EXPECT_TRUE(found[3].has_value());
+  EXPECT_EQ(found[4]->node_id, "c");
+}
+
+TEST(LocationCacheTest, ForgetForgetNodeAndTheNodeTtl) {
+  FakeClock clock;
+  LocationCache cache({.capacity = 100, .node_ttl = absl::Seconds(5)}, &clock);
+  const ObjectID x = ObjectID::FromLabel("x"), y = ObjectID::FromLabel("y"), z = ObjectID::FromLabel("z");
+  cache.Put(x, ObjectLocation{"b", {1, 0, 1, 0}});
+  cache.Put(y, ObjectLocation{"b", {1, 0, 2, 0}});
+  cache.Put(z, ObjectLocation{"c", {1, 0, 3, 0}});
+  cache.Forget(x);
+  EXPECT_FALSE(cache.Find({x})[0].has_value());
+  cache.ForgetNode("b");
+  EXPECT_FALSE(cache.Find({y})[0].has_value());
+  EXPECT_TRUE(cache.Find({z})[0].has_value());
+  cache.Put(y, ObjectLocation{"b", {1, 0, 4, 0}});  // b answered again
+  EXPECT_EQ(cache.Find({y})[0]->object.generation, 4u);
+  clock.Advance(absl::Seconds(6));
+  EXPECT_FALSE(cache.Find({y})[0].has_value()) << "b silent longer than node_ttl";
+  cache.NodeSeen("b");
+  EXPECT_TRUE(cache.Find({y})[0].has_value());
+  EXPECT_FALSE(cache.Find({z})[0].has_value());
+}
+
+TEST(LocationCacheTest, CapacityZeroKeepsNothing) {
+  FakeClock clock;
+  LocationCache cache({.capacity = 0, .node_ttl = absl::Seconds(5)}, &clock);
+  const ObjectID x = ObjectID::FromLabel("x");
+  cache.Put(x, ObjectLocation{"b", {1, 0, 1, 0}});
+  EXPECT_FALSE(cache.Find({x})[0].has_value());
+  EXPECT_EQ(cache.size(), 0u);
+}
+
+}  // namespace
+}  // namespace rplasma::fetch
