@@ -109,6 +109,8 @@ absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler, const Tr
   fetch_options.self_node_id = node_id_;
   fetch_options.read_chunk_bytes = options_.read_chunk_bytes;
   fetch_options.location_cache.node_ttl = options_.node_ttl;
+  expected_copies_ = std::make_unique<fetch::ExpectedCopies>(clock_);
+  fetch_options.expected_copies = expected_copies_.get();
   RETURN_IF_ERROR(fetch_options.Validate());
   fetch_engine_ = std::make_unique<fetch::FetchEngine>(fetch_options, lookups_.get(), store_.get(), channels_.get(),
                                                        policy_.get(), &stats_, clock_);
@@ -116,6 +118,7 @@ absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler, const Tr
   ASSIGN_OR_RETURN(std::unique_ptr<Subscription> subscription, client_->Subscribe(/*include_existing=*/true));
   ObjectPublisherOptions publisher_options;
   publisher_options.reconcile_interval = options_.reconcile_interval;
+  publisher_options.expected_copies = expected_copies_.get();
   RETURN_IF_ERROR(publisher_options.Validate());
   publisher_ = std::make_unique<ObjectPublisher>(node_id_, std::move(subscription), directory_.get(), store_.get(),
                                                  &stats_, clock_, publisher_options);

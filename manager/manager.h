@@ -99,6 +99,7 @@ class Manager {
   std::unique_ptr<peer::PeerService> peer_service_;
   std::unique_ptr<transport::RequestHandler> peer_handler_;  // the wrapper, if Start was given one
   std::unique_ptr<fetch::ChannelCache> channels_;
+  std::unique_ptr<fetch::ExpectedCopies> expected_copies_;  // the engine announces, the publisher takes
   std::unique_ptr<fetch::FetchEngine> fetch_engine_;
   std::unique_ptr<ObjectPublisher> publisher_;
   std::unique_ptr<ClientSocketServer> client_server_;

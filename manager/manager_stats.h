@@ -71,6 +71,8 @@ class ManagerStats : public CounterSet {
   Counter objects_removed{this, "objects_removed"};
   Counter publish_errors{this, "publish_errors"};
   Counter republishes{this, "republishes"};  // full republish runs after Redis came back
+  Counter copies_deferred{this, "copies_deferred"};  // fetched copies whose publication waited
+  Counter copies_never_published{this, "copies_never_published"};  // deleted before their turn came
   Counter heartbeat_errors{this, "heartbeat_errors"};
   Counter transport_fallbacks{this, "transport_fallbacks"};  // --transport auto chose tcp: no verbs device
   Counter calibrations{this, "calibrations"};                // auto threshold probes run

@@ -19,6 +19,7 @@ absl::Status ObjectPublisherOptions::Validate() const {
     return invalid("publisher retry backoff: need 0 < initial <= max");
   }
   if (max_pending == 0) return invalid("publisher max_pending must be positive");
+  if (copy_publish_delay < absl::ZeroDuration()) return invalid("copy publish delay must not be negative");
   return absl::OkStatus();
 }
 
@@ -81,7 +82,36 @@ void ObjectPublisher::Maintain() {
     }
     return;
   }
+  if (now >= next_deferred_due_) PublishDeferred(/*all=*/false);
   if (!pending_.empty() && now >= retry_at_) RetryPending();
+}
+
+void ObjectPublisher::PublishDeferred(bool all) {
+  const absl::Time now = clock_->Now();
+  std::vector<std::pair<ObjectID, ObjectDescription>> due;
+  next_deferred_due_ = absl::InfiniteFuture();
+  for (auto it = deferred_.begin(); it != deferred_.end();) {
+    if (all || it->second.due <= now) {
+      due.emplace_back(it->first, it->second.description);
+      deferred_.erase(it++);
+    } else {
+      next_deferred_due_ = std::min(next_deferred_due_, it->second.due);
+      ++it;
+    }
+  }
+  absl::Status status = Publish(due);
+  for (const auto& [id, description] : due) {
+    if (status.ok()) {
+      pending_.erase(id);
+    } else {
+      SetPending(id, description);
+    }
+  }
+  pending_count_.store(pending_.size());
+  if (!status.ok()) {
+    NoteError(absl::StrCat("publication of ", due.size(), " fetched copies"), status);
+    if (retry_at_ < clock_->Now()) retry_at_ = clock_->Now() + NextBackoff();
+  }
 }
 
 absl::Duration ObjectPublisher::NextBackoff() {
@@ -102,7 +132,33 @@ void ObjectPublisher::SetPending(const ObjectID& id, Wanted wanted) {
   pending_count_.store(pending_.size());
 }
 
-void ObjectPublisher::Apply(const std::vector<ObjectEvent>& events) {
+void ObjectPublisher::Apply(const std::vector<ObjectEvent>& raw_events) {
+  // Fetched copies wait (deferred_); a copy deleted before its turn is dropped from the plan, with
+  // its delete event: nothing of it was published. A copy with an update pending for its id goes
+  // out at once, so the updates of one id keep their order.
+  std::vector<ObjectEvent> kept;
+  const std::vector<ObjectEvent>* events_to_apply = &raw_events;
+  if (options_.expected_copies != nullptr) {
+    kept.reserve(raw_events.size());
+    const absl::Time due = clock_->Now() + options_.copy_publish_delay;
+    for (const ObjectEvent& event : raw_events) {
+      const ObjectID& id = event.object.id;
+      if (event.kind == EventKind::kSealed) {
+        if (options_.expected_copies->Take(id) && !pending_.contains(id)) {
+          deferred_[id] = Deferred{event.object.description(), due};
+          next_deferred_due_ = std::min(next_deferred_due_, due);
+          stats_->copies_deferred.fetch_add(1, std::memory_order_relaxed);
+          continue;
+        }
+      } else if (deferred_.erase(id) > 0) {
+        stats_->copies_never_published.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
+      kept.push_back(event);
+    }
+    events_to_apply = &kept;
+  }
+  const std::vector<ObjectEvent>& events = *events_to_apply;
   size_t start = 0;
   while (start < events.size()) {
     const bool sealed = events[start].kind == EventKind::kSealed;
@@ -212,6 +268,8 @@ bool ObjectPublisher::Reconcile(bool full) {
   }
   pending_.clear();  // the store's listing is newer than every pending update
   pending_count_.store(0);
+  deferred_.clear();  // sealed copies were in the listing: published now if the directory lacked them
+  next_deferred_due_ = absl::InfiniteFuture();
   reconciles_.fetch_add(1);
   stats_->republishes.fetch_add(1, std::memory_order_relaxed);
   if (full || !publishes.empty() || !plan.remove.empty()) {

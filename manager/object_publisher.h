@@ -6,6 +6,12 @@
 // each run of one kind is one pipelined directory call, in stream order: a fetch of 1000 objects
 // costs the directory a few round trips, not 1000, and a seal never overtakes a later delete.
 //
+// Fetched copies (ids the fetch engine announced in `expected_copies` before sealing them here)
+// are published lazily: their seal events wait up to copy_publish_delay and then go out together;
+// a copy deleted or evicted before that is never published (and so never removed). A fetch that
+// needs a directory entry of this node's copy is rare (other nodes find the original), and every
+// directory entry is a hint anyway; the fetch itself pays none of the publishing.
+//
 // Repair: an update that fails (Redis down) leaves its ids in a pending map (id -> the latest
 // wanted state: published with a description, or removed; a later event for the id replaces it),
 // retried with backoff (retry_backoff_initial doubling to retry_backoff_max). Every
@@ -35,6 +41,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "client/client.h"
+#include "manager/fetch/expected_copies.h"
 #include "manager/manager_stats.h"
 #include "manager/directory/directory.h"
 #include "manager/peer/local_store.h"
@@ -48,6 +55,10 @@ struct ObjectPublisherOptions {
   absl::Duration retry_backoff_max = absl::Seconds(5);
   // Pending ids kept for retry; beyond it they are dropped and a full reconcile repairs them all.
   size_t max_pending = 1u << 20;
+  // Fetched copies announced here (borrowed; nullptr = none) are published this long after their
+  // seal (plus up to 100 ms: the event loop's tick), unless deleted first.
+  fetch::ExpectedCopies* expected_copies = nullptr;
+  absl::Duration copy_publish_delay = absl::Milliseconds(500);
 
   absl::Status Validate() const;
 };
@@ -81,12 +92,14 @@ class ObjectPublisher {
   bool Reconcile(bool full);
   void RetryPending();
   // Applies `events` (in stream order) to the directory, one call per run of one kind.
-  void Apply(const std::vector<ObjectEvent>& events);
+  void Apply(const std::vector<ObjectEvent>& raw_events);
   absl::Status Publish(const std::vector<std::pair<ObjectID, ObjectDescription>>& objects);
   absl::Status Remove(const std::vector<ObjectID>& ids);
   void NoteError(absl::string_view what, const absl::Status& status);
   absl::Duration NextBackoff();
   void SetPending(const ObjectID& id, Wanted wanted);
+  // Publishes the deferred copies whose delay is over (all of them if `all`).
+  void PublishDeferred(bool all);
 
   const std::string node_id_;
   const ObjectPublisherOptions options_;
@@ -102,6 +115,12 @@ class ObjectPublisher {
   std::atomic<uint64_t> reconciles_{0};
   // Publisher thread only.
   absl::flat_hash_map<ObjectID, Wanted> pending_;
+  struct Deferred {
+    ObjectDescription description;
+    absl::Time due;
+  };
+  absl::flat_hash_map<ObjectID, Deferred> deferred_;  // fetched copies not published yet
+  absl::Time next_deferred_due_ = absl::InfiniteFuture();
   absl::Duration backoff_ = absl::ZeroDuration();
   absl::Time retry_at_ = absl::InfinitePast();
   absl::Time reconcile_at_;

@@ -2,23 +2,28 @@
 // the peers that move the same values or bytes at once. For one object size S and
 // n = LocalBenchOptions::BatchCount(S) (N, capped so that n * S <= --batch-bytes):
 //
-//   batch_fetch   (rplasma)     n objects put on node A (untimed, distinct bytes per object), then
-//                               ONE Client::Fetch of all n ids on node B (timed), then every byte
-//                               checked on B (Client::Get of all ids, untimed), then the copies
-//                               deleted on B and the originals on A (untimed)
+//   batch_fetch   (rplasma)     cold: n objects put on node A (untimed, distinct bytes per object),
+//                               then ONE Client::Fetch of all n ids on node B (timed), then every
+//                               byte checked on B (Client::Get of all ids, untimed) and the copies
+//                               deleted on B (untimed)
+//   batch_fetch_warm            the same n ids fetched again the same way: B's manager knows
+//                               where they live (no directory call); then deleted on both nodes
+//   batch_fetch_hinted          n more objects put on A and fetched at once naming A's node
+//                               (Fetch's hint_node; no wait for the directory); deleted on both
 //   batch_mget    (redis)       one MGET of n keys holding values of S bytes (set beforehand)
 //   batch_stream  (tcp_stream)  n * S bytes in one request over the raw loopback TCP stream
 //
-// One untimed warm-up round, then --rounds measured rounds; each round runs all three (the one
-// that goes first rotates), so a drift in machine speed hits all of them alike. A row reports the
+// One untimed warm-up round, then --rounds measured rounds; each round runs the fetches, the MGET
+// and the stream (the one that goes first rotates), so a drift in machine speed hits all of them
+// alike. A row reports the
 // median round as p50 (min and max in its detail); its latency columns are per batch, ops_per_s is
-// objects per second from the median. The batch_fetch row also carries ratio_vs_mget (fetch time /
+// objects per second from the median. The batch_fetch rows also carry ratio_vs_mget (fetch time /
 // MGET time) and ratio_vs_stream (stream time / fetch time, i.e. the fetch's share of the stream's
 // throughput). scripts/bench-targets.py judges them.
 //
-// Each round uses fresh ids: a re-fetched id could meet B's own stale directory entry. Directory
-// publication is asynchronous, so before the timed fetch the round waits (untimed) until the
-// directory lists every id; a retried fetch would move the bytes before the clock starts.
+// Cold rounds use fresh ids. Directory publication is asynchronous, so before the cold fetch the
+// round waits (untimed) until the directory lists every id; a retried fetch would move the bytes
+// before the clock starts. The hinted fetch needs no directory, so it does not wait.
 #ifndef RPLASMA_BENCH_MPI_LOCAL_BATCH_FETCH_BENCH_H_
 #define RPLASMA_BENCH_MPI_LOCAL_BATCH_FETCH_BENCH_H_
 
@@ -43,6 +48,7 @@ struct BatchFetchPeers {
   Directory* directory = nullptr;  // the nodes' directory, to wait for publication
   RedisConnection* redis = nullptr;
   TcpStreamClient* stream = nullptr;
+  std::string owner_node;  // node A's manager's node id, for the hinted fetches
 };
 
 // Arena bytes one batch of the largest-footprint size of `options` occupies (objects are 64-byte

@@ -62,72 +62,102 @@ uint64_t AvailableRamBytes() {
   return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
 }
 
+// Fetches `id` on `client` (with `hint`, "" = none) once; the call's duration.
+absl::StatusOr<int64_t> TimedFetch(Client& client, const ObjectID& id, const std::string& hint) {
+  const int64_t t0 = NowNs();
+  absl::Status status = client.Fetch({&id, 1}, kFetchTimeout, hint);
+  const int64_t ns = NowNs() - t0;
+  RETURN_IF_ERROR(status);
+  return ns;
+}
+
+// `id` on `client`'s store holds `size` bytes of `fill`; then deleted there.
+absl::Status CheckAndDelete(Client& client, const ObjectID& id, uint64_t size, uint8_t fill) {
+  ASSIGN_OR_RETURN(ObjectBuffer got, client.GetOne(id));
+  if (got.data().size() != size || got.data()[0] != fill || got.data()[size - 1] != fill) {
+    return MakeError(ErrorCode::kInternal, absl::StrFormat("fetched object of %d bytes differs", size));
+  }
+  RETURN_IF_ERROR(got.Release());
+  return client.Delete({&id, 1});
+}
+
+// One size's single-object rows, all measured in the same iterations (the order rotates), so a
+// change in the machine's speed hits them alike: the raw TCP round trip of `size` bytes, a Redis
+// GET of a value of `size` bytes, and rplasma's cold, warm and hinted fetches (fetch_bench.h).
 absl::Status RunFetchSize(const LocalBenchOptions& options, const LoopLimits& limits, FetchNode& a, FetchNode& b,
-                          uint64_t size, ResultReporter& reporter) {
+                          TcpStreamClient& stream, RedisConnection& redis, uint64_t size, ResultReporter& reporter) {
   const std::vector<uint8_t> bytes(size, 0x3c);
+  const std::vector<uint8_t> fresh_bytes(size, 0x5a);
+  std::vector<uint8_t> destination(size, 0);
+  const std::string key = absl::StrCat("rplasma-bench-fetch:", size);
+  std::string value;
   const int64_t pool_size = PoolSize(options, size);
   std::vector<ObjectID> pool;
-  absl::Status status;
+  ASSIGN_OR_RETURN(const std::string node_a, a.client->ManagerNodeId());
+  absl::Status status = redis.Set(key, std::string(size, 'r'));
   for (int64_t i = 0; i < pool_size && status.ok(); ++i) {
     pool.push_back(ObjectID::Random());
     status = a.client->Put(pool.back(), bytes);
   }
   size_t next = 0;
   int64_t retries = 0;
-  LatencyRecorder fetch;
+  int64_t iteration = 0;
+  enum { kStream, kGet, kCold, kWarm, kHinted, kKinds };
+  LatencyRecorder recorders[kKinds];
   LoopLimits pool_limits = limits;
   pool_limits.iterations = std::min<int64_t>(limits.iterations, pool_size - limits.warmup);
   if (status.ok()) {
     status = RunLoop(pool_limits, [&](bool timed) -> absl::Status {
       const ObjectID& id = pool[next++];
-      ASSIGN_OR_RETURN(int64_t ns, FetchOnce(*b.client, id, &retries));
-      ASSIGN_OR_RETURN(ObjectBuffer got, b.client->GetOne(id));
-      if (got.data().size() != size || got.data()[size - 1] != 0x3c) {
-        return MakeError(ErrorCode::kInternal, absl::StrFormat("fetched object of %d bytes differs", size));
+      const ObjectID fresh = ObjectID::Random();
+      int64_t ns[kKinds] = {};
+      // The fetches keep their order (warm needs cold first); the peers go before, between or after.
+      const int64_t shift = iteration++ % 3;
+      for (int step = 0; step < 3; ++step) {
+        const int64_t t0 = NowNs();
+        if (step == shift) {
+          RETURN_IF_ERROR(stream.Transfer(destination.data(), size));
+          ns[kStream] = NowNs() - t0;
+          const int64_t t1 = NowNs();
+          RETURN_IF_ERROR(redis.Get(key, &value));
+          ns[kGet] = NowNs() - t1;
+          if (value.size() != size) return MakeError(ErrorCode::kInternal, "redis GET size");
+        } else if (step == (shift + 1) % 3) {
+          // Cold: an id put on A beforehand, never fetched here. Warm: the same id again, B's copy
+          // gone: B's manager knows where it lives.
+          ASSIGN_OR_RETURN(ns[kCold], FetchOnce(*b.client, id, &retries));
+          RETURN_IF_ERROR(CheckAndDelete(*b.client, id, size, 0x3c));
+          ASSIGN_OR_RETURN(ns[kWarm], TimedFetch(*b.client, id, ""));
+          RETURN_IF_ERROR(CheckAndDelete(*b.client, id, size, 0x3c));
+        } else {
+          // Hinted: an id put on A just now (perhaps not published yet), fetched naming A.
+          RETURN_IF_ERROR(a.client->Put(fresh, fresh_bytes));
+          ASSIGN_OR_RETURN(ns[kHinted], TimedFetch(*b.client, fresh, node_a));
+          RETURN_IF_ERROR(CheckAndDelete(*b.client, fresh, size, 0x5a));
+          RETURN_IF_ERROR(a.client->Delete({&fresh, 1}));
+        }
       }
-      RETURN_IF_ERROR(got.Release());
-      if (timed) fetch.Record(ns);
-      return b.client->Delete({&id, 1});
+      if (timed) {
+        for (int k = 0; k < kKinds; ++k) recorders[k].Record(ns[k]);
+      }
+      return absl::OkStatus();
     });
   }
   absl::Status cleanup = a.client->Delete(pool);
+  absl::Status cleanup_key = redis.Del(key);
   RETURN_IF_ERROR(status);
   RETURN_IF_ERROR(cleanup);
-  BenchResult r = MakeResult("fetch", "rplasma", options.transport, ProtocolFor(options, size), size,
-                             fetch.Summarize());
+  RETURN_IF_ERROR(cleanup_key);
+  const std::string protocol = ProtocolFor(options, size);
+  RETURN_IF_ERROR(reporter.Add(MakeResult("stream", "tcp_stream", "tcp", "raw", size, recorders[kStream].Summarize())));
+  BenchResult r = MakeResult("fetch", "rplasma", options.transport, protocol, size, recorders[kCold].Summarize());
   r.metrics = {{"publish_retries", static_cast<double>(retries)}};
-  return reporter.Add(std::move(r));
-}
-
-absl::Status RunStreamSize(const LoopLimits& limits, TcpStreamClient& stream, uint64_t size,
-                           ResultReporter& reporter) {
-  std::vector<uint8_t> destination(size, 0);
-  LatencyRecorder transfer;
-  RETURN_IF_ERROR(RunLoop(limits, [&](bool timed) -> absl::Status {
-    const int64_t t0 = NowNs();
-    RETURN_IF_ERROR(stream.Transfer(destination.data(), size));
-    if (timed) transfer.Record(NowNs() - t0);
-    return absl::OkStatus();
-  }));
-  return reporter.Add(MakeResult("stream", "tcp_stream", "tcp", "raw", size, transfer.Summarize()));
-}
-
-absl::Status RunRedisGetSize(const LoopLimits& limits, RedisConnection& redis, uint64_t size,
-                             ResultReporter& reporter) {
-  const std::string key = absl::StrCat("rplasma-bench-fetch:", size);
-  RETURN_IF_ERROR(redis.Set(key, std::string(size, 'r')));
-  std::string value;
-  LatencyRecorder get;
-  absl::Status status = RunLoop(limits, [&](bool timed) -> absl::Status {
-    const int64_t t0 = NowNs();
-    RETURN_IF_ERROR(redis.Get(key, &value));
-    if (timed) get.Record(NowNs() - t0);
-    return value.size() == size ? absl::OkStatus() : MakeError(ErrorCode::kInternal, "redis GET size");
-  });
-  absl::Status cleanup = redis.Del(key);
-  RETURN_IF_ERROR(status);
-  RETURN_IF_ERROR(cleanup);
-  return reporter.Add(MakeResult("get", "redis", "tcp", "resp", size, get.Summarize()));
+  RETURN_IF_ERROR(reporter.Add(std::move(r)));
+  RETURN_IF_ERROR(
+      reporter.Add(MakeResult("fetch_warm", "rplasma", options.transport, protocol, size, recorders[kWarm].Summarize())));
+  RETURN_IF_ERROR(reporter.Add(
+      MakeResult("fetch_hinted", "rplasma", options.transport, protocol, size, recorders[kHinted].Summarize())));
+  return reporter.Add(MakeResult("get", "redis", "tcp", "resp", size, recorders[kGet].Summarize()));
 }
 
 // The manager's stats JSON (counters and per-fetch phase timings) from its client socket.
@@ -215,6 +245,7 @@ absl::Status RunFetchBench(const LocalBenchOptions& options, std::ostream& out) 
   ASSIGN_OR_RETURN(FetchNode a, StartFetchNode("a", memory_a, *redis_server, secret_file, options));
   ASSIGN_OR_RETURN(FetchNode b, StartFetchNode("b", memory_b, *redis_server, secret_file, options));
   ASSIGN_OR_RETURN(RedisConnection redis, RedisConnection::Connect(redis_server->host(), redis_server->port()));
+  ASSIGN_OR_RETURN(const std::string node_a, a.client->ManagerNodeId());
   RedisDirectoryOptions directory_options;
   directory_options.address = redis_server->address();
   ASSIGN_OR_RETURN(std::unique_ptr<RedisDirectory> directory, RedisDirectory::Create(directory_options));
@@ -243,11 +274,9 @@ absl::Status RunFetchBench(const LocalBenchOptions& options, std::ostream& out) 
     if (first_error.ok()) first_error = status;
   };
   for (uint64_t size : sizes) {
-    note(RunStreamSize(limits, stream, size, *reporter));
-    note(RunFetchSize(options, limits, a, b, size, *reporter));
-    note(RunRedisGetSize(limits, redis, size, *reporter));
+    note(RunFetchSize(options, limits, a, b, stream, redis, size, *reporter));
     if (options.batch > 1) {
-      const BatchFetchPeers peers{a.client.get(), b.client.get(), directory.get(), &redis, &stream};
+      const BatchFetchPeers peers{a.client.get(), b.client.get(), directory.get(), &redis, &stream, node_a};
       note(RunBatchFetchSize(options, peers, size, ProtocolFor(options, size), *reporter, out));
     }
   }

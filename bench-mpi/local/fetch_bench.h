@@ -3,10 +3,18 @@
 // on node A and fetched by a client of node B, with the peers measured in the same run:
 //
 //   fetch (rplasma)        Client::Fetch of one id on B (put on A beforehand, untimed; deleted on
-//                          B afterwards, untimed)
+//                          B afterwards, untimed): cold, B's manager never fetched it
+//   fetch_warm (rplasma)   the same id fetched again right after, B's copy deleted: B's manager
+//                          knows where it lives (no directory call)
+//   fetch_hinted (rplasma) an id put on A just before (untimed), fetched naming A's node
+//                          (Fetch's hint_node): no directory call, no wait for publication
 //   stream (tcp_stream)    the same bytes over a raw loopback TCP connection, request/response
 //                          (tcp_stream_peer.h): at 1 KiB the TCP round trip, at 64 MiB the stream
 //   get (redis)            a Redis GET of a value of the same size through hiredis
+//
+// All five are measured in the same iterations, the peers' turn rotating among the fetches', so a
+// change in the machine's speed (this VM's wake-ups swing between a few and 80 us) hits them
+// alike and their ratios hold within a run.
 //
 // With --batch N (N > 1) each size also gets the batch rows of batch_fetch_bench.h: N objects in
 // one Client::Fetch against Redis MGET and the TCP stream of the same bytes.

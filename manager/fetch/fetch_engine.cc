@@ -394,6 +394,12 @@ void FetchEngine::TransferAll(std::vector<Transfer>& transfers, absl::Time deadl
 
 void FetchEngine::TransferFrom(const std::string& node, std::vector<Transfer>& transfers,
                                const std::vector<size_t>& which, absl::Time deadline, absl::Duration lookup_time) {
+  if (options_.expected_copies != nullptr) {
+    std::vector<ObjectID> incoming;
+    incoming.reserve(which.size());
+    for (size_t i : which) incoming.push_back(transfers[i].id);
+    options_.expected_copies->Add(incoming);
+  }
   if (which.size() == 1) {  // one object: the single-object protocols, fewest bytes and steps
     Transfer& t = transfers[which[0]];
     if (clock_->Now() >= deadline) {

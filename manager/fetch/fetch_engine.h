@@ -46,6 +46,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "manager/manager_stats.h"
+#include "manager/fetch/expected_copies.h"
 #include "manager/fetch/location_cache.h"
 #include "manager/fetch/peer_connector.h"
 #include "manager/fetch/threshold_policy.h"
@@ -76,6 +77,9 @@ struct FetchEngineOptions {
   int pipeline_depth = 3;
   peer::BatchTransferOptions batch;
   LocationCacheOptions location_cache;
+  // Told every id before its transfer creates it here (borrowed; nullptr = nobody): the publisher
+  // then publishes the copy lazily.
+  ExpectedCopies* expected_copies = nullptr;
 
   absl::Status Validate() const;
 };

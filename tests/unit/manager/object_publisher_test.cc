@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "protocol/base/mutex_lock.h"
+#include "manager/fetch/expected_copies.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/subprocess.h"
 #include "tests/unit/fetch/fetch_fakes.h"
@@ -170,6 +171,61 @@ ObjectDescription SealIn(rplasma::testing::FakeLocalStore& store, const ObjectID
   }
   ADD_FAILURE() << "sealed object not listed";
   return {};
+}
+
+TEST(ObjectPublisherTest, FetchedCopiesArePublishedLateAndTogetherOrNeverWhenDeletedFirst) {
+  auto subscription = std::make_unique<ScriptedSubscription>();
+  ScriptedSubscription* events = subscription.get();
+  RecordingDirectory directory;
+  rplasma::testing::FakeLocalStore store(1 << 20);
+  ManagerStats stats;
+  rplasma::testing::FakeClock clock;
+  fetch::ExpectedCopies copies(&clock);
+  ObjectPublisherOptions options;
+  options.expected_copies = &copies;
+  options.copy_publish_delay = absl::Milliseconds(500);
+  ObjectPublisher publisher("node", std::move(subscription), &directory, &store, &stats, &clock, options);
+  // a1, b2 and c3 are copies a fetch announced; d4 is an application's object.
+  copies.Add({Id(0xa1), Id(0xb2), Id(0xc3)});
+  events->Push({Event(EventKind::kSealed, 0xa1), Event(EventKind::kSealed, 0xb2), Event(EventKind::kSealed, 0xd4),
+                Event(EventKind::kSealed, 0xc3), Event(EventKind::kDeleted, 0xb2)});
+  ASSERT_TRUE(rplasma::testing::WaitFor([&] { return stats.copies_never_published.load() == 1; }, absl::Seconds(5)));
+  EXPECT_EQ(directory.calls(), (std::vector<std::string>{"publish:d4"})) << "the application's object at once";
+  EXPECT_EQ(stats.copies_deferred.load(), 3u);
+  EXPECT_EQ(copies.size(), 0u);
+  clock.Advance(absl::Milliseconds(600));
+  ASSERT_TRUE(rplasma::testing::WaitFor([&] { return directory.calls().size() >= 2; }, absl::Seconds(5)));
+  publisher.Stop();
+  const std::vector<std::string> calls = directory.calls();
+  ASSERT_EQ(calls.size(), 2u) << "b2, deleted before its turn, is neither published nor removed";
+  EXPECT_TRUE(calls[1] == "publish:a1c3" || calls[1] == "publish:c3a1") << calls[1];
+  EXPECT_EQ(stats.objects_published.load(), 3u);
+  EXPECT_EQ(stats.objects_removed.load(), 0u);
+}
+
+TEST(ObjectPublisherTest, ACopyWhoseIdHasAnUpdatePendingIsPublishedAtOnceInOrder) {
+  auto subscription = std::make_unique<ScriptedSubscription>();
+  ScriptedSubscription* events = subscription.get();
+  StatefulDirectory directory;
+  StatefulDirectory* directory_ptr = &directory;
+  rplasma::testing::FakeLocalStore store(1 << 20);
+  ManagerStats stats;
+  rplasma::testing::FakeClock clock;
+  fetch::ExpectedCopies copies(&clock);
+  ObjectPublisherOptions options;
+  options.expected_copies = &copies;
+  ObjectPublisher publisher("node", std::move(subscription), directory_ptr, &store, &stats, &clock, options);
+  // a1's removal fails (Redis down) and stays pending; then a1 comes back as a fetched copy.
+  directory_ptr->SetUnavailable(true);
+  events->Push({Event(EventKind::kDeleted, 0xa1)});
+  ASSERT_TRUE(rplasma::testing::WaitFor([&] { return publisher.pending() == 1; }, absl::Seconds(5)));
+  directory_ptr->SetUnavailable(false);
+  copies.Add({Id(0xa1)});
+  events->Push({Event(EventKind::kSealed, 0xa1)});
+  ASSERT_TRUE(rplasma::testing::WaitFor([&] { return directory_ptr->Entry(Id(0xa1)).has_value(); }, absl::Seconds(5)));
+  EXPECT_EQ(publisher.pending(), 0u) << "the publication superseded the pending removal";
+  EXPECT_EQ(stats.copies_deferred.load(), 0u);
+  publisher.Stop();
 }
 
 TEST(ObjectPublisherTest, FailedUpdatesAreRetriedWithBackoffOnceTheDirectoryAnswersAgain) {

@@ -1,0 +1,45 @@
+#include "manager/fetch/expected_copies.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "protocol/base/mutex_lock.h"
+
+namespace rplasma::fetch {
+
+void ExpectedCopies::Add(absl::Span<const ObjectID> ids) {
+  const absl::Time now = clock_->Now();
+  MutexLock lock(&mu_);
+  for (const ObjectID& id : ids) ids_.insert_or_assign(id, now);
+  if (ids_.size() > capacity_) TrimLocked(now);
+}
+
+bool ExpectedCopies::Take(const ObjectID& id) {
+  const absl::Time now = clock_->Now();
+  MutexLock lock(&mu_);
+  auto it = ids_.find(id);
+  if (it == ids_.end()) return false;
+  const bool fresh = now - it->second <= keep_;
+  ids_.erase(it);
+  return fresh;
+}
+
+size_t ExpectedCopies::size() const {
+  MutexLock lock(&mu_);
+  return ids_.size();
+}
+
+void ExpectedCopies::TrimLocked(absl::Time now) {
+  absl::erase_if(ids_, [&](const auto& entry) { return now - entry.second > keep_; });
+  if (ids_.size() <= capacity_ / 2) return;
+  // Still too many fresh ones: keep the newer half.
+  std::vector<absl::Time> times;
+  times.reserve(ids_.size());
+  for (const auto& [id, added] : ids_) times.push_back(added);
+  auto middle = times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2);
+  std::nth_element(times.begin(), middle, times.end());
+  const absl::Time cut = *middle;
+  absl::erase_if(ids_, [&](const auto& entry) { return entry.second <= cut; });
+}
+
+}  // namespace rplasma::fetch
