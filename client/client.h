@@ -204,6 +204,9 @@ class Client {
 
   // True if `id` is present and sealed in the local store.
   absl::StatusOr<bool> Contains(const ObjectID& id);
+  // True if the shared index shows `id` sealed, with no message; false when it does not (not
+  // sealed, not indexed, no index): then only Contains can tell.
+  bool IndexedAsSealed(const ObjectID& id) const;
   // Contains for each id, in order, in one request per max_ids_per_request ids.
   absl::StatusOr<std::vector<bool>> Contains(absl::Span<const ObjectID> ids);
   // Deletes each id; an object still referenced is deleted when its last reference goes.

@@ -62,6 +62,10 @@ ObjectBuffer Client::ToBuffer(const ObjectID& expected, const ObjectInfo& info) 
   return ObjectBuffer(this, arena_base_ + info.offset, info);
 }
 
+bool Client::IndexedAsSealed(const ObjectID& id) const {
+  return local_index_ != nullptr && local_index_->IndexedAsSealed(id);
+}
+
 ObjectBuffer Client::TryGetWithoutIpc(const ObjectID& id) {
   // A connection known broken means a store gone: its index is frozen, so the socket path answers
   // (Unavailable). A store that died unnoticed is noticed by the next call that uses the socket.

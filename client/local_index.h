@@ -43,6 +43,8 @@ class LocalIndex {
 
   // A reference on the sealed object `id`, taken with no message; nullopt: take the socket path.
   std::optional<Hold> TryGet(const ObjectID& id);
+  // True if the index shows `id` sealed now (no reference taken); false also when it is not indexed.
+  bool IndexedAsSealed(const ObjectID& id) const { return index_.FindSealed(id).has_value(); }
   // Brings `id`'s index entry towards the cache ahead of its TryGet (batches).
   void Prefetch(const ObjectID& id) const { index_.Prefetch(id); }
   // Gives back a Hold (exactly once).

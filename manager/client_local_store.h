@@ -13,6 +13,7 @@ class ClientLocalStore : public peer::LocalStore {
   explicit ClientLocalStore(Client* client) : client_(client) {}
 
   absl::StatusOr<std::unique_ptr<peer::PinnedObject>> Pin(const ObjectID& id) override;
+  bool KnownSealedHere(const ObjectID& id) override { return client_->IndexedAsSealed(id); }
   absl::StatusOr<CreatedObject> Create(const ObjectID& id, uint64_t data_size, uint64_t metadata_size) override;
   absl::Status SealAndRelease(const ObjectID& id, uint64_t checksum) override;
   // One store round trip (Client::PutInline) up to kMaxInlinePutBytes; the default above that.

@@ -220,14 +220,24 @@ class PyClient {
     return out;
   }
 
-  void Fetch(const std::vector<ObjectID>& ids, int64_t timeout_ms) {
+  void Fetch(const std::vector<ObjectID>& ids, int64_t timeout_ms, const std::optional<std::string>& hint) {
     ClientHandle state = this->state();
     absl::Status status;
     {
       py::gil_scoped_release nogil;
-      status = state->client->Fetch(ids, absl::Milliseconds(std::max<int64_t>(timeout_ms, 0)));
+      status = state->client->Fetch(ids, absl::Milliseconds(std::max<int64_t>(timeout_ms, 0)), hint.value_or(""));
     }
     ThrowIfError(status);
+  }
+
+  std::string ManagerNodeId() {
+    ClientHandle state = this->state();
+    absl::StatusOr<std::string> node_id;
+    {
+      py::gil_scoped_release nogil;
+      node_id = state->client->ManagerNodeId();
+    }
+    return ValueOrThrow(std::move(node_id));
   }
 
   std::unique_ptr<PySubscription> Subscribe(bool include_existing) {
@@ -288,10 +298,17 @@ void RegisterClient(py::module_& module) {
       .def("stats", &PyClient::Stats, "The store's counters, as a dict.")
       .def("evict", &PyClient::Evict, py::arg("bytes"))
       .def(
-          "fetch", [](PyClient& c, const ObjectID& id, int64_t timeout_ms) { c.Fetch({id}, timeout_ms); },
-          py::arg("object_id"), py::arg("timeout_ms") = 10000,
-          "Asks the local manager (connect's manager_socket) to bring the object from another node.")
-      .def("fetch", &PyClient::Fetch, py::arg("object_ids"), py::arg("timeout_ms") = 10000)
+          "fetch",
+          [](PyClient& c, const ObjectID& id, int64_t timeout_ms, const std::optional<std::string>& hint) {
+            c.Fetch({id}, timeout_ms, hint);
+          },
+          py::arg("object_id"), py::arg("timeout_ms") = 10000, py::arg("hint") = py::none(),
+          "Asks the local manager (connect's manager_socket) to bring the object from another node; "
+          "hint: the node id (manager_node_id() there) that probably holds it, tried first.")
+      .def("fetch", &PyClient::Fetch, py::arg("object_ids"), py::arg("timeout_ms") = 10000,
+           py::arg("hint") = py::none())
+      .def("manager_node_id", &PyClient::ManagerNodeId,
+           "The local manager's node id: what a fetch on another node passes as hint.")
       .def("subscribe", &PyClient::Subscribe, py::arg("include_existing") = true,
            "A Subscription (its own connection): an iterator of ObjectEvents.")
       .def_property_readonly("store_name", [](const PyClient& c) { return c.state()->client->store_name(); })

@@ -172,6 +172,13 @@ std::vector<absl::Status> FetchEngine::FetchLed(const std::vector<ObjectID>& ids
       const std::vector<std::optional<ObjectLocation>> cached = locations_.Find(first_time);
       for (size_t j = 0; j < first_at.size(); ++j) {
         const size_t k = first_at[j];
+        if ((cached[j].has_value() || hinted) && store_->KnownSealedHere(first_time[j])) {
+          // Here already: the shared index says so with no message (what the directory route
+          // learns from a lookup listing this node and one store request).
+          stats_->fetch_local.fetch_add(1, std::memory_order_relaxed);
+          settled[k] = absl::OkStatus();
+          continue;
+        }
         if (cached[j].has_value()) {
           route[k] = Route::kCache;
           transfers[k].sources.push_back(*cached[j]);
@@ -189,7 +196,7 @@ std::vector<absl::Status> FetchEngine::FetchLed(const std::vector<ObjectID>& ids
     std::vector<size_t> lookup;  // positions in `pending`
     std::vector<ObjectID> lookup_ids;
     for (size_t k = 0; k < pending.size(); ++k) {
-      if (route[k] != Route::kDirectory) continue;
+      if (route[k] != Route::kDirectory || settled[k].has_value()) continue;
       lookup.push_back(k);
       lookup_ids.push_back(ids[pending[k]]);
     }

@@ -50,6 +50,9 @@ class LocalStore {
 
   // A reference on sealed `id`, without waiting (ObjectNotFound / ObjectNotSealed otherwise).
   virtual absl::StatusOr<std::unique_ptr<PinnedObject>> Pin(const ObjectID& id) = 0;
+  // True if `id` is known sealed here without asking the store (the shared index); false means
+  // "ask": ContainsAll is the answer.
+  virtual bool KnownSealedHere(const ObjectID& id) { return false; }
   // Creates `id` (evicting unreferenced objects if the arena is full) with metadata_size bytes of
   // metadata space, zero-filled; the caller then writes data and metadata in place.
   virtual absl::StatusOr<CreatedObject> Create(const ObjectID& id, uint64_t data_size, uint64_t metadata_size) = 0;

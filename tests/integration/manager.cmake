@@ -36,3 +36,10 @@ rplasma_test(manager_client_socket_test
   LABELS integration redis fault
   TIMEOUT 300)
 add_dependencies(manager_client_socket_test rplasma-manager rplasma_store)
+
+rplasma_test(manager_routing_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/manager_routing_test.cc
+  LIBS rplasma_manager_test_cluster
+  LABELS integration redis
+  TIMEOUT 300)
+add_dependencies(manager_routing_test rplasma-manager rplasma_store rplasma_cli_main)

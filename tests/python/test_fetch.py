@@ -68,3 +68,20 @@ def test_fetch_of_an_id_no_node_has_times_out(two_nodes):
         b.fetch(missing, timeout_ms=300)
     with pytest.raises(rplasma.ObjectNotFound):
         b.get(missing)
+
+
+def test_a_hinted_fetch_names_the_producer_and_a_bad_hint_is_refused(two_nodes):
+    a, b = two_nodes
+    producer = a.manager_node_id()
+    assert producer and producer != b.manager_node_id()
+    payload = b"produced on A, consumed on B at once"
+    object_id = a.put(payload)
+    b.fetch(object_id, timeout_ms=10_000, hint=producer)  # no wait for the directory
+    assert bytes(memoryview(b.get(object_id))) == payload
+    b.delete([object_id])
+    b.fetch([object_id], timeout_ms=10_000, hint=b.manager_node_id())  # a hint naming B itself is ignored
+    assert b.contains(object_id)
+    with pytest.raises(rplasma.InvalidArgument, match="node id"):
+        b.fetch(object_id, hint="not a node id!")
+    for c in (a, b):
+        c.delete([object_id])

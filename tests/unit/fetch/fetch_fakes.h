@@ -107,6 +107,11 @@ class FakeLocalStore : public peer::LocalStore {
     ++aborts_;
     return absl::OkStatus();
   }
+  // As a shared index that holds every object: sealed here is known without a round trip.
+  bool KnownSealedHere(const ObjectID& id) override {
+    MutexLock lock(&mu_);
+    return SealedLocked(id);
+  }
   absl::StatusOr<std::vector<bool>> ContainsAll(absl::Span<const ObjectID> ids) override {
     contains_batches_++;
     if (fail_contains) return MakeError(ErrorCode::kUnavailable, "fake store: contains failed");

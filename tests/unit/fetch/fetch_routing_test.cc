@@ -65,6 +65,18 @@ TEST_F(FetchRoutingTest, AWarmFetchGoesStraightToTheOwnerWithoutTheDirectory) {
   EXPECT_EQ(stats_.location_cache_stale.load(), 0u);
 }
 
+TEST_F(FetchRoutingTest, ACachedOrHintedIdSealedHereIsNotTransferredAgain) {
+  const std::vector<ObjectID> ids = PutRemoteBatch("here already ", 3, 100);
+  ExpectAllOk(engine_->Fetch(ids, absl::Seconds(5)));
+  const int calls = channel_->calls.load();
+  ExpectAllOk(engine_->Fetch(ids, absl::Seconds(5)));     // cached, and sealed here
+  ExpectAllOk(engine_->Fetch({ids[0]}, absl::Seconds(5), "b"));
+  EXPECT_EQ(channel_->calls.load(), calls) << "the shared index said: here";
+  EXPECT_EQ(local_.contains_round_trips(), 0);
+  EXPECT_EQ(directory_.lookups(), 1);
+  EXPECT_EQ(stats_.fetch_local.load(), 4u);
+}
+
 TEST_F(FetchRoutingTest, AnObjectMovedToAnotherNodeCostsOneRetryThroughTheDirectory) {
   OtherNode c(connector_, "c");
   const ObjectID id = ObjectID::FromLabel("moved");
