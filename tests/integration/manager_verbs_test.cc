@@ -123,6 +123,40 @@ TEST_F(ManagerVerbsTest, FetchesEverySizeOverSendRecvAndRdmaReadWithEveryByteInt
   EXPECT_EQ(a_stats.at("peer_service").at("pins").get<uint64_t>(), 3u) << "A leased three regions for READ";
 }
 
+TEST_F(ManagerVerbsTest, WarmAndHintedFetchesOverVerbsSkipTheDirectoryWithEveryByteIntact) {
+  TestNode* a = AddVerbsNode("16384");
+  TestNode* b = AddVerbsNode("16384");
+  ASSERT_TRUE(a && b);
+  // Warm: both protocols again after B's copies went; no directory call.
+  PutFetchAndCheckAllSizes(a, b, "warm");
+  const std::vector<uint64_t> sizes = {1, 4 * kKiB, 64 * kKiB, 1 * kMiB, 4 * kMiB};
+  std::vector<ObjectID> ids;
+  for (uint64_t size : sizes) ids.push_back(ObjectID::FromLabel(absl::StrCat("warm-", size)));
+  ASSERT_OK_AND_ASSIGN(nlohmann::json before, ParsedStatsVia(b->client_socket));
+  ASSERT_OK(b->client->Delete(ids));
+  ASSERT_OK(b->client->Fetch(ids, absl::Seconds(30)));
+  for (size_t i = 0; i < sizes.size(); ++i) EXPECT_OK(CheckTestObject(*b->client, ids[i], i + 1, sizes[i], "meta-warm"));
+  ASSERT_OK_AND_ASSIGN(nlohmann::json after, ParsedStatsVia(b->client_socket));
+  SCOPED_TRACE("B stats: " + after.dump());
+  EXPECT_EQ(after.at("directory_lookups"), before.at("directory_lookups"));
+  EXPECT_EQ(after.at("location_cache_hits").get<uint64_t>(), sizes.size());
+  // Hinted: straight from A. Their sizes are unknown, so all of them go by Get (SEND/RECV, the
+  // 2 MiB one in fragments); an owner refuses only what does not fit a Get reply (64 MiB).
+  std::vector<ObjectID> hinted;
+  std::vector<uint64_t> hinted_sizes = {100, 2 * kKiB, 2 * kMiB};
+  for (size_t i = 0; i < hinted_sizes.size(); ++i) {
+    hinted.push_back(ObjectID::FromLabel(absl::StrCat("hinted-", i)));
+    ASSERT_OK(PutTestObject(*a->client, hinted.back(), 50 + i, hinted_sizes[i]));
+  }
+  ASSERT_OK(b->client->Fetch(hinted, absl::Seconds(30), a->node_id));
+  for (size_t i = 0; i < hinted.size(); ++i) EXPECT_OK(CheckTestObject(*b->client, hinted[i], 50 + i, hinted_sizes[i]));
+  ASSERT_OK_AND_ASSIGN(after, ParsedStatsVia(b->client_socket));
+  EXPECT_EQ(after.at("hinted_fetches").get<uint64_t>(), hinted.size());
+  EXPECT_EQ(after.at("hint_misses").get<uint64_t>(), 0u) << after;
+  ExpectNoLeaks(a, "A");
+  ExpectNoLeaks(b, "B");
+}
+
 TEST_F(ManagerVerbsTest, AutoThresholdFetchesSucceedOverVerbs) {
   TestNode* a = AddVerbsNode("auto");
   TestNode* b = AddVerbsNode("auto");
