@@ -21,12 +21,17 @@ Fetch mode:
     fetch vs stream        fetch GB/s (64 MiB, else largest) >= 0.85 x raw TCP stream (medians)
     fetch vs redis         fetch GB/s (same size) >= 4 x Redis GET (medians)
     small fetch latency    fetch p50 (1 KiB, else smallest) <= 2.5 x TCP round trip p50
-  and with --batch (rows batch_fetch, batch_mget, batch_stream; times per batch, median rounds):
+    small fetch warm vs GET  fetch_warm p50 (1 KiB) <= 2 x Redis GET p50 (same iterations)
+    small fetch cold vs GET  fetch p50 (1 KiB) <= 3 x Redis GET p50
+  and with --batch (rows batch_fetch[_warm|_hinted], batch_mget, batch_stream; times per batch,
+  median rounds):
     batch 1000x1KiB        fetch time <= 1.0 x Redis MGET time of the same 1000 values
+    batch 1000x1KiB warm   the same ids fetched again <= 0.5 x MGET time
+    batch 100x1KiB warm    <= 1.0 x MGET time (needs --batch 100)
     batch 1000x16KiB       fetch time <= 0.5 x Redis MGET time
     batch 1MiB             fetch throughput >= 0.85 x raw TCP stream of the same bytes (any batch)
     batch 16MiB            the same at 16 MiB
-    (the two MGET targets need a batch of exactly 1000: a smaller one is SKIPPED, not judged)
+    (each MGET target needs its batch exactly: another one is SKIPPED, not judged)
 
 With --rounds the rows carry round=N in their detail; each round is judged on its own rows, and
 each target is the median (the lower one: an actual round) of the ratios of the rounds that
@@ -260,11 +265,27 @@ def fetch_targets(rows):
                              fetch_small.p50_us / stream_small.p50_us, 2.5, True))
     else:
         checks.append(skipped("small fetch latency", rtt_goal, "fetch or stream missing"))
+    # Issue 20: one small object against a one-key Redis GET of the same run, warm and cold.
+    redis_small = find(rows, "get", "redis", small)
+    for name, benchmark, limit in (("small fetch warm vs GET", "fetch_warm", 2.0),
+                                   ("small fetch cold vs GET", "fetch", 3.0)):
+        goal = "%s p50 (%s) <= %sx Redis GET p50" % (benchmark, format_size(small), limit)
+        f = find(rows, benchmark, "rplasma", small)
+        if f and redis_small and redis_small.p50_us > 0:
+            checks.append(judged(name, goal, "%s: %s p50 %.1f us, Redis GET p50 %.1f us"
+                                 % (format_size(small), benchmark, f.p50_us, redis_small.p50_us),
+                                 f.p50_us / redis_small.p50_us, limit, True))
+        else:
+            checks.append(skipped(name, goal, "%s or Redis GET missing" % benchmark))
     return checks + batch_targets(rows)
 
 
-# (name, object size, batch the target is stated for or None = any, limit) of the batch targets.
-BATCH_VS_MGET = (("batch 1000x1KiB", KIB, 1000, 1.0), ("batch 1000x16KiB", 16 * KIB, 1000, 0.5))
+# (name, row, object size, batch the target is stated for, limit) of the batch targets against MGET:
+# cold (fresh ids) and warm (ids fetched before: no directory call) rows of batch_fetch_bench.h.
+BATCH_VS_MGET = (("batch 1000x1KiB", "batch_fetch", KIB, 1000, 1.0),
+                 ("batch 1000x1KiB warm", "batch_fetch_warm", KIB, 1000, 0.5),
+                 ("batch 100x1KiB warm", "batch_fetch_warm", KIB, 100, 1.0),
+                 ("batch 1000x16KiB", "batch_fetch", 16 * KIB, 1000, 0.5))
 BATCH_VS_STREAM = (("batch 1MiB", MIB, None, 0.85), ("batch 16MiB", 16 * MIB, None, 0.85))
 
 
@@ -273,9 +294,9 @@ def batch_targets(rows):
     if not any(r.benchmark == "batch_fetch" for r in rows):
         return []
     checks = []
-    for name, size, batch, limit in BATCH_VS_MGET:
-        goal = "fetch of %dx%s in one call <= %sx Redis MGET time (medians)" % (batch, format_size(size), limit)
-        fetch = find(rows, "batch_fetch", "rplasma", size)
+    for name, benchmark, size, batch, limit in BATCH_VS_MGET:
+        goal = "%s of %dx%s in one call <= %sx Redis MGET time (medians)" % (benchmark, batch, format_size(size), limit)
+        fetch = find(rows, benchmark, "rplasma", size)
         mget = find(rows, "batch_mget", "redis", size)
         if not fetch or not mget or mget.p50_us <= 0:
             checks.append(skipped(name, goal, "batch_fetch or batch_mget of %s missing" % format_size(size)))
