@@ -254,6 +254,7 @@ absl::Status Client::PutInline(const ObjectID& id, absl::Span<const uint8_t> dat
 }
 
 absl::Status Client::Release(const ObjectID& id) {
+  if (local_index_ != nullptr && local_index_->ReleaseOne(id)) return absl::OkStatus();
   const std::string hex = id.Hex();
   ASSIGN_OR_RETURN(CodesReply codes,
                    ExpectCodes(connection_->Call(ReleaseRequest{{id}}), 1, "release", hex));

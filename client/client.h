@@ -195,7 +195,9 @@ class Client {
   // max_ids_per_request ids; every buffer is !valid() after. Errors only if the store is gone.
   absl::Status Release(absl::Span<ObjectBuffer> buffers);
 
-  // Drops one reference taken by Create or Get (ObjectBuffer does this itself).
+  // Drops one reference taken by Create or Get (ObjectBuffer does this itself), whichever path the
+  // Get took: one held through the shared index is given back with no message. References to one
+  // object are alike: a buffer whose reference this dropped drops nothing more when it goes.
   absl::Status Release(const ObjectID& id);
   // Release without a round trip: the store answers nothing. It handles this client's requests in
   // order, so any later request of this client sees the reference gone. An error (the store gone)
@@ -253,7 +255,7 @@ class Client {
   // it (not indexed or not sealed yet, slots full, being reclaimed, no index): use the socket.
   ObjectBuffer TryGetWithoutIpc(const ObjectID& id);
   // Gives back a reference held through a slot (ObjectBuffer::Release).
-  void ReleaseSlot(uint64_t index_entry, uint64_t slot);
+  void ReleaseSlot(uint64_t index_entry, uint64_t slot, uint64_t generation);
   // One Get reply entry as a buffer (or a failed entry); releases a reference it cannot use.
   ObjectBuffer ToBuffer(const ObjectID& expected, const ObjectInfo& info);
   // True if [offset, offset + size) lies inside the arena.

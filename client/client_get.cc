@@ -89,7 +89,9 @@ ObjectBuffer Client::TryGetWithoutIpc(const ObjectID& id) {
   return ObjectBuffer(this, arena_base_ + p.offset, info, hold->entry, hold->slot);
 }
 
-void Client::ReleaseSlot(uint64_t index_entry, uint64_t slot) { local_index_->Release(index_entry, slot); }
+void Client::ReleaseSlot(uint64_t index_entry, uint64_t slot, uint64_t generation) {
+  local_index_->Release(index_entry, slot, generation);
+}
 
 absl::StatusOr<std::vector<ObjectBuffer>> Client::GetLocal(absl::Span<const ObjectID> ids, absl::Duration timeout) {
   if (local_index_ == nullptr) return GetFromStore(ids, timeout);

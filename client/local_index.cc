@@ -32,15 +32,22 @@ std::optional<LocalIndex::Hold> LocalIndex::TryGet(const ObjectID& id) {
   if (!slot.has_value()) return std::nullopt;
   if (!index_.StillSealed(found->entry, generation)) {
     // The store started to reclaim it, and may have seen the word: backing off is a release.
-    Release(found->entry, *slot);
+    Release(found->entry, *slot, generation);
     return std::nullopt;
   }
   return Hold{found->placement, found->entry, *slot};
 }
 
-void LocalIndex::Release(uint64_t entry, uint64_t slot) {
-  slots_.Clear(slot);
+void LocalIndex::Release(uint64_t entry, uint64_t slot, uint64_t generation) {
+  if (!slots_.ClearIf(slot, generation)) return;  // given back already
   if (index_.MayBeReclaiming(entry)) notify_();
+}
+
+bool LocalIndex::ReleaseOne(const ObjectID& id) {
+  const std::optional<shm::IndexedObject> object = index_.FindHoldable(id);
+  if (!object.has_value() || !slots_.ClearAny(object->placement.generation).has_value()) return false;
+  if (index_.MayBeReclaiming(object->entry)) notify_();
+  return true;
 }
 
 }  // namespace rplasma

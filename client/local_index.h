@@ -47,9 +47,13 @@ class LocalIndex {
   bool IndexedAsSealed(const ObjectID& id) const { return index_.FindSealed(id).has_value(); }
   // Brings `id`'s index entry towards the cache ahead of its TryGet (batches).
   void Prefetch(const ObjectID& id) const { index_.Prefetch(id); }
-  // Gives back a Hold (exactly once).
-  void Release(const Hold& hold) { Release(hold.entry, hold.slot); }
-  void Release(uint64_t entry, uint64_t slot);
+  // Gives back a Hold: its word, if it still holds the object's generation (Client::Release(id)
+  // may have given back a reference of the same object already).
+  void Release(const Hold& hold) { Release(hold.entry, hold.slot, hold.placement.generation); }
+  void Release(uint64_t entry, uint64_t slot, uint64_t generation);
+  // Gives back one reference to `id` held through a slot, whichever get took it; false if this
+  // client holds none (or the index cannot say: then the socket path answers).
+  bool ReleaseOne(const ObjectID& id);
 
  private:
   LocalIndex(shm::SharedMemory index_memory, shm::ObjectIndexReader index, shm::SharedMemory slots_memory,

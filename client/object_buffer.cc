@@ -33,7 +33,7 @@ absl::Status ObjectBuffer::Release() {
   Client* client = std::exchange(client_, nullptr);
   base_ = nullptr;
   if (slot_ != kNoSlot) {  // held through a slot: given back with no message
-    client->ReleaseSlot(index_entry_, std::exchange(slot_, kNoSlot));
+    client->ReleaseSlot(index_entry_, std::exchange(slot_, kNoSlot), info_.generation);
     return absl::OkStatus();
   }
   // Detached: the store answers in order, so any later request on this Client already sees the

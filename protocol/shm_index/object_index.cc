@@ -165,17 +165,32 @@ absl::StatusOr<ObjectIndexReader> ObjectIndexReader::Open(absl::Span<const uint8
   return ObjectIndexReader(reinterpret_cast<const IndexEntry*>(region.data() + sizeof(IndexHeader)), capacity);
 }
 
-std::optional<IndexedObject> ObjectIndexReader::FindSealed(const ObjectID& id) const {
-  const uint64_t home = IndexHome(id, capacity_);
+namespace {
+
+// The first entry of `id`'s window in one of `states`.
+template <typename Accept>
+std::optional<IndexedObject> FindIn(const IndexEntry* entries, uint64_t capacity, const ObjectID& id, Accept accept) {
+  const uint64_t home = IndexHome(id, capacity);
   for (size_t i = 0; i < kIndexProbeWindow; ++i) {
-    const uint64_t at = (home + i) & (capacity_ - 1);
+    const uint64_t at = (home + i) & (capacity - 1);
     uint64_t words[8];
-    if (!ReadEntry(entries_[at], words, std::memory_order_acquire)) continue;  // busy: not this lookup's
+    if (!ReadEntry(entries[at], words, std::memory_order_acquire)) continue;  // busy: not this lookup's
     if (words[kSeq] == 0) break;  // never used: nothing was ever placed beyond it
     IndexedObject object = Decode(at, words);
-    if (object.state == IndexState::kSealed && object.id == id) return object;
+    if (accept(object.state) && object.id == id) return object;
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<IndexedObject> ObjectIndexReader::FindSealed(const ObjectID& id) const {
+  return FindIn(entries_, capacity_, id, [](IndexState state) { return state == IndexState::kSealed; });
+}
+
+std::optional<IndexedObject> ObjectIndexReader::FindHoldable(const ObjectID& id) const {
+  return FindIn(entries_, capacity_, id,
+                [](IndexState state) { return state == IndexState::kSealed || state == IndexState::kReclaiming; });
 }
 
 bool ObjectIndexReader::StillSealed(uint64_t entry, uint64_t generation) const {

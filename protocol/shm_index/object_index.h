@@ -117,6 +117,9 @@ class ObjectIndexReader {
 
   // The sealed object `id`: nullopt if it is not indexed, not sealed, or its entry stayed busy.
   std::optional<IndexedObject> FindSealed(const ObjectID& id) const;
+  // The object `id` that a client may still hold: sealed, or being reclaimed (deleted or evicted
+  // while held). nullopt if it is in neither state or its entry stayed busy.
+  std::optional<IndexedObject> FindHoldable(const ObjectID& id) const;
 
   // Starts loading the first entry of `id`'s window into the cache (a batch of lookups overlaps
   // its memory latency by prefetching a few ids ahead). No effect on correctness.

@@ -56,6 +56,22 @@ std::optional<uint64_t> ReferenceSlots::Claim(uint64_t generation) {
 
 void ReferenceSlots::Clear(uint64_t slot) { words_[slot & (slots_ - 1)].store(0, std::memory_order_seq_cst); }
 
+bool ReferenceSlots::ClearIf(uint64_t slot, uint64_t generation) {
+  uint64_t expected = generation;
+  return generation != 0 &&
+         words_[slot & (slots_ - 1)].compare_exchange_strong(expected, 0, std::memory_order_seq_cst);
+}
+
+std::optional<uint64_t> ReferenceSlots::ClearAny(uint64_t generation) {
+  if (generation == 0) return std::nullopt;
+  const uint64_t home = SlotHome(generation, slots_);
+  for (size_t i = 0; i < kSlotWindow; ++i) {
+    const uint64_t at = (home + i) & (slots_ - 1);
+    if (words_[at].load(std::memory_order_relaxed) == generation && ClearIf(at, generation)) return at;
+  }
+  return std::nullopt;
+}
+
 absl::StatusOr<ReferenceSlotsView> ReferenceSlotsView::Format(absl::Span<uint8_t> region, uint64_t slots) {
   if (!ValidSlots(slots)) {
     return MakeError(ErrorCode::kInvalidArgument,

@@ -66,6 +66,12 @@ class ReferenceSlots {
   std::optional<uint64_t> Claim(uint64_t generation);
   // Frees word `slot`. REQUIRES: this client claimed it for an object it no longer uses.
   void Clear(uint64_t slot);
+  // Frees word `slot` if it still holds `generation` (compare-exchange); false if it does not: a
+  // hold already given back, whose word another get may have claimed since, is never cleared.
+  bool ClearIf(uint64_t slot, uint64_t generation);
+  // Frees one word of `generation`'s window that holds it (references to one object are alike);
+  // its number, or nullopt if no word holds it.
+  std::optional<uint64_t> ClearAny(uint64_t generation);
 
   uint64_t slots() const { return slots_; }
 

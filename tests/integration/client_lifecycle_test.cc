@@ -345,6 +345,56 @@ TEST_F(ClientLifecycleTest, AFullIndexAndExhaustedSlotsFallBackToTheSocketAndNev
   ExpectBackAtBaseline();
 }
 
+TEST_F(ClientLifecycleTest, ReleaseByIdDropsAReferenceTakenThroughTheIndexAndThenAnswersAsTheSocketDoes) {
+  // One window of 16 slots: every object's references share the same 16 words.
+  ASSERT_NO_FATAL_FAILURE(StartStore(64ull << 20, {"--slots-per-client=16"}));
+  const ObjectID x = ObjectID::FromLabel("release by id x");
+  const ObjectID y = ObjectID::FromLabel("release by id y");
+  ASSERT_OK(client_->Put(x, AsSpan(Pattern(4000, 1))));
+  ASSERT_OK(client_->Put(y, AsSpan(Pattern(4000, 2))));
+  std::unique_ptr<Client> reader = Connect("reader");
+  std::unique_ptr<Client> stranger = Connect("stranger");
+  const absl::Status never_held = stranger->Release(x);  // what the socket path answers
+  EXPECT_FALSE(never_held.ok());
+  {
+    ASSERT_OK_AND_ASSIGN(ObjectBuffer bx, reader->GetOne(x));
+    ASSERT_OK_AND_ASSIGN(StatsReply held, client_->Stats());
+    ASSERT_EQ(held.slot_references, 1u) << "the get went through the index";
+    ASSERT_OK(reader->Release(x));
+    ASSERT_OK_AND_ASSIGN(StatsReply released, client_->Stats());
+    EXPECT_EQ(HeldReferences(released), 0u);
+    EXPECT_EQ(ErrorCodeOf(reader->Release(x)), ErrorCodeOf(never_held)) << "a second release answers as before";
+    // Fill the other 15 words, so that y's get must take the word x's reference had; dropping x's
+    // buffer then must not give y's back.
+    const ObjectID z = ObjectID::FromLabel("release by id z");
+    ASSERT_OK(client_->Put(z, AsSpan(Pattern(100, 3))));
+    std::vector<ObjectBuffer> zs;
+    for (int i = 0; i < 15; ++i) {
+      ASSERT_OK_AND_ASSIGN(ObjectBuffer bz, reader->GetOne(z));
+      zs.push_back(std::move(bz));
+    }
+    ASSERT_OK_AND_ASSIGN(ObjectBuffer by, reader->GetOne(y));
+    ASSERT_OK_AND_ASSIGN(StatsReply full, client_->Stats());
+    ASSERT_EQ(full.slot_references, 16u) << "y took the last free word: x's";
+    bx = ObjectBuffer();
+    ASSERT_OK_AND_ASSIGN(StatsReply after, client_->Stats());
+    EXPECT_EQ(after.slot_references, 16u) << "y is still held";
+    zs.clear();
+    ASSERT_OK(client_->Delete({z}));
+    ASSERT_OK(client_->Delete({y}));
+    ASSERT_OK_AND_ASSIGN(StatsReply deferred, client_->Stats());
+    EXPECT_GT(deferred.used_bytes, baseline_.used_bytes + 4000) << "y's bytes stay while held";
+    EXPECT_EQ(std::vector<uint8_t>(by.data().begin(), by.data().end()), Pattern(4000, 2));
+    // Released by id while its object is being reclaimed: the store frees it then.
+    ASSERT_OK(reader->Release(y));
+    EXPECT_TRUE(WaitForStats([&](const StatsReply& st) { return st.slot_references == 0; }));
+  }
+  ASSERT_OK(client_->Delete({x}));
+  reader.reset();
+  stranger.reset();
+  ExpectBackAtBaseline();
+}
+
 TEST_F(ClientLifecycleTest, ConnectingToNothingIsUnavailable) {
   ClientOptions options;
   options.store_socket = "/nonexistent/rplasma/store.sock";
