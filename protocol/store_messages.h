@@ -42,7 +42,7 @@ struct ObjectInfo {
   uint64_t metadata_size = 0;
   uint64_t generation = 0;
   uint64_t checksum = 0;
-  int32_t ref_count = 0;
+  int32_t ref_count = 0;  // List: every reference (socket and slots); other replies: the socket's
 
   // The four facts that identify the object's bytes (meaningful once it is sealed).
   ObjectDescription description() const { return {data_size, metadata_size, generation, checksum}; }
@@ -137,7 +137,7 @@ struct StatsReply {
   uint64_t used_bytes = 0;
   uint64_t objects_created = 0;  // unsealed
   uint64_t objects_sealed = 0;
-  uint64_t ref_count = 0;        // sum over objects
+  uint64_t ref_count = 0;        // references summed over objects, taken through the socket or a slot
   uint64_t clients = 0;
   uint64_t evictions = 0;
   uint64_t evicted_bytes = 0;
@@ -147,7 +147,7 @@ struct StatsReply {
   uint64_t waiting_gets = 0;
   uint64_t subscribers = 0;
   uint64_t indexed_objects = 0;   // sealed objects published in the shared-memory index
-  uint64_t slot_references = 0;   // references clients hold through their slots (no store ref_count)
+  uint64_t slot_references = 0;   // of ref_count: those held through the clients' slots
   uint64_t reclaims_waiting = 0;  // deleted objects kept until a slot lets go of them
 };
 struct ObjectEvent {

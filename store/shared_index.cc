@@ -52,6 +52,12 @@ bool SharedIndex::Held(uint64_t generation) const {
   return false;
 }
 
+uint64_t SharedIndex::HoldsOf(uint64_t generation) const {
+  uint64_t held = 0;
+  for (const auto& [client, slots] : clients_) held += slots.view.CountOf(generation);
+  return held;
+}
+
 void SharedIndex::Unhide(uint64_t entry) { writer_.SetState(entry, shm::IndexState::kSealed); }
 
 void SharedIndex::Remove(uint64_t entry) {

@@ -56,6 +56,9 @@ class SharedIndex {
   bool Hide(uint64_t entry, uint64_t generation);
   // Whether a client holds `generation` through a slot (for an entry hidden earlier).
   bool Held(uint64_t generation) const;
+  // References to `generation` held through slots, all clients together (for List; a window's
+  // look per client).
+  uint64_t HoldsOf(uint64_t generation) const;
   // Shows a hidden entry again (an eviction that found its object held).
   void Unhide(uint64_t entry);
   // Frees a hidden, unheld entry for reuse. REQUIRES: !Held(generation) after Hide.

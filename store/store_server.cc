@@ -105,6 +105,13 @@ void StoreServer::Shutdown() {
   (void)ignored;
 }
 
+namespace {
+// Slot references change with no message to the store: the loop wakes at least this often to
+// count them for the metrics, and counts them at most this often.
+constexpr int kSlotSampleWakeMs = 1000;
+constexpr absl::Duration kSlotSampleInterval = absl::Milliseconds(100);
+}  // namespace
+
 absl::Status StoreServer::Run() {
   epoll_event events[64];
   metrics_.Publish(Stats());
@@ -120,6 +127,7 @@ absl::Status StoreServer::Run() {
                        ? 0
                        : static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1))), 1 << 30));
     }
+    if (index_ != nullptr && (timeout_ms < 0 || timeout_ms > kSlotSampleWakeMs)) timeout_ms = kSlotSampleWakeMs;
     int n = ::epoll_wait(epoll_fd_.get(), events, 64, timeout_ms);
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -142,7 +150,16 @@ absl::Status StoreServer::Run() {
     ExpirePartialFrames(now);
     FlushDirty(now);
     CloseDoomed();
-    metrics_.Publish(Stats());  // O(1): a handful of relaxed stores
+    StatsReply stats = Stats();  // O(1)
+    if (index_ != nullptr) {
+      if (now - slots_sampled_at_ >= kSlotSampleInterval) {
+        slot_references_sample_ = index_->SlotReferences();
+        slots_sampled_at_ = now;
+      }
+      stats.ref_count += slot_references_sample_;
+      stats.slot_references = slot_references_sample_;
+    }
+    metrics_.Publish(stats);  // a handful of relaxed stores
   }
   LOG(INFO) << options_.name << ": shutting down (" << sessions_.size() << " clients connected)";
   return absl::OkStatus();

@@ -106,7 +106,11 @@ class StoreServer {
   void WakeGetsFor(const ObjectID& id);
   void HandleGet(ClientSession& s, uint64_t rid, const GetRequest& m);
   void HandleSubscribe(ClientSession& s, uint64_t rid, const SubscribeRequest& m);
+  // The table's and allocator's figures, O(1); ref_count counts store references only.
   StatsReply Stats() const;
+  // Stats() with the references held through slots: counted into ref_count and reported as
+  // slot_references (a scan of every client's slots).
+  StatsReply StatsWithSlots() const;
   // Answers a Get; unserved entries get ObjectNotFound / ObjectNotSealed.
   void CompleteGet(PendingGet get);
   void ExpireGets();
@@ -119,6 +123,9 @@ class StoreServer {
   StoreMetrics metrics_;
   std::unique_ptr<Arena> arena_;
   std::unique_ptr<SharedIndex> index_;  // null with --index-entries 0
+  // The metrics' count of slot references: a scan at most every kSlotSampleInterval, on the loop.
+  uint64_t slot_references_sample_ = 0;
+  absl::Time slots_sampled_at_ = absl::InfinitePast();
   ObjectTable table_;
   GetWaiters waiters_;
   PartialFrames partial_frames_;

@@ -65,11 +65,15 @@ void StoreServer::HandleRequest(ClientSession& s, Request request) {
         } else if constexpr (std::is_same_v<T, ListRequest>) {
           ObjectsReply page;
           page.objects = table_.List(m.start_after, m.limit, &page.more);
+          if (index_ != nullptr) {
+            // A user sees every reference, whichever way it was taken.
+            for (ObjectInfo& o : page.objects) {
+              if (o.state == ObjectState::kSealed) o.ref_count += static_cast<int32_t>(index_->HoldsOf(o.generation));
+            }
+          }
           SendReply(s, OkReply(rid, std::move(page)));
         } else if constexpr (std::is_same_v<T, StatsRequest>) {
-          StatsReply stats = Stats();
-          if (index_ != nullptr) stats.slot_references = index_->SlotReferences();  // a scan: here only
-          SendReply(s, OkReply(rid, std::move(stats)));
+          SendReply(s, OkReply(rid, StatsWithSlots()));
         } else if constexpr (std::is_same_v<T, SlotsReleasedRequest>) {
           if (index_ != nullptr) table_.RetryReclaims();  // no reply
         } else if constexpr (std::is_same_v<T, SubscribeRequest>) {
@@ -314,6 +318,15 @@ void StoreServer::OnEvent(EventKind kind, const ObjectInfo& info) {
       Doom(*s, "subscriber too slow");
     }
   }
+}
+
+StatsReply StoreServer::StatsWithSlots() const {
+  StatsReply stats = Stats();
+  if (index_ != nullptr) {
+    stats.slot_references = index_->SlotReferences();
+    stats.ref_count += stats.slot_references;
+  }
+  return stats;
 }
 
 StatsReply StoreServer::Stats() const {

@@ -96,6 +96,16 @@ bool ReferenceSlotsView::Holds(uint64_t generation) const {
   return false;
 }
 
+uint64_t ReferenceSlotsView::CountOf(uint64_t generation) const {
+  if (generation == 0) return 0;
+  const uint64_t home = SlotHome(generation, slots_);
+  uint64_t held = 0;
+  for (size_t i = 0; i < kSlotWindow; ++i) {
+    held += words_[(home + i) & (slots_ - 1)].load(std::memory_order_relaxed) == generation ? 1 : 0;
+  }
+  return held;
+}
+
 uint64_t ReferenceSlotsView::CountHeld() const {
   uint64_t held = 0;
   for (uint64_t i = 0; i < slots_; ++i) held += words_[i].load(std::memory_order_relaxed) != 0 ? 1 : 0;

@@ -91,6 +91,8 @@ class ReferenceSlotsView {
 
   // Whether the client holds the object of `generation` (a look at its window, seq_cst loads).
   bool Holds(uint64_t generation) const;
+  // How many references to the object of `generation` the client holds (words of its window).
+  uint64_t CountOf(uint64_t generation) const;
   // Words in use (a scan of the whole region; for audits and stats).
   uint64_t CountHeld() const;
 

@@ -120,7 +120,7 @@ void WriteManagerMessages(const fs::path& root) {
             EncodeManagerReply(ManagerReply{1, ErrorCode::kOk, "",
                                             ManagerFetchReply{{ErrorCode::kOk, ErrorCode::kObjectNotFound},
                                                               {"", "no node holds it"}}}));
-  out.Write("stats_reply", EncodeManagerReply(ManagerReply{2, ErrorCode::kOk, "", ManagerStatsReply{"{\"fetches\":1}"}}));
+  out.Write("stats_reply", EncodeManagerReply(ManagerReply{2, ErrorCode::kOk, "", ManagerStatsReply{"{\"fetches\":1}", "node-a.1"}}));
   out.Write("error_reply", EncodeManagerReply(ManagerReply{3, ErrorCode::kInvalidArgument, "too many ids", {}}));
 }
 

@@ -27,10 +27,10 @@ TEST_F(ClientLifecycleTest, PutThenGetReturnsTheSameBytesZeroCopyWithChecksum) {
     // Zero copy: the buffer points into the mapped arena.
     EXPECT_GE(buffer.data().data(), client_->arena_base());
     EXPECT_LE(buffer.data().data() + data.size() + metadata.size(), client_->arena_base() + client_->arena_size());
-    // Sealed and local: held through a slot, with no Get message (the store counts no reference).
+    // Sealed and local: held through a slot, with no Get message; the store counts it all the same.
     ASSERT_OK_AND_ASSIGN(StatsReply held, client_->Stats());
     EXPECT_EQ(held.slot_references, 1u);
-    EXPECT_EQ(held.ref_count, 0u);
+    EXPECT_EQ(held.ref_count, 1u);
     ASSERT_OK_AND_ASSIGN(bool present, client_->Contains(id));
     EXPECT_TRUE(present);
   }
@@ -392,6 +392,34 @@ TEST_F(ClientLifecycleTest, ReleaseByIdDropsAReferenceTakenThroughTheIndexAndThe
   ASSERT_OK(client_->Delete({x}));
   reader.reset();
   stranger.reset();
+  ExpectBackAtBaseline();
+}
+
+TEST_F(ClientLifecycleTest, ReferenceCountsIncludeHoldsThroughTheIndex) {
+  ASSERT_NO_FATAL_FAILURE(StartStore());
+  const ObjectID id = ObjectID::FromLabel("counted");
+  ASSERT_OK(client_->Put(id, AsSpan(Pattern(2000, 7))));
+  std::unique_ptr<Client> reader = Connect("reader");
+  std::unique_ptr<Client> socket_reader = Connect("socket reader", /*without_ipc=*/false);
+  std::vector<ObjectBuffer> held;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_OK_AND_ASSIGN(ObjectBuffer b, reader->GetOne(id));
+    held.push_back(std::move(b));
+  }
+  ASSERT_OK_AND_ASSIGN(ObjectBuffer by_socket, socket_reader->GetOne(id));
+  ASSERT_OK_AND_ASSIGN(StatsReply stats, client_->Stats());
+  EXPECT_EQ(stats.ref_count, 4u) << "every reference, whichever way it was taken";
+  EXPECT_EQ(stats.slot_references, 3u) << "of which through slots";
+  ASSERT_OK_AND_ASSIGN(std::vector<ObjectInfo> listed, client_->List());
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].ref_count, 4);
+  held.clear();
+  by_socket = ObjectBuffer();
+  ASSERT_OK_AND_ASSIGN(listed, client_->List());
+  EXPECT_EQ(listed[0].ref_count, 0);
+  ASSERT_OK(client_->Delete({id}));
+  reader.reset();
+  socket_reader.reset();
   ExpectBackAtBaseline();
 }
 

@@ -145,9 +145,9 @@ class Manager(Process):
 
 
 def held_references(stats):
-    """References clients hold: counted by the store (socket gets) or through their slots (gets
-    with no IPC, through the store's shared index)."""
-    return stats["ref_count"] + stats["slot_references"]
+    """References clients hold, taken by socket gets or through their slots (gets with no IPC,
+    through the store's shared index): ref_count counts both, slot_references the latter."""
+    return stats["ref_count"]
 
 
 def stats_at_baseline(client, baseline):
