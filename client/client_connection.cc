@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "client/fork_guard.h"
 #include "absl/time/clock.h"
 #include "protocol/frame.h"
 #include "protocol/base/logging.h"
@@ -195,6 +196,8 @@ absl::Status ClientConnection::SendNoReply(RequestBody body) {
 }
 
 absl::StatusOr<uint64_t> ClientConnection::NextRequestId() {
+  // Every request goes through here: in a forked child none may reach the parent's socket.
+  if (fork_guard_.forked()) return ForkedError("store connection");
   RETURN_IF_ERROR(demux_.health());
   return next_request_id_.fetch_add(1, std::memory_order_relaxed);
 }

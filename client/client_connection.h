@@ -41,6 +41,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "client/fork_guard.h"
 #include "protocol/base/reply_demultiplexer.h"
 #include "protocol/base/unique_fd.h"
 #include "protocol/store_messages.h"
@@ -146,6 +147,7 @@ class ClientConnection {
   UniqueFd fd_;
   const absl::Duration io_timeout_;
   std::atomic<bool> broken_{false};  // set once, when the demultiplexer breaks
+  const ForkGuard fork_guard_;       // a forked child sends nothing on the parent's socket
 
   // Request ids of Gets whose reply was not taken by a Wait yet: if it comes to nobody (the
   // waiter gave up at its deadline), the references it carries are released.

@@ -25,6 +25,7 @@ absl::StatusOr<std::unique_ptr<LocalIndex>> LocalIndex::Open(UniqueFd index_fd, 
 }
 
 std::optional<LocalIndex::Hold> LocalIndex::TryGet(const ObjectID& id) {
+  if (fork_guard_.forked()) return std::nullopt;  // the socket path refuses it
   std::optional<shm::IndexedObject> found = index_.FindSealed(id);
   if (!found.has_value()) return std::nullopt;
   const uint64_t generation = found->placement.generation;
@@ -39,11 +40,13 @@ std::optional<LocalIndex::Hold> LocalIndex::TryGet(const ObjectID& id) {
 }
 
 void LocalIndex::Release(uint64_t entry, uint64_t slot, uint64_t generation) {
+  if (fork_guard_.forked()) return;  // the parent's hold, not ours to drop
   if (!slots_.ClearIf(slot, generation)) return;  // given back already
   if (index_.MayBeReclaiming(entry)) notify_();
 }
 
 bool LocalIndex::ReleaseOne(const ObjectID& id) {
+  if (fork_guard_.forked()) return false;  // the socket path refuses it
   const std::optional<shm::IndexedObject> object = index_.FindHoldable(id);
   if (!object.has_value() || !slots_.ClearAny(object->placement.generation).has_value()) return false;
   if (index_.MayBeReclaiming(object->entry)) notify_();

@@ -19,6 +19,7 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
+#include "client/fork_guard.h"
 #include "protocol/base/object_id.h"
 #include "protocol/base/unique_fd.h"
 #include "protocol/shm_index/object_index.h"
@@ -44,6 +45,7 @@ class LocalIndex {
   // A reference on the sealed object `id`, taken with no message; nullopt: take the socket path.
   std::optional<Hold> TryGet(const ObjectID& id);
   // True if the index shows `id` sealed now (no reference taken); false also when it is not indexed.
+  // In a forked child (fork_guard.h) every call here does nothing: TryGet answers nullopt.
   bool IndexedAsSealed(const ObjectID& id) const { return index_.FindSealed(id).has_value(); }
   // Brings `id`'s index entry towards the cache ahead of its TryGet (batches).
   void Prefetch(const ObjectID& id) const { index_.Prefetch(id); }
@@ -69,6 +71,7 @@ class LocalIndex {
   shm::ObjectIndexReader index_;
   shm::ReferenceSlots slots_;
   std::function<void()> notify_;
+  const ForkGuard fork_guard_;  // in a forked child the slots are the parent's: hands off
 };
 
 }  // namespace rplasma

@@ -10,6 +10,7 @@
 namespace rplasma {
 
 absl::StatusOr<ManagerConnectionPool::Lease> ManagerConnectionPool::Take(absl::Time deadline) {
+  if (fork_guard_.forked()) return ForkedError("manager connection");
   {
     MutexLock lock(&mu_);
     if (!idle_.empty()) {

@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "client/fork_guard.h"
 #include "protocol/base/unique_fd.h"
 
 namespace rplasma {
@@ -45,6 +46,7 @@ class ManagerConnectionPool {
  private:
   const std::string socket_path_;
   const size_t max_idle_;
+  const ForkGuard fork_guard_;  // a forked child must not talk on the parent's connections
   mutable absl::Mutex mu_;
   std::vector<UniqueFd> idle_ ABSL_GUARDED_BY(mu_);
 };

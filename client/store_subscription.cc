@@ -65,6 +65,7 @@ absl::StatusOr<std::unique_ptr<StoreSubscription>> StoreSubscription::Create(con
 }
 
 absl::StatusOr<ObjectEvent> StoreSubscription::Next(absl::Duration timeout) {
+  if (fork_guard_.forked()) return ForkedError("subscription");
   if (!broken_.ok()) return broken_;
   const absl::Time deadline = timeout == absl::InfiniteDuration() ? absl::InfiniteFuture() : absl::Now() + timeout;
   for (;;) {

@@ -18,6 +18,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "client/client.h"
+#include "client/fork_guard.h"
 #include "protocol/frame.h"
 #include "protocol/base/unique_fd.h"
 
@@ -38,6 +39,7 @@ class StoreSubscription final : public Subscription {
   explicit StoreSubscription(UniqueFd fd) : fd_(std::move(fd)) {}
 
   UniqueFd fd_;
+  const ForkGuard fork_guard_;  // a forked child must not take the parent's events
   FrameReader reader_;
   absl::Status read_error_;  // the socket hit EOF/an error; returned once the buffer is drained
   absl::Status broken_;      // once set, every Next returns it

@@ -5,7 +5,7 @@ add_executable(client_worker ${CMAKE_CURRENT_LIST_DIR}/client_worker.cc)
 target_link_libraries(client_worker PRIVATE rplasma_client absl::strings)
 set_target_properties(client_worker PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/bin)
 
-foreach(scenario lifecycle subscribe concurrency batch)
+foreach(scenario lifecycle subscribe concurrency batch fork)
   rplasma_test(client_${scenario}_test
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/client_${scenario}_test.cc
     LIBS rplasma_client
