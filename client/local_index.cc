@@ -36,6 +36,7 @@ std::optional<LocalIndex::Hold> LocalIndex::TryGet(const ObjectID& id) {
     Release(found->entry, *slot, generation);
     return std::nullopt;
   }
+  slots_.RecordAccess(found->entry);  // the store's LRU counts the read
   return Hold{found->placement, found->entry, *slot};
 }
 

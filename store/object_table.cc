@@ -34,6 +34,7 @@ absl::StatusOr<ObjectInfo> ObjectTable::Create(ClientId client, const ObjectID& 
   }
   std::optional<uint64_t> offset = allocator_.Allocate(total);
   bool evicted_some = true;
+  if (!offset && evict_if_full) DrainAccesses();  // reads through the index count before victims are picked
   while (!offset && evict_if_full && evicted_some) {
     // Free what is missing in one batch, then retry; if fragmentation still leaves no block large
     // enough, keep evicting (oldest first) until it fits or nothing is left to evict.
@@ -155,6 +156,7 @@ ErrorCode ObjectTable::Delete(const ObjectID& id) {
 }
 
 EvictResult ObjectTable::Evict(uint64_t bytes) {
+  DrainAccesses();  // reads through the index count before victims are picked
   EvictResult result;
   while (result.bytes < bytes && EvictOne(&result)) {
   }
@@ -295,6 +297,19 @@ void ObjectTable::RetryReclaims() {
     waiting = reclaim_waiting_.erase(waiting);
     Erase(it);
   }
+}
+
+void ObjectTable::DrainAccesses() {
+  if (index_ == nullptr) return;
+  index_->DrainAccesses([this](const ObjectID& id, uint64_t entry) {
+    auto it = objects_.find(id);
+    if (it == objects_.end()) return;
+    ObjectEntry& e = it->second;
+    // Only an evictable object has a place in the LRU; a used one moves to its young end.
+    if (e.index_entry != entry || e.lru_tick == 0) return;
+    LruErase(e);
+    LruInsert(id, e);
+  });
 }
 
 void ObjectTable::LruInsert(const ObjectID& id, ObjectEntry& e) {

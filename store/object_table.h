@@ -104,6 +104,10 @@ class ObjectTable {
   ErrorCode Delete(const ObjectID& id);
   // Evicts unreferenced sealed objects in LRU order until at least `bytes` are freed or none is left.
   EvictResult Evict(uint64_t bytes);
+  // Counts the reads clients made through the shared index since the last call as uses (LRU):
+  // each read object that is evictable moves to the young end. Evict and an evicting Create call
+  // it first; the store's loop calls it on every turn, so the order follows the reads.
+  void DrainAccesses();
   // Drops every reference of `client` and aborts its unsealed objects.
   void RemoveClient(ClientId client);
   // Frees the deleted objects that waited for slots nobody holds any more (after a client let go

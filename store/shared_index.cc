@@ -71,11 +71,19 @@ absl::StatusOr<int> SharedIndex::AddClient(ClientId client) {
                    shm::SharedMemory::Create("rplasma-slots", shm::SlotRegionBytes(slots_per_client_),
                                              F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL));
   ASSIGN_OR_RETURN(shm::ReferenceSlotsView view, shm::ReferenceSlotsView::Format(memory.bytes(), slots_per_client_));
-  auto it = clients_.insert_or_assign(client, ClientSlots{std::move(memory), view}).first;
+  auto it = clients_.insert_or_assign(client, ClientSlots{std::move(memory), view, 0}).first;
   return it->second.memory.fd();
 }
 
 void SharedIndex::RemoveClient(ClientId client) { clients_.erase(client); }
+
+void SharedIndex::DrainAccesses(absl::FunctionRef<void(const ObjectID& id, uint64_t entry)> used) {
+  for (auto& [client, slots] : clients_) {
+    slots.view.DrainAccesses(&slots.access_cursor, [&](uint64_t entry) {
+      if (std::optional<ObjectID> id = writer_.SealedAt(entry)) used(*id, entry);
+    });
+  }
+}
 
 uint64_t SharedIndex::SlotReferences() const {
   uint64_t held = 0;

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "absl/functional/function_ref.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "protocol/base/object_id.h"
@@ -72,11 +73,15 @@ class SharedIndex {
   void RemoveClient(ClientId client);
   // References held through every client's slots (a scan of every region: for Stats, not the loop).
   uint64_t SlotReferences() const;
+  // Calls `used(id)` for the sealed object behind each access record clients wrote since the last
+  // drain (reference_slots.h), oldest first per client.
+  void DrainAccesses(absl::FunctionRef<void(const ObjectID& id, uint64_t entry)> used);
 
  private:
   struct ClientSlots {
     shm::SharedMemory memory;
     shm::ReferenceSlotsView view;
+    uint64_t access_cursor = 0;  // access records drained so far
   };
 
   SharedIndex(shm::SharedMemory index, shm::ObjectIndexWriter writer, uint64_t slots_per_client)

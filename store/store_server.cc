@@ -146,6 +146,7 @@ absl::Status StoreServer::Run() {
         HandleClient(tag, events[i].events, now);
       }
     }
+    table_.DrainAccesses();  // a load per client when nothing was read
     ExpireGets();
     ExpirePartialFrames(now);
     FlushDirty(now);

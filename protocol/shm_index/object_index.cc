@@ -140,6 +140,15 @@ std::optional<uint64_t> ObjectIndexWriter::Insert(const ObjectID& id, const Inde
   return std::nullopt;
 }
 
+std::optional<ObjectID> ObjectIndexWriter::SealedAt(uint64_t entry) const {
+  if (entry >= capacity_) return std::nullopt;
+  uint64_t words[8];
+  if (!ReadEntry(entries_[entry], words, std::memory_order_relaxed) || words[kSeq] == 0) return std::nullopt;
+  const IndexedObject object = Decode(entry, words);
+  if (object.state != IndexState::kSealed) return std::nullopt;
+  return object.id;
+}
+
 void ObjectIndexWriter::SetState(uint64_t entry_number, IndexState state) {
   IndexEntry& entry = entries_[entry_number & (capacity_ - 1)];
   uint64_t words[8];

@@ -99,6 +99,9 @@ class ObjectIndexWriter {
   // Moves `entry` to `state`: kReclaiming and back to kSealed, or kTombstone (the entry is free).
   // The state word is written with a seq_cst store, which reference_slots.h's handshake needs.
   void SetState(uint64_t entry, IndexState state);
+  // The sealed object `entry` holds now (the writer's own view); nullopt for an entry out of range
+  // or not holding a sealed object.
+  std::optional<ObjectID> SealedAt(uint64_t entry) const;
 
   uint64_t capacity() const { return capacity_; }
 

@@ -1,5 +1,7 @@
 #include "protocol/shm_index/reference_slots.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "protocol/base/status.h"
 
@@ -16,7 +18,9 @@ std::atomic<uint64_t>* WordsOf(uint8_t* region) {
 
 }  // namespace
 
-size_t SlotRegionBytes(uint64_t slots) { return sizeof(SlotRegionHeader) + slots * sizeof(uint64_t); }
+size_t SlotRegionBytes(uint64_t slots) {
+  return sizeof(SlotRegionHeader) + (slots + 1 + kAccessRing) * sizeof(uint64_t);
+}
 
 uint64_t SlotHome(uint64_t generation, uint64_t slots) {
   uint64_t h = generation * 0x9e3779b97f4a7c15;
@@ -55,6 +59,12 @@ std::optional<uint64_t> ReferenceSlots::Claim(uint64_t generation) {
 }
 
 void ReferenceSlots::Clear(uint64_t slot) { words_[slot & (slots_ - 1)].store(0, std::memory_order_seq_cst); }
+
+void ReferenceSlots::RecordAccess(uint64_t entry) {
+  std::atomic<uint64_t>* ring = words_ + slots_;  // head, then the records
+  const uint64_t at = ring[0].fetch_add(1, std::memory_order_relaxed);
+  ring[1 + (at & (kAccessRing - 1))].store(entry, std::memory_order_relaxed);
+}
 
 bool ReferenceSlots::ClearIf(uint64_t slot, uint64_t generation) {
   uint64_t expected = generation;
@@ -104,6 +114,16 @@ uint64_t ReferenceSlotsView::CountOf(uint64_t generation) const {
     held += words_[(home + i) & (slots_ - 1)].load(std::memory_order_relaxed) == generation ? 1 : 0;
   }
   return held;
+}
+
+void ReferenceSlotsView::DrainAccesses(uint64_t* cursor, absl::FunctionRef<void(uint64_t entry)> accessed) const {
+  const std::atomic<uint64_t>* ring = words_ + slots_;
+  const uint64_t head = ring[0].load(std::memory_order_acquire);
+  // A head that went backwards or jumped (a client rewriting its own ring) costs at most one ring.
+  uint64_t from = *cursor;
+  if (head < from || head - from > kAccessRing) from = head - std::min(head, kAccessRing);
+  for (uint64_t i = from; i < head; ++i) accessed(ring[1 + (i & (kAccessRing - 1))].load(std::memory_order_relaxed));
+  *cursor = head;
 }
 
 uint64_t ReferenceSlotsView::CountHeld() const {

@@ -26,6 +26,13 @@
 //                    the word before the client saw kReclaiming.
 // By the same order, if the store's look saw the word, the release sees kReclaiming.
 //
+// Access records (LRU through the index): after the words, each region holds a ring of the index
+// entries its client read with no message (kAccessRing of them: a head counter and the entries).
+// A get appends its entry; the store drains every ring before it picks eviction victims (and on
+// each turn of its loop) and counts each record as a use of the object the entry holds then. A
+// record the client garbled, or one overwritten before the drain, only ages an object a little
+// wrongly; the index stays read-only to clients.
+//
 // Thread-safety: ReferenceSlots is thread-safe (atomics only); ReferenceSlotsView is read from the
 // store's loop thread, concurrently with the client's writes.
 #ifndef RPLASMA_PROTOCOL_SHM_INDEX_REFERENCE_SLOTS_H_
@@ -36,6 +43,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 
@@ -43,6 +51,7 @@ namespace rplasma::shm {
 
 inline constexpr uint64_t kSlotsMagic = 0x31746f6c53504c52;  // "RLPSlot1"
 inline constexpr size_t kSlotWindow = 16;
+inline constexpr uint64_t kAccessRing = 256;  // access records per client (a power of two)
 
 struct alignas(64) SlotRegionHeader {
   std::atomic<uint64_t> magic;
@@ -72,13 +81,15 @@ class ReferenceSlots {
   // Frees one word of `generation`'s window that holds it (references to one object are alike);
   // its number, or nullopt if no word holds it.
   std::optional<uint64_t> ClearAny(uint64_t generation);
+  // Records that this client read index entry `entry` (for the store's LRU).
+  void RecordAccess(uint64_t entry);
 
   uint64_t slots() const { return slots_; }
 
  private:
   ReferenceSlots(std::atomic<uint64_t>* words, uint64_t slots) : words_(words), slots_(slots) {}
 
-  std::atomic<uint64_t>* words_;
+  std::atomic<uint64_t>* words_;  // slots_ words, then the ring's head and its kAccessRing records
   uint64_t slots_;
 };
 
@@ -95,6 +106,10 @@ class ReferenceSlotsView {
   uint64_t CountOf(uint64_t generation) const;
   // Words in use (a scan of the whole region; for audits and stats).
   uint64_t CountHeld() const;
+  // Calls `accessed(entry)` for each access record written since the last drain (`*cursor`, the
+  // caller's, starts at 0): at most kAccessRing, oldest first. The entries are the client's word:
+  // the caller checks them.
+  void DrainAccesses(uint64_t* cursor, absl::FunctionRef<void(uint64_t entry)> accessed) const;
 
   uint64_t slots() const { return slots_; }
 

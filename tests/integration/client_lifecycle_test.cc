@@ -423,6 +423,39 @@ TEST_F(ClientLifecycleTest, ReferenceCountsIncludeHoldsThroughTheIndex) {
   ExpectBackAtBaseline();
 }
 
+TEST_F(ClientLifecycleTest, ReadsThroughTheIndexKeepObjectsYoungForEviction) {
+  constexpr uint64_t kMiB = 1 << 20;
+  ASSERT_NO_FATAL_FAILURE(StartStore(10 * kMiB));
+  ASSERT_OK_AND_ASSIGN(StatsReply empty, client_->Stats());
+  const uint64_t fits = empty.capacity / kMiB;
+  ASSERT_GE(fits, 4u);
+  const std::vector<ObjectID> ids = Labels("lru", static_cast<int>(fits) + 2);
+  for (uint64_t i = 0; i < fits; ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(Pattern(kMiB, i))));
+  // Objects 0 and 1 are read (get + release) through the index: no message to the store.
+  std::unique_ptr<Client> reader = Connect("reader");
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_OK_AND_ASSIGN(ObjectBuffer b, reader->GetOne(ids[i]));
+    ASSERT_OK_AND_ASSIGN(StatsReply held, client_->Stats());
+    ASSERT_EQ(held.slot_references, 1u) << "read through the index";
+    EXPECT_EQ(b.data()[kMiB - 1], Pattern(kMiB, i)[kMiB - 1]);
+  }
+  // Two more objects: two must go, and the least recently used are 2 and 3, not 0 and 1.
+  for (uint64_t i = fits; i < fits + 2; ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(Pattern(kMiB, i))));
+  ASSERT_OK_AND_ASSIGN(std::vector<bool> present, client_->Contains(ids));
+  EXPECT_TRUE(present[0]) << "read just before: kept";
+  EXPECT_TRUE(present[1]) << "read just before: kept";
+  EXPECT_FALSE(present[2]) << "the least recently used: evicted";
+  EXPECT_FALSE(present[3]);
+  for (uint64_t i = 4; i < fits + 2; ++i) EXPECT_TRUE(present[i]) << i;
+  std::vector<ObjectID> left;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (present[i]) left.push_back(ids[i]);
+  }
+  ASSERT_OK(client_->Delete(left));
+  reader.reset();
+  ExpectBackAtBaseline();
+}
+
 TEST_F(ClientLifecycleTest, ConnectingToNothingIsUnavailable) {
   ClientOptions options;
   options.store_socket = "/nonexistent/rplasma/store.sock";

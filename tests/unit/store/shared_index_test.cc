@@ -294,6 +294,44 @@ TEST_F(SharedIndexTest, SlotReferencesCountsEveryClientsClaims) {
 // with generations over the slot count it kept, so this cannot crash it or make it see a hold
 // on a generation the client did not write. The client CAN make Held true for any generation it
 // writes, real or not: that only keeps objects longer, until its connection closes (RemoveClient).
+TEST_F(SharedIndexTest, AccessRecordsNameTheObjectsReadAndGarbageCostsAtMostOneRing) {
+  std::optional<ClientSlots> alice = Connect(kAlice);
+  ASSERT_TRUE(alice.has_value());
+  const uint64_t entry = index_->Publish(a_, PlacementFor(1000));
+  for (int i = 0; i < 3; ++i) alice->slots.RecordAccess(entry);
+  alice->slots.RecordAccess(kEntries + 5);         // out of range
+  alice->slots.RecordAccess((entry + 1) % kEntries);  // holds nothing
+  std::vector<ObjectID> used;
+  auto drain = [&] {
+    used.clear();
+    index_->DrainAccesses([&](const ObjectID& id, uint64_t at) {
+      EXPECT_EQ(at, entry);
+      used.push_back(id);
+    });
+  };
+  drain();
+  EXPECT_EQ(used, std::vector<ObjectID>(3, a_));
+  drain();
+  EXPECT_TRUE(used.empty()) << "each record once";
+
+  // A client that rewrites its ring (head far ahead, every record the entry): one ring at most.
+  absl::Span<uint8_t> region = alice->memory.bytes();
+  auto* words = reinterpret_cast<std::atomic<uint64_t>*>(region.data() + sizeof(shm::SlotRegionHeader));
+  for (uint64_t i = 0; i < shm::kAccessRing; ++i) words[kSlots + 1 + i].store(entry);
+  words[kSlots].store(uint64_t{1} << 63);
+  drain();
+  EXPECT_EQ(used.size(), shm::kAccessRing);
+  words[kSlots].store(5);  // and backwards
+  drain();
+  EXPECT_LE(used.size(), shm::kAccessRing);
+  // A hidden (being reclaimed) object is not named.
+  ASSERT_FALSE(index_->Hide(entry, 1000));
+  alice->slots.RecordAccess(entry);
+  drain();
+  EXPECT_TRUE(used.empty());
+  index_->Remove(entry);
+}
+
 TEST_F(SharedIndexTest, GarbageInASlotRegionOnlyHoldsTheGenerationsItSpells) {
   std::optional<ClientSlots> alice = Connect(kAlice);
   std::optional<ClientSlots> bob = Connect(kBob);
