@@ -28,3 +28,13 @@ rplasma_test(client_cli_test
   LABELS integration
   TIMEOUT 120)
 add_dependencies(client_cli_test rplasma_store rplasma_cli_main)
+
+# The randomized model of the store's state machine (RPLASMA_MODEL_SECONDS, default 20 s;
+# RPLASMA_MODEL_SEED replays a run).
+rplasma_test(store_model_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/store_model_test.cc
+  LIBS rplasma_client
+  LABELS integration
+  TIMEOUT 300)
+add_dependencies(store_model_test rplasma_store)
+set_tests_properties(store_model_test PROPERTIES COST 60)  # 20 s: start it early
