@@ -8,4 +8,12 @@ if(RPLASMA_GUEST_TESTS)
     LABELS rdma-guest
     TIMEOUT 300)
   add_dependencies(manager_verbs_test rplasma-manager rplasma_store)
+
+  # Deletes, evictions and re-creations under RDMA READs; a fetcher killed mid-READ.
+  rplasma_test(manager_verbs_torture_test
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/manager_verbs_torture_test.cc
+    LIBS rplasma_manager_test_cluster rplasma_transport_verbs
+    LABELS rdma-guest
+    TIMEOUT 600)
+  add_dependencies(manager_verbs_torture_test rplasma-manager rplasma_store)
 endif()
