@@ -17,9 +17,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "tests/integration/manager_test_cluster.h"
-#include "tests/support/status_matchers.h"
-#include "tests/unit/transport_verbs/verbs_test_env.h"
+#include "tests/integration/verbs_cluster_test.h"
 
 namespace rplasma::testing {
 namespace {
@@ -37,26 +35,10 @@ uint64_t TransportStat(const nlohmann::json& stats, const std::string& key) {
   return stats.at("transport_stats").at(key).get<uint64_t>();
 }
 
-class ManagerVerbsTest : public ::testing::Test {
+class ManagerVerbsTest : public VerbsClusterTest {
  protected:
-  void SetUp() override {
-    RPLASMA_REQUIRE_VERBS_IP(ip);
-    ip_ = ip;
-    RPLASMA_SKIP_IF_NO_REDIS_SERVER();
-    ASSERT_OK_AND_ASSIGN(cluster_, ManagerTestCluster::Start());
-  }
-
-  // A node whose manager speaks verbs on the RDMA netdev (later flags override the fixture's).
-  TestNode* AddVerbsNode(const std::string& threshold, std::vector<std::string> extra = {}) {
-    TestNodeOptions options;
-    options.threshold = threshold;
-    // The store MAP_POPULATEs its arena: keep it small, the guest may run under TCG.
-    options.store_memory = 64 * kMiB;
-    options.extra_manager_args = {"--transport=verbs", "--listen=" + ip_ + ":0"};
-    options.extra_manager_args.insert(options.extra_manager_args.end(), extra.begin(), extra.end());
-    absl::StatusOr<TestNode*> node = cluster_->AddNode(options);
-    EXPECT_OK(node.status());
-    return node.ok() ? *node : nullptr;
+  TestNode* AddVerbsNode(const std::string& threshold, const std::vector<std::string>& extra = {}) {
+    return VerbsClusterTest::AddVerbsNode(threshold, 64 * kMiB, extra);
   }
 
   // Puts objects of every size on A, fetches them all from B, checks every byte on B.
@@ -98,8 +80,6 @@ class ManagerVerbsTest : public ::testing::Test {
     EXPECT_OK(WaitStoreReleasedEverything(*node->client, absl::Seconds(10))) << name << "'s store";
   }
 
-  std::string ip_;
-  std::unique_ptr<ManagerTestCluster> cluster_;
 };
 
 TEST_F(ManagerVerbsTest, FetchesEverySizeOverSendRecvAndRdmaReadWithEveryByteIntact) {

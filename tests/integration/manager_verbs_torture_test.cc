@@ -19,9 +19,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "tests/integration/manager_test_cluster.h"
-#include "tests/support/status_matchers.h"
-#include "tests/unit/transport_verbs/verbs_test_env.h"
+#include "tests/integration/verbs_cluster_test.h"
 
 namespace rplasma::testing {
 namespace {
@@ -33,28 +31,11 @@ constexpr int kVersionsPerId = 100000;  // seed = id * kVersionsPerId + version
 
 uint64_t SizeOf(int i) { return i < 2 ? 3 * kKiB + i : 512 * kKiB + i * 4099; }  // 2 by Get, 4 by READ
 
-class ManagerVerbsTortureTest : public ::testing::Test {
+class ManagerVerbsTortureTest : public VerbsClusterTest {
  protected:
-  void SetUp() override {
-    RPLASMA_REQUIRE_VERBS_IP(ip);
-    ip_ = ip;
-    RPLASMA_SKIP_IF_NO_REDIS_SERVER();
-    ASSERT_OK_AND_ASSIGN(cluster_, ManagerTestCluster::Start());
+  TestNode* AddVerbsNode(const std::vector<std::string>& extra) {
+    return VerbsClusterTest::AddVerbsNode("16384", 32 * kMiB, extra);
   }
-
-  TestNode* AddVerbsNode(std::vector<std::string> extra) {
-    TestNodeOptions options;
-    options.threshold = "16384";
-    options.store_memory = 32 * kMiB;  // MAP_POPULATEd: small, the guest may run under TCG
-    options.extra_manager_args = {"--transport=verbs", "--listen=" + ip_ + ":0"};
-    options.extra_manager_args.insert(options.extra_manager_args.end(), extra.begin(), extra.end());
-    absl::StatusOr<TestNode*> node = cluster_->AddNode(options);
-    EXPECT_OK(node.status());
-    return node.ok() ? *node : nullptr;
-  }
-
-  std::string ip_;
-  std::unique_ptr<ManagerTestCluster> cluster_;
 };
 
 TEST_F(ManagerVerbsTortureTest, DeletesEvictionsAndRecreationsDuringReadsNeverYieldStaleOrTornBytes) {
