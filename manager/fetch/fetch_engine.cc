@@ -8,7 +8,6 @@
 #include "manager/peer/object_transfer.h"
 #include "manager/transport/transport.h"
 #include "protocol/base/logging.h"
-#include "protocol/base/run_shared.h"
 #include "protocol/base/status.h"
 
 namespace rplasma::fetch {
@@ -60,7 +59,8 @@ FetchEngine::FetchEngine(FetchEngineOptions options, Directory* directory, peer:
       policy_(policy),
       stats_(stats),
       clock_(clock),
-      locations_(options_.location_cache, clock) {}
+      locations_(options_.location_cache, clock),
+      pool_(options_.worker_threads) {}
 
 std::vector<absl::Status> FetchEngine::Fetch(absl::Span<const ObjectID> ids, absl::Duration timeout,
                                              const std::string& hint) {
@@ -93,7 +93,7 @@ std::vector<absl::Status> FetchEngine::Fetch(absl::Span<const ObjectID> ids, abs
     // of another and the local store's work on a third overlap instead of following each other.
     const size_t chunk = std::max<size_t>(options_.pipeline_ids, 1);
     const size_t chunks = (led.size() + chunk - 1) / chunk;
-    RunShared(chunks, static_cast<size_t>(std::max(options_.pipeline_depth, 1)), [&](size_t c) {
+    pool_.RunShared(chunks, static_cast<size_t>(std::max(options_.pipeline_depth, 1)), [&](size_t c) {
       const size_t begin = c * chunk;
       const size_t end = std::min(led.size(), begin + chunk);
       const std::vector<ObjectID> part(led.begin() + begin, led.begin() + end);
@@ -356,7 +356,7 @@ void FetchEngine::TransferAll(std::vector<Transfer>& transfers, absl::Time deadl
       if (inserted) groups.emplace_back(node, std::vector<size_t>{});
       groups[it->second].second.push_back(i);
     }
-    RunShared(groups.size(), static_cast<size_t>(std::max(options_.sources_in_flight, 1)), [&](size_t g) {
+    pool_.RunShared(groups.size(), static_cast<size_t>(std::max(options_.sources_in_flight, 1)), [&](size_t g) {
       TransferFrom(groups[g].first, transfers, groups[g].second, deadline, lookup_time);
     });
 
@@ -502,8 +502,10 @@ void FetchEngine::TransferBatchFrom(const std::string& node, std::vector<Transfe
   std::vector<ObjectID> batch_ids;
   batch_ids.reserve(at.size());
   for (size_t i : at) batch_ids.push_back(transfers[i].id);
+  peer::BatchTransferOptions batch_options = options_.batch;
+  batch_options.pool = &pool_;
   peer::BatchTransferResult result =
-      peer::TransferBatch(**channel, *store_, batch_ids, protocol, deadline, options_.batch, *clock_);
+      peer::TransferBatch(**channel, *store_, batch_ids, protocol, deadline, batch_options, *clock_);
   stats_->batch_transfers.fetch_add(1, std::memory_order_relaxed);
   bool transport_failed = false;
   for (size_t k = 0; k < at.size(); ++k) {

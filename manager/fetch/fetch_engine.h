@@ -30,7 +30,8 @@
 // need it.
 //
 // Thread-safety: thread-safe; Fetch runs on the caller's thread (client-socket connection
-// threads). Hand-offs: the in-flight map (mu_) passes a leader's outcome to merged waiters.
+// threads), helped by the engine's own WorkerPool (worker_threads; no fetch starts a thread).
+// Hand-offs: the in-flight map (mu_) passes a leader's outcome to merged waiters.
 #ifndef RPLASMA_MANAGER_FETCH_FETCH_ENGINE_H_
 #define RPLASMA_MANAGER_FETCH_FETCH_ENGINE_H_
 
@@ -55,6 +56,7 @@
 #include "manager/peer/local_store.h"
 #include "protocol/base/clock.h"
 #include "protocol/base/status.h"
+#include "protocol/base/worker_pool.h"
 
 namespace rplasma::fetch {
 
@@ -70,6 +72,9 @@ struct FetchEngineOptions {
   uint64_t get_batch_bytes = 8u << 20;
   uint64_t pin_batch_bytes = 256u << 20;
   int sources_in_flight = 8;  // sources served at once (a thread each, the caller's included)
+  // The engine's threads (a WorkerPool; fetches start none): they serve chunks, sources and reads
+  // beside the threads of the fetches themselves.
+  size_t worker_threads = 8;
   // A Fetch leading more than pipeline_ids ids handles them in chunks of that many, up to
   // pipeline_depth chunks at once (a thread each, the caller's included): one chunk's lookup
   // overlaps another's transfer and a third's store requests.
@@ -149,6 +154,7 @@ class FetchEngine {
   manager::ManagerStats* const stats_;
   Clock* const clock_;
   LocationCache locations_;
+  WorkerPool pool_;
 
   std::atomic<bool> stopping_{false};
   absl::Mutex mu_;

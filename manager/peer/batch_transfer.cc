@@ -11,7 +11,6 @@
 #include "manager/peer/peer_messages.h"
 #include "manager/peer/read_and_hash.h"
 #include "protocol/base/logging.h"
-#include "protocol/base/run_shared.h"
 #include "protocol/base/status.h"
 
 namespace rplasma::peer {
@@ -225,7 +224,7 @@ void ByPinBatch(transport::Channel& channel, LocalStore& store, Outcomes& out, a
     absl::Duration hash_tail;
   };
   std::vector<Landed> landed(created.size());
-  RunShared(created.size(), static_cast<size_t>(std::max(options.reads_in_flight, 1)), [&](size_t k) {
+  RunSharedOn(options.pool, created.size(), static_cast<size_t>(std::max(options.reads_in_flight, 1)), [&](size_t k) {
     const size_t i = created[k].first;
     const PinReply& pin = *batch->objects[i];
     const absl::Time lease_end = t0 + absl::Milliseconds(pin.lease_ttl_ms);

@@ -33,6 +33,7 @@
 #include "manager/peer/peer_protocol.h"
 #include "manager/transport/transport.h"
 #include "protocol/base/clock.h"
+#include "protocol/base/worker_pool.h"
 #include "protocol/base/object_id.h"
 #include "protocol/object_description.h"
 
@@ -44,6 +45,8 @@ struct BatchTransferOptions {
   // Get: objects up to this size are stored with PutSealedMany (their bytes travel to the store
   // in the request); larger ones are copied straight into objects created in place.
   uint64_t inline_store_bytes = 512;
+  // Threads for the reads (borrowed); nullptr: started for each batch (run_shared.h).
+  WorkerPool* pool = nullptr;
 };
 
 struct BatchTransferResult {
