@@ -21,8 +21,8 @@ Fetch mode:
     fetch vs stream        fetch GB/s (64 MiB, else largest) >= 0.85 x raw TCP stream (medians)
     fetch vs redis         fetch GB/s (same size) >= 4 x Redis GET (medians)
     small fetch latency    fetch p50 (1 KiB, else smallest) <= 2.5 x TCP round trip p50
-    small fetch warm vs GET  fetch_warm p50 (1 KiB) <= 2 x Redis GET p50 (same iterations)
-    small fetch cold vs GET  fetch p50 (1 KiB) <= 3 x Redis GET p50
+    warm fetch vs GET      fetch_warm p50 (1 KiB) <= 2 x Redis GET p50 (same iterations)
+    cold fetch vs GET      fetch p50 (1 KiB) <= 3 x Redis GET p50
   and with --batch (rows batch_fetch[_warm|_hinted], batch_mget, batch_stream; times per batch,
   median rounds):
     batch 1000x1KiB        fetch time <= 1.0 x Redis MGET time of the same 1000 values
@@ -233,9 +233,11 @@ def fetch_targets(rows):
     stream_goal = "fetch GB/s >= 0.85x raw TCP stream GB/s (medians)"
     redis_goal = "fetch GB/s >= 4x Redis GET GB/s (medians)"
     rtt_goal = "small fetch p50 <= 2.5x TCP round trip p50"
+    warm_cold = (("warm fetch vs GET", "fetch_warm", 2.0), ("cold fetch vs GET", "fetch", 3.0))
     if not sizes:
-        return [skipped("fetch", goal, "no fetch measured")
-                for goal in (stream_goal, redis_goal, rtt_goal)] + batch_targets(rows)
+        return [skipped("fetch", goal, "no fetch measured") for goal in (stream_goal, redis_goal, rtt_goal)] + \
+               [skipped(name, "%s p50 <= %sx Redis GET p50" % (benchmark, limit), "no fetch measured")
+                for name, benchmark, limit in warm_cold] + batch_targets(rows)
     big = MIB64 if MIB64 in sizes else max(sizes)
     small = KIB if KIB in sizes else min(sizes)
     checks = []
@@ -267,8 +269,7 @@ def fetch_targets(rows):
         checks.append(skipped("small fetch latency", rtt_goal, "fetch or stream missing"))
     # Issue 20: one small object against a one-key Redis GET of the same run, warm and cold.
     redis_small = find(rows, "get", "redis", small)
-    for name, benchmark, limit in (("small fetch warm vs GET", "fetch_warm", 2.0),
-                                   ("small fetch cold vs GET", "fetch", 3.0)):
+    for name, benchmark, limit in warm_cold:
         goal = "%s p50 (%s) <= %sx Redis GET p50" % (benchmark, format_size(small), limit)
         f = find(rows, benchmark, "rplasma", small)
         if f and redis_small and redis_small.p50_us > 0:

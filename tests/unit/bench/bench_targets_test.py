@@ -85,7 +85,7 @@ class BenchTargetsTest(unittest.TestCase):
             self.assertEqual(outcome, "SKIPPED", name)
             self.assertNotEqual(reason.strip(), "", "%s gives no reason" % name)
         checks, text, count = run("bench_targets_get_only.csv", "--mode", "fetch")
-        self.assertEqual(count, 3, text)
+        self.assertEqual(count, 5, text)
         for line in text.splitlines():
             m = LINE.match(line)
             if m:
@@ -93,14 +93,21 @@ class BenchTargetsTest(unittest.TestCase):
 
     def test_fetch_targets_use_sixty_four_mebibyte_and_one_kibibyte_rows(self):
         checks, text, count = run("bench_targets_fetch.csv")  # told apart from local by its rows
-        self.assertEqual(count, 3, text)
+        self.assertEqual(count, 5, text)
         self.assertTarget(checks, "small fetch latency", "PASS", 2.0)
+        # Issue 20's: one 1 KiB object against Redis GET, warm (30 / 20 <= 2) and cold (20 / 20 <= 3).
+        self.assertTarget(checks, "warm fetch vs GET", "PASS", 1.5)
+        self.assertTarget(checks, "cold fetch vs GET", "PASS", 1.0)
         self.assertTarget(checks, "fetch vs stream", "PASS", 0.9)
         self.assertTarget(checks, "fetch vs redis", "SHORT", 3.0)
 
     def test_batch_targets_judge_fetch_against_mget_and_the_stream_per_size(self):
         checks, text, count = run("bench_targets_batch.csv")  # fetch mode, told apart by its rows
-        self.assertEqual(count, 7, text)  # the three single-fetch targets and four batch targets
+        self.assertEqual(count, 11, text)  # the five single-fetch targets and six batch targets
+        # The same ids again: 1000 / 1600 misses 0.5; the 100-object one needs a batch of 100.
+        self.assertTarget(checks, "batch 1000x1KiB warm", "SHORT", 0.625)
+        self.assertTarget(checks, "batch 100x1KiB warm", "SKIPPED")
+        self.assertTarget(checks, "warm fetch vs GET", "SKIPPED")
         # Fetch time over MGET time, at most: 1500 / 1600 passes 1.0; 22000 / 22000 misses 0.5.
         self.assertTarget(checks, "batch 1000x1KiB", "PASS", 0.9375)
         self.assertTarget(checks, "batch 1000x16KiB", "SHORT", 1.0)
@@ -112,7 +119,7 @@ class BenchTargetsTest(unittest.TestCase):
 
     def test_batch_targets_need_the_stated_batch_and_are_absent_without_batch_rows(self):
         checks, text, count = run("bench_targets_batch_small.csv")
-        self.assertEqual(count, 7, text)
+        self.assertEqual(count, 11, text)
         # 50 objects are not the target's 1000: skipped with the reason, never judged.
         self.assertTarget(checks, "batch 1000x1KiB", "SKIPPED")
         self.assertIn("batch of 50, not 1000", checks["batch 1000x1KiB"][1])

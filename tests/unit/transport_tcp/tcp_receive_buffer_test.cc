@@ -1,9 +1,12 @@
 #include "manager/transport/tcp/tcp_receive_buffer.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <string>
 #include <thread>
 
@@ -25,8 +28,21 @@ struct SocketPair {
     reader = UniqueFd(fds[0]);
     writer = UniqueFd(fds[1]);
   }
+  // All of `bytes`, waiting for room when the socket is full: a reader that falls behind (a loaded
+  // machine) fills a Unix socket's buffer with a few hundred small writes, and a non-blocking
+  // write then takes part or none of them.
   void Write(const std::string& bytes) {
-    ASSERT_EQ(::write(writer.get(), bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+    size_t at = 0;
+    while (at < bytes.size()) {
+      const ssize_t n = ::write(writer.get(), bytes.data() + at, bytes.size() - at);
+      if (n > 0) {
+        at += static_cast<size_t>(n);
+        continue;
+      }
+      ASSERT_TRUE(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) << std::strerror(errno);
+      pollfd pfd{writer.get(), POLLOUT, 0};
+      ASSERT_GE(::poll(&pfd, 1, 10000), 1) << "no room for 10 s";
+    }
   }
   UniqueFd reader;
   UniqueFd writer;
