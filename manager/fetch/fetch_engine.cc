@@ -455,7 +455,8 @@ void FetchEngine::TransferFrom(const std::string& node, std::vector<Transfer>& t
 void FetchEngine::NoteOutcome(const std::string& node, Transfer& transfer) {
   const absl::Status& s = transfer.status;
   if (s.ok()) {
-    if (transfer.owner.generation != transfer.current().object.generation) {
+    const uint64_t expected = transfer.current().object.generation;  // 0: a hinted source, unknown
+    if (expected != 0 && transfer.owner.generation != expected) {
       // The directory's (or the cache's) generation is a hint; the owner's reply is what we
       // copied and verified.
       stats_->generation_hint_mismatches.fetch_add(1, std::memory_order_relaxed);

@@ -13,13 +13,13 @@ constexpr size_t kMaxNodes = 4096;
 
 }  // namespace
 
-LocationCache::Node& LocationCache::NodeLocked(const std::string& node_id) {
+LocationCache::NodeSlot& LocationCache::NodeLocked(const std::string& node_id) {
   if (nodes_.size() >= kMaxNodes && !nodes_.contains(node_id)) {
     nodes_.clear();
     entries_.clear();
     order_.clear();
   }
-  return nodes_[node_id];
+  return *nodes_.try_emplace(node_id).first;
 }
 
 std::vector<std::optional<ObjectLocation>> LocationCache::Find(absl::Span<const ObjectID> ids) {
@@ -31,9 +31,9 @@ std::vector<std::optional<ObjectLocation>> LocationCache::Find(absl::Span<const 
     auto it = entries_.find(ids[i]);
     if (it == entries_.end()) continue;
     const Entry& entry = it->second;
-    const Node& node = nodes_.at(*entry.node_id);
+    const Node& node = entry.node->second;
     if (entry.node_epoch != node.epoch || now - node.seen > options_.node_ttl) continue;
-    out[i] = ObjectLocation{*entry.node_id, entry.object};
+    out[i] = ObjectLocation{entry.node->first, entry.object};
   }
   return out;
 }
@@ -42,11 +42,10 @@ void LocationCache::Put(const ObjectID& id, const ObjectLocation& location) {
   if (options_.capacity == 0) return;
   const absl::Time now = clock_->Now();
   MutexLock lock(&mu_);
-  Node& node = NodeLocked(location.node_id);
-  node.seen = now;
-  const std::string* node_key = &nodes_.find(location.node_id)->first;
+  NodeSlot& node = NodeLocked(location.node_id);
+  node.second.seen = now;
   const uint64_t seq = next_seq_++;
-  entries_.insert_or_assign(id, Entry{node_key, node.epoch, location.object, seq});
+  entries_.insert_or_assign(id, Entry{&node, node.second.epoch, location.object, seq});
   order_.emplace_back(id, seq);
   while (entries_.size() > options_.capacity) {
     const auto [oldest, oldest_seq] = order_.front();
@@ -66,7 +65,7 @@ void LocationCache::NodeSeen(const std::string& node_id) {
   if (options_.capacity == 0) return;
   const absl::Time now = clock_->Now();
   MutexLock lock(&mu_);
-  NodeLocked(node_id).seen = now;
+  NodeLocked(node_id).second.seen = now;
 }
 
 void LocationCache::Forget(const ObjectID& id) {

@@ -65,14 +65,15 @@ class LocationCache {
     uint64_t epoch = 0;  // bumped by ForgetNode: entries of an older epoch are gone
     absl::Time seen = absl::InfinitePast();
   };
+  using NodeSlot = std::pair<const std::string, Node>;  // an element of nodes_: id and state
   struct Entry {
-    const std::string* node_id;  // the key of nodes_ (stable: node-based map)
+    const NodeSlot* node;  // stable: nodes_ is node-based, and cleared only with entries_
     uint64_t node_epoch;
     ObjectDescription object;
     uint64_t seq;  // its place in order_
   };
 
-  Node& NodeLocked(const std::string& node_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  NodeSlot& NodeLocked(const std::string& node_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const LocationCacheOptions options_;
   Clock* const clock_;

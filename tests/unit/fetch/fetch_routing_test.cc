@@ -170,6 +170,7 @@ TEST_F(FetchRoutingTest, AHintedFetchGoesToTheHintedNodeWithoutTheDirectory) {
   EXPECT_EQ(directory_.lookups(), 0);
   EXPECT_EQ(stats_.hinted_fetches.load(), 1u);
   EXPECT_EQ(stats_.hint_misses.load(), 0u);
+  EXPECT_EQ(stats_.generation_hint_mismatches.load(), 0u) << "a hint names no generation to differ from";
 }
 
 TEST_F(FetchRoutingTest, AWrongOrUnknownHintFallsBackToTheDirectory) {
