@@ -108,9 +108,9 @@ class StoreServer {
   void HandleSubscribe(ClientSession& s, uint64_t rid, const SubscribeRequest& m);
   // The table's and allocator's figures, O(1); ref_count counts store references only.
   StatsReply Stats() const;
-  // Stats() with the references held through slots: counted into ref_count and reported as
-  // slot_references (a scan of every client's slots).
-  StatsReply StatsWithSlots() const;
+  // Stats() with `slot_references` references held through slots: counted into ref_count and
+  // reported as slot_references (SharedIndex::SlotReferences, a scan, or the metrics' sample).
+  StatsReply StatsWithSlots(uint64_t slot_references) const;
   // Answers a Get; unserved entries get ObjectNotFound / ObjectNotSealed.
   void CompleteGet(PendingGet get);
   void ExpireGets();

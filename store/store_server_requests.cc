@@ -73,7 +73,7 @@ void StoreServer::HandleRequest(ClientSession& s, Request request) {
           }
           SendReply(s, OkReply(rid, std::move(page)));
         } else if constexpr (std::is_same_v<T, StatsRequest>) {
-          SendReply(s, OkReply(rid, StatsWithSlots()));
+          SendReply(s, OkReply(rid, StatsWithSlots(index_ != nullptr ? index_->SlotReferences() : 0)));
         } else if constexpr (std::is_same_v<T, SlotsReleasedRequest>) {
           if (index_ != nullptr) table_.RetryReclaims();  // no reply
         } else if constexpr (std::is_same_v<T, SubscribeRequest>) {
@@ -320,12 +320,10 @@ void StoreServer::OnEvent(EventKind kind, const ObjectInfo& info) {
   }
 }
 
-StatsReply StoreServer::StatsWithSlots() const {
+StatsReply StoreServer::StatsWithSlots(uint64_t slot_references) const {
   StatsReply stats = Stats();
-  if (index_ != nullptr) {
-    stats.slot_references = index_->SlotReferences();
-    stats.ref_count += stats.slot_references;
-  }
+  stats.slot_references = slot_references;
+  stats.ref_count += slot_references;
   return stats;
 }
 
