@@ -15,9 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "manager/transport/transport.h"
-#include "tests/integration/manager_test_cluster.h"
-#include "tests/support/status_matchers.h"
-#include "tests/unit/transport_verbs/verbs_test_env.h"
+#include "tests/integration/verbs_cluster_test.h"
 
 namespace rplasma::testing {
 namespace {
@@ -56,26 +54,13 @@ uint64_t GetCount(uint64_t threshold, bool batch) {
   return n;
 }
 
-class ManagerVerbsIntegrityTest : public ::testing::TestWithParam<SweepMode> {
+class ManagerVerbsIntegrityTest : public VerbsClusterTestOn<::testing::TestWithParam<SweepMode>> {
  protected:
-  void SetUp() override {
-    RPLASMA_REQUIRE_VERBS_IP(ip);
-    ip_ = ip;
-    RPLASMA_SKIP_IF_NO_REDIS_SERVER();
-    ASSERT_OK_AND_ASSIGN(cluster_, ManagerTestCluster::Start());
-  }
-
   TestNode* AddVerbsNode(uint64_t threshold) {
-    TestNodeOptions options;
-    options.threshold = absl::StrCat(threshold);
     // Every object once, plus room for the allocator; the guest has about 1.4 GiB and each store
     // MAP_POPULATEs its arena.
-    options.store_memory = SumOfSizes() + 48 * kMiB;
-    options.extra_manager_args = {"--transport=verbs", "--listen=" + ip_ + ":0",
-                                  absl::StrCat("--read_chunk_bytes=", kReadChunk)};
-    absl::StatusOr<TestNode*> node = cluster_->AddNode(options);
-    EXPECT_OK(node.status());
-    return node.ok() ? *node : nullptr;
+    return VerbsClusterTestOn::AddVerbsNode(absl::StrCat(threshold), SumOfSizes() + 48 * kMiB,
+                                            {absl::StrCat("--read_chunk_bytes=", kReadChunk)});
   }
 
   static uint64_t ProtocolObjects(const nlohmann::json& stats, const std::string& protocol) {
@@ -87,9 +72,6 @@ class ManagerVerbsIntegrityTest : public ::testing::TestWithParam<SweepMode> {
     EXPECT_OK(WaitStoreReleasedEverything(*node->client, absl::Seconds(10))) << name << "'s store";
     EXPECT_OK(WaitNoLeases(node->client_socket, absl::Seconds(10))) << name;
   }
-
-  std::string ip_;
-  std::unique_ptr<ManagerTestCluster> cluster_;
 };
 
 TEST_P(ManagerVerbsIntegrityTest, EverySizeFromOneByteTo64MiBArrivesIntactSinglyAndInOneBatch) {

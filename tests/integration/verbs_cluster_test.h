@@ -1,4 +1,4 @@
-// VerbsClusterTest: the fixture of the manager tests over verbs (label rdma-guest, run inside
+// VerbsClusterTest (VerbsClusterTestOn<Base>): the fixture of the manager tests over verbs (label rdma-guest, run inside
 // tests/rdma-vm's Soft-RoCE guest): the RDMA netdev's address (the test skips without a device,
 // and fails inside the guest), a redis-server, and nodes whose managers speak verbs on it.
 #ifndef RPLASMA_TESTS_INTEGRATION_VERBS_CLUSTER_TEST_H_
@@ -16,7 +16,9 @@
 
 namespace rplasma::testing {
 
-class VerbsClusterTest : public ::testing::Test {
+// `Base`: ::testing::Test, or a ::testing::TestWithParam<T> for a parameterized suite.
+template <typename Base = ::testing::Test>
+class VerbsClusterTestOn : public Base {
  protected:
   void SetUp() override {
     RPLASMA_REQUIRE_VERBS_IP(ip);
@@ -42,6 +44,8 @@ class VerbsClusterTest : public ::testing::Test {
   std::string ip_;
   std::unique_ptr<ManagerTestCluster> cluster_;
 };
+
+using VerbsClusterTest = VerbsClusterTestOn<>;
 
 }  // namespace rplasma::testing
 
