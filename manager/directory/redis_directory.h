@@ -94,6 +94,27 @@ class RedisDirectory : public Directory {
  private:
   explicit RedisDirectory(const RedisDirectoryOptions& options);
 
+  // One public operation's hold on the connection: holds mu_ for its scope and, on leaving (after
+  // mu_ is released and the operation's result is made), runs the reconnect callback if the
+  // operation reconnected; the callback may call back in.
+  class ABSL_SCOPED_LOCKABLE Session {
+   public:
+    explicit Session(RedisDirectory* directory) ABSL_EXCLUSIVE_LOCK_FUNCTION(directory->mu_)
+        ABSL_NO_THREAD_SAFETY_ANALYSIS : directory_(directory) {
+      lock_.emplace(&directory->mu_);
+    }
+    ~Session() ABSL_UNLOCK_FUNCTION() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+      lock_.reset();
+      directory_->FireReconnectCallbackIfPending();
+    }
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+
+   private:
+    RedisDirectory* const directory_;
+    std::optional<MutexLock> lock_;
+  };
+
   // Runs `commands` as one pipeline: connects first if needed (and allowed by the backoff);
   // an idle connection found dead is replaced once within the same op_timeout.
   absl::StatusOr<std::vector<RedisReply>> Run(absl::Span<const RedisCommand> commands)
@@ -118,7 +139,7 @@ class RedisDirectory : public Directory {
   // The object ids among `members` (an array reply of set `set_key`); garbage members are noted and
   // skipped.
   std::vector<ObjectID> DecodeObjectMembers(RedisReplyView members, const std::string& set_key);
-  // Runs the reconnect callback if a reconnect happened. REQUIRES: mu_ not held.
+  // Runs the reconnect callback if a reconnect happened (Session does, on leaving). REQUIRES: mu_ not held.
   void FireReconnectCallbackIfPending() ABSL_LOCKS_EXCLUDED(mu_);
 
   const RedisDirectoryOptions options_;

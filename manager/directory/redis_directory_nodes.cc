@@ -31,66 +31,54 @@ absl::Status RedisDirectory::RegisterNode(const NodeRecord& node) {
     return MakeError(ErrorCode::kInvalidArgument,
                      absl::StrFormat("RegisterNode(%s): addresses must be [A-Za-z0-9._:%%[]-]{0,256}", node.node_id));
   }
-  absl::Status status = [&] {
-    MutexLock lock(&mu_);
-    if (node_.has_value() && node_->node_id != node.node_id) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       absl::StrFormat("RegisterNode(%s): already registered as %s", node.node_id, node_->node_id));
-    }
-    // Kept even if Redis is down now: the next reconnect publishes it.
-    node_ = node;
-    return RunWrites(NodeRecordCommands(node), "RegisterNode");
-  }();
-  FireReconnectCallbackIfPending();
-  return status;
+  Session session(this);
+  if (node_.has_value() && node_->node_id != node.node_id) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     absl::StrFormat("RegisterNode(%s): already registered as %s", node.node_id, node_->node_id));
+  }
+  // Kept even if Redis is down now: the next reconnect publishes it.
+  node_ = node;
+  return RunWrites(NodeRecordCommands(node), "RegisterNode");
 }
 
 absl::Status RedisDirectory::Heartbeat() {
-  absl::Status status = [&]() -> absl::Status {
-    MutexLock lock(&mu_);
-    ASSIGN_OR_RETURN(std::string node_id, OwnNodeId("Heartbeat"));
-    // XX: only refresh an existing record, so that a vanished one is noticed.
-    std::vector<RedisCommand> refresh = NodeRecordCommands(*node_);
-    refresh[0].push_back("XX");
-    ASSIGN_OR_RETURN(std::vector<RedisReply> replies, Run({refresh[0]}));
-    RedisReplyView reply = replies[0].view();
-    if (reply.is_nil()) {
-      // Our record expired (a stall longer than the TTL), was swept, or Redis lost its data: other
-      // nodes may have cleaned our entries, so the owner must re-publish them.
-      LOG(WARNING) << "directory: record of node " << node_id << " was gone from redis " << options_.address
-                   << "; re-publishing";
-      RETURN_IF_ERROR(RunWrites(NodeRecordCommands(*node_), "Heartbeat"));
-      reconnect_pending_ = true;
-    } else if (reply.is_error()) {
-      errors_.fetch_add(1, std::memory_order_relaxed);
-      return RedisErrorReplyStatus(reply, options_.address, "Heartbeat");
-    }
-    if (options_.sweep_interval > absl::ZeroDuration() && options_.clock->Now() - last_sweep_ >= options_.sweep_interval) {
-      last_sweep_ = options_.clock->Now();
-      absl::Status swept = SweepLocked();
-      if (!swept.ok()) LOG(WARNING) << "directory: sweep of expired nodes failed: " << swept;
-    }
-    return absl::OkStatus();
-  }();
-  FireReconnectCallbackIfPending();
-  return status;
+  Session session(this);
+  ASSIGN_OR_RETURN(std::string node_id, OwnNodeId("Heartbeat"));
+  // XX: only refresh an existing record, so that a vanished one is noticed.
+  std::vector<RedisCommand> refresh = NodeRecordCommands(*node_);
+  refresh[0].push_back("XX");
+  ASSIGN_OR_RETURN(std::vector<RedisReply> replies, Run({refresh[0]}));
+  RedisReplyView reply = replies[0].view();
+  if (reply.is_nil()) {
+    // Our record expired (a stall longer than the TTL), was swept, or Redis lost its data: other
+    // nodes may have cleaned our entries, so the owner must re-publish them.
+    LOG(WARNING) << "directory: record of node " << node_id << " was gone from redis " << options_.address
+                 << "; re-publishing";
+    RETURN_IF_ERROR(RunWrites(NodeRecordCommands(*node_), "Heartbeat"));
+    reconnect_pending_ = true;
+  } else if (reply.is_error()) {
+    errors_.fetch_add(1, std::memory_order_relaxed);
+    return RedisErrorReplyStatus(reply, options_.address, "Heartbeat");
+  }
+  if (options_.sweep_interval > absl::ZeroDuration() && options_.clock->Now() - last_sweep_ >= options_.sweep_interval) {
+    last_sweep_ = options_.clock->Now();
+    absl::Status swept = SweepLocked();
+    if (!swept.ok()) LOG(WARNING) << "directory: sweep of expired nodes failed: " << swept;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status RedisDirectory::UnregisterNode() {
-  absl::Status status = [&]() -> absl::Status {
-    MutexLock lock(&mu_);
-    if (!node_.has_value()) return absl::OkStatus();
-    const std::string node_id = node_->node_id;
-    // Forget the record first so that a reconnect during the clean-up does not re-publish it. If
-    // Redis is down now, the record expires and other nodes sweep the entries.
-    node_.reset();
-    RETURN_IF_ERROR(RunWrites({RedisCommand{"DEL", codec_.NodeKey(node_id)}}, "UnregisterNode"));
-    ASSIGN_OR_RETURN(uint64_t removed, CleanNodeLocked(node_id));
-    (void)removed;
-    return RunWrites({RedisCommand{"SREM", codec_.NodesKey(), node_id}}, "UnregisterNode");
-  }();
-  FireReconnectCallbackIfPending();
-  return status;
+  Session session(this);
+  if (!node_.has_value()) return absl::OkStatus();
+  const std::string node_id = node_->node_id;
+  // Forget the record first so that a reconnect during the clean-up does not re-publish it. If
+  // Redis is down now, the record expires and other nodes sweep the entries.
+  node_.reset();
+  RETURN_IF_ERROR(RunWrites({RedisCommand{"DEL", codec_.NodeKey(node_id)}}, "UnregisterNode"));
+  ASSIGN_OR_RETURN(uint64_t removed, CleanNodeLocked(node_id));
+  (void)removed;
+  return RunWrites({RedisCommand{"SREM", codec_.NodesKey(), node_id}}, "UnregisterNode");
 }
 
 absl::StatusOr<NodeRecord> RedisDirectory::GetNode(const std::string& node_id) {
@@ -98,29 +86,25 @@ absl::StatusOr<NodeRecord> RedisDirectory::GetNode(const std::string& node_id) {
     return MakeError(ErrorCode::kInvalidArgument,
                      absl::StrFormat("GetNode: node id \"%s\" is not [A-Za-z0-9._:-]{1,128}", node_id.substr(0, 200)));
   }
-  absl::StatusOr<NodeRecord> result = [&]() -> absl::StatusOr<NodeRecord> {
-    MutexLock lock(&mu_);
-    const std::string key = codec_.NodeKey(node_id);
-    ASSIGN_OR_RETURN(std::vector<RedisReply> replies, Run({RedisCommand{"GET", key}}));
-    RedisReplyView reply = replies[0].view();
-    if (reply.is_nil()) {
-      return ObjectNotFoundError(absl::StrFormat("node %s: no record (never registered, or expired)", node_id));
-    }
-    if (reply.is_string()) {
-      absl::StatusOr<NodeRecord> node = DirectoryCodec::DecodeNodeRecord(node_id, reply.str());
-      if (node.ok()) return node;
-      NoteGarbage(absl::StrFormat("GET %s: %s", key, node.status().message()));
-      return node.status();
-    }
-    if (reply.is_error() && !reply.is_wrong_type()) {
-      errors_.fetch_add(1, std::memory_order_relaxed);
-      return RedisErrorReplyStatus(reply, options_.address, absl::StrFormat("GetNode(%s)", node_id));
-    }
-    NoteGarbage(absl::StrFormat("GET %s: %s", key, reply.Describe()));
-    return ProtocolError(absl::StrFormat("node %s: malformed record in redis (%s)", node_id, reply.Describe()));
-  }();
-  FireReconnectCallbackIfPending();
-  return result;
+  Session session(this);
+  const std::string key = codec_.NodeKey(node_id);
+  ASSIGN_OR_RETURN(std::vector<RedisReply> replies, Run({RedisCommand{"GET", key}}));
+  RedisReplyView reply = replies[0].view();
+  if (reply.is_nil()) {
+    return ObjectNotFoundError(absl::StrFormat("node %s: no record (never registered, or expired)", node_id));
+  }
+  if (reply.is_string()) {
+    absl::StatusOr<NodeRecord> node = DirectoryCodec::DecodeNodeRecord(node_id, reply.str());
+    if (node.ok()) return node;
+    NoteGarbage(absl::StrFormat("GET %s: %s", key, node.status().message()));
+    return node.status();
+  }
+  if (reply.is_error() && !reply.is_wrong_type()) {
+    errors_.fetch_add(1, std::memory_order_relaxed);
+    return RedisErrorReplyStatus(reply, options_.address, absl::StrFormat("GetNode(%s)", node_id));
+  }
+  NoteGarbage(absl::StrFormat("GET %s: %s", key, reply.Describe()));
+  return ProtocolError(absl::StrFormat("node %s: malformed record in redis (%s)", node_id, reply.Describe()));
 }
 
 absl::StatusOr<uint64_t> RedisDirectory::CleanNodeLocked(const std::string& node_id) {
@@ -159,13 +143,9 @@ absl::StatusOr<uint64_t> RedisDirectory::CleanNodeLocked(const std::string& node
 }
 
 absl::Status RedisDirectory::SweepExpiredNodes() {
-  absl::Status status = [&] {
-    MutexLock lock(&mu_);
-    last_sweep_ = options_.clock->Now();
-    return SweepLocked();
-  }();
-  FireReconnectCallbackIfPending();
-  return status;
+  Session session(this);
+  last_sweep_ = options_.clock->Now();
+  return SweepLocked();
 }
 
 absl::Status RedisDirectory::SweepLocked() {

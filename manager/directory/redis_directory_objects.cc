@@ -26,196 +26,180 @@ absl::Status RedisDirectory::PublishObject(const ObjectID& id, const ObjectLocat
 }
 
 absl::Status RedisDirectory::PublishObjects(absl::Span<const std::pair<ObjectID, ObjectLocation>> objects) {
-  absl::Status status = [&]() -> absl::Status {
-    MutexLock lock(&mu_);
-    ASSIGN_OR_RETURN(std::string node_id, OwnNodeId("PublishObjects"));
-    const std::string set_key = codec_.NodeObjectsKey(node_id);
-    std::vector<RedisCommand> commands;
-    commands.reserve(2 * objects.size());
-    for (const auto& [id, location] : objects) {
-      if (!location.node_id.empty() && location.node_id != node_id) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         absl::StrFormat("PublishObjects(%s): location names node %s, this node is %s", id.Hex(),
-                                         location.node_id.substr(0, 200), node_id));
-      }
-      commands.push_back(RedisCommand{"HSET", codec_.ObjectKey(id), node_id, DirectoryCodec::EncodeLocation(location)});
-      commands.push_back(RedisCommand{"SADD", set_key, id.Hex()});
+  Session session(this);
+  ASSIGN_OR_RETURN(std::string node_id, OwnNodeId("PublishObjects"));
+  const std::string set_key = codec_.NodeObjectsKey(node_id);
+  std::vector<RedisCommand> commands;
+  commands.reserve(2 * objects.size());
+  for (const auto& [id, location] : objects) {
+    if (!location.node_id.empty() && location.node_id != node_id) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       absl::StrFormat("PublishObjects(%s): location names node %s, this node is %s", id.Hex(),
+                                       location.node_id.substr(0, 200), node_id));
     }
-    if (commands.empty()) return absl::OkStatus();
-    return RunWrites(std::move(commands), "PublishObjects");
-  }();
-  FireReconnectCallbackIfPending();
-  return status;
+    commands.push_back(RedisCommand{"HSET", codec_.ObjectKey(id), node_id, DirectoryCodec::EncodeLocation(location)});
+    commands.push_back(RedisCommand{"SADD", set_key, id.Hex()});
+  }
+  if (commands.empty()) return absl::OkStatus();
+  return RunWrites(std::move(commands), "PublishObjects");
 }
 
 absl::Status RedisDirectory::RemoveObject(const ObjectID& id) { return RemoveObjects(absl::MakeConstSpan(&id, 1)); }
 
 absl::Status RedisDirectory::RemoveObjects(absl::Span<const ObjectID> ids) {
-  absl::Status status = [&]() -> absl::Status {
-    MutexLock lock(&mu_);
-    ASSIGN_OR_RETURN(std::string node_id, OwnNodeId("RemoveObjects"));
-    const std::string set_key = codec_.NodeObjectsKey(node_id);
-    std::vector<RedisCommand> commands;
-    commands.reserve(2 * ids.size());
-    for (const ObjectID& id : ids) {
-      commands.push_back(RedisCommand{"HDEL", codec_.ObjectKey(id), node_id});
-      commands.push_back(RedisCommand{"SREM", set_key, id.Hex()});
-    }
-    if (commands.empty()) return absl::OkStatus();
-    return RunWrites(std::move(commands), "RemoveObjects");
-  }();
-  FireReconnectCallbackIfPending();
-  return status;
+  Session session(this);
+  ASSIGN_OR_RETURN(std::string node_id, OwnNodeId("RemoveObjects"));
+  const std::string set_key = codec_.NodeObjectsKey(node_id);
+  std::vector<RedisCommand> commands;
+  commands.reserve(2 * ids.size());
+  for (const ObjectID& id : ids) {
+    commands.push_back(RedisCommand{"HDEL", codec_.ObjectKey(id), node_id});
+    commands.push_back(RedisCommand{"SREM", set_key, id.Hex()});
+  }
+  if (commands.empty()) return absl::OkStatus();
+  return RunWrites(std::move(commands), "RemoveObjects");
 }
 
 absl::StatusOr<std::vector<ObjectID>> RedisDirectory::ListOwnObjects() {
-  absl::StatusOr<std::vector<ObjectID>> result = [&]() -> absl::StatusOr<std::vector<ObjectID>> {
-    MutexLock lock(&mu_);
-    ASSIGN_OR_RETURN(std::string node_id, OwnNodeId("ListOwnObjects"));
-    const std::string set_key = codec_.NodeObjectsKey(node_id);
-    std::vector<ObjectID> ids;
-    std::string cursor = "0";
-    for (int round = 0; round < kMaxListRounds; ++round) {
-      ASSIGN_OR_RETURN(std::vector<RedisReply> replies,
-                       Run({RedisCommand{"SSCAN", set_key, cursor, "COUNT", std::to_string(kListPage)}}));
-      RedisReplyView page = replies[0].view();
-      if (page.is_error()) {
-        errors_.fetch_add(1, std::memory_order_relaxed);
-        return RedisErrorReplyStatus(page, options_.address, absl::StrFormat("SSCAN %s", set_key));
-      }
-      if (!page.is_array() || page.size() != 2 || !page.element(0).is_string() || !page.element(1).is_array()) {
-        NoteGarbage(absl::StrFormat("SSCAN %s: %s", set_key, page.Describe()));
-        return ProtocolError(absl::StrFormat("SSCAN %s: malformed reply %s", set_key, page.Describe()));
-      }
-      for (const ObjectID& id : DecodeObjectMembers(page.element(1), set_key)) ids.push_back(id);
-      cursor = std::string(page.element(0).str());
-      if (cursor == "0") return ids;
+  Session session(this);
+  ASSIGN_OR_RETURN(std::string node_id, OwnNodeId("ListOwnObjects"));
+  const std::string set_key = codec_.NodeObjectsKey(node_id);
+  std::vector<ObjectID> ids;
+  std::string cursor = "0";
+  for (int round = 0; round < kMaxListRounds; ++round) {
+    ASSIGN_OR_RETURN(std::vector<RedisReply> replies,
+                     Run({RedisCommand{"SSCAN", set_key, cursor, "COUNT", std::to_string(kListPage)}}));
+    RedisReplyView page = replies[0].view();
+    if (page.is_error()) {
+      errors_.fetch_add(1, std::memory_order_relaxed);
+      return RedisErrorReplyStatus(page, options_.address, absl::StrFormat("SSCAN %s", set_key));
     }
-    return ProtocolError(absl::StrFormat("SSCAN %s: no end after %d pages", set_key, kMaxListRounds));
-  }();
-  FireReconnectCallbackIfPending();
-  return result;
+    if (!page.is_array() || page.size() != 2 || !page.element(0).is_string() || !page.element(1).is_array()) {
+      NoteGarbage(absl::StrFormat("SSCAN %s: %s", set_key, page.Describe()));
+      return ProtocolError(absl::StrFormat("SSCAN %s: malformed reply %s", set_key, page.Describe()));
+    }
+    for (const ObjectID& id : DecodeObjectMembers(page.element(1), set_key)) ids.push_back(id);
+    cursor = std::string(page.element(0).str());
+    if (cursor == "0") return ids;
+  }
+  return ProtocolError(absl::StrFormat("SSCAN %s: no end after %d pages", set_key, kMaxListRounds));
 }
 
 absl::StatusOr<std::vector<std::vector<ObjectLocation>>> RedisDirectory::Lookup(absl::Span<const ObjectID> ids) {
   using Result = std::vector<std::vector<ObjectLocation>>;
-  absl::StatusOr<Result> result = [&]() -> absl::StatusOr<Result> {
-    Result found(ids.size());
-    if (ids.empty()) return found;
-    MutexLock lock(&mu_);
+  Result found(ids.size());
+  if (ids.empty()) return found;
+  Session session(this);
 
-    // Round trip 1: every location entry of every id.
-    std::vector<RedisCommand> reads;
-    reads.reserve(ids.size());
-    for (const ObjectID& id : ids) reads.push_back(RedisCommand{"HGETALL", codec_.ObjectKey(id)});
-    ASSIGN_OR_RETURN(std::vector<RedisReply> entries, RunChunked(reads));
+  // Round trip 1: every location entry of every id.
+  std::vector<RedisCommand> reads;
+  reads.reserve(ids.size());
+  for (const ObjectID& id : ids) reads.push_back(RedisCommand{"HGETALL", codec_.ObjectKey(id)});
+  ASSIGN_OR_RETURN(std::vector<RedisReply> entries, RunChunked(reads));
 
-    Result candidates(ids.size());
-    absl::flat_hash_map<std::string, int> node_index;  // distinct node -> position in `nodes`
-    std::vector<std::string> nodes;
-    for (size_t i = 0; i < ids.size(); ++i) {
-      RedisReplyView hash = entries[i].view();
-      if (hash.is_error() && !hash.is_wrong_type()) {
-        errors_.fetch_add(1, std::memory_order_relaxed);
-        return RedisErrorReplyStatus(hash, options_.address, absl::StrFormat("HGETALL %s", reads[i][1]));
-      }
-      if (!hash.is_array() || hash.size() % 2 != 0) {
-        NoteGarbage(absl::StrFormat("HGETALL %s: %s", reads[i][1], hash.Describe()));
+  Result candidates(ids.size());
+  absl::flat_hash_map<std::string, int> node_index;  // distinct node -> position in `nodes`
+  std::vector<std::string> nodes;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    RedisReplyView hash = entries[i].view();
+    if (hash.is_error() && !hash.is_wrong_type()) {
+      errors_.fetch_add(1, std::memory_order_relaxed);
+      return RedisErrorReplyStatus(hash, options_.address, absl::StrFormat("HGETALL %s", reads[i][1]));
+    }
+    if (!hash.is_array() || hash.size() % 2 != 0) {
+      NoteGarbage(absl::StrFormat("HGETALL %s: %s", reads[i][1], hash.Describe()));
+      continue;
+    }
+    size_t pairs = hash.size() / 2;
+    if (pairs > kMaxLocationsPerObject) {
+      NoteGarbage(absl::StrFormat("HGETALL %s: %d entries; reading the first %d", reads[i][1], pairs,
+                                  kMaxLocationsPerObject));
+      pairs = kMaxLocationsPerObject;
+    }
+    for (size_t p = 0; p < pairs; ++p) {
+      RedisReplyView field = hash.element(2 * p);
+      RedisReplyView value = hash.element(2 * p + 1);
+      absl::StatusOr<ObjectLocation> location =
+          field.is_string() && value.is_string()
+              ? DirectoryCodec::DecodeLocation(field.str(), value.str())
+              : ProtocolError(absl::StrFormat("entry %s -> %s", field.Describe(), value.Describe()));
+      if (!location.ok()) {
+        NoteGarbage(absl::StrFormat("HGETALL %s: %s", reads[i][1], location.status().message()));
         continue;
       }
-      size_t pairs = hash.size() / 2;
-      if (pairs > kMaxLocationsPerObject) {
-        NoteGarbage(absl::StrFormat("HGETALL %s: %d entries; reading the first %d", reads[i][1], pairs,
-                                    kMaxLocationsPerObject));
-        pairs = kMaxLocationsPerObject;
+      if (node_index.emplace(location->node_id, static_cast<int>(nodes.size())).second) {
+        nodes.push_back(location->node_id);
       }
-      for (size_t p = 0; p < pairs; ++p) {
-        RedisReplyView field = hash.element(2 * p);
-        RedisReplyView value = hash.element(2 * p + 1);
-        absl::StatusOr<ObjectLocation> location =
-            field.is_string() && value.is_string()
-                ? DirectoryCodec::DecodeLocation(field.str(), value.str())
-                : ProtocolError(absl::StrFormat("entry %s -> %s", field.Describe(), value.Describe()));
-        if (!location.ok()) {
-          NoteGarbage(absl::StrFormat("HGETALL %s: %s", reads[i][1], location.status().message()));
-          continue;
-        }
-        if (node_index.emplace(location->node_id, static_cast<int>(nodes.size())).second) {
-          nodes.push_back(location->node_id);
-        }
-        candidates[i].push_back(*std::move(location));
-      }
+      candidates[i].push_back(*std::move(location));
     }
-    if (nodes.empty()) return found;
+  }
+  if (nodes.empty()) return found;
 
-    // Round trip 2: which of those nodes are alive — skipped for nodes seen alive within the last
-    // liveness_cache (a steady stream of fetches from the same peers then costs one round trip).
-    enum class Liveness { kAlive, kExpired, kUnknown };
-    std::vector<Liveness> liveness(nodes.size(), Liveness::kUnknown);
-    const absl::Time now = options_.clock->Now();
-    std::vector<RedisCommand> checks;
-    std::vector<size_t> checked;  // checks[k] asks about nodes[checked[k]]
-    for (size_t n = 0; n < nodes.size(); ++n) {
-      auto cached = alive_until_.find(nodes[n]);
-      if (cached != alive_until_.end() && cached->second > now) {
+  // Round trip 2: which of those nodes are alive — skipped for nodes seen alive within the last
+  // liveness_cache (a steady stream of fetches from the same peers then costs one round trip).
+  enum class Liveness { kAlive, kExpired, kUnknown };
+  std::vector<Liveness> liveness(nodes.size(), Liveness::kUnknown);
+  const absl::Time now = options_.clock->Now();
+  std::vector<RedisCommand> checks;
+  std::vector<size_t> checked;  // checks[k] asks about nodes[checked[k]]
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    auto cached = alive_until_.find(nodes[n]);
+    if (cached != alive_until_.end() && cached->second > now) {
+      liveness[n] = Liveness::kAlive;
+      liveness_cache_hits_.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    checks.push_back(RedisCommand{"EXISTS", codec_.NodeKey(nodes[n])});
+    checked.push_back(n);
+  }
+  if (!checks.empty()) {
+    ASSIGN_OR_RETURN(std::vector<RedisReply> exists, RunChunked(checks));
+    if (alive_until_.size() > kMaxCachedNodes) alive_until_.clear();
+    for (size_t k = 0; k < checks.size(); ++k) {
+      const size_t n = checked[k];
+      RedisReplyView reply = exists[k].view();
+      if (reply.is_integer() && reply.integer() == 1) {
         liveness[n] = Liveness::kAlive;
-        liveness_cache_hits_.fetch_add(1, std::memory_order_relaxed);
-        continue;
-      }
-      checks.push_back(RedisCommand{"EXISTS", codec_.NodeKey(nodes[n])});
-      checked.push_back(n);
-    }
-    if (!checks.empty()) {
-      ASSIGN_OR_RETURN(std::vector<RedisReply> exists, RunChunked(checks));
-      if (alive_until_.size() > kMaxCachedNodes) alive_until_.clear();
-      for (size_t k = 0; k < checks.size(); ++k) {
-        const size_t n = checked[k];
-        RedisReplyView reply = exists[k].view();
-        if (reply.is_integer() && reply.integer() == 1) {
-          liveness[n] = Liveness::kAlive;
-          if (options_.liveness_cache > absl::ZeroDuration()) alive_until_[nodes[n]] = now + options_.liveness_cache;
-        } else if (reply.is_integer() && reply.integer() == 0) {
-          liveness[n] = Liveness::kExpired;
-          alive_until_.erase(nodes[n]);
-        } else {
-          NoteGarbage(absl::StrFormat("EXISTS %s: %s", checks[k][1], reply.Describe()));
-        }
-      }
-    }
-
-    // Keep live nodes' entries; delete expired nodes' entries (best effort, a third round trip
-    // only when there is something to clean).
-    std::vector<RedisCommand> cleanups;
-    for (size_t i = 0; i < ids.size(); ++i) {
-      for (ObjectLocation& location : candidates[i]) {
-        switch (liveness[node_index[location.node_id]]) {
-          case Liveness::kAlive:
-            found[i].push_back(std::move(location));
-            break;
-          case Liveness::kExpired:
-            cleanups.push_back(RedisCommand{"HDEL", reads[i][1], location.node_id});
-            break;
-          case Liveness::kUnknown:
-            break;
-        }
-      }
-    }
-    if (!cleanups.empty()) {
-      absl::StatusOr<std::vector<RedisReply>> cleaned = RunChunked(cleanups);
-      if (!cleaned.ok()) {
-        LOG(WARNING) << "directory: cleaning entries of expired nodes failed: " << cleaned.status();
+        if (options_.liveness_cache > absl::ZeroDuration()) alive_until_[nodes[n]] = now + options_.liveness_cache;
+      } else if (reply.is_integer() && reply.integer() == 0) {
+        liveness[n] = Liveness::kExpired;
+        alive_until_.erase(nodes[n]);
       } else {
-        for (const RedisReply& reply : *cleaned) {
-          if (reply.view().is_integer() && reply.view().integer() > 0) {
-            cleaned_entries_.fetch_add(static_cast<uint64_t>(reply.view().integer()), std::memory_order_relaxed);
-          }
+        NoteGarbage(absl::StrFormat("EXISTS %s: %s", checks[k][1], reply.Describe()));
+      }
+    }
+  }
+
+  // Keep live nodes' entries; delete expired nodes' entries (best effort, a third round trip
+  // only when there is something to clean).
+  std::vector<RedisCommand> cleanups;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    for (ObjectLocation& location : candidates[i]) {
+      switch (liveness[node_index[location.node_id]]) {
+        case Liveness::kAlive:
+          found[i].push_back(std::move(location));
+          break;
+        case Liveness::kExpired:
+          cleanups.push_back(RedisCommand{"HDEL", reads[i][1], location.node_id});
+          break;
+        case Liveness::kUnknown:
+          break;
+      }
+    }
+  }
+  if (!cleanups.empty()) {
+    absl::StatusOr<std::vector<RedisReply>> cleaned = RunChunked(cleanups);
+    if (!cleaned.ok()) {
+      LOG(WARNING) << "directory: cleaning entries of expired nodes failed: " << cleaned.status();
+    } else {
+      for (const RedisReply& reply : *cleaned) {
+        if (reply.view().is_integer() && reply.view().integer() > 0) {
+          cleaned_entries_.fetch_add(static_cast<uint64_t>(reply.view().integer()), std::memory_order_relaxed);
         }
       }
     }
-    return found;
-  }();
-  FireReconnectCallbackIfPending();
-  return result;
+  }
+  return found;
 }
 
 }  // namespace rplasma
