@@ -53,13 +53,8 @@ absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler, const Tr
   policy_ = std::make_unique<fetch::ThresholdPolicy>(policy_options);
   RETURN_IF_ERROR(policy_options.Validate());
 
-  transport::TransportOptions transport_options;
+  transport::TransportOptions transport_options = options_.peer_transport;
   transport_options.secret = secret;
-  transport_options.rdma_device = options_.rdma_device;
-  transport_options.qp_timeout = options_.qp_timeout;
-  transport_options.retry_count = options_.retry_count;
-  transport_options.rnr_retry = options_.rnr_retry;
-  transport_options.cq_spin = options_.cq_spin;
   RETURN_IF_ERROR(transport_options.Validate());
   ASSIGN_OR_RETURN(MadeTransport made, MakeTransport(options_.transport, transport_options));
   transport_ = std::move(made.transport);
@@ -67,10 +62,7 @@ absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler, const Tr
   if (made.fell_back) stats_.transport_fallbacks.fetch_add(1, std::memory_order_relaxed);
   RETURN_IF_ERROR(transport_->RegisterArena(client_->arena_base(), client_->arena_size()));
 
-  RedisDirectoryOptions directory_options;
-  directory_options.address = options_.redis;
-  directory_options.node_ttl = options_.node_ttl;
-  directory_options.op_timeout = options_.redis_timeout;
+  RedisDirectoryOptions directory_options = options_.directory;
   directory_options.clock = clock_;
   ASSIGN_OR_RETURN(std::unique_ptr<RedisDirectory> directory, RedisDirectory::Create(directory_options));
   redis_ = directory.get();
@@ -80,7 +72,7 @@ absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler, const Tr
   ASSIGN_OR_RETURN(lookups_, RedisDirectory::Create(directory_options));
 
   peer::PeerServiceOptions service_options;
-  service_options.leases.ttl = options_.lease_ttl;
+  service_options.leases = options_.leases;
   service_options.clock = clock_;
   transport::Transport* transport = transport_.get();
   ASSIGN_OR_RETURN(peer_service_, peer::PeerService::Create(service_options, store_.get(),
@@ -105,10 +97,9 @@ absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler, const Tr
 
   channels_ = std::make_unique<fetch::ChannelCache>(transport_.get(), verbs, lookups_.get(), policy_.get(), store_.get(),
                                                     &stats_, clock_);
-  fetch::FetchEngineOptions fetch_options;
+  fetch::FetchEngineOptions fetch_options = options_.fetch;
   fetch_options.self_node_id = node_id_;
-  fetch_options.read_chunk_bytes = options_.read_chunk_bytes;
-  fetch_options.location_cache.node_ttl = options_.node_ttl;
+  fetch_options.location_cache.node_ttl = options_.directory.node_ttl;
   expected_copies_ = std::make_unique<fetch::ExpectedCopies>(clock_);
   fetch_options.expected_copies = expected_copies_.get();
   RETURN_IF_ERROR(fetch_options.Validate());
@@ -148,7 +139,7 @@ absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler, const Tr
 }
 
 void Manager::HeartbeatLoop() {
-  const absl::Duration interval = options_.node_ttl / 3;
+  const absl::Duration interval = options_.directory.node_ttl / 3;
   absl::Time last_log = absl::InfinitePast();
   MutexLock lock(&heartbeat_mu_);
   while (!lock.AwaitWithTimeout(absl::Condition(&stopping_), interval)) {

@@ -12,45 +12,51 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "protocol/base/byte_size.h"
 #include "protocol/base/command_line.h"
 #include "protocol/base/default_socket.h"
 #include "protocol/base/logging.h"
 #include "protocol/base/service_notify.h"
 
+namespace {
+// Every flag's default is the struct's (the value written in the option struct of the part it sets).
+const rplasma::manager::ManagerOptions kDefaults;
+}  // namespace
+
 ABSL_FLAG(std::string, store_socket, rplasma::DefaultStoreSocket(), "rplasma-store socket");
 ABSL_FLAG(std::string, redis, "", "Redis: host:port or unix:/path (required)");
-ABSL_FLAG(std::string, listen, "127.0.0.1:0", "peer listener host:port (port 0 picks one)");
+ABSL_FLAG(std::string, listen, kDefaults.listen, "peer listener host:port (port 0 picks one)");
 ABSL_FLAG(std::string, client_socket, rplasma::DefaultManagerSocket(),
           "Unix socket for applications' Fetch and stats (the CLI's default --manager-socket); empty: none");
-ABSL_FLAG(std::string, transport, "tcp", "tcp | verbs | auto (verbs if an RDMA device exists)");
+ABSL_FLAG(std::string, transport, kDefaults.transport, "tcp | verbs | auto (verbs if an RDMA device exists)");
 ABSL_FLAG(std::string, pin_threshold, "",
           "BYTES | auto | FILE: objects up to this size use Get, larger ones Pin (default 65536)");
 ABSL_FLAG(std::string, rdma_threshold, "", "alias of --pin-threshold (the old name)");
 ABSL_FLAG(std::string, secret_file, "",
           "file holding the cluster's shared peer secret (required; >= 16 bytes, mode 0600 or 0400)");
-ABSL_FLAG(std::string, node_name, "node", "node name; the node id adds a random suffix");
-ABSL_FLAG(absl::Duration, lease_ttl, absl::Seconds(30), "lifetime of a pin held for a peer");
-ABSL_FLAG(absl::Duration, node_ttl, absl::Seconds(5), "directory node record TTL (heartbeat every ttl/3)");
-ABSL_FLAG(absl::Duration, redis_timeout, absl::Seconds(1), "bound on one directory operation");
-ABSL_FLAG(uint64_t, max_client_connections, 256, "client socket: connections served at once (more are closed)");
-ABSL_FLAG(absl::Duration, client_request_deadline, absl::Seconds(5),
+ABSL_FLAG(std::string, node_name, kDefaults.node_name, "node name; the node id adds a random suffix");
+ABSL_FLAG(absl::Duration, lease_ttl, kDefaults.leases.ttl, "lifetime of a pin held for a peer");
+ABSL_FLAG(absl::Duration, node_ttl, kDefaults.directory.node_ttl, "directory node record TTL (heartbeat every ttl/3)");
+ABSL_FLAG(absl::Duration, redis_timeout, kDefaults.directory.op_timeout, "bound on one directory operation");
+ABSL_FLAG(uint64_t, max_client_connections, kDefaults.max_client_connections, "client socket: connections served at once (more are closed)");
+ABSL_FLAG(absl::Duration, client_request_deadline, kDefaults.client_request_deadline,
           "client socket: a request that has started arriving must be complete within it (idle connections may stay)");
-ABSL_FLAG(absl::Duration, reconcile_interval, absl::Seconds(30),
+ABSL_FLAG(absl::Duration, reconcile_interval, kDefaults.reconcile_interval,
           "how often this node's directory entries are checked against the store (missing published, stale removed)");
-ABSL_FLAG(std::string, rdma_device, "", "verbs device (default: chosen by rdma_cm)");
-ABSL_FLAG(int, qp_timeout, 14, "verbs QP timeout exponent (4.096us * 2^N)");
-ABSL_FLAG(int, retry_count, 7, "verbs QP retry count (0..7)");
-ABSL_FLAG(int, rnr_retry, 6, "verbs RNR retry (0..6)");
-ABSL_FLAG(absl::Duration, cq_spin, absl::Microseconds(50),
+ABSL_FLAG(std::string, rdma_device, kDefaults.peer_transport.rdma_device, "verbs device (default: chosen by rdma_cm)");
+ABSL_FLAG(int, qp_timeout, kDefaults.peer_transport.qp_timeout, "verbs QP timeout exponent (4.096us * 2^N)");
+ABSL_FLAG(int, retry_count, kDefaults.peer_transport.retry_count, "verbs QP retry count (0..7)");
+ABSL_FLAG(int, rnr_retry, kDefaults.peer_transport.rnr_retry, "verbs RNR retry (0..6)");
+ABSL_FLAG(absl::Duration, cq_spin, kDefaults.peer_transport.cq_spin,
           "verbs: how long a waiting thread busy-polls the completion queue before blocking (0: block at once)");
-ABSL_FLAG(std::string, read_chunk_bytes, "4M",
+ABSL_FLAG(std::string, read_chunk_bytes, rplasma::FormatByteSize(kDefaults.fetch.read_chunk_bytes),
           "Pin path: bytes per Read (each chunk is checksummed while the next one is read)");
 
-ABSL_FLAG(int32_t, metrics_port, 0, "serve Prometheus metrics at http://ADDRESS:PORT/metrics; 0 = off");
-ABSL_FLAG(std::string, metrics_address, "127.0.0.1", "address the metrics endpoint binds (numeric IPv4 or IPv6)");
-ABSL_FLAG(std::string, metrics_file, "",
+ABSL_FLAG(int32_t, metrics_port, kDefaults.metrics.port, "serve Prometheus metrics at http://ADDRESS:PORT/metrics; 0 = off");
+ABSL_FLAG(std::string, metrics_address, kDefaults.metrics.address, "address the metrics endpoint binds (numeric IPv4 or IPv6)");
+ABSL_FLAG(std::string, metrics_file, kDefaults.metrics.file,
           "also write the metrics to this file (through a rename) for node_exporter's textfile collector; '' = off");
-ABSL_FLAG(absl::Duration, metrics_file_interval, absl::Seconds(15), "how often --metrics-file is rewritten");
+ABSL_FLAG(absl::Duration, metrics_file_interval, kDefaults.metrics.file_interval, "how often --metrics-file is rewritten");
 
 namespace rplasma::manager {
 
@@ -76,7 +82,7 @@ ManagerOptions ParseManagerCommandLine(int argc, char** argv) {
 
   ManagerOptions options;
   options.store_socket = absl::GetFlag(FLAGS_store_socket);
-  options.redis = absl::GetFlag(FLAGS_redis);
+  options.directory.address = absl::GetFlag(FLAGS_redis);
   options.listen = absl::GetFlag(FLAGS_listen);
   options.client_socket = absl::GetFlag(FLAGS_client_socket);
   options.transport = absl::GetFlag(FLAGS_transport);
@@ -86,21 +92,21 @@ ManagerOptions ParseManagerCommandLine(int argc, char** argv) {
   options.pin_threshold = *pin_threshold;
   options.secret_file = absl::GetFlag(FLAGS_secret_file);
   options.node_name = absl::GetFlag(FLAGS_node_name);
-  options.lease_ttl = absl::GetFlag(FLAGS_lease_ttl);
-  options.node_ttl = absl::GetFlag(FLAGS_node_ttl);
-  options.redis_timeout = absl::GetFlag(FLAGS_redis_timeout);
+  options.leases.ttl = absl::GetFlag(FLAGS_lease_ttl);
+  options.directory.node_ttl = absl::GetFlag(FLAGS_node_ttl);
+  options.directory.op_timeout = absl::GetFlag(FLAGS_redis_timeout);
   options.reconcile_interval = absl::GetFlag(FLAGS_reconcile_interval);
   options.max_client_connections = absl::GetFlag(FLAGS_max_client_connections);
   options.client_request_deadline = absl::GetFlag(FLAGS_client_request_deadline);
-  options.rdma_device = absl::GetFlag(FLAGS_rdma_device);
-  options.qp_timeout = absl::GetFlag(FLAGS_qp_timeout);
-  options.retry_count = absl::GetFlag(FLAGS_retry_count);
-  options.rnr_retry = absl::GetFlag(FLAGS_rnr_retry);
-  options.cq_spin = absl::GetFlag(FLAGS_cq_spin);
+  options.peer_transport.rdma_device = absl::GetFlag(FLAGS_rdma_device);
+  options.peer_transport.qp_timeout = absl::GetFlag(FLAGS_qp_timeout);
+  options.peer_transport.retry_count = absl::GetFlag(FLAGS_retry_count);
+  options.peer_transport.rnr_retry = absl::GetFlag(FLAGS_rnr_retry);
+  options.peer_transport.cq_spin = absl::GetFlag(FLAGS_cq_spin);
   absl::StatusOr<uint64_t> read_chunk_bytes =
       command_line.ByteSize("read_chunk_bytes", absl::GetFlag(FLAGS_read_chunk_bytes));
   if (!read_chunk_bytes.ok()) command_line.ExitWithUsageError(read_chunk_bytes.status());
-  options.read_chunk_bytes = *read_chunk_bytes;
+  options.fetch.read_chunk_bytes = *read_chunk_bytes;
   const int32_t metrics_port = absl::GetFlag(FLAGS_metrics_port);
   if (metrics_port < 0 || metrics_port > 65535) {
     command_line.ExitWithUsageError(absl::InvalidArgumentError("--metrics-port must be 0..65535"));

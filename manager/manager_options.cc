@@ -8,7 +8,7 @@ absl::Status ManagerOptions::Validate() const {
   auto invalid = [](absl::string_view m) { return MakeError(ErrorCode::kInvalidArgument, m); };
   if (store_socket.empty()) return invalid("--store-socket is required");
   if (absl::Status s = metrics.Validate(); !s.ok()) return s;
-  if (redis.empty()) return invalid("--redis is required (host:port or unix:/path)");
+  if (directory.address.empty()) return invalid("--redis is required (host:port or unix:/path)");
   if (listen.empty() || listen.find(':') == std::string::npos) return invalid("--listen must be host:port");
   if (transport != "tcp" && transport != "verbs" && transport != "auto") {
     return invalid("--transport must be tcp, verbs or auto");
@@ -22,13 +22,13 @@ absl::Status ManagerOptions::Validate() const {
                     c == '_' || c == '-';
     if (!ok) return invalid("--node-name may hold only [A-Za-z0-9._-]");
   }
-  if (lease_ttl < absl::Milliseconds(100)) return invalid("--lease-ttl must be at least 100ms");
-  if (node_ttl < absl::Milliseconds(300)) return invalid("--node-ttl must be at least 300ms");
-  if (redis_timeout <= absl::ZeroDuration()) return invalid("--redis-timeout must be positive");
+  if (leases.ttl < absl::Milliseconds(100)) return invalid("--lease-ttl must be at least 100ms");
+  if (directory.node_ttl < absl::Milliseconds(300)) return invalid("--node-ttl must be at least 300ms");
+  if (directory.op_timeout <= absl::ZeroDuration()) return invalid("--redis-timeout must be positive");
   if (reconcile_interval < absl::Milliseconds(100)) return invalid("--reconcile-interval must be at least 100ms");
   if (max_client_connections == 0) return invalid("--max-client-connections must be positive");
   if (client_request_deadline < absl::Milliseconds(10)) return invalid("--client-request-deadline must be at least 10ms");
-  if (read_chunk_bytes < 4096) return invalid("--read-chunk-bytes must be at least 4096");
+  if (fetch.read_chunk_bytes < 4096) return invalid("--read-chunk-bytes must be at least 4096");
   return absl::OkStatus();
 }
 

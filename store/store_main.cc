@@ -10,12 +10,18 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "protocol/base/byte_size.h"
 #include "protocol/base/command_line.h"
 #include "protocol/base/default_socket.h"
 #include "protocol/base/logging.h"
 #include "protocol/base/service_notify.h"
 #include "store/store_options.h"
 #include "store/store_server.h"
+
+namespace {
+// Every flag's default is StoreOptions' (written once, in store/store_options.h).
+const rplasma::StoreOptions kDefaults;
+}  // namespace
 
 ABSL_FLAG(std::string, socket, rplasma::DefaultStoreSocket(),
           "Unix socket to listen on (its directory is created 0700 if missing)");
@@ -24,25 +30,25 @@ ABSL_FLAG(std::string, hugepages, "",
           "back the arena with huge pages (a sealed hugetlb memfd): 'on' for the system's default huge page size, "
           "or a page size such as 2M or 1G; a hugetlbfs mount directory is still accepted and only tells the page "
           "size (nothing is created in it). Default: off (normal pages)");
-ABSL_FLAG(std::string, name, "rplasma-store", "store name reported to clients and in logs");
-ABSL_FLAG(absl::Duration, partial_frame_timeout, absl::Seconds(5),
+ABSL_FLAG(std::string, name, kDefaults.name, "store name reported to clients and in logs");
+ABSL_FLAG(absl::Duration, partial_frame_timeout, kDefaults.partial_frame_timeout,
           "a client that started a request frame and has not completed it within this is disconnected");
-ABSL_FLAG(std::string, max_partial_frame_bytes, "64M",
+ABSL_FLAG(std::string, max_partial_frame_bytes, rplasma::FormatByteSize(kDefaults.max_partial_frame_bytes),
           "cap on the bytes of incomplete request frames across all clients (the client holding the most is "
           "disconnected past it)");
-ABSL_FLAG(std::string, max_output_bytes, "64M",
+ABSL_FLAG(std::string, max_output_bytes, rplasma::FormatByteSize(kDefaults.max_output_bytes),
           "a client with more replies/events queued than this (a subscriber that fell behind) is disconnected");
 
 ABSL_FLAG(std::string, index_entries, "auto",
           "entries of the shared-memory index that serves gets with no IPC (a power of two >= 16, 64 bytes each); "
           "0 = off (every get uses the socket); auto = one per 4 KiB of arena, 4096 to 1M");
-ABSL_FLAG(uint64_t, slots_per_client, 4096,
+ABSL_FLAG(uint64_t, slots_per_client, kDefaults.slots_per_client,
           "references each client can hold through its shared-memory slots (a power of two >= 16); more use the socket");
-ABSL_FLAG(int32_t, metrics_port, 0, "serve Prometheus metrics at http://ADDRESS:PORT/metrics; 0 = off");
-ABSL_FLAG(std::string, metrics_address, "127.0.0.1", "address the metrics endpoint binds (numeric IPv4 or IPv6)");
-ABSL_FLAG(std::string, metrics_file, "",
+ABSL_FLAG(int32_t, metrics_port, kDefaults.metrics.port, "serve Prometheus metrics at http://ADDRESS:PORT/metrics; 0 = off");
+ABSL_FLAG(std::string, metrics_address, kDefaults.metrics.address, "address the metrics endpoint binds (numeric IPv4 or IPv6)");
+ABSL_FLAG(std::string, metrics_file, kDefaults.metrics.file,
           "also write the metrics to this file (through a rename) for node_exporter's textfile collector; '' = off");
-ABSL_FLAG(absl::Duration, metrics_file_interval, absl::Seconds(15), "how often --metrics-file is rewritten");
+ABSL_FLAG(absl::Duration, metrics_file_interval, kDefaults.metrics.file_interval, "how often --metrics-file is rewritten");
 
 namespace {
 

@@ -61,7 +61,7 @@ absl::Status ResultReporter::Add(BenchResult r) {
   if (table_ != nullptr) {
     if (!header_printed_) PrintHeader();
     *table_ << absl::StrFormat("%-20s %-12s %-6s %9s %12.0f %9.3f %10.2f %10.2f %10.2f %8d  %s\n",
-                               r.benchmark, r.system, r.transport, FormatSize(r.object_size), r.ops_per_s,
+                               r.benchmark, r.system, r.transport, FormatByteSize(r.object_size), r.ops_per_s,
                                r.gb_per_s, r.latency.mean_us, r.latency.p50_us, r.latency.p99_us,
                                r.latency.count, detail)
             << std::flush;

@@ -25,14 +25,4 @@ absl::StatusOr<std::vector<uint64_t>> ParseSizeList(absl::string_view text) {
   return sizes;
 }
 
-std::string FormatSize(uint64_t bytes) {
-  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int unit = 0;
-  while (unit < 4 && bytes != 0 && bytes % 1024 == 0) {
-    bytes /= 1024;
-    ++unit;
-  }
-  return absl::StrFormat("%d%s", bytes, kUnits[unit]);
-}
-
 }  // namespace rplasma::bench

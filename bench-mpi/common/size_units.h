@@ -2,7 +2,7 @@
 //
 // Parsing is ParseByteSize's (protocol/base/byte_size.h: binary units, decimals such as 1.5M)
 // and also rejects zero: a benchmark size or count of 0 measures nothing. Errors are
-// kInvalidArgument and quote the offending text.
+// kInvalidArgument and quote the offending text. Sizes are printed by FormatByteSize ("4KiB").
 #ifndef RPLASMA_BENCH_MPI_COMMON_SIZE_UNITS_H_
 #define RPLASMA_BENCH_MPI_COMMON_SIZE_UNITS_H_
 
@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "protocol/base/byte_size.h"
 
 namespace rplasma::bench {
 
@@ -19,8 +20,6 @@ namespace rplasma::bench {
 absl::StatusOr<uint64_t> ParseSize(absl::string_view text);
 // "16,4K,1M" -> {16, 4096, 1048576}, in the order given.
 absl::StatusOr<std::vector<uint64_t>> ParseSizeList(absl::string_view text);
-// 4096 -> "4KiB", 1536 -> "1536B", 64 << 20 -> "64MiB": exact, the largest unit that divides.
-std::string FormatSize(uint64_t bytes);
 
 }  // namespace rplasma::bench
 

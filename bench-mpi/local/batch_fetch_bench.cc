@@ -46,7 +46,7 @@ absl::Status WaitForRoom(Client& client, uint64_t bytes, const char* node) {
     if (absl::Now() > give_up) {
       return MakeError(ErrorCode::kOutOfMemory,
                        absl::StrFormat("node %s's arena: %s free after %s, a batch needs %s", node,
-                                       FormatSize(free_bytes), absl::FormatDuration(kSettleWait), FormatSize(bytes)));
+                                       FormatByteSize(free_bytes), absl::FormatDuration(kSettleWait), FormatByteSize(bytes)));
     }
     absl::SleepFor(absl::Milliseconds(1));
   }
@@ -100,7 +100,7 @@ absl::Status PutBatch(const BatchFetchPeers& peers, uint64_t size, int64_t count
     absl::Status status = peers.owner->Put(ids->back(), bytes);
     if (!status.ok()) {
       return MakeError(ErrorCode::kUnavailable, absl::StrFormat("put of batch object %d of %d (%s) on node A: %s", i,
-                                                                count, FormatSize(size), status.message()));
+                                                                count, FormatByteSize(size), status.message()));
     }
   }
   return absl::OkStatus();
@@ -116,7 +116,7 @@ absl::Status TimedBatchFetch(const BatchFetchPeers& peers, const std::vector<Obj
   *ns = NowNs() - t0;
   if (!status.ok()) {
     status = MakeError(ErrorCodeOf(status), absl::StrFormat("%s Fetch of %d x %s on node B: %s", what, ids.size(),
-                                                            FormatSize(size), status.message()));
+                                                            FormatByteSize(size), status.message()));
   }
   if (status.ok()) status = VerifyBatch(*peers.reader, ids, seeds, size);
   return status;
@@ -225,8 +225,8 @@ absl::Status RunBatchFetchSize(const LocalBenchOptions& options, const BatchFetc
   const int64_t count = options.BatchCount(size);
   if (count < options.batch) {
     out << absl::StrFormat("  batch of %s objects capped at %d (not %d): %d x %s <= --batch-bytes %s\n",
-                           FormatSize(size), count, options.batch, count, FormatSize(size),
-                           FormatSize(options.batch_bytes));
+                           FormatByteSize(size), count, options.batch, count, FormatByteSize(size),
+                           FormatByteSize(options.batch_bytes));
   }
   std::vector<std::string> keys;
   for (int64_t i = 0; i < count; ++i) keys.push_back(absl::StrCat("rplasma-bench-batch:", size, ":", i));
@@ -287,7 +287,7 @@ void PrintBatchFetchTable(const ResultReporter& reporter, std::ostream& out) {
     }
     out << absl::StrFormat(
         "%9s %6.0f %10.3f %21s %10.3f %10.3f %8.3f %9.3f %10.3f %9.2fx %9.2fx %9.2fx %10.0f %12.3fx\n",
-        FormatSize(f.object_size), f.Metric("batch"), f.latency.p50_us / 1e3,
+        FormatByteSize(f.object_size), f.Metric("batch"), f.latency.p50_us / 1e3,
         absl::StrFormat("(%.3f..%.3f)", f.latency.min_us / 1e3, f.latency.max_us / 1e3),
         w ? w->latency.p50_us / 1e3 : 0.0, h ? h->latency.p50_us / 1e3 : 0.0, f.gb_per_s,
         m ? m->latency.p50_us / 1e3 : 0.0, s ? s->latency.p50_us / 1e3 : 0.0, f.Metric("ratio_vs_mget"),

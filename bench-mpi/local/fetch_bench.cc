@@ -231,7 +231,7 @@ absl::Status RunFetchBench(const LocalBenchOptions& options, std::ostream& out) 
     return MakeError(ErrorCode::kOutOfMemory,
                      absl::StrFormat("arenas of %s (node A) and %s (node B) exceed the %s of free RAM; use smaller "
                                      "--sizes, --batch or --batch-bytes",
-                                     FormatSize(memory_a), FormatSize(memory_b), FormatSize(available)));
+                                     FormatByteSize(memory_a), FormatByteSize(memory_b), FormatByteSize(available)));
   }
 
   ASSIGN_OR_RETURN(ScratchDir dir, ScratchDir::Create("rplasma-bench-fetch"));
@@ -241,7 +241,7 @@ absl::Status RunFetchBench(const LocalBenchOptions& options, std::ostream& out) 
   redis_options.max_value_bytes = std::max<uint64_t>(redis_options.max_value_bytes, largest);
   ASSIGN_OR_RETURN(std::unique_ptr<RedisServer> redis_server, RedisServer::Start(redis_options));
   out << absl::StrFormat("redis-server (directory and peer) on %s; node A arena %s, node B arena %s\n",
-                         redis_server->address(), FormatSize(memory_a), FormatSize(memory_b));
+                         redis_server->address(), FormatByteSize(memory_a), FormatByteSize(memory_b));
   ASSIGN_OR_RETURN(FetchNode a, StartFetchNode("a", memory_a, *redis_server, secret_file, options));
   ASSIGN_OR_RETURN(FetchNode b, StartFetchNode("b", memory_b, *redis_server, secret_file, options));
   ASSIGN_OR_RETURN(RedisConnection redis, RedisConnection::Connect(redis_server->host(), redis_server->port()));
@@ -259,7 +259,7 @@ absl::Status RunFetchBench(const LocalBenchOptions& options, std::ostream& out) 
   if (options.batch > 1) {
     out << absl::StrFormat("then per size a batch of %d objects (at most %s) in one Fetch, against Redis MGET and "
                            "a TCP stream of the same bytes: %d rounds after a warm-up\n",
-                           options.batch, FormatSize(options.batch_bytes), options.rounds);
+                           options.batch, FormatByteSize(options.batch_bytes), options.rounds);
   }
   out << "\n";
 

@@ -74,7 +74,7 @@ absl::Status RunLocalBench(const LocalBenchOptions& options, std::ostream& out) 
   if (socket.empty()) {
     StoreProcessOptions store_options;
     store_options.memory = options.memory_bytes != 0 ? options.memory_bytes : options.DefaultMemoryBytes();
-    out << absl::StrFormat("starting rplasma-store with a %s arena\n", FormatSize(store_options.memory));
+    out << absl::StrFormat("starting rplasma-store with a %s arena\n", FormatByteSize(store_options.memory));
     ASSIGN_OR_RETURN(own_store, StoreProcess::Start(store_options));
     socket = own_store->socket_path();
   }
@@ -92,9 +92,9 @@ absl::Status RunLocalBench(const LocalBenchOptions& options, std::ostream& out) 
   ASSIGN_OR_RETURN(std::unique_ptr<ResultReporter> reporter, ResultReporter::Create(options.csv_path, &out));
 
   std::vector<std::string> size_names;
-  for (uint64_t size : options.sizes) size_names.push_back(FormatSize(size));
+  for (uint64_t size : options.sizes) size_names.push_back(FormatByteSize(size));
   out << absl::StrFormat("store %s (pid %d), arena %s; sizes %s; up to %d iterations or %s each\n",
-                         client->store_name(), store_pid, FormatSize(client->arena_size()),
+                         client->store_name(), store_pid, FormatByteSize(client->arena_size()),
                          absl::StrJoin(size_names, ","), options.iterations,
                          absl::FormatDuration(options.duration));
   out << absl::StrFormat("machine: %d cpus, load average %s (other processes skew every number)\n\n",

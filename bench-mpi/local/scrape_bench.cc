@@ -173,7 +173,7 @@ absl::Status RunScrapeBench(const LocalBenchOptions& options, std::ostream& out)
     const PerSize& p = per_size[s];
     const double off = Median(p.p50[0]);
     const double on = Median(p.p50[1]);
-    out << absl::StrFormat("%-8s %14.1f %14.1f %8.3f %14.3f %9d%s\n", FormatSize(options.sizes[s]), off, on,
+    out << absl::StrFormat("%-8s %14.1f %14.1f %8.3f %14.3f %9d%s\n", FormatByteSize(options.sizes[s]), off, on,
                            off > 0 ? on / off : 0, Median(p.ratio), p.scrapes,
                            p.scrape_failures > 0 ? absl::StrCat(" (", p.scrape_failures, " failed)") : "");
   }

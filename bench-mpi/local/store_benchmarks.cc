@@ -33,7 +33,7 @@ absl::Status Report(const StoreBenchContext& ctx, const std::string& benchmark, 
 absl::Status WithSize(absl::Status status, absl::string_view what, uint64_t size) {
   if (status.ok()) return status;
   return MakeError(ErrorCodeOf(status),
-                   absl::StrFormat("%s of %s: %s", what, FormatSize(size), status.message()));
+                   absl::StrFormat("%s of %s: %s", what, FormatByteSize(size), status.message()));
 }
 
 }  // namespace

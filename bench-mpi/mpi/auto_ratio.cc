@@ -27,11 +27,11 @@ std::string AutoRatioSummary(const std::vector<AutoRatioPoint>& points, double t
     if (ratio < 0) continue;
     absl::StrAppend(&out, absl::StrFormat("  %-12s %8s: send %10.1f us  read %10.1f us  auto %10.1f us  "
                                           "auto/best %.3f%s\n",
-                                          p.label, FormatSize(p.size), p.get_p50_us, p.pin_p50_us, p.auto_p50_us,
+                                          p.label, FormatByteSize(p.size), p.get_p50_us, p.pin_p50_us, p.auto_p50_us,
                                           ratio, ratio >= target ? "" : absl::StrFormat("  (< %.2f)", target)));
     if (with_ratio == 0 || ratio < worst) {
       worst = ratio;
-      worst_at = absl::StrCat(p.label, " ", FormatSize(p.size));
+      worst_at = absl::StrCat(p.label, " ", FormatByteSize(p.size));
     }
     ++with_ratio;
     if (ratio >= target) ++reached;

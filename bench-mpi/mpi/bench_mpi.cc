@@ -195,7 +195,7 @@ absl::Status BenchMpi::SweepPoint(FetchPattern pattern, int concurrency, uint64_
     if (protocol == FetchProtocol::kGet && size > kMaxGetBytes) {
       if (world_.root()) {
         std::printf("  skip %s get %s: a Get reply is at most 64 MiB (transport::kMaxCallBytes)\n",
-                    std::string(FetchPatternName(pattern)).c_str(), FormatSize(size).c_str());
+                    std::string(FetchPatternName(pattern)).c_str(), FormatByteSize(size).c_str());
       }
       continue;
     }
@@ -210,7 +210,7 @@ absl::Status BenchMpi::SweepPoint(FetchPattern pattern, int concurrency, uint64_
     std::string names;
     for (FetchProtocol p : protocols) absl::StrAppend(&names, names.empty() ? "" : ",", FetchProtocolName(p));
     std::printf("  [%s c=%d batch=%d %s] %s: %d+%d rounds each, interleaved ...\n",
-                std::string(FetchPatternName(pattern)).c_str(), concurrency, options_.batch, FormatSize(size).c_str(),
+                std::string(FetchPatternName(pattern)).c_str(), concurrency, options_.batch, FormatByteSize(size).c_str(),
                 names.c_str(), options_.warmup, options_.repeat);
     std::fflush(stdout);
   }

@@ -110,7 +110,7 @@ void PrintTable(const std::vector<ResultRow>& rows) {
   for (const ResultRow& r : rows) {
     if (r.rank >= 0) continue;
     std::printf("%-10s %-10s %-9s %-5s %9s %3d %10.0f %9.3f %10.1f %10.1f %10.1f %10.1f\n", r.benchmark.c_str(),
-                r.system.c_str(), r.pattern.c_str(), r.protocol.c_str(), FormatSize(r.object_size).c_str(),
+                r.system.c_str(), r.pattern.c_str(), r.protocol.c_str(), FormatByteSize(r.object_size).c_str(),
                 r.concurrency, r.ops_per_s, r.gb_per_s, r.mean_us, r.p50_us, r.p95_us, r.p99_us);
   }
   std::fflush(stdout);

@@ -104,12 +104,12 @@ void PrintWhy(const char* who, const std::vector<uint64_t>& sizes, const std::ve
               c.get.latency_us, c.get.us_per_byte > 0 ? 1e-3 / c.get.us_per_byte : 0, c.get.rms_rel_error,
               c.pin.latency_us, c.pin.us_per_byte > 0 ? 1e-3 / c.pin.us_per_byte : 0, c.pin.rms_rel_error);
   std::printf("  fitted crossover %.0f bytes, measured crossover %s, chosen threshold %s (%s one step)\n",
-              c.fit_crossover, FormatSize(std::max<uint64_t>(c.measured_crossover, 1)).c_str(),
-              c.threshold == 0 ? "0" : FormatSize(c.threshold).c_str(), c.within_one_step ? "within" : "NOT within");
+              c.fit_crossover, FormatByteSize(std::max<uint64_t>(c.measured_crossover, 1)).c_str(),
+              c.threshold == 0 ? "0" : FormatByteSize(c.threshold).c_str(), c.within_one_step ? "within" : "NOT within");
   // The two curves around the chosen point.
   for (int i = std::max(0, c.chosen_index - 1); i <= std::min<int>(sizes.size() - 1, c.chosen_index + 1); ++i) {
     std::printf("  at %8s: get p50 %9.1f us (fit %9.1f)  pin p50 %9.1f us (fit %9.1f)%s\n",
-                FormatSize(sizes[i]).c_str(), get[i], c.get.At(sizes[i]), pin[i], c.pin.At(sizes[i]),
+                FormatByteSize(sizes[i]).c_str(), get[i], c.get.At(sizes[i]), pin[i], c.pin.At(sizes[i]),
                 i == c.chosen_index ? "  <- threshold" : "");
   }
 }
@@ -171,7 +171,7 @@ absl::Status RunTuner(BenchMpi& bench, std::vector<ResultRow>* rows) {
     file = RenderThresholdFile(
         cluster, peers,
         absl::StrCat("# ", world.size(), " ranks, transport ", bench.transport_label(), ", sizes ",
-                     FormatSize(sizes.front()), "..", FormatSize(sizes.back()), ", ", options.repeat,
+                     FormatByteSize(sizes.front()), "..", FormatByteSize(sizes.back()), ", ", options.repeat,
                      " rounds per point; peer lines name nodes by --node_name\n"));
   }
   // Every rank loads its own copy (ranks may be on different hosts).

@@ -61,4 +61,14 @@ absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text) {
   return static_cast<uint64_t>(bytes);
 }
 
+std::string FormatByteSize(uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  size_t unit = 0;
+  while (unit + 1 < std::size(kUnits) && bytes != 0 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    ++unit;
+  }
+  return absl::StrCat(bytes, kUnits[unit]);
+}
+
 }  // namespace rplasma

@@ -14,6 +14,7 @@
 #define RPLASMA_PROTOCOL_BASE_BYTE_SIZE_H_
 
 #include <cstdint>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -21,6 +22,9 @@
 namespace rplasma {
 
 absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text);
+// The exact text of `bytes` in the largest binary unit that divides it, which ParseByteSize reads
+// back: 16 -> "16B", 4096 -> "4KiB", 1536 -> "1536B", 64 << 20 -> "64MiB" (up to EiB).
+std::string FormatByteSize(uint64_t bytes);
 
 }  // namespace rplasma
 

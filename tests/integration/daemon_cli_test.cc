@@ -78,7 +78,7 @@ TEST(DaemonCliTest, StoreHelpListsEveryFlagWithItsDefault) {
     EXPECT_THAT(ran.output, HasSubstr(flag)) << flag;
   }
   EXPECT_THAT(ran.output, HasSubstr("(default 5s)"));
-  EXPECT_THAT(ran.output, HasSubstr("(default \"64M\")"));
+  EXPECT_THAT(ran.output, HasSubstr("(default \"64MiB\")"));
 }
 
 TEST(DaemonCliTest, ManagerHelpListsEveryFlag) {

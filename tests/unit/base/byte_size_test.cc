@@ -66,5 +66,20 @@ TEST(ByteSizeTest, TheErrorQuotesTheText) {
   EXPECT_THAT(std::string(bad.status().message()), ::testing::HasSubstr("'12 apples'"));
 }
 
+TEST(ByteSizeTest, FormatsWithTheLargestExactUnitAndParsesBack) {
+  EXPECT_EQ(FormatByteSize(0), "0B");
+  EXPECT_EQ(FormatByteSize(16), "16B");
+  EXPECT_EQ(FormatByteSize(4096), "4KiB");
+  EXPECT_EQ(FormatByteSize(1536), "1536B");
+  EXPECT_EQ(FormatByteSize(64u << 20), "64MiB");
+  EXPECT_EQ(FormatByteSize(uint64_t{3} << 30), "3GiB");
+  EXPECT_EQ(FormatByteSize(uint64_t{1} << 63), "8EiB");
+  for (uint64_t bytes : {uint64_t{0}, uint64_t{1}, uint64_t{1536}, uint64_t{4} << 20, ~uint64_t{0}, uint64_t{1} << 63}) {
+    const absl::StatusOr<uint64_t> back = ParseByteSize(FormatByteSize(bytes));
+    ASSERT_TRUE(back.ok()) << FormatByteSize(bytes) << ": " << back.status();
+    EXPECT_EQ(*back, bytes);
+  }
+}
+
 }  // namespace
 }  // namespace rplasma

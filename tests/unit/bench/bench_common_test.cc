@@ -46,14 +46,6 @@ TEST(SizeUnitsTest, ParsesListsInOrderAndRejectsEmptyOnes) {
   EXPECT_THAT(ParseSizeList("16,x"), HasErrorCode(ErrorCode::kInvalidArgument));
 }
 
-TEST(SizeUnitsTest, FormatsWithTheLargestExactUnit) {
-  EXPECT_EQ(FormatSize(16), "16B");
-  EXPECT_EQ(FormatSize(4096), "4KiB");
-  EXPECT_EQ(FormatSize(1536), "1536B");
-  EXPECT_EQ(FormatSize(64u << 20), "64MiB");
-  EXPECT_EQ(FormatSize(uint64_t{3} << 30), "3GiB");
-}
-
 TEST(LatencyRecorderTest, PercentilesAreNearestRankOverAllSamples) {
   LatencyRecorder r;
   for (int i = 100; i >= 1; --i) r.Record(i * 1000);  // 1..100 us, out of order
