@@ -2,7 +2,10 @@
 //
 // Control path (endpoint_setup.cc): active connect through rdma_cm, passive accept, teardown.
 // Hot path (endpoint_io.cc): Call (fragmented SENDs with credit flow control), serving requests,
-// Read (chunked RDMA READs into the registered arena), completion processing.
+// Read (chunked RDMA READs into the registered arena, read_plan.h), completion processing.
+// The bookkeeping is in device-free parts it holds under mu_: SendCredits (credits both ways and
+// send buffers), Reassembler (fragments into messages), CallTable (calls waiting for replies) and
+// SpinWindow (how long a poller spins).
 //
 // Threads: one completion thread per endpoint (CQ events; for the active side also its cm events);
 // a passive endpoint also runs one dispatch thread that calls RequestHandler::HandleCall for the
@@ -46,8 +49,12 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "manager/transport/transport.h"
+#include "manager/transport/verbs/call_table.h"
 #include "manager/transport/verbs/device_set.h"
 #include "manager/transport/verbs/message_ring.h"
+#include "manager/transport/verbs/reassembler.h"
+#include "manager/transport/verbs/send_credits.h"
+#include "manager/transport/verbs/spin_window.h"
 #include "manager/transport/verbs/verbs_raii.h"
 #include "manager/transport/verbs/wire_format.h"
 #include "protocol/base/counter_set.h"
@@ -66,10 +73,6 @@ struct VerbsCounters : TransportCounters {
   Counter cq_events{&verbs_only, "cq_events"};
   Counter waiter_completions{&verbs_only, "waiter_completions"};
 };
-
-// The longest a poller spins without a completion: 16 x cq_spin, at most 2 ms (or cq_spin itself if
-// that is longer).
-absl::Duration SpinWindowCap(absl::Duration cq_spin);
 
 struct EndpointOptions {
   uint32_t queue_depth = 64;       // data credits we grant (receive buffers beyond control ones)
@@ -135,14 +138,6 @@ class Endpoint {
   ibv_qp* qp() const { return id_->qp; }
 
  private:
-  struct PendingCall {
-    bool done = false;
-    absl::StatusOr<std::string> result;
-  };
-  struct Inbound {
-    std::string data;
-    uint64_t received = 0;
-  };
   struct ReadOp {
     uint64_t length = 0;
     uint64_t next_offset = 0;  // first byte not yet posted
@@ -178,8 +173,6 @@ class Endpoint {
   // One ibv_poll_cq (mu_ released around it) and the processing of what it returned.
   // REQUIRES: the poller role. Returns the number of completions, -1 after a poll failure.
   int PollOnceLocked(MutexLock& lock, Poller who) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // A completion arrived `quiet` after the start of a quiet period in which a spin ran dry.
-  void AdaptSpinWindowLocked(absl::Duration quiet) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Hot path (endpoint_io.cc).
   absl::Status SendMessage(MessageType type, uint8_t flags, uint64_t request_id, absl::string_view payload,
@@ -220,13 +213,10 @@ class Endpoint {
   absl::Status error_ ABSL_GUARDED_BY(mu_);
   bool disconnected_ ABSL_GUARDED_BY(mu_) = false;
   bool closing_ ABSL_GUARDED_BY(mu_) = false;  // an orderly Close, not a failure
-  uint32_t send_credits_ ABSL_GUARDED_BY(mu_) = 0;
-  uint32_t peer_credits_ ABSL_GUARDED_BY(mu_) = 0;  // the most the peer may grant
-  uint32_t credits_owed_ ABSL_GUARDED_BY(mu_) = 0;  // to return to the peer
-  std::vector<uint32_t> free_send_slots_ ABSL_GUARDED_BY(mu_);
-  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
-  absl::flat_hash_map<uint64_t, PendingCall*> calls_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<uint64_t, Inbound> inbound_ ABSL_GUARDED_BY(mu_);
+  SendCredits credits_ ABSL_GUARDED_BY(mu_);
+  CallTable calls_ ABSL_GUARDED_BY(mu_);  // active side
+  Reassembler inbound_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_read_id_ ABSL_GUARDED_BY(mu_) = 1;
   std::deque<Request> requests_ ABSL_GUARDED_BY(mu_);
   uint32_t reads_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   uint32_t sends_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
@@ -238,8 +228,7 @@ class Endpoint {
   uint64_t idle_at_batch_ ABSL_GUARDED_BY(mu_) = ~uint64_t{0};  // poll_batches_ when a spin last ran dry
   uint32_t role_wanted_ ABSL_GUARDED_BY(mu_) = 0;   // waiters blocked only because someone else polls
   uint32_t blocked_waiters_ ABSL_GUARDED_BY(mu_) = 0;  // threads blocked in AwaitLocked
-  absl::Duration spin_window_ ABSL_GUARDED_BY(mu_);  // cq_spin .. SpinWindowCap(cq_spin)
-  absl::Time dry_since_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();  // quiet period a spin gave up in
+  SpinWindow spin_window_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace rplasma::transport::verbs

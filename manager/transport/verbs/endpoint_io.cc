@@ -31,18 +31,17 @@ absl::StatusOr<std::string> Endpoint::Call(absl::string_view request, absl::Time
   if (request.size() > kMaxCallBytes) {
     return MakeError(ErrorCode::kInvalidArgument, absl::StrFormat("request of %u bytes exceeds kMaxCallBytes", request.size()));
   }
-  PendingCall call;
+  CallTable::Call call;
   uint64_t id;
   {
     MutexLock lock(&mu_);
     if (state_ != State::kConnected) return error_;
-    id = next_id_++;
-    calls_[id] = &call;
+    id = calls_.Add(&call);
   }
   absl::Status sent = SendMessage(MessageType::kRequest, 0, id, request, deadline);
   MutexLock lock(&mu_);
   if (sent.ok()) AwaitLocked(lock, [&call] { return call.done; }, deadline);
-  calls_.erase(id);
+  calls_.Remove(id);
   if (!sent.ok()) return sent;
   if (!call.done) return MakeError(ErrorCode::kDeadlineExceeded, "verbs call: no reply before the deadline");
   return std::move(call.result);
@@ -57,23 +56,21 @@ absl::Status Endpoint::SendMessage(MessageType type, uint8_t flags, uint64_t req
   do {
     // The sender never sends without a credit: wait for one (and for a free send buffer).
     AwaitLocked(lock, [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
-      return state_ != State::kConnected || (send_credits_ > 0 && !free_send_slots_.empty());
+      return state_ != State::kConnected || credits_.CanSend();
     }, deadline);
     if (state_ != State::kConnected) return error_;
-    if (send_credits_ == 0 || free_send_slots_.empty()) {
+    if (!credits_.CanSend()) {
       absl::Status late = MakeError(ErrorCode::kDeadlineExceeded, "verbs send: no credit from the peer before the deadline");
       // Half a message on the wire would leave the peer reassembling forever: rebuild instead.
       if (offset > 0) FailLocked(late);
       return late;
     }
     uint64_t len = std::min(fragment, total - offset);
-    uint32_t slot = free_send_slots_.back();
-    free_send_slots_.pop_back();
-    --send_credits_;
+    const uint32_t slot = credits_.TakeForMessage();
     MessageHeader h;
     h.type = type;
     h.flags = flags;
-    h.credits = std::exchange(credits_owed_, 0);
+    h.credits = credits_.TakeOwed();
     h.request_id = request_id;
     h.total_length = total;
     h.offset = offset;
@@ -81,7 +78,7 @@ absl::Status Endpoint::SendMessage(MessageType type, uint8_t flags, uint64_t req
     EncodeMessageHeader(h, buf);
     if (len > 0) std::memcpy(buf + kMessageHeaderBytes, payload.data() + offset, len);
     if (absl::Status s = ring_->PostSend(qp(), slot, static_cast<uint32_t>(kMessageHeaderBytes + len)); !s.ok()) {
-      free_send_slots_.push_back(slot);
+      credits_.ReturnSlot(slot);
       FailLocked(s);
       return error_;
     }
@@ -101,7 +98,7 @@ void Endpoint::ProcessCompletionLocked(const ibv_wc& wc) {
       return;
     case WrKind::kSend:
       --sends_in_flight_;
-      free_send_slots_.push_back(static_cast<uint32_t>(value));
+      credits_.ReturnSlot(static_cast<uint32_t>(value));
       if (wc.status != IBV_WC_SUCCESS) FailLocked(WcError(wc, "SEND"));
       return;
     case WrKind::kRead: {
@@ -133,11 +130,10 @@ void Endpoint::ProcessReceiveLocked(const ibv_wc& wc) {
     FailLocked(h.status());
     return;
   }
-  if (static_cast<uint64_t>(send_credits_) + h->credits > peer_credits_) {
-    FailLocked(ProtocolError("verbs peer returned more credits than it granted"));
+  if (absl::Status returned = credits_.Returned(h->credits); !returned.ok()) {
+    FailLocked(returned);
     return;
   }
-  send_credits_ += h->credits;
   if (h->type != MessageType::kCredit) DeliverLocked(*h, message.subspan(kMessageHeaderBytes));
   if (state_ != State::kConnected) return;
   // The bytes are copied out: the buffer goes straight back to the receive queue.
@@ -150,56 +146,41 @@ void Endpoint::DeliverLocked(const MessageHeader& h, absl::Span<const uint8_t> p
     FailLocked(ProtocolError("verbs peer sent a message of the wrong direction"));
     return;
   }
-  auto [it, inserted] = inbound_.try_emplace(h.request_id);
-  Inbound& in = it->second;
-  if (inserted) {
-    if (inbound_.size() > options_.queue_depth) {
-      FailLocked(ProtocolError("verbs peer interleaves too many messages"));
-      return;
-    }
-    in.data.resize(h.total_length);
-  } else if (in.data.size() != h.total_length) {
-    FailLocked(ProtocolError("verbs fragments disagree on the message length"));
+  absl::StatusOr<std::optional<std::string>> whole = inbound_.Add(h, payload);
+  if (!whole.ok()) {
+    FailLocked(whole.status());
     return;
   }
-  if (!payload.empty()) std::memcpy(in.data.data() + h.offset, payload.data(), payload.size());
-  in.received += payload.size();
-  if (in.received > h.total_length) {
-    FailLocked(ProtocolError("verbs message received more bytes than its length"));
+  if (!whole->has_value()) {
+    credits_.Owe();  // a non-final fragment is consumed once copied
     return;
   }
-  if (in.received < h.total_length) {
-    ++credits_owed_;  // a non-final fragment is consumed once copied
-    return;
-  }
-  std::string message = std::move(in.data);
-  inbound_.erase(it);
+  std::string message = std::move(**whole);
   if (passive) {
     // The final fragment's credit returns after the handler ran (DispatchLoop): back-pressure.
     requests_.push_back({h.request_id, std::move(message)});
     return;
   }
-  ++credits_owed_;
-  auto call = calls_.find(h.request_id);
-  if (call == calls_.end() || call->second->done) return;  // its caller gave up
-  call->second->done = true;
+  credits_.Owe();
+  // Dropped if its caller gave up.
   if (h.flags & kFlagError) {
-    call->second->result = MakeError(ErrorCode::kInternal, absl::StrFormat("verbs peer: %s", message));
+    calls_.Complete(h.request_id, MakeError(ErrorCode::kInternal, absl::StrFormat("verbs peer: %s", message)));
   } else {
-    call->second->result = std::move(message);
+    calls_.Complete(h.request_id, std::move(message));
   }
 }
 
 void Endpoint::MaybeSendCreditLocked() {
-  if (state_ != State::kConnected || credits_owed_ < ring_->credit_threshold() || free_send_slots_.empty()) return;
-  uint32_t slot = free_send_slots_.back();
-  free_send_slots_.pop_back();
+  if (state_ != State::kConnected || credits_.owed() < ring_->credit_threshold()) return;
+  const std::optional<uint32_t> free_slot = credits_.TakeForCreditMessage();
+  if (!free_slot.has_value()) return;
+  const uint32_t slot = *free_slot;
   MessageHeader h;
   h.type = MessageType::kCredit;
-  h.credits = std::exchange(credits_owed_, 0);
+  h.credits = credits_.TakeOwed();
   EncodeMessageHeader(h, ring_->send_buffer(slot));
   if (absl::Status s = ring_->PostSend(qp(), slot, kMessageHeaderBytes); !s.ok()) {
-    free_send_slots_.push_back(slot);
+    credits_.ReturnSlot(slot);
     FailLocked(s);
     return;
   }
@@ -245,7 +226,7 @@ absl::Status Endpoint::Read(const RemoteRegion& region, uint8_t* dst, absl::Time
   op.length = region.length;
   MutexLock lock(&mu_);
   if (state_ != State::kConnected) return error_;
-  const uint64_t op_id = next_id_++;
+  const uint64_t op_id = next_read_id_++;
   read_ops_[op_id] = &op;
   bool timed_out = false;
   absl::Time flush_limit = absl::InfiniteFuture();

@@ -47,20 +47,8 @@ inline void CpuRelax() {
 
 constexpr uint32_t kPollsPerClockRead = 4;
 constexpr uint32_t kPollsPerYield = 32;
-constexpr int kSpinGrowth = 16;
-constexpr absl::Duration kSpinCapLimit = absl::Milliseconds(2);
 
 }  // namespace
-
-absl::Duration SpinWindowCap(absl::Duration cq_spin) {
-  return std::max(cq_spin, std::min(cq_spin * kSpinGrowth, kSpinCapLimit));
-}
-
-void Endpoint::AdaptSpinWindowLocked(absl::Duration quiet) {
-  const absl::Duration cap = SpinWindowCap(options_.cq_spin);
-  spin_window_ = quiet <= cap ? std::min(cap, spin_window_ * 2) : std::max(options_.cq_spin, spin_window_ / 2);
-  dry_since_ = absl::InfinitePast();
-}
 
 int Endpoint::PollOnceLocked(MutexLock& lock, Poller who) {
   ibv_wc wc[kPollBatch];
@@ -74,7 +62,7 @@ int Endpoint::PollOnceLocked(MutexLock& lock, Poller who) {
   }
   if (n == 0) return 0;
   ++poll_batches_;
-  if (dry_since_ != absl::InfinitePast()) AdaptSpinWindowLocked(absl::Now() - dry_since_);
+  if (spin_window_.dry()) spin_window_.Completed(absl::Now());
   if (who == Poller::kWaiter) counters_->waiter_completions.fetch_add(n, std::memory_order_relaxed);
   for (int i = 0; i < n; ++i) ProcessCompletionLocked(wc[i]);
   MaybeSendCreditLocked();
@@ -101,9 +89,9 @@ void Endpoint::SpinLocked(MutexLock& lock, Poller who, absl::FunctionRef<bool()>
     // The completion thread makes way for a thread that waits: that one saves a hand-off.
     if (who == Poller::kCompletionThread && role_wanted_ > 0) break;
     if (n > 0) continue;
-    if (now - last_completion >= spin_window_) {
+    if (now - last_completion >= spin_window_.get()) {
       ran_dry = true;
-      if (dry_since_ == absl::InfinitePast()) dry_since_ = last_completion;
+      spin_window_.RanDry(last_completion);
       break;
     }
     lock.Unlock();

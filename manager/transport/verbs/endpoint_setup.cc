@@ -83,7 +83,7 @@ absl::Span<const uint8_t> AuthRejectData() { return absl::Span<const uint8_t>(kA
 Endpoint::Endpoint(const EndpointOptions& options, std::shared_ptr<DeviceSet> devices,
                    std::shared_ptr<VerbsCounters> counters, RequestHandler* handler, uint64_t conn_id)
     : options_(options), devices_(std::move(devices)), counters_(std::move(counters)), handler_(handler),
-      conn_id_(conn_id), spin_window_(options.cq_spin) {}
+      conn_id_(conn_id), inbound_(options.queue_depth), spin_window_(options.cq_spin) {}
 
 absl::StatusOr<std::shared_ptr<Endpoint>> Endpoint::Connect(const EndpointOptions& options,
                                                             std::shared_ptr<DeviceSet> devices,
@@ -198,7 +198,7 @@ absl::Status Endpoint::BuildQp(DeviceContext* device) {
   for (uint32_t i = 0; i < ring_->slots(); ++i) RETURN_IF_ERROR(ring_->PostRecv(qp(), i));
   {
     MutexLock lock(&mu_);
-    for (uint32_t i = 0; i < ring_->slots(); ++i) free_send_slots_.push_back(ring_->slots() - 1 - i);
+    credits_ = SendCredits(ring_->slots());
   }
   if (int rc = ibv_req_notify_cq(cq_.get(), 0); rc != 0) return ErrnoError("ibv_req_notify_cq", device->name, rc);
   {
@@ -214,8 +214,7 @@ absl::Status Endpoint::Start(const AcceptData& peer) {
   {
     MutexLock lock(&mu_);
     peer_message_bytes_ = peer.message_bytes;
-    send_credits_ = peer.recv_credits;
-    peer_credits_ = peer.recv_credits;
+    credits_.Start(peer.recv_credits);
   }
   read_chunk_ = ReadChunkBytes(options_.read_chunk_bytes, device_->max_msg_sz);
   poll_thread_ = std::thread([this] { PollLoop(); });
@@ -259,12 +258,7 @@ void Endpoint::FailLocked(const absl::Status& why) {
     disconnected_ = true;
     rdma_disconnect(id_.get());
   }
-  for (auto& [id, call] : calls_) {
-    if (!call->done) {
-      call->done = true;
-      call->result = error_;
-    }
-  }
+  calls_.FailAll(error_);
   cv_.SignalAll();
 }
 
@@ -351,7 +345,7 @@ void Endpoint::DispatchLoop() {
     }
     {
       MutexLock lock(&mu_);
-      ++credits_owed_;  // the request's last fragment is consumed now; the reply carries the credit
+      credits_.Owe();  // the request's last fragment is consumed now; the reply carries the credit
     }
     absl::Status s = SendMessage(MessageType::kResponse, flags, req.id, reply, absl::Now() + options_.response_send_timeout);
     if (!s.ok()) {
