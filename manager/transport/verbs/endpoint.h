@@ -52,6 +52,7 @@
 #include "manager/transport/verbs/call_table.h"
 #include "manager/transport/verbs/device_set.h"
 #include "manager/transport/verbs/message_ring.h"
+#include "manager/transport/verbs/read_plan.h"
 #include "manager/transport/verbs/reassembler.h"
 #include "manager/transport/verbs/send_credits.h"
 #include "manager/transport/verbs/spin_window.h"
@@ -138,12 +139,6 @@ class Endpoint {
   ibv_qp* qp() const { return id_->qp; }
 
  private:
-  struct ReadOp {
-    uint64_t length = 0;
-    uint64_t next_offset = 0;  // first byte not yet posted
-    uint32_t outstanding = 0;  // READs posted, not completed
-    absl::Status status;       // first failure
-  };
   struct Request {
     uint64_t id;
     std::string data;
@@ -181,7 +176,7 @@ class Endpoint {
   void ProcessReceiveLocked(const ibv_wc& wc) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void DeliverLocked(const MessageHeader& h, absl::Span<const uint8_t> payload) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void MaybeSendCreditLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status PostReadLocked(uint64_t op_id, ReadOp& op, const RemoteRegion& region, uint8_t* dst)
+  absl::Status PostReadLocked(uint64_t op_id, ReadProgress& op, const RemoteRegion& region, uint8_t* dst)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const EndpointOptions options_;
@@ -220,7 +215,7 @@ class Endpoint {
   std::deque<Request> requests_ ABSL_GUARDED_BY(mu_);
   uint32_t reads_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   uint32_t sends_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
-  absl::flat_hash_map<uint64_t, ReadOp*> read_ops_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<uint64_t, ReadProgress*> read_ops_ ABSL_GUARDED_BY(mu_);
   // The poller role (endpoint_poll.cc).
   bool poller_active_ ABSL_GUARDED_BY(mu_) = false;
   bool cq_armed_ ABSL_GUARDED_BY(mu_) = false;     // armed, and no event consumed since

@@ -105,9 +105,7 @@ void Endpoint::ProcessCompletionLocked(const ibv_wc& wc) {
       --reads_in_flight_;
       auto it = read_ops_.find(value);
       if (it != read_ops_.end()) {
-        ReadOp& op = *it->second;
-        --op.outstanding;
-        if (wc.status != IBV_WC_SUCCESS && op.status.ok()) op.status = WcError(wc, "RDMA READ");
+        it->second->Completed(wc.status == IBV_WC_SUCCESS ? absl::OkStatus() : WcError(wc, "RDMA READ"));
       }
       if (wc.status != IBV_WC_SUCCESS) FailLocked(WcError(wc, "RDMA READ"));
       return;
@@ -189,11 +187,11 @@ void Endpoint::MaybeSendCreditLocked() {
   counters_->tx_messages.fetch_add(1, std::memory_order_relaxed);
 }
 
-absl::Status Endpoint::PostReadLocked(uint64_t op_id, ReadOp& op, const RemoteRegion& region, uint8_t* dst) {
-  uint64_t len = std::min(read_chunk_, op.length - op.next_offset);
+absl::Status Endpoint::PostReadLocked(uint64_t op_id, ReadProgress& op, const RemoteRegion& region, uint8_t* dst) {
+  const ReadProgress::Chunk chunk = op.Next();
   ibv_sge sge{};
-  sge.addr = reinterpret_cast<uint64_t>(dst + op.next_offset);
-  sge.length = static_cast<uint32_t>(len);
+  sge.addr = reinterpret_cast<uint64_t>(dst + chunk.offset);
+  sge.length = static_cast<uint32_t>(chunk.length);
   sge.lkey = device_->arena_mr->lkey;
   ibv_send_wr wr{};
   wr.wr_id = MakeWrId(WrKind::kRead, op_id);
@@ -201,12 +199,11 @@ absl::Status Endpoint::PostReadLocked(uint64_t op_id, ReadOp& op, const RemoteRe
   wr.num_sge = 1;
   wr.opcode = IBV_WR_RDMA_READ;
   wr.send_flags = IBV_SEND_SIGNALED;
-  wr.wr.rdma.remote_addr = region.addr + op.next_offset;
+  wr.wr.rdma.remote_addr = region.addr + chunk.offset;
   wr.wr.rdma.rkey = region.rkey;
   ibv_send_wr* bad = nullptr;
   if (int rc = ibv_post_send(qp(), &wr, &bad); rc != 0) return ErrnoError("ibv_post_send", "RDMA READ", rc);
-  op.next_offset += len;
-  ++op.outstanding;
+  op.Posted();
   ++reads_in_flight_;
   return absl::OkStatus();
 }
@@ -222,32 +219,28 @@ absl::Status Endpoint::Read(const RemoteRegion& region, uint8_t* dst, absl::Time
     return MakeError(ErrorCode::kInvalidArgument, "verbs read: destination lies outside the registered arena");
   }
   if (region.addr + region.length < region.addr) return MakeError(ErrorCode::kInvalidArgument, "verbs read: region wraps");
-  ReadOp op;
-  op.length = region.length;
   MutexLock lock(&mu_);
+  ReadProgress op(region.length, read_chunk_);
   if (state_ != State::kConnected) return error_;
   const uint64_t op_id = next_read_id_++;
   read_ops_[op_id] = &op;
   bool timed_out = false;
   absl::Time flush_limit = absl::InfiniteFuture();
   for (;;) {
-    while (!timed_out && state_ == State::kConnected && op.status.ok() && op.next_offset < op.length &&
-           reads_in_flight_ < read_window_) {
+    while (!timed_out && state_ == State::kConnected && op.more_to_post() && reads_in_flight_ < read_window_) {
       if (absl::Status s = PostReadLocked(op_id, op, region, dst); !s.ok()) {
-        op.status = s;
+        op.Fail(s);
         FailLocked(s);
       }
     }
-    bool posting_over = op.next_offset >= op.length || !op.status.ok() || state_ != State::kConnected || timed_out;
-    if (op.outstanding == 0 && posting_over) break;
+    const bool posting_over = !op.more_to_post() || state_ != State::kConnected || timed_out;
+    if (op.all_back() && posting_over) break;
     if (!timed_out) {
       // Progress: room in the window while chunks remain to be posted, else all READs back (after
       // a failure too: every READ must have completed or flushed before we return).
       auto progress = [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
-        if (state_ == State::kConnected && op.status.ok() && op.next_offset < op.length) {
-          return reads_in_flight_ < read_window_;
-        }
-        return op.outstanding == 0;
+        if (state_ == State::kConnected && op.more_to_post()) return reads_in_flight_ < read_window_;
+        return op.all_back();
       };
       if (!AwaitLocked(lock, progress, deadline)) {
         timed_out = true;
@@ -255,20 +248,20 @@ absl::Status Endpoint::Read(const RemoteRegion& region, uint8_t* dst, absl::Time
         FailLocked(MakeError(ErrorCode::kDeadlineExceeded, "verbs read: deadline passed with READs outstanding"));
         flush_limit = absl::Now() + kFlushBound;
       }
-    } else if (!AwaitLocked(lock, [&op] { return op.outstanding == 0; }, flush_limit)) {
-      LOG(ERROR) << "verbs read: " << op.outstanding << " READs did not flush within " << kFlushBound;
+    } else if (!AwaitLocked(lock, [&op] { return op.all_back(); }, flush_limit)) {
+      LOG(ERROR) << "verbs read: " << op.outstanding() << " READs did not flush within " << kFlushBound;
       break;
     }
   }
   read_ops_.erase(op_id);
-  if (op.status.ok() && op.outstanding == 0 && op.next_offset >= op.length) {
+  if (op.succeeded()) {
     // Every READ completed successfully (possibly just as the deadline passed): the bytes are there.
     counters_->reads.fetch_add(1, std::memory_order_relaxed);
-    counters_->read_bytes.fetch_add(op.length, std::memory_order_relaxed);
+    counters_->read_bytes.fetch_add(op.length(), std::memory_order_relaxed);
     return absl::OkStatus();
   }
   if (timed_out) return MakeError(ErrorCode::kDeadlineExceeded, "verbs read: deadline passed");
-  if (!op.status.ok()) return op.status;
+  if (!op.status().ok()) return op.status();
   return error_;
 }
 

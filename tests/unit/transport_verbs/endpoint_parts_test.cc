@@ -1,11 +1,15 @@
-// The verbs endpoint's device-free parts: SendCredits, Reassembler, CallTable, SpinWindow.
+// The verbs endpoint's device-free parts: SendCredits, Reassembler, CallTable, SpinWindow,
+// ReadProgress.
 #include <gtest/gtest.h>
 
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "manager/transport/verbs/call_table.h"
+#include "manager/transport/verbs/read_plan.h"
 #include "manager/transport/verbs/reassembler.h"
 #include "manager/transport/verbs/send_credits.h"
 #include "manager/transport/verbs/spin_window.h"
@@ -166,6 +170,42 @@ TEST(SpinWindowTest, TheQuietPeriodCountsFromTheFirstDrySpinAndCompletionsWithou
   w.RanDry(t0 + absl::Microseconds(700));  // a later dry spin in the same quiet period
   w.Completed(t0 + absl::Microseconds(900));  // 900 us after the first: beyond the 800 us cap
   EXPECT_EQ(w.get(), absl::Microseconds(50)) << "halved, floored at cq_spin";
+}
+
+TEST(ReadProgressTest, ChunksArePostedInOrderAndTheReadSucceedsOnlyWhenAllCameBack) {
+  ReadProgress op(10, 4);
+  std::vector<std::pair<uint64_t, uint64_t>> posted;
+  while (op.more_to_post()) {
+    posted.emplace_back(op.Next().offset, op.Next().length);
+    op.Posted();
+  }
+  EXPECT_EQ(posted, (std::vector<std::pair<uint64_t, uint64_t>>{{0, 4}, {4, 4}, {8, 2}}));
+  EXPECT_EQ(op.outstanding(), 3u);
+  EXPECT_FALSE(op.succeeded());
+  op.Completed(absl::OkStatus());
+  op.Completed(absl::OkStatus());
+  EXPECT_FALSE(op.succeeded()) << "one READ still out";
+  op.Completed(absl::OkStatus());
+  EXPECT_TRUE(op.all_back());
+  EXPECT_TRUE(op.succeeded());
+}
+
+TEST(ReadProgressTest, AFailureStopsPostingKeepsTheFirstErrorAndStillWaitsForEveryRead) {
+  ReadProgress op(100, 10);
+  op.Posted();
+  op.Posted();
+  op.Completed(MakeError(ErrorCode::kInvalidArgument, "bad rkey"));
+  EXPECT_FALSE(op.more_to_post()) << "nothing is posted after a failure";
+  EXPECT_FALSE(op.all_back());
+  op.Completed(MakeError(ErrorCode::kUnavailable, "flushed"));
+  EXPECT_TRUE(op.all_back());
+  EXPECT_FALSE(op.succeeded());
+  EXPECT_THAT(op.status(), HasErrorCode(ErrorCode::kInvalidArgument)) << "the first failure is kept";
+  ReadProgress failed_to_post(100, 10);
+  failed_to_post.Fail(MakeError(ErrorCode::kUnavailable, "post failed"));
+  EXPECT_FALSE(failed_to_post.more_to_post());
+  EXPECT_TRUE(failed_to_post.all_back());
+  EXPECT_FALSE(failed_to_post.succeeded());
 }
 
 }  // namespace
