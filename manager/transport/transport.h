@@ -52,6 +52,7 @@ struct TransportOptions {
   uint32_t message_bytes = 64 * 1024;  // receive buffer size; larger Calls are split
   uint32_t max_reads_in_flight = 16;   // clamped to the device's max_qp_rd_atom
   uint64_t read_chunk_bytes = 1 << 20; // one RDMA READ work request
+  absl::Duration response_send_timeout = absl::Seconds(30);  // serving side: bound on sending one reply
   // Busy-poll the CQ this long after a completion before arming it and sleeping on the completion
   // channel (0 = sleep at once, fewest CPU cycles, a thread wake-up per completion). 0..10 ms.
   absl::Duration cq_spin = absl::Microseconds(50);

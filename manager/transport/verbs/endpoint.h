@@ -75,18 +75,6 @@ struct VerbsCounters : TransportCounters {
   Counter waiter_completions{&verbs_only, "waiter_completions"};
 };
 
-struct EndpointOptions {
-  uint32_t queue_depth = 64;       // data credits we grant (receive buffers beyond control ones)
-  uint32_t message_bytes = 65536;  // our receive buffer size
-  int qp_timeout = 14;
-  int retry_count = 7;
-  int rnr_retry = 6;
-  uint32_t max_reads_in_flight = 16;
-  uint64_t read_chunk_bytes = 1 << 20;
-  absl::Duration response_send_timeout = absl::Seconds(30);  // server: bound on sending one reply
-  absl::Duration cq_spin = absl::Microseconds(50);  // busy-poll window after a completion; 0 = block at once
-};
-
 class Endpoint {
  public:
   /* Life cycle:
@@ -101,14 +89,14 @@ class Endpoint {
   enum class State { kConnected, kError, kClosed };
 
   // Active side: resolves `dst`, builds the QP, connects with `ticket` in the private data.
-  static absl::StatusOr<std::shared_ptr<Endpoint>> Connect(const EndpointOptions& options,
+  static absl::StatusOr<std::shared_ptr<Endpoint>> Connect(const TransportOptions& options,
                                                            std::shared_ptr<DeviceSet> devices,
                                                            std::shared_ptr<VerbsCounters> counters,
                                                            const sockaddr_storage& dst, const Ticket& ticket,
                                                            absl::Time deadline);
   // Passive side, for a CONNECT_REQUEST whose ticket was already redeemed. Takes `id`; on error
   // the request has been rejected and the id destroyed.
-  static absl::StatusOr<std::shared_ptr<Endpoint>> Accept(const EndpointOptions& options,
+  static absl::StatusOr<std::shared_ptr<Endpoint>> Accept(const TransportOptions& options,
                                                           std::shared_ptr<DeviceSet> devices,
                                                           std::shared_ptr<VerbsCounters> counters, CmIdPtr id,
                                                           const ConnectData& peer, const rdma_conn_param& peer_param,
@@ -144,7 +132,7 @@ class Endpoint {
     std::string data;
   };
 
-  Endpoint(const EndpointOptions& options, std::shared_ptr<DeviceSet> devices, std::shared_ptr<VerbsCounters> counters,
+  Endpoint(const TransportOptions& options, std::shared_ptr<DeviceSet> devices, std::shared_ptr<VerbsCounters> counters,
            RequestHandler* handler, uint64_t conn_id);
   // Control path (endpoint_setup.cc).
   absl::Status BuildQp(DeviceContext* device);
@@ -179,7 +167,7 @@ class Endpoint {
   absl::Status PostReadLocked(uint64_t op_id, ReadProgress& op, const RemoteRegion& region, uint8_t* dst)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  const EndpointOptions options_;
+  const TransportOptions options_;
   const std::shared_ptr<DeviceSet> devices_;
   const std::shared_ptr<VerbsCounters> counters_;
   RequestHandler* const handler_;  // passive side only

@@ -80,12 +80,12 @@ int TimeoutMs(absl::Time deadline) {
 // The reject payload that tells an active side its ticket was refused.
 absl::Span<const uint8_t> AuthRejectData() { return absl::Span<const uint8_t>(kAuthRejectMagic, 4); }
 
-Endpoint::Endpoint(const EndpointOptions& options, std::shared_ptr<DeviceSet> devices,
+Endpoint::Endpoint(const TransportOptions& options, std::shared_ptr<DeviceSet> devices,
                    std::shared_ptr<VerbsCounters> counters, RequestHandler* handler, uint64_t conn_id)
     : options_(options), devices_(std::move(devices)), counters_(std::move(counters)), handler_(handler),
       conn_id_(conn_id), inbound_(options.queue_depth), spin_window_(options.cq_spin) {}
 
-absl::StatusOr<std::shared_ptr<Endpoint>> Endpoint::Connect(const EndpointOptions& options,
+absl::StatusOr<std::shared_ptr<Endpoint>> Endpoint::Connect(const TransportOptions& options,
                                                             std::shared_ptr<DeviceSet> devices,
                                                             std::shared_ptr<VerbsCounters> counters,
                                                             const sockaddr_storage& dst, const Ticket& ticket,
@@ -130,7 +130,7 @@ absl::StatusOr<std::shared_ptr<Endpoint>> Endpoint::Connect(const EndpointOption
   return ep;
 }
 
-absl::StatusOr<std::shared_ptr<Endpoint>> Endpoint::Accept(const EndpointOptions& options,
+absl::StatusOr<std::shared_ptr<Endpoint>> Endpoint::Accept(const TransportOptions& options,
                                                            std::shared_ptr<DeviceSet> devices,
                                                            std::shared_ptr<VerbsCounters> counters, CmIdPtr id,
                                                            const ConnectData& peer, const rdma_conn_param& peer_param,

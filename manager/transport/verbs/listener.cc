@@ -23,19 +23,18 @@ constexpr int kPortAttempts = 32;
 constexpr size_t kMaxOutstandingTickets = 1024;
 }  // namespace
 
-Listener::Listener(const EndpointOptions& endpoint_options, std::shared_ptr<DeviceSet> devices,
+Listener::Listener(const TransportOptions& options, std::shared_ptr<DeviceSet> devices,
                    std::shared_ptr<VerbsCounters> counters, RequestHandler* handler)
-    : endpoint_options_(endpoint_options), devices_(std::move(devices)), counters_(std::move(counters)),
+    : options_(options), devices_(std::move(devices)), counters_(std::move(counters)),
       handler_(handler) {}
 
 absl::StatusOr<std::unique_ptr<Listener>> Listener::Create(const TransportOptions& options,
-                                                           const EndpointOptions& endpoint_options,
                                                            std::shared_ptr<DeviceSet> devices,
                                                            std::shared_ptr<VerbsCounters> counters,
                                                            AuthPortCounters* auth_counters, const std::string& address,
                                                            RequestHandler* handler) {
   if (handler == nullptr) return MakeError(ErrorCode::kInvalidArgument, "verbs listen: no request handler");
-  std::unique_ptr<Listener> l(new Listener(endpoint_options, std::move(devices), std::move(counters), handler));
+  std::unique_ptr<Listener> l(new Listener(options, std::move(devices), std::move(counters), handler));
   // A ticket only has to survive the gap between the TCP handshake and rdma_connect.
   l->tickets_ = std::make_unique<TicketBook>(options.connect_timeout * 2, kMaxOutstandingTickets);
   l->events_.reset(rdma_create_event_channel());
@@ -172,7 +171,7 @@ void Listener::OnConnectRequest(rdma_cm_id* raw, const std::vector<uint8_t>& pri
   std::string peer = FormatHostPort(rdma_get_peer_addr(raw));
   handler_->OnConnect(conn_id, peer);
   absl::StatusOr<std::shared_ptr<Endpoint>> ep =
-      Endpoint::Accept(endpoint_options_, devices_, counters_, std::move(id), *data, param, handler_, conn_id);
+      Endpoint::Accept(options_, devices_, counters_, std::move(id), *data, param, handler_, conn_id);
   if (!ep.ok()) {
     LOG(WARNING) << "verbs listener: accepting " << peer << " failed: " << ep.status().ToString();
     handler_->OnDisconnect(conn_id);

@@ -33,7 +33,6 @@ namespace rplasma::transport::verbs {
 class Listener {
  public:
   static absl::StatusOr<std::unique_ptr<Listener>> Create(const TransportOptions& options,
-                                                          const EndpointOptions& endpoint_options,
                                                           std::shared_ptr<DeviceSet> devices,
                                                           std::shared_ptr<VerbsCounters> counters,
                                                           AuthPortCounters* auth_counters, const std::string& address,
@@ -46,14 +45,14 @@ class Listener {
   uint64_t connections() const;
 
  private:
-  Listener(const EndpointOptions& endpoint_options, std::shared_ptr<DeviceSet> devices,
+  Listener(const TransportOptions& options, std::shared_ptr<DeviceSet> devices,
            std::shared_ptr<VerbsCounters> counters, RequestHandler* handler);
   absl::Status Bind(const TransportOptions& options, const std::string& address, AuthPortCounters* auth_counters);
   void Run();
   void OnConnectRequest(rdma_cm_id* id, const std::vector<uint8_t>& private_data, const rdma_conn_param& param);
   void Drop(rdma_cm_id* id);
 
-  const EndpointOptions endpoint_options_;
+  const TransportOptions options_;  // also each accepted endpoint's
   const std::shared_ptr<DeviceSet> devices_;
   const std::shared_ptr<VerbsCounters> counters_;
   RequestHandler* const handler_;

@@ -19,23 +19,6 @@ using verbs::Ticket;
 
 bool IsVerbsDeviceAvailable() { return verbs::IsVerbsDeviceAvailableImpl(); }
 
-namespace {
-
-verbs::EndpointOptions EndpointOptionsFrom(const TransportOptions& o) {
-  verbs::EndpointOptions e;
-  e.queue_depth = o.queue_depth;
-  e.message_bytes = o.message_bytes;
-  e.qp_timeout = o.qp_timeout;
-  e.retry_count = o.retry_count;
-  e.rnr_retry = o.rnr_retry;
-  e.max_reads_in_flight = o.max_reads_in_flight;
-  e.read_chunk_bytes = o.read_chunk_bytes;
-  e.cq_spin = o.cq_spin;
-  return e;
-}
-
-}  // namespace
-
 absl::StatusOr<std::unique_ptr<VerbsTransport>> VerbsTransport::Create(const TransportOptions& options,
                                                                        verbs::VerbsConnectSeams seams) {
   RETURN_IF_ERROR(options.Validate());
@@ -78,7 +61,7 @@ absl::StatusOr<std::string> VerbsTransport::Listen(const std::string& address, R
   if (shut_down_) return MakeError(ErrorCode::kUnavailable, "verbs transport shut down");
   if (listener_) return MakeError(ErrorCode::kInvalidArgument, "verbs transport already listening");
   arena_frozen_ = true;
-  ASSIGN_OR_RETURN(listener_, verbs::Listener::Create(options_, EndpointOptionsFrom(options_), devices_, counters_,
+  ASSIGN_OR_RETURN(listener_, verbs::Listener::Create(options_, devices_, counters_,
                                                       auth_counters_.get(), address, handler));
   return listener_->bound_address();
 }
@@ -91,13 +74,12 @@ absl::StatusOr<std::shared_ptr<Channel>> VerbsTransport::Connect(const std::stri
     if (shut_down_) return MakeError(ErrorCode::kUnavailable, "verbs transport shut down");
     arena_frozen_ = true;
   }
-  verbs::EndpointOptions eopts = EndpointOptionsFrom(options_);
   // One endpoint presenting `ticket_bytes`; the observer hears of it once it is up.
-  auto connect_endpoint = [eopts, devices = devices_, counters = counters_, addr, address, observer = seams_.observer](
+  auto connect_endpoint = [options = options_, devices = devices_, counters = counters_, addr, address, observer = seams_.observer](
                               absl::string_view ticket_bytes, absl::Time d) -> absl::StatusOr<std::shared_ptr<Endpoint>> {
     Ticket ticket{};
     std::memcpy(ticket.data(), ticket_bytes.data(), std::min(ticket_bytes.size(), ticket.size()));
-    ASSIGN_OR_RETURN(std::shared_ptr<Endpoint> ep, Endpoint::Connect(eopts, devices, counters, addr, ticket, d));
+    ASSIGN_OR_RETURN(std::shared_ptr<Endpoint> ep, Endpoint::Connect(options, devices, counters, addr, ticket, d));
     if (observer != nullptr) {
       observer->OnEndpointConnected(address, ep->read_window());
       observer->OnQpFaultInjector(address, [weak = std::weak_ptr<Endpoint>(ep)]() -> absl::Status {
