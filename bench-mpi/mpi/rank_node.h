@@ -17,8 +17,8 @@
 
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
-#include "bench-mpi/common/child_process.h"
-#include "bench-mpi/common/store_process.h"
+#include "bench-mpi/launch/child_process.h"
+#include "bench-mpi/launch/store_process.h"
 
 namespace rplasma::bench {
 

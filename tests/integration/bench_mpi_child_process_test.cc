@@ -1,8 +1,8 @@
-// bench-mpi/common's ChildProcess (the launcher of benchmarks and tests), with real processes: a
+// bench-mpi/launch's ChildProcess (the launcher of benchmarks and tests), with real processes: a
 // child's output goes to its log, its environment gets the extra entries, Wait returns its exit
 // status, an exec failure is Start's error, Stop ends it gracefully or by force, and a child dies with its parent even when the parent is SIGKILLed
 // (PR_SET_PDEATHSIG: an MPI rank killed by mpirun must not leave its store or manager behind).
-#include "bench-mpi/common/child_process.h"
+#include "bench-mpi/launch/child_process.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

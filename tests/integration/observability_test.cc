@@ -18,7 +18,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "bench-mpi/common/loopback_http.h"
+#include "bench-mpi/launch/loopback_http.h"
 #include "nlohmann/json.hpp"
 #include "protocol/base/unique_fd.h"
 #include "tests/integration/manager_test_cluster.h"

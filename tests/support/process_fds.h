@@ -7,11 +7,11 @@
 
 #include <string>
 
-#include "bench-mpi/common/child_process.h"
+#include "bench-mpi/launch/child_process.h"
 
 namespace rplasma::testing {
 
-// -1 if the process is gone or its fd table cannot be read (the launcher's, bench-mpi/common).
+// -1 if the process is gone or its fd table cannot be read (the launcher's, bench-mpi/launch).
 using ::rplasma::bench::CountOpenFdsOf;
 
 // "fd -> target" per open fd, one a line (sockets as socket:[inode]), to say what a leak is.

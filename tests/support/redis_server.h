@@ -1,6 +1,6 @@
-// RedisServer: bench-mpi/common's RedisServer (the one redis launcher), a private, throw-away
+// RedisServer: bench-mpi/launch's RedisServer (the one redis launcher), a private, throw-away
 // redis-server on 127.0.0.1 and a free port, for integration tests. Kill() SIGKILLs it; Restart()
-// starts a fresh one on the same port. See bench-mpi/common/redis_server.h.
+// starts a fresh one on the same port. See bench-mpi/launch/redis_server.h.
 //
 // When redis-server is not installed, tests skip:
 //   RPLASMA_SKIP_IF_NO_REDIS_SERVER();
@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "bench-mpi/common/redis_server.h"
+#include "bench-mpi/launch/redis_server.h"
 #include "tests/support/skip.h"
 
 namespace rplasma::testing {

@@ -1,4 +1,4 @@
-// Subprocess: the tests' name for bench-mpi/common's ChildProcess, the one child-process launcher
+// Subprocess: the tests' name for bench-mpi/launch's ChildProcess, the one child-process launcher
 // (vfork + execve, PR_SET_PDEATHSIG, log file, Wait with a timeout, Stop/Kill). Started with
 // Subprocess::Start(argv, log_path); destruction kills the child (SIGKILL) and reaps it, so a
 // failing test never leaks processes.
@@ -7,7 +7,7 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "bench-mpi/common/child_process.h"
+#include "bench-mpi/launch/child_process.h"
 
 namespace rplasma::testing {
 

@@ -1,12 +1,12 @@
 // TempDir: a private (0700) directory under $TMPDIR, removed with its contents on destruction —
-// bench-mpi/common's ScratchDir for tests, whose fixtures cannot return a status from a
+// bench-mpi/launch's ScratchDir for tests, whose fixtures cannot return a status from a
 // constructor: a directory that cannot be made fails the test binary at once.
 #ifndef RPLASMA_TESTS_SUPPORT_TEMP_DIR_H_
 #define RPLASMA_TESTS_SUPPORT_TEMP_DIR_H_
 
 #include <string>
 
-#include "bench-mpi/common/child_process.h"
+#include "bench-mpi/launch/child_process.h"
 
 namespace rplasma::testing {
 

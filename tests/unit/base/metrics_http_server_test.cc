@@ -15,7 +15,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "bench-mpi/common/loopback_http.h"
+#include "bench-mpi/launch/loopback_http.h"
 #include "protocol/base/metrics_file_writer.h"
 #include "protocol/base/unique_fd.h"
 #include "tests/support/status_matchers.h"

@@ -1,4 +1,4 @@
-#include "bench-mpi/common/manager_launcher.h"
+#include "bench-mpi/launch/manager_launcher.h"
 
 #include <fcntl.h>
 #include <unistd.h>

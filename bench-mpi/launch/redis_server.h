@@ -10,8 +10,8 @@
 // reaps the process.
 //
 // Thread-safety: not thread-safe; use from the thread that started it.
-#ifndef RPLASMA_BENCH_MPI_COMMON_REDIS_SERVER_H_
-#define RPLASMA_BENCH_MPI_COMMON_REDIS_SERVER_H_
+#ifndef RPLASMA_BENCH_MPI_LAUNCH_REDIS_SERVER_H_
+#define RPLASMA_BENCH_MPI_LAUNCH_REDIS_SERVER_H_
 
 #include <sys/types.h>
 
@@ -23,7 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "bench-mpi/common/child_process.h"
+#include "bench-mpi/launch/child_process.h"
 
 namespace rplasma::bench {
 
@@ -93,4 +93,4 @@ absl::StatusOr<int> PickFreeLoopbackPort();
 
 }  // namespace rplasma::bench
 
-#endif  // RPLASMA_BENCH_MPI_COMMON_REDIS_SERVER_H_
+#endif  // RPLASMA_BENCH_MPI_LAUNCH_REDIS_SERVER_H_

@@ -11,8 +11,8 @@
 //
 // REQUIRES: with a death signal, spawn from a thread that outlives the child (the kernel's "parent"
 // for PDEATHSIG is the spawning thread, not the process) — in benchmarks and tests, the main thread.
-#ifndef RPLASMA_BENCH_MPI_COMMON_CHILD_PROCESS_H_
-#define RPLASMA_BENCH_MPI_COMMON_CHILD_PROCESS_H_
+#ifndef RPLASMA_BENCH_MPI_LAUNCH_CHILD_PROCESS_H_
+#define RPLASMA_BENCH_MPI_LAUNCH_CHILD_PROCESS_H_
 
 #include <signal.h>
 #include <sys/types.h>
@@ -111,4 +111,4 @@ std::string ReadWholeFile(const std::string& path);
 
 }  // namespace rplasma::bench
 
-#endif  // RPLASMA_BENCH_MPI_COMMON_CHILD_PROCESS_H_
+#endif  // RPLASMA_BENCH_MPI_LAUNCH_CHILD_PROCESS_H_

@@ -1,4 +1,4 @@
-#include "bench-mpi/common/child_process.h"
+#include "bench-mpi/launch/child_process.h"
 
 #include <dirent.h>
 #include <fcntl.h>

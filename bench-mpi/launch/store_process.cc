@@ -1,4 +1,4 @@
-#include "bench-mpi/common/store_process.h"
+#include "bench-mpi/launch/store_process.h"
 
 #include <signal.h>
 #include <sys/wait.h>

@@ -5,8 +5,8 @@
 // --client_socket <dir>/manager.sock --secret_file F --transport T --pin_threshold N
 // --node_name NAME` (absl flag spelling) from the bench's bin directory, and returns once it printed its ready line and
 // its client socket accepts connections. Destruction stops it. Not thread-safe.
-#ifndef RPLASMA_BENCH_MPI_COMMON_MANAGER_LAUNCHER_H_
-#define RPLASMA_BENCH_MPI_COMMON_MANAGER_LAUNCHER_H_
+#ifndef RPLASMA_BENCH_MPI_LAUNCH_MANAGER_LAUNCHER_H_
+#define RPLASMA_BENCH_MPI_LAUNCH_MANAGER_LAUNCHER_H_
 
 #include <sys/types.h>
 
@@ -18,7 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "bench-mpi/common/child_process.h"
+#include "bench-mpi/launch/child_process.h"
 
 namespace rplasma::bench {
 
@@ -61,4 +61,4 @@ absl::Status WriteRandomSecret(const std::string& path);
 
 }  // namespace rplasma::bench
 
-#endif  // RPLASMA_BENCH_MPI_COMMON_MANAGER_LAUNCHER_H_
+#endif  // RPLASMA_BENCH_MPI_LAUNCH_MANAGER_LAUNCHER_H_
