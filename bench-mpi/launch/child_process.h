@@ -86,6 +86,9 @@ absl::StatusOr<std::string> ExecutableDir();
 class ScratchDir {
  public:
   static absl::StatusOr<ScratchDir> Create(const std::string& prefix);
+  // Create for test fixtures and bodies, which cannot return a status: a directory that cannot be
+  // made aborts the process (CHECK) at once.
+  static ScratchDir CreateOrDie(const std::string& prefix = "rplasma-test");
   ScratchDir() = default;
   ScratchDir(ScratchDir&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
   ScratchDir& operator=(ScratchDir&& other) noexcept;
@@ -100,9 +103,6 @@ class ScratchDir {
   explicit ScratchDir(std::string path) : path_(std::move(path)) {}
   std::string path_;
 };
-
-// Open fds of process `pid` (/proc/<pid>/fd), for leak audits; -1 if it is gone or unreadable.
-int CountOpenFdsOf(pid_t pid);
 
 // The last `max_bytes` of a (log) file, for error messages; "" if unreadable.
 std::string FileTail(const std::string& path, size_t max_bytes = 2000);

@@ -1,6 +1,6 @@
 // RedisServer: a private, throw-away redis-server — the one redis launcher, for the benchmarks
 // (Redis peer measurements, the directory of fetch runs) and the integration tests
-// (tests/support/redis_server.h).
+// (tests/support/skip.h has RPLASMA_SKIP_IF_NO_REDIS_SERVER for tests).
 //
 // Start() runs the real binary on 127.0.0.1 and a free port, without persistence (no RDB, no AOF),
 // with its working directory and log in a private ScratchDir, proto-max-bulk-len and the client

@@ -18,8 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "tests/support/status_matchers.h"
-#include "tests/support/subprocess.h"
-#include "tests/support/temp_dir.h"
+#include "tests/support/wait_for.h"
 
 namespace rplasma::bench {
 namespace {
@@ -42,7 +41,7 @@ bool Alive(pid_t pid) {
 }
 
 TEST(ChildProcessTest, OutputGoesToTheLogAndTheChildIsReaped) {
-  rplasma::testing::TempDir dir;
+  ScratchDir dir = ScratchDir::CreateOrDie();
   const std::string log = dir.Join("echo.log");
   ASSERT_OK_AND_ASSIGN(ChildProcess child, ChildProcess::Start({"/bin/sh", "-c", "echo out; echo err >&2"}, log));
   EXPECT_TRUE(WaitFor([&] { return !child.running(); }, absl::Seconds(10)));
@@ -50,14 +49,14 @@ TEST(ChildProcessTest, OutputGoesToTheLogAndTheChildIsReaped) {
 }
 
 TEST(ChildProcessTest, StartReportsAMissingBinary) {
-  rplasma::testing::TempDir dir;
+  ScratchDir dir = ScratchDir::CreateOrDie();
   absl::StatusOr<ChildProcess> child = ChildProcess::Start({dir.Join("no-such-binary")}, dir.Join("log"));
   ASSERT_FALSE(child.ok());
   EXPECT_NE(child.status().message().find("no-such-binary"), absl::string_view::npos) << child.status();
 }
 
 TEST(ChildProcessTest, StopEndsALongRunningChild) {
-  rplasma::testing::TempDir dir;
+  ScratchDir dir = ScratchDir::CreateOrDie();
   ASSERT_OK_AND_ASSIGN(ChildProcess child, ChildProcess::Start({"/bin/sleep", "60"}, dir.Join("log")));
   const pid_t pid = child.pid();
   EXPECT_TRUE(Alive(pid));
@@ -67,7 +66,7 @@ TEST(ChildProcessTest, StopEndsALongRunningChild) {
 }
 
 TEST(ChildProcessTest, ExtraEnvironmentReachesTheChildAndWaitReturnsItsExitStatus) {
-  rplasma::testing::TempDir dir;
+  ScratchDir dir = ScratchDir::CreateOrDie();
   const std::string log = dir.Join("env.log");
   ASSERT_OK_AND_ASSIGN(ChildProcess child,
                        ChildProcess::Start({"/bin/sh", "-c", "echo \"$RPLASMA_CHILD_TEST\"; exit 7"},
@@ -82,7 +81,7 @@ TEST(ChildProcessTest, ExtraEnvironmentReachesTheChildAndWaitReturnsItsExitStatu
 }
 
 TEST(ChildProcessTest, WaitTimesOutWhileTheChildRuns) {
-  rplasma::testing::TempDir dir;
+  ScratchDir dir = ScratchDir::CreateOrDie();
   ASSERT_OK_AND_ASSIGN(ChildProcess child, ChildProcess::Start({"/bin/sleep", "60"}, dir.Join("log")));
   EXPECT_EQ(child.Wait(absl::Milliseconds(50)), std::nullopt);
   EXPECT_TRUE(child.running());
@@ -95,7 +94,7 @@ TEST(ChildProcessTest, WaitTimesOutWhileTheChildRuns) {
 }
 
 TEST(ChildProcessTest, StopReturnsTheStatusOfAChildThatExitsOnSigterm) {
-  rplasma::testing::TempDir dir;
+  ScratchDir dir = ScratchDir::CreateOrDie();
   ASSERT_OK_AND_ASSIGN(ChildProcess child, ChildProcess::Start({"/bin/sleep", "60"}, dir.Join("log")));
   std::optional<int> status = child.Stop(absl::Seconds(10));
   ASSERT_TRUE(status.has_value()) << "sleep exits on SIGTERM; it should not have needed SIGKILL";
@@ -104,7 +103,7 @@ TEST(ChildProcessTest, StopReturnsTheStatusOfAChildThatExitsOnSigterm) {
 }
 
 TEST(ChildProcessTest, StopKillsAChildThatIgnoresSigterm) {
-  rplasma::testing::TempDir dir;
+  ScratchDir dir = ScratchDir::CreateOrDie();
   const std::string ready = dir.Join("ready");
   ASSERT_OK_AND_ASSIGN(ChildProcess child,
                        ChildProcess::Start({"/bin/sh", "-c", "trap '' TERM; touch \"$0\"; while :; do sleep 1; done", ready},
@@ -117,7 +116,7 @@ TEST(ChildProcessTest, StopKillsAChildThatIgnoresSigterm) {
 }
 
 TEST(ChildProcessTest, ChildDiesWhenItsParentIsKilled) {
-  rplasma::testing::TempDir dir;
+  ScratchDir dir = ScratchDir::CreateOrDie();
   int pipe_fds[2];
   ASSERT_EQ(::pipe(pipe_fds), 0);
   // The "rank": spawns a long sleeper, reports its pid, then waits to be SIGKILLed.

@@ -48,7 +48,7 @@ std::set<std::string> CheckCsv(const std::string& csv, int ranks) {
 
 void RunAndCheck(int ranks, const std::vector<std::string>& concurrency_list, const std::string& concurrency) {
   RPLASMA_SKIP_IF_NO_MPI();
-  TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   MpiRun run = RunBenchMpi(dir, ranks,
                            {"--sizes=1K,64K,256K", "--protocols=get,pin,auto", "--concurrency=" + concurrency,
                             "--warmup=1", "--repeat=3", "--fetch_timeout=20s", "--csv=" + dir.Join("out.csv"), "--png=" + dir.Join("out.png")});
@@ -91,7 +91,7 @@ TEST(BenchMpiPatternsTest, FourRanksRunEveryPatternAndProtocolWithEveryByteVerif
 
 TEST(BenchMpiPatternsTest, BatchFetchesManyIdsPerCallAndVerifiesEveryOne) {
   RPLASMA_SKIP_IF_NO_MPI();
-  TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   MpiRun run = RunBenchMpi(dir, 2,
                            {"--batch=8", "--sizes=1K,256K", "--patterns=pairs", "--protocols=get,pin",
                             "--concurrency=2", "--warmup=1", "--repeat=2", "--notcp_baseline", "--fetch_timeout=20s",
@@ -109,7 +109,7 @@ TEST(BenchMpiPatternsTest, BatchFetchesManyIdsPerCallAndVerifiesEveryOne) {
 
 TEST(BenchMpiPatternsTest, BatchBelowOneIsAUsageError) {
   RPLASMA_SKIP_IF_NO_MPI();
-  TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   MpiRun run = RunBenchMpi(dir, 2, {"--batch=0", "--csv=" + dir.Join("out.csv")}, absl::Seconds(60));
   EXPECT_EQ(run.exit_code, 2) << run.output;
   EXPECT_TRUE(absl::StrContains(run.output, "--batch: 0 ids per Fetch call; must be at least 1")) << run.output;

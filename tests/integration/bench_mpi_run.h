@@ -13,11 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/redis_server.h"
 #include "absl/strings/str_cat.h"
+#include "bench-mpi/launch/child_process.h"
+#include "tests/support/skip.h"
 #include "tests/support/status_matchers.h"
-#include "tests/support/subprocess.h"
-#include "tests/support/temp_dir.h"
 
 namespace rplasma::testing {
 
@@ -51,7 +50,7 @@ struct MpiRun {
 
 // mpirun -np `ranks` --oversubscribe rplasma-bench-mpi --start-redis `args`, output in dir/mpirun.log;
 // killed after `timeout`.
-inline MpiRun RunBenchMpi(const TempDir& dir, int ranks, const std::vector<std::string>& args,
+inline MpiRun RunBenchMpi(const bench::ScratchDir& dir, int ranks, const std::vector<std::string>& args,
                           absl::Duration timeout = absl::Seconds(200)) {
   setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
   setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
@@ -70,7 +69,7 @@ inline MpiRun RunBenchMpi(const TempDir& dir, int ranks, const std::vector<std::
   argv.insert(argv.end(), args.begin(), args.end());
   MpiRun run;
   const std::string log = dir.Join("mpirun.log");
-  auto process = Subprocess::Start(argv, log);
+  auto process = bench::ChildProcess::Start(argv, log);
   EXPECT_OK(process.status());
   if (!process.ok()) return run;
   std::optional<int> status = process->Wait(timeout);

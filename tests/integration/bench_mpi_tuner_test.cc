@@ -58,7 +58,7 @@ absl::StatusOr<std::string> ManagerStats(const std::string& socket) {
 
 TEST(BenchMpiTunerTest, TunedThresholdFileIsWithinOneStepOfTheCrossoverAndManagersLoadIt) {
   RPLASMA_SKIP_IF_NO_MPI();
-  TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   const std::string file_path = dir.Join("threshold.txt");
   MpiRun run = RunBenchMpi(dir, 2,
                            // `--tune=true`, not `--tune`: mpirun takes a bare --tune as its own option.
@@ -111,7 +111,7 @@ TEST(BenchMpiTunerTest, TunedThresholdFileIsWithinOneStepOfTheCrossoverAndManage
   }
 
   // A fresh manager loads the file.
-  ASSERT_OK_AND_ASSIGN(auto redis, RedisServer::Start());
+  ASSERT_OK_AND_ASSIGN(auto redis, bench::RedisServer::Start());
   ASSERT_OK_AND_ASSIGN(auto store, StoreProcess::Start());
   {
     // Private (0600) and at least 16 bytes, or the manager refuses it.
@@ -121,8 +121,8 @@ TEST(BenchMpiTunerTest, TunedThresholdFileIsWithinOneStepOfTheCrossoverAndManage
     ASSERT_OK(WriteAll(secret.get(), line.data(), line.size()));
   }
   const std::string manager_socket = dir.Join("manager.sock");
-  ASSERT_OK_AND_ASSIGN(Subprocess manager,
-                       Subprocess::Start({std::string(RPLASMA_BIN_DIR) + "/rplasma-manager",
+  ASSERT_OK_AND_ASSIGN(bench::ChildProcess manager,
+                       bench::ChildProcess::Start({std::string(RPLASMA_BIN_DIR) + "/rplasma-manager",
                                           "--store_socket=" + store->socket_path(), "--redis=" + redis->address(),
                                           "--client_socket=" + manager_socket, "--rdma_threshold=" + file_path,
                                           "--secret_file=" + dir.Join("secret")},

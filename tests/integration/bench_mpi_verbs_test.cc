@@ -108,7 +108,7 @@ class BenchMpiVerbsTest : public ::testing::Test {
 };
 
 TEST_F(BenchMpiVerbsTest, TwoRanksFetchOverVerbsWithGetPinAndAutoAndEveryByteVerified) {
-  TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   const std::vector<uint64_t> sizes = {4 * kKiB, 64 * kKiB, 1 * kMiB};
   std::vector<std::string> args = VerbsArgs();
   args.insert(args.end(), {"--patterns=pairs", "--protocols=get,pin,auto", "--sizes=4K,64K,1M",
@@ -137,7 +137,7 @@ TEST_F(BenchMpiVerbsTest, TwoRanksFetchOverVerbsWithGetPinAndAutoAndEveryByteVer
 }
 
 TEST_F(BenchMpiVerbsTest, TunedThresholdFileIsLoadedAndUsedByFreshManagersOverVerbs) {
-  TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   const std::string file_path = dir.Join("threshold.txt");
   std::vector<std::string> args = VerbsArgs();
   args.insert(args.end(), {"--tune=true", "--tune_out=" + file_path, "--tune_min_size=4K", "--tune_max_size=1M",

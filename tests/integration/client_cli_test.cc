@@ -10,10 +10,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
+#include "bench-mpi/launch/child_process.h"
 #include "nlohmann/json.hpp"
 #include "tests/integration/client_test_fixture.h"
-#include "tests/support/file_contents.h"
-#include "tests/support/temp_dir.h"
 
 namespace rplasma::testing {
 namespace {
@@ -57,8 +56,8 @@ class ClientCliTest : public ClientStoreTest {
     const int status = std::system(command.c_str());
     CliResult result;
     result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    result.out = ReadFileContents(Out());
-    result.err = ReadFileContents(Err());
+    result.out = bench::ReadWholeFile(Out());
+    result.err = bench::ReadWholeFile(Err());
     return result;
   }
 
@@ -81,7 +80,7 @@ class ClientCliTest : public ClientStoreTest {
     }
   }
 
-  TempDir dir_;
+  bench::ScratchDir dir_ = bench::ScratchDir::CreateOrDie();
 };
 
 std::string Binary(size_t size, uint64_t seed) {
@@ -115,7 +114,7 @@ TEST_F(ClientCliTest, PutAndGetWithFilesAndHexIds) {
   ASSERT_EQ(Run(absl::StrCat("put ", hex, " ", dir_.Join("file"))).exit_code, 0);
   const CliResult get = Run(absl::StrCat("get ", hex, " ", dir_.Join("copy")));
   ASSERT_EQ(get.exit_code, 0) << get.err;
-  EXPECT_EQ(ReadFileContents(dir_.Join("copy")), payload);
+  EXPECT_EQ(bench::ReadWholeFile(dir_.Join("copy")), payload);
   // An empty object works too.
   WriteFile(dir_.Join("empty"), "");
   ASSERT_EQ(Run(absl::StrCat("put --label empty ", dir_.Join("empty"))).exit_code, 0);

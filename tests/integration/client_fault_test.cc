@@ -19,15 +19,15 @@ namespace {
 
 class ClientFaultTest : public ClientStoreTest {
  protected:
-  absl::StatusOr<Subprocess> StartWorker(const std::vector<std::string>& args) {
+  absl::StatusOr<bench::ChildProcess> StartWorker(const std::vector<std::string>& args) {
     std::vector<std::string> argv = {RPLASMA_CLIENT_WORKER, store_->socket_path()};
     argv.insert(argv.end(), args.begin(), args.end());
-    return Subprocess::Start(argv, store_->dir() + "/worker.log");
+    return bench::ChildProcess::Start(argv, store_->dir() + "/worker.log");
   }
 
   // SIGKILLs `worker`, then returns how long the store took to satisfy `recovered`.
   template <typename Pred>
-  absl::Duration KillAndTimeRecovery(Subprocess& worker, Pred recovered) {
+  absl::Duration KillAndTimeRecovery(bench::ChildProcess& worker, Pred recovered) {
     const absl::Time start = absl::Now();
     worker.Kill();
     EXPECT_TRUE(WaitForStats(recovered, absl::Seconds(5)));
@@ -39,7 +39,7 @@ TEST_F(ClientFaultTest, KilledClientHoldingReferencesLosesThemWithinOneSecond) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
   const std::vector<ObjectID> ids = Labels("held", 100);
   for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(Pattern(4096, i))));
-  ASSERT_OK_AND_ASSIGN(Subprocess worker, StartWorker({"hold-socket", "100", "held"}));
+  ASSERT_OK_AND_ASSIGN(bench::ChildProcess worker, StartWorker({"hold-socket", "100", "held"}));
   ASSERT_TRUE(WaitForStats([](const StatsReply& s) { return s.ref_count == 100 && s.clients == 2; }));
   // Referenced: delete is deferred, eviction impossible.
   ASSERT_OK(client_->Delete(ids));
@@ -60,9 +60,9 @@ TEST_F(ClientFaultTest, KilledReadersHoldingAThousandSlotReferencesEachLoseThemW
   constexpr int kObjects = 1000;
   const std::vector<ObjectID> ids = Labels("slot-held", kObjects);
   for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(Pattern(1024, i))));
-  std::vector<Subprocess> readers;
+  std::vector<bench::ChildProcess> readers;
   for (int r = 0; r < kReaders; ++r) {
-    ASSERT_OK_AND_ASSIGN(Subprocess reader, StartWorker({"hold", absl::StrCat(kObjects), "slot-held"}));
+    ASSERT_OK_AND_ASSIGN(bench::ChildProcess reader, StartWorker({"hold", absl::StrCat(kObjects), "slot-held"}));
     readers.push_back(std::move(reader));
   }
   // Every reference went through a slot: the store counted none of them and got no Get.
@@ -81,7 +81,7 @@ TEST_F(ClientFaultTest, KilledReadersHoldingAThousandSlotReferencesEachLoseThemW
   ASSERT_OK_AND_ASSIGN(bool visible, client_->Contains(ids[0]));
   EXPECT_FALSE(visible);
   const absl::Time start = absl::Now();
-  for (Subprocess& reader : readers) reader.Kill();
+  for (bench::ChildProcess& reader : readers) reader.Kill();
   EXPECT_TRUE(WaitForStats(
       [](const StatsReply& s) {
         return s.slot_references == 0 && s.reclaims_waiting == 0 && s.objects_sealed == 0 && s.clients == 1;
@@ -95,7 +95,7 @@ TEST_F(ClientFaultTest, KilledReadersHoldingAThousandSlotReferencesEachLoseThemW
 
 TEST_F(ClientFaultTest, KilledClientInTheMiddleOfCreatesHasItsObjectsAbortedWithinOneSecond) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
-  ASSERT_OK_AND_ASSIGN(Subprocess worker, StartWorker({"create", "100", "half", "65536"}));
+  ASSERT_OK_AND_ASSIGN(bench::ChildProcess worker, StartWorker({"create", "100", "half", "65536"}));
   ASSERT_TRUE(WaitForStats([](const StatsReply& s) { return s.objects_created == 100; }));
   ASSERT_OK_AND_ASSIGN(StatsReply during, client_->Stats());
   EXPECT_GE(during.used_bytes, 100u * 65536);
@@ -112,7 +112,7 @@ TEST_F(ClientFaultTest, KilledClientInTheMiddleOfCreatesHasItsObjectsAbortedWith
 
 TEST_F(ClientFaultTest, WaiterKilledBeforeTheSealLeavesNoWaitAndNoReference) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
-  ASSERT_OK_AND_ASSIGN(Subprocess worker, StartWorker({"wait", "1", "late"}));
+  ASSERT_OK_AND_ASSIGN(bench::ChildProcess worker, StartWorker({"wait", "1", "late"}));
   ASSERT_TRUE(WaitForStats([](const StatsReply& s) { return s.waiting_gets == 1; }));
   const absl::Duration took =
       KillAndTimeRecovery(worker, [](const StatsReply& s) { return s.waiting_gets == 0 && s.clients == 1; });
@@ -127,7 +127,7 @@ TEST_F(ClientFaultTest, WaiterKilledBeforeTheSealLeavesNoWaitAndNoReference) {
 
 TEST_F(ClientFaultTest, LiveWaiterInAnotherProcessIsWokenBySeal) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
-  ASSERT_OK_AND_ASSIGN(Subprocess worker, StartWorker({"wait", "1", "soon"}));
+  ASSERT_OK_AND_ASSIGN(bench::ChildProcess worker, StartWorker({"wait", "1", "soon"}));
   ASSERT_TRUE(WaitForStats([](const StatsReply& s) { return s.waiting_gets == 1; }));
   const ObjectID id = ObjectID::FromLabel("soon-0");
   ASSERT_OK(client_->Put(id, AsSpan(Pattern(100, 2))));
@@ -181,7 +181,7 @@ TEST_F(ClientFaultTest, CallsToAStoppedStoreEndByTheirDeadlineAndTheClientWorksA
 // A listener that never accepts, its backlog full: connect(2) would wait forever; Connect ends by
 // connect_timeout.
 TEST_F(ClientFaultTest, ConnectToAListenerWithAFullBacklogEndsByItsDeadline) {
-  TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   const std::string path = dir.Join("full.sock");
   ASSERT_OK_AND_ASSIGN(UniqueFd listener, UnixListen(path));
   ASSERT_EQ(::listen(listener.get(), 0), 0);  // the smallest backlog

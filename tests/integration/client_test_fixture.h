@@ -17,7 +17,7 @@
 #include "client/client.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/store_process.h"
-#include "tests/support/subprocess.h"
+#include "tests/support/wait_for.h"
 
 namespace rplasma::testing {
 

@@ -15,12 +15,12 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/strings/str_cat.h"
+#include "bench-mpi/launch/child_process.h"
 #include "manager/directory/redis_directory.h"
 #include "protocol/frame.h"
 #include "protocol/base/socket_io.h"
 #include "protocol/base/unique_fd.h"
 #include "protocol/base/status.h"
-#include "tests/support/file_contents.h"
 
 namespace rplasma::testing {
 namespace {
@@ -32,7 +32,7 @@ constexpr absl::Duration kManagerStopGrace = absl::Seconds(20);
 
 absl::StatusOr<std::unique_ptr<ManagerTestCluster>> ManagerTestCluster::Start() {
   std::unique_ptr<ManagerTestCluster> cluster(new ManagerTestCluster());
-  ASSIGN_OR_RETURN(cluster->redis_, RedisServer::Start());
+  ASSIGN_OR_RETURN(cluster->redis_, bench::RedisServer::Start());
   return cluster;
 }
 
@@ -48,11 +48,11 @@ ManagerTestCluster::~ManagerTestCluster() {
     if (!status.has_value() || !WIFEXITED(*status) || WEXITSTATUS(*status) != 0) {
       ADD_FAILURE() << node->name << "'s manager did not exit 0 on SIGTERM within " << kManagerStopGrace << " ("
                     << (status.has_value() ? absl::StrCat("wait status ", *status) : "killed") << "):\n"
-                    << ReadFileContents(node->manager_log);
+                    << bench::ReadWholeFile(node->manager_log);
     }
   }
   for (const auto& node : nodes_) {
-    const std::string log = ReadFileContents(node->manager_log);
+    const std::string log = bench::ReadWholeFile(node->manager_log);
     for (const char* marker : {"WARNING: ThreadSanitizer", "ERROR: AddressSanitizer", "runtime error:",
                                "ERROR: LeakSanitizer"}) {
       const size_t at = log.find(marker);
@@ -135,17 +135,17 @@ absl::Status ManagerTestCluster::StartManager(TestNode* node) {
   argv.insert(argv.end(), options.extra_manager_args.begin(), options.extra_manager_args.end());
   ::unlink(node->client_socket.c_str());
   // The log is appended to across restarts: only what this start writes counts.
-  const size_t log_start = ReadFileContents(node->manager_log).size();
-  ASSIGN_OR_RETURN(Subprocess process, Subprocess::Start(argv, node->manager_log));
+  const size_t log_start = bench::ReadWholeFile(node->manager_log).size();
+  ASSIGN_OR_RETURN(bench::ChildProcess process, bench::ChildProcess::Start(argv, node->manager_log));
   node->manager.emplace(std::move(process));
   // Ready when the log has the ready line (printed after the client socket listens).
   const bool ready = WaitFor(
       [&] {
-        return ReadFileContents(node->manager_log).find("rplasma-manager ready", log_start) != std::string::npos ||
+        return bench::ReadWholeFile(node->manager_log).find("rplasma-manager ready", log_start) != std::string::npos ||
                !node->manager->running();
       },
       absl::Seconds(15));
-  const std::string log = ReadFileContents(node->manager_log);
+  const std::string log = bench::ReadWholeFile(node->manager_log);
   const size_t at = log.find("rplasma-manager ready node=", log_start);
   if (!ready || at == std::string::npos) {
     return MakeError(ErrorCode::kUnavailable, absl::StrCat("manager ", node->name, " did not start:\n", log));

@@ -14,13 +14,14 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "bench-mpi/launch/child_process.h"
+#include "bench-mpi/launch/redis_server.h"
 #include "client/client.h"
 #include "nlohmann/json.hpp"
 #include "protocol/manager_messages.h"
-#include "tests/support/redis_server.h"
+#include "tests/support/skip.h"
 #include "tests/support/store_process.h"
-#include "tests/support/subprocess.h"
-#include "tests/support/temp_dir.h"
+#include "tests/support/wait_for.h"
 
 namespace rplasma::testing {
 
@@ -38,7 +39,7 @@ struct TestNodeOptions {
 struct TestNode {
   std::string name;
   std::unique_ptr<StoreProcess> store;
-  std::optional<Subprocess> manager;
+  std::optional<bench::ChildProcess> manager;
   std::string client_socket;
   std::string manager_log;
   std::string node_id;
@@ -69,13 +70,13 @@ class ManagerTestCluster {
   absl::Status WaitPublished(const TestNode& node, const std::vector<ObjectID>& ids,
                              absl::Duration timeout = absl::Seconds(10));
 
-  RedisServer& redis() { return *redis_; }
+  bench::RedisServer& redis() { return *redis_; }
   const std::string& dir() const { return temp_.path(); }
 
  private:
   ManagerTestCluster() = default;
-  TempDir temp_;
-  std::unique_ptr<RedisServer> redis_;
+  bench::ScratchDir temp_ = bench::ScratchDir::CreateOrDie();
+  std::unique_ptr<bench::RedisServer> redis_;
   std::vector<std::unique_ptr<TestNode>> nodes_;
   std::vector<TestNodeOptions> node_options_;
 };

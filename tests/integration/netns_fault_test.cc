@@ -22,12 +22,12 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "bench-mpi/launch/child_process.h"
+#include "bench-mpi/launch/process_fds.h"
 #include "protocol/base/socket_io.h"
 #include "protocol/base/unique_fd.h"
 #include "tests/integration/manager_test_cluster.h"
-#include "tests/support/file_contents.h"
 #include "tests/support/network_namespace.h"
-#include "tests/support/process_fds.h"
 #include "tests/support/skip.h"
 #include "tests/support/status_matchers.h"
 
@@ -46,7 +46,7 @@ constexpr absl::Duration kHealBound = absl::Seconds(30);
 uint64_t SizeOf(int i) { return i % 2 == 0 ? 100 + i * 3000 : kThreshold + 1 + i * 100000; }
 
 std::string LogTail(const std::string& path) {
-  const std::string log = ReadFileContents(path);
+  const std::string log = bench::ReadWholeFile(path);
   return log.size() > 3000 ? log.substr(log.size() - 3000) : log;
 }
 
@@ -54,7 +54,7 @@ std::string LogTail(const std::string& path) {
 struct NetnsNode {
   std::string name;
   std::unique_ptr<StoreProcess> store;
-  std::optional<Subprocess> manager;
+  std::optional<bench::ChildProcess> manager;
   std::string client_socket;
   std::string log;
   std::unique_ptr<Client> client;
@@ -78,9 +78,9 @@ class NetnsFaultTest : public ::testing::Test {
                                                    ns_a_.get(), net_ + "6/30"));
     ASSERT_OK_AND_ASSIGN(link_b_, VethPair::Create(absl::StrCat("rp", pid, "y"), nullptr, net_ + "9/30",
                                                    ns_b_.get(), net_ + "10/30"));
-    RedisServerOptions redis_options;
+    bench::RedisServerOptions redis_options;
     redis_options.extra_args = {"--bind", "127.0.0.1", net_ + "5", net_ + "9"};
-    ASSERT_OK_AND_ASSIGN(redis_, RedisServer::Start(redis_options));
+    ASSERT_OK_AND_ASSIGN(redis_, bench::RedisServer::Start(redis_options));
     secret_file_ = temp_.Join("secret");
     {
       // Private (0600) and >= 16 bytes, as the managers require.
@@ -111,7 +111,7 @@ class NetnsFaultTest : public ::testing::Test {
   void TearDown() override {
     for (NetnsNode* node : {&a_, &b_}) {
       if (node->manager) node->manager->Kill();
-      const std::string log = ReadFileContents(node->log);
+      const std::string log = bench::ReadWholeFile(node->log);
       for (const char* marker : {"WARNING: ThreadSanitizer", "ERROR: AddressSanitizer", "runtime error:"}) {
         if (log.find(marker) != std::string::npos) ADD_FAILURE() << node->name << "'s manager log:\n" << log;
       }
@@ -135,14 +135,14 @@ class NetnsFaultTest : public ::testing::Test {
                                      "--node_name=" + node.name,
                                      absl::StrCat("--pin_threshold=", kThreshold)};
     argv.insert(argv.end(), extra.begin(), extra.end());
-    ASSIGN_OR_RETURN(Subprocess process, Subprocess::Start(ns.Exec(argv), node.log));
+    ASSIGN_OR_RETURN(bench::ChildProcess process, bench::ChildProcess::Start(ns.Exec(argv), node.log));
     node.manager.emplace(std::move(process));
     const bool ready = WaitFor(
-        [&] { return ReadFileContents(node.log).find("rplasma-manager ready") != std::string::npos || !node.manager->running(); },
+        [&] { return bench::ReadWholeFile(node.log).find("rplasma-manager ready") != std::string::npos || !node.manager->running(); },
         absl::Seconds(15));
-    if (!ready || ReadFileContents(node.log).find("rplasma-manager ready") == std::string::npos) {
+    if (!ready || bench::ReadWholeFile(node.log).find("rplasma-manager ready") == std::string::npos) {
       return MakeError(ErrorCode::kUnavailable, absl::StrCat("manager ", node.name, " did not start in ", ns.name(),
-                                                             ":\n", ReadFileContents(node.log)));
+                                                             ":\n", bench::ReadWholeFile(node.log)));
     }
     ClientOptions client_options;
     client_options.store_socket = node.store->socket_path();
@@ -198,7 +198,7 @@ class NetnsFaultTest : public ::testing::Test {
   // after two stats requests, a manager holds exactly one (the second's) besides its own fds.
   int ManagerFds(const NetnsNode& node) {
     for (int i = 0; i < 2; ++i) (void)StatsVia(node.client_socket);
-    return CountOpenFdsOf(node.manager->pid());
+    return bench::CountOpenFds(node.manager->pid());
   }
 
   uint64_t OwnerLeases() {
@@ -216,19 +216,19 @@ class NetnsFaultTest : public ::testing::Test {
     }
     EXPECT_TRUE(WaitFor([&] { return ManagerFds(a_) <= owner_fds_ && ManagerFds(b_) <= requester_fds_; },
                         absl::Seconds(30)))
-        << "owner manager fds (baseline " << owner_fds_ << "):\n" << DescribeOpenFdsOf(a_.manager->pid())
-        << "requester manager fds (baseline " << requester_fds_ << "):\n" << DescribeOpenFdsOf(b_.manager->pid());
+        << "owner manager fds (baseline " << owner_fds_ << "):\n" << bench::DescribeOpenFds(a_.manager->pid())
+        << "requester manager fds (baseline " << requester_fds_ << "):\n" << bench::DescribeOpenFds(b_.manager->pid());
   }
 
   // Declared in acquisition order: the namespaces go last, with whatever is inside them.
-  TempDir temp_;
+  bench::ScratchDir temp_ = bench::ScratchDir::CreateOrDie();
   std::string net_;
   std::unique_ptr<NetworkNamespace> ns_a_;
   std::unique_ptr<NetworkNamespace> ns_b_;
   std::unique_ptr<VethPair> peer_link_;
   std::unique_ptr<VethPair> link_a_;
   std::unique_ptr<VethPair> link_b_;
-  std::unique_ptr<RedisServer> redis_;
+  std::unique_ptr<bench::RedisServer> redis_;
   std::string secret_file_;
   NetnsNode a_;
   NetnsNode b_;

@@ -15,8 +15,7 @@
 #include "bench-mpi/launch/store_process.h"
 #include "protocol/base/unique_fd.h"
 #include "protocol/store_messages.h"
-#include "tests/support/subprocess.h"  // WaitFor, which the store tests use with it
-#include "tests/support/temp_dir.h"
+#include "tests/support/wait_for.h"  // WaitFor, which the store tests use with it
 
 namespace rplasma::testing {
 

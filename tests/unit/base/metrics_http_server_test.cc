@@ -15,11 +15,11 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "bench-mpi/launch/child_process.h"
 #include "bench-mpi/launch/loopback_http.h"
 #include "protocol/base/metrics_file_writer.h"
 #include "protocol/base/unique_fd.h"
 #include "tests/support/status_matchers.h"
-#include "tests/support/temp_dir.h"
 
 namespace rplasma {
 namespace {
@@ -105,7 +105,7 @@ TEST(MetricsHttpServerTest, ABadAddressIsAnErrorNamingIt) {
 }
 
 TEST(MetricsFileWriterTest, WritesAtStartAndAtShutdownThroughARename) {
-  testing::TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   const std::string path = dir.Join("rplasma.prom");
   int renders = 0;
   {
@@ -127,7 +127,7 @@ TEST(MetricsFileWriterTest, WritesAtStartAndAtShutdownThroughARename) {
 // Run as root on a directory others can write, the old "<path>.tmp" + O_TRUNC followed a planted
 // symlink and truncated whatever it pointed to (issue 21).
 TEST(MetricsFileWriterTest, PlantedSymlinksAreReplacedNeverFollowed) {
-  testing::TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   const std::string path = dir.Join("rplasma.prom");
   const std::string victim = dir.Join("victim"), other_victim = dir.Join("other-victim");
   WriteText(victim, "precious\n");

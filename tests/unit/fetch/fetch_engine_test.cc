@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "protocol/base/notification.h"
-#include "tests/support/subprocess.h"
+#include "tests/support/wait_for.h"
 
 #include "manager/peer/peer_service.h"
 #include "tests/support/status_matchers.h"
