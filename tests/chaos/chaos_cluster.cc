@@ -89,22 +89,27 @@ absl::Status ChaosCluster::StartStore(int n) {
 
 absl::Status ChaosCluster::StartManager(int n) {
   Node& node = nodes_[n];
-  const size_t log_start = bench::ReadWholeFile(node.manager_log).size();
-  ASSIGN_OR_RETURN(bench::ChildProcess process,
-                   bench::ChildProcess::Start({Bin("rplasma-manager"), "--store_socket=" + node.store_socket,
-                                               "--redis=" + redis_->address(), "--listen=127.0.0.1:0",
-                                               "--client_socket=" + node.manager_socket,
-                                               "--secret_file=" + secret_file_, "--node_name=" + node.name,
-                                               "--pin_threshold=65536", "--lease_ttl=3s"},
-                                              node.manager_log));
-  node.manager.emplace(std::move(process));
-  const bool up = testing::WaitFor(
-      [&] { return LogContains(node.manager_log, log_start, "rplasma-manager ready") || !node.manager->running(); },
-      absl::Seconds(30));
-  if (!up || !node.manager->running()) {
+  bench::ManagerLaunchOptions launch;
+  launch.binary = Bin("rplasma-manager");
+  launch.store_socket = node.store_socket;
+  launch.redis = redis_->address();
+  launch.secret_file = secret_file_;
+  launch.node_name = node.name;
+  launch.transport = "";
+  launch.pin_threshold = "65536";
+  launch.extra_args = {"--lease_ttl=3s"};
+  launch.client_socket = node.manager_socket;
+  launch.log_path = node.manager_log;  // appended to across restarts
+  launch.probe_client_socket = false;
+  launch.start_timeout = absl::Seconds(30);
+  launch.stop_grace = absl::ZeroDuration();
+  node.manager.reset();
+  absl::StatusOr<std::unique_ptr<bench::LaunchedManager>> manager = bench::LaunchedManager::Start(launch);
+  if (!manager.ok()) {
     return MakeError(ErrorCode::kUnavailable,
-                     absl::StrCat("manager ", node.name, " did not start:\n", bench::FileTail(node.manager_log)));
+                     absl::StrCat("manager ", node.name, " did not start: ", manager.status().message()));
   }
+  node.manager = std::move(*manager);
   return absl::OkStatus();
 }
 
@@ -153,7 +158,8 @@ absl::StatusOr<std::unique_ptr<Client>> ChaosCluster::Connect(int n) {
   return Client::Connect(options);
 }
 
-int ChaosCluster::CountFds(std::optional<bench::ChildProcess>& process) {
+template <typename Process>
+int ChaosCluster::CountFds(Process& process) {
   return process && process->running() ? bench::CountOpenFds(process->pid()) : -1;
 }
 
@@ -162,11 +168,12 @@ int ChaosCluster::ManagerFds(int n) { return CountFds(nodes_[n].manager); }
 
 std::string ChaosCluster::DescribeFds(int n) {
   std::string out;
-  for (auto* process : {&nodes_[n].store, &nodes_[n].manager}) {
-    if (*process && (*process)->running()) {
-      absl::StrAppend(&out, process == &nodes_[n].store ? "store" : "manager", " fds:\n",
-                      bench::DescribeOpenFds((*process)->pid()));
-    }
+  Node& node = nodes_[n];
+  if (node.store && node.store->running()) {
+    absl::StrAppend(&out, "store fds:\n", bench::DescribeOpenFds(node.store->pid()));
+  }
+  if (node.manager && node.manager->running()) {
+    absl::StrAppend(&out, "manager fds:\n", bench::DescribeOpenFds(node.manager->pid()));
   }
   return out;
 }

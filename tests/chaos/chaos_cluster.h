@@ -22,6 +22,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "bench-mpi/launch/child_process.h"
+#include "bench-mpi/launch/manager_launcher.h"
 #include "bench-mpi/launch/redis_server.h"
 #include "client/client.h"
 #include "tests/support/skip.h"
@@ -88,7 +89,8 @@ class ChaosCluster {
   struct Node {
     std::string name;
     std::string store_socket, manager_socket, store_log, manager_log;
-    std::optional<bench::ChildProcess> store, manager;
+    std::optional<bench::ChildProcess> store;
+    std::unique_ptr<bench::LaunchedManager> manager;  // SIGKILLed when destroyed
   };
   struct WorkerSlot {
     std::string name;  // "n<node>-w<k>"
@@ -97,7 +99,9 @@ class ChaosCluster {
   };
 
   explicit ChaosCluster(const ChaosClusterOptions& options) : options_(options) {}
-  static int CountFds(std::optional<bench::ChildProcess>& process);
+  // Open fds of `process` (a ChildProcess or a LaunchedManager), -1 unless it runs.
+  template <typename Process>
+  static int CountFds(Process& process);
 
   ChaosClusterOptions options_;
   bench::ScratchDir temp_ = bench::ScratchDir::CreateOrDie();

@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "bench-mpi/launch/child_process.h"
+#include "bench-mpi/launch/manager_launcher.h"
 #include "protocol/base/socket_io.h"
 #include "protocol/frame.h"
 #include "tests/integration/manager_test_cluster.h"
@@ -23,18 +24,21 @@
 namespace rplasma::testing {
 namespace {
 
-// A manager command line for `node` (the cluster's secret file and Redis), on `client_socket`.
+// A manager command line for `node` (the cluster's secret file and Redis), on `client_socket`:
+// the launcher's (bench::ManagerCommandLine), for managers expected to be refused or to take over.
 std::vector<std::string> ManagerArgv(ManagerTestCluster& cluster, const TestNode& node,
                                      std::vector<std::string> extra = {}) {
-  std::vector<std::string> argv = {std::string(RPLASMA_BIN_DIR) + "/rplasma-manager",
-                                   "--store_socket=" + node.store->socket_path(),
-                                   "--redis=" + cluster.redis().address(),
-                                   "--listen=127.0.0.1:0",
-                                   "--client_socket=" + node.client_socket,
-                                   "--secret_file=" + cluster.dir() + "/" + node.name + ".secret",
-                                   "--node_name=" + node.name + "-second"};
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  return argv;
+  bench::ManagerLaunchOptions launch;
+  launch.binary = std::string(RPLASMA_BIN_DIR) + "/rplasma-manager";
+  launch.store_socket = node.store->socket_path();
+  launch.redis = cluster.redis().address();
+  launch.secret_file = cluster.dir() + "/" + node.name + ".secret";
+  launch.node_name = node.name + "-second";
+  launch.transport = "";
+  launch.pin_threshold = "";
+  launch.extra_args = std::move(extra);
+  absl::StatusOr<std::vector<std::string>> argv = bench::ManagerCommandLine(launch, node.client_socket);
+  return argv.ok() ? *std::move(argv) : std::vector<std::string>{};  // ChildProcess::Start refuses an empty one
 }
 
 // One stats round trip on an open connection: OK if the manager served it.

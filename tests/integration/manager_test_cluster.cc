@@ -122,41 +122,31 @@ absl::Status ManagerTestCluster::StartManager(TestNode* node) {
     const std::string line = options.secret + "\n";
     RETURN_IF_ERROR(WriteAll(fd.get(), line.data(), line.size()));
   }
-  const std::string binary =
+  bench::ManagerLaunchOptions launch;
+  launch.binary =
       options.manager_binary.empty() ? std::string(RPLASMA_BIN_DIR) + "/rplasma-manager" : options.manager_binary;
-  std::vector<std::string> argv = {binary,
-                                   "--store_socket=" + node->store->socket_path(),
-                                   "--redis=" + redis_->address(),
-                                   "--listen=127.0.0.1:0",
-                                   "--client_socket=" + node->client_socket,
-                                   "--secret_file=" + secret_file,
-                                   "--node_name=" + node->name,
-                                   "--pin_threshold=" + options.threshold};
-  argv.insert(argv.end(), options.extra_manager_args.begin(), options.extra_manager_args.end());
+  launch.store_socket = node->store->socket_path();
+  launch.redis = redis_->address();
+  launch.secret_file = secret_file;
+  launch.node_name = node->name;
+  launch.transport = "";  // the manager's default, or extra_manager_args
+  launch.pin_threshold = options.threshold;
+  launch.extra_args = options.extra_manager_args;
+  launch.client_socket = node->client_socket;
+  launch.log_path = node->manager_log;  // appended to across restarts
+  launch.probe_client_socket = false;   // the ready line comes after the client socket listens
+  launch.start_timeout = absl::Seconds(15);
+  launch.stop_grace = absl::ZeroDuration();
   ::unlink(node->client_socket.c_str());
-  // The log is appended to across restarts: only what this start writes counts.
-  const size_t log_start = bench::ReadWholeFile(node->manager_log).size();
-  ASSIGN_OR_RETURN(bench::ChildProcess process, bench::ChildProcess::Start(argv, node->manager_log));
-  node->manager.emplace(std::move(process));
-  // Ready when the log has the ready line (printed after the client socket listens).
-  const bool ready = WaitFor(
-      [&] {
-        return bench::ReadWholeFile(node->manager_log).find("rplasma-manager ready", log_start) != std::string::npos ||
-               !node->manager->running();
-      },
-      absl::Seconds(15));
-  const std::string log = bench::ReadWholeFile(node->manager_log);
-  const size_t at = log.find("rplasma-manager ready node=", log_start);
-  if (!ready || at == std::string::npos) {
-    return MakeError(ErrorCode::kUnavailable, absl::StrCat("manager ", node->name, " did not start:\n", log));
+  node->manager.reset();
+  absl::StatusOr<std::unique_ptr<bench::LaunchedManager>> manager = bench::LaunchedManager::Start(launch);
+  if (!manager.ok()) {
+    return MakeError(ErrorCode::kUnavailable,
+                     absl::StrCat("manager ", node->name, " did not start: ", manager.status().message()));
   }
-  const size_t start = at + std::strlen("rplasma-manager ready node=");
-  node->node_id = log.substr(start, log.find(' ', start) - start);
-  const size_t listen_at = log.find("listen=", start);
-  if (listen_at != std::string::npos) {
-    const size_t from = listen_at + std::strlen("listen=");
-    node->listen_address = log.substr(from, log.find_first_of(" \n", from) - from);
-  }
+  node->manager = std::move(*manager);
+  node->node_id = node->manager->node_id();
+  node->listen_address = node->manager->listen_address();
   return absl::OkStatus();
 }
 

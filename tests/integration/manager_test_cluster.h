@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "bench-mpi/launch/child_process.h"
+#include "bench-mpi/launch/manager_launcher.h"
 #include "bench-mpi/launch/redis_server.h"
 #include "client/client.h"
 #include "nlohmann/json.hpp"
@@ -39,7 +40,7 @@ struct TestNodeOptions {
 struct TestNode {
   std::string name;
   std::unique_ptr<StoreProcess> store;
-  std::optional<bench::ChildProcess> manager;
+  std::unique_ptr<bench::LaunchedManager> manager;  // SIGKILLed when destroyed
   std::string client_socket;
   std::string manager_log;
   std::string node_id;

@@ -23,6 +23,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "bench-mpi/launch/child_process.h"
+#include "bench-mpi/launch/manager_launcher.h"
 #include "bench-mpi/launch/process_fds.h"
 #include "protocol/base/socket_io.h"
 #include "protocol/base/unique_fd.h"
@@ -54,7 +55,7 @@ std::string LogTail(const std::string& path) {
 struct NetnsNode {
   std::string name;
   std::unique_ptr<StoreProcess> store;
-  std::optional<bench::ChildProcess> manager;
+  std::unique_ptr<bench::LaunchedManager> manager;  // SIGKILLed when destroyed
   std::string client_socket;
   std::string log;
   std::unique_ptr<Client> client;
@@ -126,24 +127,28 @@ class NetnsFaultTest : public ::testing::Test {
     ASSIGN_OR_RETURN(node.store, StoreProcess::Start(store_options));
     node.client_socket = temp_.Join(node.name + ".manager.sock");
     node.log = temp_.Join(node.name + ".manager.log");
-    std::vector<std::string> argv = {std::string(RPLASMA_BIN_DIR) + "/rplasma-manager",
-                                     "--store_socket=" + node.store->socket_path(),
-                                     absl::StrCat("--redis=", redis_host, ":", redis_->port()),
-                                     "--listen=" + host + ":0",
-                                     "--client_socket=" + node.client_socket,
-                                     "--secret_file=" + secret_file_,
-                                     "--node_name=" + node.name,
-                                     absl::StrCat("--pin_threshold=", kThreshold)};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    ASSIGN_OR_RETURN(bench::ChildProcess process, bench::ChildProcess::Start(ns.Exec(argv), node.log));
-    node.manager.emplace(std::move(process));
-    const bool ready = WaitFor(
-        [&] { return bench::ReadWholeFile(node.log).find("rplasma-manager ready") != std::string::npos || !node.manager->running(); },
-        absl::Seconds(15));
-    if (!ready || bench::ReadWholeFile(node.log).find("rplasma-manager ready") == std::string::npos) {
+    bench::ManagerLaunchOptions launch;
+    launch.binary = std::string(RPLASMA_BIN_DIR) + "/rplasma-manager";
+    launch.command_prefix = ns.Exec({});
+    launch.store_socket = node.store->socket_path();
+    launch.redis = absl::StrCat(redis_host, ":", redis_->port());
+    launch.secret_file = secret_file_;
+    launch.listen_host = host;
+    launch.node_name = node.name;
+    launch.transport = "";
+    launch.pin_threshold = absl::StrCat(kThreshold);
+    launch.extra_args = extra;
+    launch.client_socket = node.client_socket;
+    launch.log_path = node.log;
+    launch.probe_client_socket = false;  // a probe from the root namespace; the ready line suffices
+    launch.start_timeout = absl::Seconds(15);
+    launch.stop_grace = absl::ZeroDuration();
+    absl::StatusOr<std::unique_ptr<bench::LaunchedManager>> manager = bench::LaunchedManager::Start(launch);
+    if (!manager.ok()) {
       return MakeError(ErrorCode::kUnavailable, absl::StrCat("manager ", node.name, " did not start in ", ns.name(),
-                                                             ":\n", bench::ReadWholeFile(node.log)));
+                                                             ": ", manager.status().message()));
     }
+    node.manager = std::move(*manager);
     ClientOptions client_options;
     client_options.store_socket = node.store->socket_path();
     client_options.manager_socket = node.client_socket;
