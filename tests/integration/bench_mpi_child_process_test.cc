@@ -9,9 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -25,16 +23,9 @@ namespace {
 
 using ::rplasma::testing::WaitFor;
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // True while `pid` exists and is not a zombie.
 bool Alive(pid_t pid) {
-  const std::string stat = Slurp(absl::StrCat("/proc/", pid, "/stat"));
+  const std::string stat = ReadWholeFile(absl::StrCat("/proc/", pid, "/stat"));
   if (stat.empty()) return false;
   const size_t paren = stat.rfind(')');
   return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z';
@@ -45,7 +36,7 @@ TEST(ChildProcessTest, OutputGoesToTheLogAndTheChildIsReaped) {
   const std::string log = dir.Join("echo.log");
   ASSERT_OK_AND_ASSIGN(ChildProcess child, ChildProcess::Start({"/bin/sh", "-c", "echo out; echo err >&2"}, log));
   EXPECT_TRUE(WaitFor([&] { return !child.running(); }, absl::Seconds(10)));
-  EXPECT_EQ(Slurp(log), "out\nerr\n");
+  EXPECT_EQ(ReadWholeFile(log), "out\nerr\n");
 }
 
 TEST(ChildProcessTest, StartReportsAMissingBinary) {
@@ -77,7 +68,7 @@ TEST(ChildProcessTest, ExtraEnvironmentReachesTheChildAndWaitReturnsItsExitStatu
   EXPECT_EQ(WEXITSTATUS(*status), 7);
   EXPECT_EQ(child.pid(), -1);
   EXPECT_EQ(child.Wait(absl::ZeroDuration()), status) << "the status is kept once reaped";
-  EXPECT_EQ(Slurp(log), "hello\n");
+  EXPECT_EQ(ReadWholeFile(log), "hello\n");
 }
 
 TEST(ChildProcessTest, WaitTimesOutWhileTheChildRuns) {

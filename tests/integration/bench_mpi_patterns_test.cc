@@ -57,7 +57,7 @@ void RunAndCheck(int ranks, const std::vector<std::string>& concurrency_list, co
   EXPECT_TRUE(absl::StrContains(run.output, "verified")) << run.output;
   EXPECT_FALSE(absl::StrContains(run.output, "verified 0 bytes")) << run.output;
   EXPECT_FALSE(absl::StrContains(run.output, "bytes differ")) << run.output;
-  const std::set<std::string> seen = CheckCsv(ReadWholeFile(dir.Join("out.csv")), ranks);
+  const std::set<std::string> seen = CheckCsv(bench::ReadWholeFile(dir.Join("out.csv")), ranks);
   for (const char* pattern : {"pairs", "broadcast", "gather", "alltoall"}) {
     for (const char* protocol : {"get", "pin", "auto"}) {
       for (const char* size : {"1024", "65536", "262144"}) {
@@ -73,7 +73,7 @@ void RunAndCheck(int ranks, const std::vector<std::string>& concurrency_list, co
   EXPECT_TRUE(absl::StrContains(run.output, "auto/best worst case")) << run.output;
   EXPECT_TRUE(absl::StrContains(run.output, ": PASS\n") || absl::StrContains(run.output, ": SHORT\n")) << run.output;
   if (HaveGnuplot()) {
-    const std::string png = ReadWholeFile(dir.Join("out.png"));
+    const std::string png = bench::ReadWholeFile(dir.Join("out.png"));
     ASSERT_GT(png.size(), 8u) << run.output;
     EXPECT_EQ(png.substr(1, 3), "PNG");
   } else {
@@ -102,7 +102,7 @@ TEST(BenchMpiPatternsTest, BatchFetchesManyIdsPerCallAndVerifiesEveryOne) {
   // Rank 1 fetches 2 threads x 8 ids = 16 objects a round, 3 rounds (1 warm-up + 2), all verified.
   EXPECT_TRUE(absl::StrContains(run.output, absl::StrCat("verified ", 16 * 3 * 1024, " bytes"))) << run.output;
   EXPECT_TRUE(absl::StrContains(run.output, absl::StrCat("verified ", 16 * 3 * 256 * 1024, " bytes"))) << run.output;
-  const std::set<std::string> seen = CheckCsv(ReadWholeFile(dir.Join("out.csv")), 2);
+  const std::set<std::string> seen = CheckCsv(bench::ReadWholeFile(dir.Join("out.csv")), 2);
   EXPECT_TRUE(seen.count("rplasma/get/pairs/1024/2")) << run.output;
   EXPECT_TRUE(seen.count("rplasma/pin/pairs/262144/2")) << run.output;
 }

@@ -20,13 +20,6 @@
 
 namespace rplasma::testing {
 
-inline std::string ReadWholeFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 inline std::string FindMpirun() {
   for (const char* p : {"/usr/bin/mpirun", "/usr/local/bin/mpirun"}) {
     if (access(p, X_OK) == 0) return p;
@@ -74,9 +67,9 @@ inline MpiRun RunBenchMpi(const bench::ScratchDir& dir, int ranks, const std::ve
   if (!process.ok()) return run;
   std::optional<int> status = process->Wait(timeout);
   if (!status.has_value()) process->Kill();
-  EXPECT_TRUE(status.has_value()) << "mpirun did not finish:\n" << ReadWholeFile(log);
+  EXPECT_TRUE(status.has_value()) << "mpirun did not finish:\n" << bench::ReadWholeFile(log);
   if (status.has_value() && WIFEXITED(*status)) run.exit_code = WEXITSTATUS(*status);
-  run.output = ReadWholeFile(log);
+  run.output = bench::ReadWholeFile(log);
   return run;
 }
 

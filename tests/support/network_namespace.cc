@@ -3,8 +3,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -50,12 +48,9 @@ absl::Status RunCommand(const std::vector<std::string>& argv) {
   ASSIGN_OR_RETURN(bench::ChildProcess process, bench::ChildProcess::Start(argv, log));
   const std::optional<int> status = process.Wait(absl::Seconds(10));
   if (status.has_value() && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) return absl::OkStatus();
-  std::ifstream in(log);
-  std::stringstream output;
-  output << in.rdbuf();
   return MakeError(ErrorCode::kInternal,
                    absl::StrCat(line, ": ", status.has_value() ? absl::StrCat("wait status ", *status) : "timed out",
-                                ": ", output.str()));
+                                ": ", bench::ReadWholeFile(log)));
 }
 
 absl::StatusOr<std::unique_ptr<NetworkNamespace>> NetworkNamespace::Create(const std::string& name) {

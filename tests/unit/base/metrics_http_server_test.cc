@@ -32,13 +32,6 @@ std::string Exchange(uint16_t port, const std::string& request) {
   return reply.ok() ? *reply : reply.status().ToString();
 }
 
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 void WriteText(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 std::vector<std::string> DirectoryEntries(const std::string& dir) {
@@ -135,13 +128,13 @@ TEST(MetricsFileWriterTest, PlantedSymlinksAreReplacedNeverFollowed) {
   ASSERT_EQ(::symlink(victim.c_str(), (path + ".tmp").c_str()), 0);
   ASSERT_EQ(::symlink(other_victim.c_str(), path.c_str()), 0);
   ASSERT_OK(MetricsFileWriter::WriteAtomically(path, "rplasma_up 1\n"));
-  EXPECT_EQ(ReadText(victim), "precious\n");
-  EXPECT_EQ(ReadText(other_victim), "also precious\n");
+  EXPECT_EQ(bench::ReadWholeFile(victim), "precious\n");
+  EXPECT_EQ(bench::ReadWholeFile(other_victim), "also precious\n");
   struct stat st;
   ASSERT_EQ(::lstat(path.c_str(), &st), 0);
   EXPECT_TRUE(S_ISREG(st.st_mode)) << "the symlink at the path is replaced by the new file";
   EXPECT_EQ(st.st_mode & 0777, 0644u);
-  EXPECT_EQ(ReadText(path), "rplasma_up 1\n");
+  EXPECT_EQ(bench::ReadWholeFile(path), "rplasma_up 1\n");
   EXPECT_THAT(DirectoryEntries(dir.path()),
               ::testing::UnorderedElementsAre("rplasma.prom", "rplasma.prom.tmp", "victim", "other-victim"));
 }
