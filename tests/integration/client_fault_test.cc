@@ -38,7 +38,7 @@ class ClientFaultTest : public ClientStoreTest {
 TEST_F(ClientFaultTest, KilledClientHoldingReferencesLosesThemWithinOneSecond) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
   const std::vector<ObjectID> ids = Labels("held", 100);
-  for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(Pattern(4096, i))));
+  for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(TestBytes<std::vector<uint8_t>>(i, 4096))));
   ASSERT_OK_AND_ASSIGN(bench::ChildProcess worker, StartWorker({"hold-socket", "100", "held"}));
   ASSERT_TRUE(WaitForStats([](const StatsReply& s) { return s.ref_count == 100 && s.clients == 2; }));
   // Referenced: delete is deferred, eviction impossible.
@@ -49,7 +49,7 @@ TEST_F(ClientFaultTest, KilledClientHoldingReferencesLosesThemWithinOneSecond) {
       worker, [](const StatsReply& s) { return s.ref_count == 0 && s.clients == 1 && s.objects_sealed == 0; });
   EXPECT_LE(took, absl::Seconds(1));
   // The ids can be created again.
-  for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(Pattern(4096, i + 1000))));
+  for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(TestBytes<std::vector<uint8_t>>(i + 1000, 4096))));
   ASSERT_OK(client_->Delete(ids));
   ExpectBackAtBaseline();
 }
@@ -59,7 +59,7 @@ TEST_F(ClientFaultTest, KilledReadersHoldingAThousandSlotReferencesEachLoseThemW
   constexpr int kReaders = 4;
   constexpr int kObjects = 1000;
   const std::vector<ObjectID> ids = Labels("slot-held", kObjects);
-  for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(Pattern(1024, i))));
+  for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(TestBytes<std::vector<uint8_t>>(i, 1024))));
   std::vector<bench::ChildProcess> readers;
   for (int r = 0; r < kReaders; ++r) {
     ASSERT_OK_AND_ASSIGN(bench::ChildProcess reader, StartWorker({"hold", absl::StrCat(kObjects), "slot-held"}));
@@ -88,7 +88,7 @@ TEST_F(ClientFaultTest, KilledReadersHoldingAThousandSlotReferencesEachLoseThemW
       },
       absl::Seconds(5)));
   EXPECT_LE(absl::Now() - start, absl::Seconds(1));
-  for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(Pattern(1024, i + 7))));
+  for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(TestBytes<std::vector<uint8_t>>(i + 7, 1024))));
   ASSERT_OK(client_->Delete(ids));
   ExpectBackAtBaseline();
 }
@@ -105,7 +105,7 @@ TEST_F(ClientFaultTest, KilledClientInTheMiddleOfCreatesHasItsObjectsAbortedWith
     return s.objects_created == 0 && s.used_bytes == baseline_.used_bytes && s.clients == 1;
   });
   EXPECT_LE(took, absl::Seconds(1));
-  for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(Pattern(1024, i))));
+  for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(TestBytes<std::vector<uint8_t>>(i, 1024))));
   ASSERT_OK(client_->Delete(ids));
   ExpectBackAtBaseline();
 }
@@ -118,7 +118,7 @@ TEST_F(ClientFaultTest, WaiterKilledBeforeTheSealLeavesNoWaitAndNoReference) {
       KillAndTimeRecovery(worker, [](const StatsReply& s) { return s.waiting_gets == 0 && s.clients == 1; });
   EXPECT_LE(took, absl::Seconds(1));
   const ObjectID id = ObjectID::FromLabel("late-0");
-  ASSERT_OK(client_->Put(id, AsSpan(Pattern(100, 1))));
+  ASSERT_OK(client_->Put(id, AsSpan(TestBytes<std::vector<uint8_t>>(1, 100))));
   ASSERT_OK_AND_ASSIGN(StatsReply after, client_->Stats());
   EXPECT_EQ(after.ref_count, 0u) << "the dead waiter must not have been given a reference";
   ASSERT_OK(client_->Delete({id}));
@@ -130,7 +130,7 @@ TEST_F(ClientFaultTest, LiveWaiterInAnotherProcessIsWokenBySeal) {
   ASSERT_OK_AND_ASSIGN(bench::ChildProcess worker, StartWorker({"wait", "1", "soon"}));
   ASSERT_TRUE(WaitForStats([](const StatsReply& s) { return s.waiting_gets == 1; }));
   const ObjectID id = ObjectID::FromLabel("soon-0");
-  ASSERT_OK(client_->Put(id, AsSpan(Pattern(100, 2))));
+  ASSERT_OK(client_->Put(id, AsSpan(TestBytes<std::vector<uint8_t>>(2, 100))));
   std::optional<int> status = worker.Wait(absl::Seconds(10));
   ASSERT_TRUE(status.has_value());
   EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
@@ -168,7 +168,7 @@ TEST_F(ClientFaultTest, CallsToAStoppedStoreEndByTheirDeadlineAndTheClientWorksA
   ASSERT_EQ(::kill(store_->pid(), SIGCONT), 0);
 
   // The late replies are dropped; both connections still work.
-  ASSERT_OK(client_->Put(id, AsSpan(Pattern(1000, 5))));
+  ASSERT_OK(client_->Put(id, AsSpan(TestBytes<std::vector<uint8_t>>(5, 1000))));
   ASSERT_OK_AND_ASSIGN(ObjectBuffer buffer, other->GetOne(id, absl::Milliseconds(100)));
   EXPECT_EQ(buffer.data().size(), 1000u);
   buffer = ObjectBuffer();

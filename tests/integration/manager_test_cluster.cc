@@ -251,28 +251,6 @@ int64_t JsonInt(const std::string& json, const std::string& key) {
   return member->get<int64_t>();
 }
 
-std::string TestBytes(uint64_t seed, uint64_t size) {
-  // Slices of one pseudo-random pool (grown on demand), at an offset that depends on the seed:
-  // cheap for the 256 MiB objects of the sweep, and different seeds give different bytes.
-  constexpr uint64_t kOffsets = 1u << 20;
-  static absl::Mutex mu;
-  static std::string* pool = new std::string();
-  const uint64_t offset = (seed * 8191) % kOffsets;
-  MutexLock lock(&mu);
-  if (pool->size() < offset + size) {
-    const uint64_t want = std::max<uint64_t>(kOffsets + size, pool->size() * 2);
-    pool->resize(want);
-    uint64_t x = 0x9e3779b97f4a7c15ull;
-    for (size_t i = 0; i + 8 <= want; i += 8) {
-      x ^= x << 13;
-      x ^= x >> 7;
-      x ^= x << 17;
-      std::memcpy(&(*pool)[i], &x, 8);
-    }
-  }
-  return pool->substr(offset, size);
-}
-
 absl::Status PutTestObject(Client& client, const ObjectID& id, uint64_t seed, uint64_t size,
                            const std::string& metadata) {
   const std::string data = TestBytes(seed, size);

@@ -21,6 +21,7 @@
 #include "nlohmann/json.hpp"
 #include "protocol/manager_messages.h"
 #include "tests/support/skip.h"
+#include "tests/support/test_bytes.h"
 #include "tests/support/store_process.h"
 #include "tests/support/wait_for.h"
 
@@ -100,8 +101,6 @@ absl::Status WaitStoreReleasedEverything(Client& client, absl::Duration within);
 // Waits up to `within` until the manager at `client_socket` holds no lease for a peer.
 absl::Status WaitNoLeases(const std::string& client_socket, absl::Duration within);
 
-// Deterministic bytes for (seed, size).
-std::string TestBytes(uint64_t seed, uint64_t size);
 // Creates `id` in `client`'s store with TestBytes(seed, size) and `metadata`, sealed.
 absl::Status PutTestObject(Client& client, const ObjectID& id, uint64_t seed, uint64_t size,
                            const std::string& metadata = "");
