@@ -1,4 +1,3 @@
-#include "protocol/base/mutex_lock.h"
 #include "tests/integration/manager_test_cluster.h"
 
 #include <fcntl.h>
@@ -7,13 +6,11 @@
 
 #include <algorithm>
 #include <csignal>
-#include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include <gtest/gtest.h>
 
-#include "absl/synchronization/mutex.h"
 #include "absl/strings/str_cat.h"
 #include "bench-mpi/launch/child_process.h"
 #include "manager/directory/redis_directory.h"
