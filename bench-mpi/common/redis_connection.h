@@ -1,5 +1,5 @@
 // RedisConnection: an owned hiredis context for the benchmarks' Redis peer measurements (SET/GET,
-// MSET/MGET against the redis-server that bench-mpi/common/redis_server.h starts).
+// MSET/MGET against the redis-server that bench-mpi/launch/redis_server.h starts).
 #ifndef RPLASMA_BENCH_MPI_COMMON_REDIS_CONNECTION_H_
 #define RPLASMA_BENCH_MPI_COMMON_REDIS_CONNECTION_H_
 

@@ -31,9 +31,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "bench-mpi/common/manager_launcher.h"
-#include "bench-mpi/common/redis_server.h"
-#include "bench-mpi/common/store_process.h"
+#include "bench-mpi/launch/manager_launcher.h"
+#include "bench-mpi/launch/redis_server.h"
+#include "bench-mpi/launch/store_process.h"
 #include "bench-mpi/local/local_bench_options.h"
 #include "client/client.h"
 

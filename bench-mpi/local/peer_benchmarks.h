@@ -20,8 +20,8 @@
 #include "absl/status/status.h"
 #include "bench-mpi/common/measure_loop.h"
 #include "bench-mpi/common/redis_connection.h"
-#include "bench-mpi/common/redis_server.h"
 #include "bench-mpi/common/result_reporter.h"
+#include "bench-mpi/launch/redis_server.h"
 
 namespace rplasma::bench {
 

@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "bench-mpi/common/child_process.h"
-#include "bench-mpi/common/redis_server.h"
+#include "bench-mpi/launch/child_process.h"
+#include "bench-mpi/launch/redis_server.h"
 #include "bench-mpi/mpi/bench_mpi_options.h"
 #include "bench-mpi/mpi/mpi_world.h"
 #include "bench-mpi/mpi/rank_node.h"

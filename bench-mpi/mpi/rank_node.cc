@@ -1,7 +1,5 @@
 #include "bench-mpi/mpi/rank_node.h"
 
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -16,22 +14,6 @@ namespace rplasma::bench {
 namespace {
 
 constexpr absl::Duration kManagerStartTimeout = absl::Seconds(30);
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// The word after `key=` on `line` (up to a space or the end).
-std::string WordAfter(absl::string_view line, absl::string_view key) {
-  size_t at = line.find(key);
-  if (at == absl::string_view::npos) return "";
-  at += key.size();
-  size_t end = line.find_first_of(" \n", at);
-  return std::string(line.substr(at, end == absl::string_view::npos ? absl::string_view::npos : end - at));
-}
 
 }  // namespace
 
@@ -59,39 +41,37 @@ absl::StatusOr<std::unique_ptr<RankNode>> RankNode::Attach(const std::string& st
 }
 
 RankNode::~RankNode() {
-  manager_.Stop();
+  manager_.reset();
   store_.reset();
 }
 
 absl::Status RankNode::StartManager(const std::string& threshold) {
   if (store_ == nullptr) return MakeError(ErrorCode::kInvalidArgument, "attached node: the manager is not ours");
-  manager_.Stop();
+  manager_.reset();
   manager_log_ = dir_.Join(absl::StrCat("manager-", ++manager_starts_, ".log"));
-  std::vector<std::string> argv = {options_.bin_dir + "/rplasma-manager",
-                                   "--store_socket=" + store_socket_,
-                                   "--redis=" + options_.redis,
-                                   "--listen=" + options_.listen_host + ":0",
-                                   "--client_socket=" + manager_socket_,
-                                   "--transport=" + options_.transport,
-                                   "--pin_threshold=" + threshold,
-                                   "--secret_file=" + options_.secret_file,
-                                   "--node_name=" + options_.node_name};
-  if (!options_.rdma_device.empty()) argv.push_back("--rdma_device=" + options_.rdma_device);
-  ASSIGN_OR_RETURN(manager_, ChildProcess::Start(argv, SpawnOptions{.log_path = manager_log_, .stop_grace = absl::Seconds(3)}));
-  const absl::Time deadline = absl::Now() + kManagerStartTimeout;
-  while (absl::Now() < deadline) {
-    const std::string log = ReadAll(manager_log_);
-    size_t at = log.find("rplasma-manager ready");
-    if (at != std::string::npos && log.find('\n', at) != std::string::npos) {
-      absl::string_view line(log.data() + at, log.find('\n', at) - at);
-      node_id_ = WordAfter(line, "node=");
-      return absl::OkStatus();
-    }
-    if (!manager_.running()) break;
-    absl::SleepFor(absl::Milliseconds(20));
+  ManagerLaunchOptions launch;
+  launch.binary = options_.bin_dir + "/rplasma-manager";
+  launch.store_socket = store_socket_;
+  launch.redis = options_.redis;
+  launch.secret_file = options_.secret_file;
+  launch.node_name = options_.node_name;
+  launch.transport = options_.transport;
+  launch.pin_threshold = threshold;
+  launch.listen_host = options_.listen_host;
+  if (!options_.rdma_device.empty()) launch.extra_args.push_back("--rdma_device=" + options_.rdma_device);
+  launch.client_socket = manager_socket_;
+  launch.log_path = manager_log_;
+  launch.probe_client_socket = false;
+  launch.start_timeout = kManagerStartTimeout;
+  launch.stop_grace = absl::Seconds(3);
+  absl::StatusOr<std::unique_ptr<LaunchedManager>> manager = LaunchedManager::Start(launch);
+  if (!manager.ok()) {
+    return MakeError(ErrorCode::kUnavailable, absl::StrCat("rplasma-manager (", options_.node_name,
+                                                           ") did not start: ", manager.status().message()));
   }
-  return MakeError(ErrorCode::kUnavailable, absl::StrCat("rplasma-manager (", options_.node_name,
-                                                         ") did not start: ", FileTail(manager_log_)));
+  manager_ = std::move(*manager);
+  node_id_ = manager_->node_id();
+  return absl::OkStatus();
 }
 
 absl::StatusOr<nlohmann::json> QueryManagerStats(const std::string& manager_socket) {

@@ -17,8 +17,9 @@
 
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
-#include "bench-mpi/common/child_process.h"
-#include "bench-mpi/common/store_process.h"
+#include "bench-mpi/launch/child_process.h"
+#include "bench-mpi/launch/manager_launcher.h"
+#include "bench-mpi/launch/store_process.h"
 
 namespace rplasma::bench {
 
@@ -58,7 +59,7 @@ class RankNode {
   RankNodeOptions options_;
   std::unique_ptr<StoreProcess> store_;
   ScratchDir dir_;
-  ChildProcess manager_;
+  std::unique_ptr<LaunchedManager> manager_;  // stopped (SIGTERM, 3 s) when replaced or destroyed
   int manager_starts_ = 0;
   std::string store_socket_;
   std::string manager_socket_;

@@ -11,9 +11,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "bench-mpi/common/child_process.h"
 #include "bench-mpi/common/csv_writer.h"
 #include "bench-mpi/common/size_units.h"
+#include "bench-mpi/launch/child_process.h"
 #include "protocol/base/status.h"
 
 extern char** environ;

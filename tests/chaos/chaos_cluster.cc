@@ -9,10 +9,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "bench-mpi/launch/child_process.h"
+#include "bench-mpi/launch/process_fds.h"
 #include "nlohmann/json.hpp"
 #include "protocol/base/status.h"
 #include "tests/integration/manager_test_cluster.h"
-#include "tests/support/process_fds.h"
 
 namespace rplasma::chaos {
 namespace {
@@ -32,7 +33,7 @@ bool LogContains(const std::string& path, size_t from, const std::string& text) 
 absl::StatusOr<std::unique_ptr<ChaosCluster>> ChaosCluster::Start(const ChaosClusterOptions& options) {
   std::unique_ptr<ChaosCluster> cluster(new ChaosCluster(options));
   ChaosCluster& c = *cluster;
-  ASSIGN_OR_RETURN(c.redis_, testing::RedisServer::Start());
+  ASSIGN_OR_RETURN(c.redis_, bench::RedisServer::Start());
   c.secret_file_ = c.temp_.Join("secret");
   {
     std::ofstream(c.secret_file_) << "chaos-cluster-secret-" << options.seed << "\n";
@@ -70,8 +71,8 @@ ChaosCluster::~ChaosCluster() {
 absl::Status ChaosCluster::StartStore(int n) {
   Node& node = nodes_[n];
   const size_t log_start = bench::ReadWholeFile(node.store_log).size();
-  ASSIGN_OR_RETURN(testing::Subprocess process,
-                   testing::Subprocess::Start({Bin("rplasma-store"), "--socket=" + node.store_socket,
+  ASSIGN_OR_RETURN(bench::ChildProcess process,
+                   bench::ChildProcess::Start({Bin("rplasma-store"), "--socket=" + node.store_socket,
                                                absl::StrCat("--memory=", options_.store_memory),
                                                "--name=" + node.name + "-store"},
                                               node.store_log));
@@ -88,22 +89,27 @@ absl::Status ChaosCluster::StartStore(int n) {
 
 absl::Status ChaosCluster::StartManager(int n) {
   Node& node = nodes_[n];
-  const size_t log_start = bench::ReadWholeFile(node.manager_log).size();
-  ASSIGN_OR_RETURN(testing::Subprocess process,
-                   testing::Subprocess::Start({Bin("rplasma-manager"), "--store_socket=" + node.store_socket,
-                                               "--redis=" + redis_->address(), "--listen=127.0.0.1:0",
-                                               "--client_socket=" + node.manager_socket,
-                                               "--secret_file=" + secret_file_, "--node_name=" + node.name,
-                                               "--pin_threshold=65536", "--lease_ttl=3s"},
-                                              node.manager_log));
-  node.manager.emplace(std::move(process));
-  const bool up = testing::WaitFor(
-      [&] { return LogContains(node.manager_log, log_start, "rplasma-manager ready") || !node.manager->running(); },
-      absl::Seconds(30));
-  if (!up || !node.manager->running()) {
+  bench::ManagerLaunchOptions launch;
+  launch.binary = Bin("rplasma-manager");
+  launch.store_socket = node.store_socket;
+  launch.redis = redis_->address();
+  launch.secret_file = secret_file_;
+  launch.node_name = node.name;
+  launch.transport = "";
+  launch.pin_threshold = "65536";
+  launch.extra_args = {"--lease_ttl=3s"};
+  launch.client_socket = node.manager_socket;
+  launch.log_path = node.manager_log;  // appended to across restarts
+  launch.probe_client_socket = false;
+  launch.start_timeout = absl::Seconds(30);
+  launch.stop_grace = absl::ZeroDuration();
+  node.manager.reset();
+  absl::StatusOr<std::unique_ptr<bench::LaunchedManager>> manager = bench::LaunchedManager::Start(launch);
+  if (!manager.ok()) {
     return MakeError(ErrorCode::kUnavailable,
-                     absl::StrCat("manager ", node.name, " did not start:\n", bench::FileTail(node.manager_log)));
+                     absl::StrCat("manager ", node.name, " did not start: ", manager.status().message()));
   }
+  node.manager = std::move(*manager);
   return absl::OkStatus();
 }
 
@@ -120,8 +126,8 @@ absl::Status ChaosCluster::StartWorker(int slot) {
   const std::string stats = temp_.Join(absl::StrCat("stats/", w.name, ".", w.incarnation, ".json"));
   const uint64_t seed = options_.seed * 1000003 + static_cast<uint64_t>(slot) * 1009 + w.incarnation;
   ++w.incarnation;
-  ASSIGN_OR_RETURN(testing::Subprocess process,
-                   testing::Subprocess::Start({CHAOS_WORKER, nodes_[n].store_socket, nodes_[n].manager_socket,
+  ASSIGN_OR_RETURN(bench::ChildProcess process,
+                   bench::ChildProcess::Start({CHAOS_WORKER, nodes_[n].store_socket, nodes_[n].manager_socket,
                                                temp_.Join("ids"), w.name, stats, absl::StrCat(seed)},
                                               temp_.Join(w.name + ".log")));
   w.process.emplace(std::move(process));
@@ -152,8 +158,9 @@ absl::StatusOr<std::unique_ptr<Client>> ChaosCluster::Connect(int n) {
   return Client::Connect(options);
 }
 
-int ChaosCluster::CountFds(std::optional<testing::Subprocess>& process) {
-  return process && process->running() ? testing::CountOpenFdsOf(process->pid()) : -1;
+template <typename Process>
+int ChaosCluster::CountFds(Process& process) {
+  return process && process->running() ? bench::CountOpenFds(process->pid()) : -1;
 }
 
 int ChaosCluster::StoreFds(int n) { return CountFds(nodes_[n].store); }
@@ -161,11 +168,12 @@ int ChaosCluster::ManagerFds(int n) { return CountFds(nodes_[n].manager); }
 
 std::string ChaosCluster::DescribeFds(int n) {
   std::string out;
-  for (auto* process : {&nodes_[n].store, &nodes_[n].manager}) {
-    if (*process && (*process)->running()) {
-      absl::StrAppend(&out, process == &nodes_[n].store ? "store" : "manager", " fds:\n",
-                      testing::DescribeOpenFdsOf((*process)->pid()));
-    }
+  Node& node = nodes_[n];
+  if (node.store && node.store->running()) {
+    absl::StrAppend(&out, "store fds:\n", bench::DescribeOpenFds(node.store->pid()));
+  }
+  if (node.manager && node.manager->running()) {
+    absl::StrAppend(&out, "manager fds:\n", bench::DescribeOpenFds(node.manager->pid()));
   }
   return out;
 }

@@ -21,10 +21,12 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "bench-mpi/launch/child_process.h"
+#include "bench-mpi/launch/manager_launcher.h"
+#include "bench-mpi/launch/redis_server.h"
 #include "client/client.h"
-#include "tests/support/redis_server.h"
-#include "tests/support/subprocess.h"
-#include "tests/support/temp_dir.h"
+#include "tests/support/skip.h"
+#include "tests/support/wait_for.h"
 
 namespace rplasma::chaos {
 
@@ -87,20 +89,23 @@ class ChaosCluster {
   struct Node {
     std::string name;
     std::string store_socket, manager_socket, store_log, manager_log;
-    std::optional<testing::Subprocess> store, manager;
+    std::optional<bench::ChildProcess> store;
+    std::unique_ptr<bench::LaunchedManager> manager;  // SIGKILLed when destroyed
   };
   struct WorkerSlot {
     std::string name;  // "n<node>-w<k>"
     int incarnation = 0;
-    std::optional<testing::Subprocess> process;
+    std::optional<bench::ChildProcess> process;
   };
 
   explicit ChaosCluster(const ChaosClusterOptions& options) : options_(options) {}
-  static int CountFds(std::optional<testing::Subprocess>& process);
+  // Open fds of `process` (a ChildProcess or a LaunchedManager), -1 unless it runs.
+  template <typename Process>
+  static int CountFds(Process& process);
 
   ChaosClusterOptions options_;
-  testing::TempDir temp_;
-  std::unique_ptr<testing::RedisServer> redis_;
+  bench::ScratchDir temp_ = bench::ScratchDir::CreateOrDie();
+  std::unique_ptr<bench::RedisServer> redis_;
   std::string secret_file_;
   std::vector<Node> nodes_;
   std::vector<WorkerSlot> workers_;

@@ -26,7 +26,7 @@ if(RPLASMA_WITH_MPI)
     TIMEOUT 60)
 endif()
 
-# ChildProcess (bench-mpi/common) with real processes: logs, exec errors, and PR_SET_PDEATHSIG.
+# ChildProcess (bench-mpi/launch) with real processes: logs, exec errors, and PR_SET_PDEATHSIG.
 rplasma_test(bench_mpi_child_process_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/bench_mpi_child_process_test.cc
   LIBS rplasma_bench_common

@@ -1,63 +1,53 @@
-// bench-mpi/common's ChildProcess (the launcher of benchmarks and tests), with real processes: a
+// bench-mpi/launch's ChildProcess (the launcher of benchmarks and tests), with real processes: a
 // child's output goes to its log, its environment gets the extra entries, Wait returns its exit
 // status, an exec failure is Start's error, Stop ends it gracefully or by force, and a child dies with its parent even when the parent is SIGKILLed
 // (PR_SET_PDEATHSIG: an MPI rank killed by mpirun must not leave its store or manager behind).
-#include "bench-mpi/common/child_process.h"
+#include "bench-mpi/launch/child_process.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "tests/support/status_matchers.h"
-#include "tests/support/subprocess.h"
-#include "tests/support/temp_dir.h"
+#include "tests/support/wait_for.h"
 
 namespace rplasma::bench {
 namespace {
 
 using ::rplasma::testing::WaitFor;
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // True while `pid` exists and is not a zombie.
 bool Alive(pid_t pid) {
-  const std::string stat = Slurp(absl::StrCat("/proc/", pid, "/stat"));
+  const std::string stat = ReadWholeFile(absl::StrCat("/proc/", pid, "/stat"));
   if (stat.empty()) return false;
   const size_t paren = stat.rfind(')');
   return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z';
 }
 
 TEST(ChildProcessTest, OutputGoesToTheLogAndTheChildIsReaped) {
-  rplasma::testing::TempDir dir;
+  ScratchDir dir = ScratchDir::CreateOrDie();
   const std::string log = dir.Join("echo.log");
   ASSERT_OK_AND_ASSIGN(ChildProcess child, ChildProcess::Start({"/bin/sh", "-c", "echo out; echo err >&2"}, log));
   EXPECT_TRUE(WaitFor([&] { return !child.running(); }, absl::Seconds(10)));
-  EXPECT_EQ(Slurp(log), "out\nerr\n");
+  EXPECT_EQ(ReadWholeFile(log), "out\nerr\n");
 }
 
 TEST(ChildProcessTest, StartReportsAMissingBinary) {
-  rplasma::testing::TempDir dir;
+  ScratchDir dir = ScratchDir::CreateOrDie();
   absl::StatusOr<ChildProcess> child = ChildProcess::Start({dir.Join("no-such-binary")}, dir.Join("log"));
   ASSERT_FALSE(child.ok());
   EXPECT_NE(child.status().message().find("no-such-binary"), absl::string_view::npos) << child.status();
 }
 
 TEST(ChildProcessTest, StopEndsALongRunningChild) {
-  rplasma::testing::TempDir dir;
+  ScratchDir dir = ScratchDir::CreateOrDie();
   ASSERT_OK_AND_ASSIGN(ChildProcess child, ChildProcess::Start({"/bin/sleep", "60"}, dir.Join("log")));
   const pid_t pid = child.pid();
   EXPECT_TRUE(Alive(pid));
@@ -67,7 +57,7 @@ TEST(ChildProcessTest, StopEndsALongRunningChild) {
 }
 
 TEST(ChildProcessTest, ExtraEnvironmentReachesTheChildAndWaitReturnsItsExitStatus) {
-  rplasma::testing::TempDir dir;
+  ScratchDir dir = ScratchDir::CreateOrDie();
   const std::string log = dir.Join("env.log");
   ASSERT_OK_AND_ASSIGN(ChildProcess child,
                        ChildProcess::Start({"/bin/sh", "-c", "echo \"$RPLASMA_CHILD_TEST\"; exit 7"},
@@ -78,11 +68,11 @@ TEST(ChildProcessTest, ExtraEnvironmentReachesTheChildAndWaitReturnsItsExitStatu
   EXPECT_EQ(WEXITSTATUS(*status), 7);
   EXPECT_EQ(child.pid(), -1);
   EXPECT_EQ(child.Wait(absl::ZeroDuration()), status) << "the status is kept once reaped";
-  EXPECT_EQ(Slurp(log), "hello\n");
+  EXPECT_EQ(ReadWholeFile(log), "hello\n");
 }
 
 TEST(ChildProcessTest, WaitTimesOutWhileTheChildRuns) {
-  rplasma::testing::TempDir dir;
+  ScratchDir dir = ScratchDir::CreateOrDie();
   ASSERT_OK_AND_ASSIGN(ChildProcess child, ChildProcess::Start({"/bin/sleep", "60"}, dir.Join("log")));
   EXPECT_EQ(child.Wait(absl::Milliseconds(50)), std::nullopt);
   EXPECT_TRUE(child.running());
@@ -95,7 +85,7 @@ TEST(ChildProcessTest, WaitTimesOutWhileTheChildRuns) {
 }
 
 TEST(ChildProcessTest, StopReturnsTheStatusOfAChildThatExitsOnSigterm) {
-  rplasma::testing::TempDir dir;
+  ScratchDir dir = ScratchDir::CreateOrDie();
   ASSERT_OK_AND_ASSIGN(ChildProcess child, ChildProcess::Start({"/bin/sleep", "60"}, dir.Join("log")));
   std::optional<int> status = child.Stop(absl::Seconds(10));
   ASSERT_TRUE(status.has_value()) << "sleep exits on SIGTERM; it should not have needed SIGKILL";
@@ -104,7 +94,7 @@ TEST(ChildProcessTest, StopReturnsTheStatusOfAChildThatExitsOnSigterm) {
 }
 
 TEST(ChildProcessTest, StopKillsAChildThatIgnoresSigterm) {
-  rplasma::testing::TempDir dir;
+  ScratchDir dir = ScratchDir::CreateOrDie();
   const std::string ready = dir.Join("ready");
   ASSERT_OK_AND_ASSIGN(ChildProcess child,
                        ChildProcess::Start({"/bin/sh", "-c", "trap '' TERM; touch \"$0\"; while :; do sleep 1; done", ready},
@@ -117,7 +107,7 @@ TEST(ChildProcessTest, StopKillsAChildThatIgnoresSigterm) {
 }
 
 TEST(ChildProcessTest, ChildDiesWhenItsParentIsKilled) {
-  rplasma::testing::TempDir dir;
+  ScratchDir dir = ScratchDir::CreateOrDie();
   int pipe_fds[2];
   ASSERT_EQ(::pipe(pipe_fds), 0);
   // The "rank": spawns a long sleeper, reports its pid, then waits to be SIGKILLed.

@@ -48,7 +48,7 @@ std::set<std::string> CheckCsv(const std::string& csv, int ranks) {
 
 void RunAndCheck(int ranks, const std::vector<std::string>& concurrency_list, const std::string& concurrency) {
   RPLASMA_SKIP_IF_NO_MPI();
-  TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   MpiRun run = RunBenchMpi(dir, ranks,
                            {"--sizes=1K,64K,256K", "--protocols=get,pin,auto", "--concurrency=" + concurrency,
                             "--warmup=1", "--repeat=3", "--fetch_timeout=20s", "--csv=" + dir.Join("out.csv"), "--png=" + dir.Join("out.png")});
@@ -57,7 +57,7 @@ void RunAndCheck(int ranks, const std::vector<std::string>& concurrency_list, co
   EXPECT_TRUE(absl::StrContains(run.output, "verified")) << run.output;
   EXPECT_FALSE(absl::StrContains(run.output, "verified 0 bytes")) << run.output;
   EXPECT_FALSE(absl::StrContains(run.output, "bytes differ")) << run.output;
-  const std::set<std::string> seen = CheckCsv(ReadWholeFile(dir.Join("out.csv")), ranks);
+  const std::set<std::string> seen = CheckCsv(bench::ReadWholeFile(dir.Join("out.csv")), ranks);
   for (const char* pattern : {"pairs", "broadcast", "gather", "alltoall"}) {
     for (const char* protocol : {"get", "pin", "auto"}) {
       for (const char* size : {"1024", "65536", "262144"}) {
@@ -73,7 +73,7 @@ void RunAndCheck(int ranks, const std::vector<std::string>& concurrency_list, co
   EXPECT_TRUE(absl::StrContains(run.output, "auto/best worst case")) << run.output;
   EXPECT_TRUE(absl::StrContains(run.output, ": PASS\n") || absl::StrContains(run.output, ": SHORT\n")) << run.output;
   if (HaveGnuplot()) {
-    const std::string png = ReadWholeFile(dir.Join("out.png"));
+    const std::string png = bench::ReadWholeFile(dir.Join("out.png"));
     ASSERT_GT(png.size(), 8u) << run.output;
     EXPECT_EQ(png.substr(1, 3), "PNG");
   } else {
@@ -91,7 +91,7 @@ TEST(BenchMpiPatternsTest, FourRanksRunEveryPatternAndProtocolWithEveryByteVerif
 
 TEST(BenchMpiPatternsTest, BatchFetchesManyIdsPerCallAndVerifiesEveryOne) {
   RPLASMA_SKIP_IF_NO_MPI();
-  TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   MpiRun run = RunBenchMpi(dir, 2,
                            {"--batch=8", "--sizes=1K,256K", "--patterns=pairs", "--protocols=get,pin",
                             "--concurrency=2", "--warmup=1", "--repeat=2", "--notcp_baseline", "--fetch_timeout=20s",
@@ -102,14 +102,14 @@ TEST(BenchMpiPatternsTest, BatchFetchesManyIdsPerCallAndVerifiesEveryOne) {
   // Rank 1 fetches 2 threads x 8 ids = 16 objects a round, 3 rounds (1 warm-up + 2), all verified.
   EXPECT_TRUE(absl::StrContains(run.output, absl::StrCat("verified ", 16 * 3 * 1024, " bytes"))) << run.output;
   EXPECT_TRUE(absl::StrContains(run.output, absl::StrCat("verified ", 16 * 3 * 256 * 1024, " bytes"))) << run.output;
-  const std::set<std::string> seen = CheckCsv(ReadWholeFile(dir.Join("out.csv")), 2);
+  const std::set<std::string> seen = CheckCsv(bench::ReadWholeFile(dir.Join("out.csv")), 2);
   EXPECT_TRUE(seen.count("rplasma/get/pairs/1024/2")) << run.output;
   EXPECT_TRUE(seen.count("rplasma/pin/pairs/262144/2")) << run.output;
 }
 
 TEST(BenchMpiPatternsTest, BatchBelowOneIsAUsageError) {
   RPLASMA_SKIP_IF_NO_MPI();
-  TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   MpiRun run = RunBenchMpi(dir, 2, {"--batch=0", "--csv=" + dir.Join("out.csv")}, absl::Seconds(60));
   EXPECT_EQ(run.exit_code, 2) << run.output;
   EXPECT_TRUE(absl::StrContains(run.output, "--batch: 0 ids per Fetch call; must be at least 1")) << run.output;

@@ -13,20 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/redis_server.h"
 #include "absl/strings/str_cat.h"
+#include "bench-mpi/launch/child_process.h"
+#include "tests/support/skip.h"
 #include "tests/support/status_matchers.h"
-#include "tests/support/subprocess.h"
-#include "tests/support/temp_dir.h"
 
 namespace rplasma::testing {
-
-inline std::string ReadWholeFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 inline std::string FindMpirun() {
   for (const char* p : {"/usr/bin/mpirun", "/usr/local/bin/mpirun"}) {
@@ -51,7 +43,7 @@ struct MpiRun {
 
 // mpirun -np `ranks` --oversubscribe rplasma-bench-mpi --start-redis `args`, output in dir/mpirun.log;
 // killed after `timeout`.
-inline MpiRun RunBenchMpi(const TempDir& dir, int ranks, const std::vector<std::string>& args,
+inline MpiRun RunBenchMpi(const bench::ScratchDir& dir, int ranks, const std::vector<std::string>& args,
                           absl::Duration timeout = absl::Seconds(200)) {
   setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
   setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
@@ -70,14 +62,14 @@ inline MpiRun RunBenchMpi(const TempDir& dir, int ranks, const std::vector<std::
   argv.insert(argv.end(), args.begin(), args.end());
   MpiRun run;
   const std::string log = dir.Join("mpirun.log");
-  auto process = Subprocess::Start(argv, log);
+  auto process = bench::ChildProcess::Start(argv, log);
   EXPECT_OK(process.status());
   if (!process.ok()) return run;
   std::optional<int> status = process->Wait(timeout);
   if (!status.has_value()) process->Kill();
-  EXPECT_TRUE(status.has_value()) << "mpirun did not finish:\n" << ReadWholeFile(log);
+  EXPECT_TRUE(status.has_value()) << "mpirun did not finish:\n" << bench::ReadWholeFile(log);
   if (status.has_value() && WIFEXITED(*status)) run.exit_code = WEXITSTATUS(*status);
-  run.output = ReadWholeFile(log);
+  run.output = bench::ReadWholeFile(log);
   return run;
 }
 

@@ -13,6 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "bench-mpi/launch/manager_launcher.h"
 #include "nlohmann/json.hpp"
 #include "protocol/frame.h"
 #include "protocol/manager_messages.h"
@@ -58,7 +59,7 @@ absl::StatusOr<std::string> ManagerStats(const std::string& socket) {
 
 TEST(BenchMpiTunerTest, TunedThresholdFileIsWithinOneStepOfTheCrossoverAndManagersLoadIt) {
   RPLASMA_SKIP_IF_NO_MPI();
-  TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   const std::string file_path = dir.Join("threshold.txt");
   MpiRun run = RunBenchMpi(dir, 2,
                            // `--tune=true`, not `--tune`: mpirun takes a bare --tune as its own option.
@@ -67,7 +68,7 @@ TEST(BenchMpiTunerTest, TunedThresholdFileIsWithinOneStepOfTheCrossoverAndManage
                             "--warmup=1", "--repeat=5", "--csv=" + dir.Join("tune.csv"),
                             "--png=" + dir.Join("tune.png")});
   ASSERT_EQ(run.exit_code, 0) << run.output;
-  const std::string file = ReadWholeFile(file_path);
+  const std::string file = bench::ReadWholeFile(file_path);
   const int64_t threshold = DefaultThreshold(file);
   ASSERT_GE(threshold, 0) << file;
   EXPECT_TRUE(absl::StrContains(file, "fit cluster")) << file;
@@ -92,7 +93,7 @@ TEST(BenchMpiTunerTest, TunedThresholdFileIsWithinOneStepOfTheCrossoverAndManage
   // The check (auto with the file, interleaved with get and pin) has auto / best filled for
   // every size, on the aggregate shift-1 auto row (column 17; only that it is there and positive).
   std::set<std::string> with_ratio;
-  for (absl::string_view line : absl::StrSplit(ReadWholeFile(dir.Join("tune.csv")), '\n', absl::SkipEmpty())) {
+  for (absl::string_view line : absl::StrSplit(bench::ReadWholeFile(dir.Join("tune.csv")), '\n', absl::SkipEmpty())) {
     std::vector<std::string> f = absl::StrSplit(line, ',');
     if (f.size() != 17 || f[0] != "tune_check" || f[3] != "auto" || f[9] != "shift1" || f[15] != "1") continue;
     double ratio = 0;
@@ -103,7 +104,7 @@ TEST(BenchMpiTunerTest, TunedThresholdFileIsWithinOneStepOfTheCrossoverAndManage
     EXPECT_TRUE(with_ratio.count(std::to_string(size))) << "no auto/best at " << size;
   }
   if (HaveGnuplot()) {
-    const std::string png = ReadWholeFile(dir.Join("tune.png"));
+    const std::string png = bench::ReadWholeFile(dir.Join("tune.png"));
     ASSERT_GT(png.size(), 8u) << run.output;
     EXPECT_EQ(png.substr(1, 3), "PNG");
   } else {
@@ -111,7 +112,7 @@ TEST(BenchMpiTunerTest, TunedThresholdFileIsWithinOneStepOfTheCrossoverAndManage
   }
 
   // A fresh manager loads the file.
-  ASSERT_OK_AND_ASSIGN(auto redis, RedisServer::Start());
+  ASSERT_OK_AND_ASSIGN(auto redis, bench::RedisServer::Start());
   ASSERT_OK_AND_ASSIGN(auto store, StoreProcess::Start());
   {
     // Private (0600) and at least 16 bytes, or the manager refuses it.
@@ -121,12 +122,18 @@ TEST(BenchMpiTunerTest, TunedThresholdFileIsWithinOneStepOfTheCrossoverAndManage
     ASSERT_OK(WriteAll(secret.get(), line.data(), line.size()));
   }
   const std::string manager_socket = dir.Join("manager.sock");
-  ASSERT_OK_AND_ASSIGN(Subprocess manager,
-                       Subprocess::Start({std::string(RPLASMA_BIN_DIR) + "/rplasma-manager",
-                                          "--store_socket=" + store->socket_path(), "--redis=" + redis->address(),
-                                          "--client_socket=" + manager_socket, "--rdma_threshold=" + file_path,
-                                          "--secret_file=" + dir.Join("secret")},
-                                         dir.Join("manager.log")));
+  bench::ManagerLaunchOptions launch;
+  launch.binary = std::string(RPLASMA_BIN_DIR) + "/rplasma-manager";
+  launch.store_socket = store->socket_path();
+  launch.redis = redis->address();
+  launch.secret_file = dir.Join("secret");
+  launch.node_name = launch.transport = launch.pin_threshold = launch.listen_host = "";  // the manager's defaults
+  launch.extra_args = {"--rdma_threshold=" + file_path};
+  launch.client_socket = manager_socket;
+  launch.log_path = dir.Join("manager.log");
+  launch.probe_client_socket = false;
+  launch.stop_grace = absl::ZeroDuration();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<bench::LaunchedManager> manager, bench::LaunchedManager::Start(launch));
   std::string stats;
   ASSERT_TRUE(WaitFor(
       [&] {
@@ -135,7 +142,7 @@ TEST(BenchMpiTunerTest, TunedThresholdFileIsWithinOneStepOfTheCrossoverAndManage
         return s.ok();
       },
       absl::Seconds(20)))
-      << ReadWholeFile(dir.Join("manager.log"));
+      << bench::ReadWholeFile(dir.Join("manager.log"));
   const nlohmann::json parsed = nlohmann::json::parse(stats, nullptr, /*allow_exceptions=*/false);
   ASSERT_FALSE(parsed.is_discarded()) << "manager stats are not JSON: " << stats;
   EXPECT_EQ(parsed.at("threshold_mode"), "file") << stats;

@@ -108,7 +108,7 @@ class BenchMpiVerbsTest : public ::testing::Test {
 };
 
 TEST_F(BenchMpiVerbsTest, TwoRanksFetchOverVerbsWithGetPinAndAutoAndEveryByteVerified) {
-  TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   const std::vector<uint64_t> sizes = {4 * kKiB, 64 * kKiB, 1 * kMiB};
   std::vector<std::string> args = VerbsArgs();
   args.insert(args.end(), {"--patterns=pairs", "--protocols=get,pin,auto", "--sizes=4K,64K,1M",
@@ -123,7 +123,7 @@ TEST_F(BenchMpiVerbsTest, TwoRanksFetchOverVerbsWithGetPinAndAutoAndEveryByteVer
         << "size " << size << "\n" << run.output;
   }
   EXPECT_FALSE(absl::StrContains(run.output, "bytes differ")) << run.output;
-  const std::map<std::string, double> p50 = AggregateP50(ReadWholeFile(dir.Join("sweep.csv")), "fetch");
+  const std::map<std::string, double> p50 = AggregateP50(bench::ReadWholeFile(dir.Join("sweep.csv")), "fetch");
   std::printf("guest sweep p50 (us):      size       get       pin      auto\n");
   for (uint64_t size : sizes) {
     for (const char* protocol : {"get", "pin", "auto"}) {
@@ -137,7 +137,7 @@ TEST_F(BenchMpiVerbsTest, TwoRanksFetchOverVerbsWithGetPinAndAutoAndEveryByteVer
 }
 
 TEST_F(BenchMpiVerbsTest, TunedThresholdFileIsLoadedAndUsedByFreshManagersOverVerbs) {
-  TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   const std::string file_path = dir.Join("threshold.txt");
   std::vector<std::string> args = VerbsArgs();
   args.insert(args.end(), {"--tune=true", "--tune_out=" + file_path, "--tune_min_size=4K", "--tune_max_size=1M",
@@ -145,7 +145,7 @@ TEST_F(BenchMpiVerbsTest, TunedThresholdFileIsLoadedAndUsedByFreshManagersOverVe
   MpiRun run = RunBenchMpi(dir, 2, args, absl::Seconds(300));
   ASSERT_EQ(run.exit_code, 0) << run.output;
   std::printf("%s\n", run.output.c_str());
-  const std::string file = ReadWholeFile(file_path);
+  const std::string file = bench::ReadWholeFile(file_path);
   std::printf("threshold file:\n%s\n", file.c_str());
   const int64_t fallback = FileValue(file, {"default"});
   const int64_t from_rank0 = FileValue(file, {"peer", "rank0"});  // what rank1 applies to rank0
@@ -160,7 +160,7 @@ TEST_F(BenchMpiVerbsTest, TunedThresholdFileIsLoadedAndUsedByFreshManagersOverVe
                                                          fallback, " peer_thresholds={\"rank0.")))
       << run.output;
   // The check: auto with the file, interleaved with get and pin (what auto / best compares).
-  std::map<std::string, double> p50 = AggregateP50(ReadWholeFile(dir.Join("tune.csv")), "tune_check");
+  std::map<std::string, double> p50 = AggregateP50(bench::ReadWholeFile(dir.Join("tune.csv")), "tune_check");
   std::printf("guest tuner p50 (us):      size       get       pin      auto  auto/best\n");
   for (uint64_t size = 4 * kKiB; size <= kMiB; size *= 2) {
     const double get = p50[absl::StrCat("get/", size)], pin = p50[absl::StrCat("pin/", size)],

@@ -17,11 +17,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "tests/support/file_contents.h"
-#include "tests/support/redis_server.h"
+#include "bench-mpi/launch/child_process.h"
+#include "tests/support/skip.h"
 #include "tests/support/status_matchers.h"
-#include "tests/support/subprocess.h"
-#include "tests/support/temp_dir.h"
 
 namespace rplasma::testing {
 namespace {
@@ -35,31 +33,31 @@ struct BenchRun {
 };
 
 // Runs rplasma-bench with `args` (plus --csv into `dir`) and waits for it.
-BenchRun RunBench(const TempDir& dir, std::vector<std::string> args) {
+BenchRun RunBench(const bench::ScratchDir& dir, std::vector<std::string> args) {
   BenchRun run;
   std::vector<std::string> argv = {std::string(RPLASMA_BIN_DIR) + "/rplasma-bench", "--csv", dir.Join("out.csv")};
   argv.insert(argv.end(), args.begin(), args.end());
-  auto process = Subprocess::Start(argv, dir.Join("bench.log"));
+  auto process = bench::ChildProcess::Start(argv, dir.Join("bench.log"));
   EXPECT_OK(process.status());
   if (!process.ok()) return run;
   std::optional<int> status = process->Wait(absl::Seconds(150));
   EXPECT_TRUE(status.has_value()) << "rplasma-bench did not finish";
   if (status.has_value() && WIFEXITED(*status)) run.exit_code = WEXITSTATUS(*status);
-  run.output = ReadFileContents(dir.Join("bench.log"));
-  run.csv = ReadFileContents(dir.Join("out.csv"));
+  run.output = bench::ReadWholeFile(dir.Join("bench.log"));
+  run.csv = bench::ReadWholeFile(dir.Join("out.csv"));
   return run;
 }
 
 // scripts/bench-targets.py on the CSV of `run` (in `dir`): its output, "" if it failed.
-std::string JudgeTargets(const TempDir& dir) {
+std::string JudgeTargets(const bench::ScratchDir& dir) {
   const std::string log = dir.Join("targets.log");
   auto process =
-      Subprocess::Start({std::string(RPLASMA_SOURCE_DIR) + "/scripts/bench-targets.py", dir.Join("out.csv")}, log);
+      bench::ChildProcess::Start({std::string(RPLASMA_SOURCE_DIR) + "/scripts/bench-targets.py", dir.Join("out.csv")}, log);
   EXPECT_OK(process.status());
   if (!process.ok()) return "";
   std::optional<int> status = process->Wait(absl::Seconds(30));
   EXPECT_TRUE(status.has_value()) << "bench-targets.py did not finish";
-  const std::string output = ReadFileContents(log);
+  const std::string output = bench::ReadWholeFile(log);
   const bool exited_zero = status.has_value() && WIFEXITED(*status) && WEXITSTATUS(*status) == 0;
   EXPECT_TRUE(exited_zero) << output;
   return exited_zero ? output : "";
@@ -94,7 +92,7 @@ std::set<std::string> CheckRows(const std::string& csv) {
 }
 
 TEST(BenchSmokeTest, LocalRunWritesCsvWithEveryBenchmarkThatTheTargetScriptJudges) {
-  TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   BenchRun run = RunBench(dir, {"--sizes", "16,4K", "--iterations", "20", "--duration", "0.05",
                                 "--objects-overhead", "2000", "--batch", "50", "--no-redis"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
@@ -112,7 +110,7 @@ TEST(BenchSmokeTest, LocalRunWritesCsvWithEveryBenchmarkThatTheTargetScriptJudge
 
 TEST(BenchSmokeTest, RedisPeerIsMeasuredAgainstItsOwnRedisServer) {
   RPLASMA_SKIP_IF_NO_REDIS_SERVER();
-  TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   BenchRun run = RunBench(dir, {"--sizes", "16,64K", "--iterations", "10", "--duration", "0.05",
                                 "--objects-overhead", "0", "--batch", "10", "--redis"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
@@ -126,7 +124,7 @@ TEST(BenchSmokeTest, RedisPeerIsMeasuredAgainstItsOwnRedisServer) {
 
 TEST(BenchSmokeTest, FetchModeMeasuresFetchStreamAndRedisAcrossTwoLocalNodes) {
   RPLASMA_SKIP_IF_NO_REDIS_SERVER();
-  TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   // 1 KiB takes the Get path, 128 KiB the Pin path (threshold 64 KiB).
   BenchRun run = RunBench(dir, {"--mode", "fetch", "--sizes", "1K,128K", "--iterations", "5", "--duration", "0.05"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
@@ -140,7 +138,7 @@ TEST(BenchSmokeTest, FetchModeMeasuresFetchStreamAndRedisAcrossTwoLocalNodes) {
 
 TEST(BenchSmokeTest, FetchModeBatchRowsFetchManyIdsInOneCallAgainstMgetAndTheStream) {
   RPLASMA_SKIP_IF_NO_REDIS_SERVER();
-  TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   BenchRun run = RunBench(dir, {"--mode", "fetch", "--batch", "50", "--sizes", "1K", "--rounds", "1",
                                 "--iterations", "5", "--duration", "0.05"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
@@ -165,7 +163,7 @@ TEST(BenchSmokeTest, FetchModeBatchRowsFetchManyIdsInOneCallAgainstMgetAndTheStr
 }
 
 TEST(BenchSmokeTest, UnknownFlagIsAUsageErrorWithExitCodeTwo) {
-  TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   BenchRun run = RunBench(dir, {"--no-such-flag"});
   EXPECT_EQ(run.exit_code, 2) << run.output;
   EXPECT_NE(run.output.find("unknown flag"), std::string::npos) << run.output;

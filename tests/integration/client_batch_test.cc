@@ -18,7 +18,7 @@ TEST_F(ClientBatchTest, CreateManyAndSealAndReleaseManyReportEachObjectOnItsOwn)
   const ObjectID existing = ObjectID::FromLabel("existing");
   const ObjectID a = ObjectID::FromLabel("a"), b = ObjectID::FromLabel("b"), empty = ObjectID::FromLabel("empty");
   const ObjectID too_big = ObjectID::FromLabel("too-big"), absurd = ObjectID::FromLabel("absurd");
-  ASSERT_OK(client_->Put(existing, AsSpan(Pattern(10, 1))));
+  ASSERT_OK(client_->Put(existing, AsSpan(TestBytes<std::vector<uint8_t>>(1, 10))));
   const std::vector<CreateSpec> specs = {{a, 1000, 10},      {existing, 10, 0}, {too_big, client_->arena_size() + 1, 0},
                                          {b, 100000, 0},     {empty, 0, 0},     {absurd, kMaxObjectBytes, 1}};
   ASSERT_OK_AND_ASSIGN(std::vector<absl::StatusOr<CreatedObject>> created, client_->CreateMany(specs));
@@ -36,7 +36,7 @@ TEST_F(ClientBatchTest, CreateManyAndSealAndReleaseManyReportEachObjectOnItsOwn)
     EXPECT_EQ(object.metadata.data(), object.data.data() + object.data.size());
     EXPECT_GE(object.base(), client_->arena_base());
     EXPECT_LE(object.base() + object.total_size(), client_->arena_base() + client_->arena_size());
-    const std::vector<uint8_t> bytes = Pattern(object.total_size(), i);
+    const std::vector<uint8_t> bytes = TestBytes<std::vector<uint8_t>>(i, object.total_size());
     if (!bytes.empty()) std::memcpy(object.base(), bytes.data(), bytes.size());
     seals.push_back({object.id, ObjectChecksum(object.data, object.metadata)});
   }
@@ -59,7 +59,7 @@ TEST_F(ClientBatchTest, CreateManyAndSealAndReleaseManyReportEachObjectOnItsOwn)
     size_t k = 0;
     for (size_t i : {0u, 3u, 4u}) {
       ASSERT_TRUE(got[k].valid()) << i;
-      const std::vector<uint8_t> bytes = Pattern(specs[i].data_size + specs[i].metadata_size, i);
+      const std::vector<uint8_t> bytes = TestBytes<std::vector<uint8_t>>(i, specs[i].data_size + specs[i].metadata_size);
       std::vector<uint8_t> stored(got[k].data().begin(), got[k].data().end());
       stored.insert(stored.end(), got[k].metadata().begin(), got[k].metadata().end());
       EXPECT_EQ(stored, bytes) << i;
@@ -78,7 +78,7 @@ TEST_F(ClientBatchTest, ObjectsFromCreateManyCanBeSealedOrAbortedOneByOne) {
                        client_->CreateMany(std::vector<CreateSpec>{{sealed, 500, 5}, {aborted, 64, 0}}));
   ASSERT_OK(created[0]);
   ASSERT_OK(created[1]);
-  const std::vector<uint8_t> bytes = Pattern(505, 3);
+  const std::vector<uint8_t> bytes = TestBytes<std::vector<uint8_t>>(3, 505);
   std::memcpy(created[0]->base(), bytes.data(), bytes.size());
   // Seal(id) finds the object CreateMany remembered and checksums its bytes.
   ASSERT_OK(client_->Seal(sealed));
@@ -102,7 +102,7 @@ TEST_F(ClientBatchTest, TenThousandObjectsAreCreatedSealedFetchedAndReleasedInSp
   std::vector<SealSpec> seals;
   for (int i = 0; i < kCount; ++i) {
     ASSERT_OK(created[i]) << i;
-    const std::vector<uint8_t> bytes = Pattern(created[i]->total_size(), i);
+    const std::vector<uint8_t> bytes = TestBytes<std::vector<uint8_t>>(i, created[i]->total_size());
     std::memcpy(created[i]->base(), bytes.data(), bytes.size());
     seals.push_back({ids[i], ObjectChecksum(created[i]->data, created[i]->metadata)});
   }
@@ -135,17 +135,17 @@ TEST_F(ClientBatchTest, PutInlineManySplitsByCountAndByFrameAndReportsEachObject
   std::vector<std::vector<uint8_t>> data;
   std::vector<ObjectID> ids;
   for (int i = 0; i < 10000; ++i) {
-    data.push_back(Pattern(64 + i % 100, i));
+    data.push_back(TestBytes<std::vector<uint8_t>>(i, 64 + i % 100));
     ids.push_back(ObjectID::FromLabel(absl::StrCat("small-", i)));
   }
   for (int i = 0; i < 40; ++i) {
-    data.push_back(Pattern(kMaxInlinePutBytes - 8, 20000 + i));
+    data.push_back(TestBytes<std::vector<uint8_t>>(20000 + i, kMaxInlinePutBytes - 8));
     ids.push_back(ObjectID::FromLabel(absl::StrCat("large-", i)));
   }
   const ObjectID existing = ObjectID::FromLabel("existing");
-  ASSERT_OK(client_->Put(existing, AsSpan(Pattern(10, 1))));
-  const std::vector<uint8_t> metadata = Pattern(8, 99);
-  const std::vector<uint8_t> too_big = Pattern(kMaxInlinePutBytes + 1, 5);
+  ASSERT_OK(client_->Put(existing, AsSpan(TestBytes<std::vector<uint8_t>>(1, 10))));
+  const std::vector<uint8_t> metadata = TestBytes<std::vector<uint8_t>>(99, 8);
+  const std::vector<uint8_t> too_big = TestBytes<std::vector<uint8_t>>(5, kMaxInlinePutBytes + 1);
   std::vector<InlineObject> objects;
   for (size_t i = 0; i < ids.size(); ++i) {
     objects.push_back({ids[i], AsSpan(data[i]), AsSpan(metadata), ObjectChecksum(AsSpan(data[i]), AsSpan(metadata))});
@@ -186,7 +186,7 @@ TEST_F(ClientBatchTest, PutInlineManySplitsByCountAndByFrameAndReportsEachObject
 TEST_F(ClientBatchTest, ReleaseOfBuffersDropsEveryReferenceAndSkipsInvalidOnes) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
   const std::vector<ObjectID> ids = Labels("held", 10);
-  for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(Pattern(100, i))));
+  for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(TestBytes<std::vector<uint8_t>>(i, 100))));
   std::vector<ObjectID> asked = ids;
   asked.insert(asked.end(), ids.begin(), ids.end());  // each id twice: two references each
   asked.push_back(ObjectID::FromLabel("absent"));     // a failed entry: no reference
@@ -216,7 +216,7 @@ TEST_F(ClientBatchTest, ReleaseOfBuffersDropsEveryReferenceAndSkipsInvalidOnes) 
 
 TEST_F(ClientBatchTest, AStoreThatIsGoneFailsTheWholeCallWithUnavailable) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
-  const std::vector<uint8_t> bytes = Pattern(10, 1);
+  const std::vector<uint8_t> bytes = TestBytes<std::vector<uint8_t>>(1, 10);
   store_->Kill();
   const ObjectID id = ObjectID::FromLabel("after");
   EXPECT_THAT(client_->CreateMany(std::vector<CreateSpec>{{id, 10, 0}}), HasErrorCode(ErrorCode::kUnavailable));

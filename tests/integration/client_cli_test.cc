@@ -10,10 +10,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
+#include "bench-mpi/launch/child_process.h"
 #include "nlohmann/json.hpp"
 #include "tests/integration/client_test_fixture.h"
-#include "tests/support/file_contents.h"
-#include "tests/support/temp_dir.h"
 
 namespace rplasma::testing {
 namespace {
@@ -57,8 +56,8 @@ class ClientCliTest : public ClientStoreTest {
     const int status = std::system(command.c_str());
     CliResult result;
     result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    result.out = ReadFileContents(Out());
-    result.err = ReadFileContents(Err());
+    result.out = bench::ReadWholeFile(Out());
+    result.err = bench::ReadWholeFile(Err());
     return result;
   }
 
@@ -81,17 +80,12 @@ class ClientCliTest : public ClientStoreTest {
     }
   }
 
-  TempDir dir_;
+  bench::ScratchDir dir_ = bench::ScratchDir::CreateOrDie();
 };
-
-std::string Binary(size_t size, uint64_t seed) {
-  std::vector<uint8_t> bytes = ClientStoreTest::Pattern(size, seed);
-  return std::string(bytes.begin(), bytes.end());
-}
 
 TEST_F(ClientCliTest, PutFromStdinAndGetToStdoutRoundTripsBinaryData) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
-  const std::string payload = Binary(300000, 7);
+  const std::string payload = TestBytes(7, 300000);
   WriteFile(dir_.Join("in"), payload);
   const CliResult put = Run("put --label blob -", dir_.Join("in"));
   ASSERT_EQ(put.exit_code, 0) << put.err;
@@ -109,13 +103,13 @@ TEST_F(ClientCliTest, PutFromStdinAndGetToStdoutRoundTripsBinaryData) {
 
 TEST_F(ClientCliTest, PutAndGetWithFilesAndHexIds) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
-  const std::string payload = Binary(12345, 8);
+  const std::string payload = TestBytes(8, 12345);
   WriteFile(dir_.Join("file"), payload);
   const std::string hex = ObjectID::FromLabel("file").Hex();
   ASSERT_EQ(Run(absl::StrCat("put ", hex, " ", dir_.Join("file"))).exit_code, 0);
   const CliResult get = Run(absl::StrCat("get ", hex, " ", dir_.Join("copy")));
   ASSERT_EQ(get.exit_code, 0) << get.err;
-  EXPECT_EQ(ReadFileContents(dir_.Join("copy")), payload);
+  EXPECT_EQ(bench::ReadWholeFile(dir_.Join("copy")), payload);
   // An empty object works too.
   WriteFile(dir_.Join("empty"), "");
   ASSERT_EQ(Run(absl::StrCat("put --label empty ", dir_.Join("empty"))).exit_code, 0);
@@ -128,8 +122,8 @@ TEST_F(ClientCliTest, PutAndGetWithFilesAndHexIds) {
 
 TEST_F(ClientCliTest, ListAndStatsShowObjectsWithHumanReadableSizes) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
-  ASSERT_OK(client_->Put(ObjectID::FromLabel("mib"), AsSpan(Pattern(3 << 19, 1))));
-  ASSERT_OK(client_->Put(ObjectID::FromLabel("tiny"), AsSpan(Pattern(10, 2))));
+  ASSERT_OK(client_->Put(ObjectID::FromLabel("mib"), AsSpan(TestBytes<std::vector<uint8_t>>(1, 3 << 19))));
+  ASSERT_OK(client_->Put(ObjectID::FromLabel("tiny"), AsSpan(TestBytes<std::vector<uint8_t>>(2, 10))));
   const CliResult list = Run("list");
   ASSERT_EQ(list.exit_code, 0) << list.err;
   EXPECT_NE(list.out.find(ObjectID::FromLabel("mib").Hex()), std::string::npos) << list.out;
@@ -146,8 +140,8 @@ TEST_F(ClientCliTest, ListAndStatsShowObjectsWithHumanReadableSizes) {
 
 TEST_F(ClientCliTest, ListAndStatsWithJsonPrintOneDocumentWithExactNumbers) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
-  ASSERT_OK(client_->Put(ObjectID::FromLabel("mib"), AsSpan(Pattern(3 << 19, 1))));
-  ASSERT_OK(client_->Put(ObjectID::FromLabel("tiny"), AsSpan(Pattern(10, 2)), AsSpan(Pattern(3, 4))));
+  ASSERT_OK(client_->Put(ObjectID::FromLabel("mib"), AsSpan(TestBytes<std::vector<uint8_t>>(1, 3 << 19))));
+  ASSERT_OK(client_->Put(ObjectID::FromLabel("tiny"), AsSpan(TestBytes<std::vector<uint8_t>>(2, 10)), AsSpan(TestBytes<std::vector<uint8_t>>(4, 3))));
   const CliResult list = Run("list --json");
   ASSERT_EQ(list.exit_code, 0) << list.err;
   EXPECT_EQ(std::count(list.out.begin(), list.out.end(), '\n'), 1) << list.out;
@@ -226,7 +220,7 @@ TEST_F(ClientCliTest, ClosedStdinReadsAsEmptyInsteadOfWaitingOnTheStoreSocket) {
 
 TEST_F(ClientCliTest, ClosedStdoutSendsNoObjectBytesIntoTheStoreSocket) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
-  const std::vector<uint8_t> payload = Pattern(100000, 11);
+  const std::vector<uint8_t> payload = TestBytes<std::vector<uint8_t>>(11, 100000);
   ASSERT_OK(client_->Put(ObjectID::FromLabel("to-closed-stdout"), AsSpan(payload)));
   const CliResult get = RunWithClosedFd(1, "get --label to-closed-stdout -");
   EXPECT_EQ(get.exit_code, 0) << get.err;
@@ -247,7 +241,7 @@ TEST_F(ClientCliTest, ClosedStderrSendsNoErrorTextIntoTheStoreSocket) {
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_EQ(missing.out, "");
   ExpectCliConnectionsEndedCleanly(1);
-  ASSERT_OK(client_->Put(ObjectID::FromLabel("after"), AsSpan(Pattern(10, 3))));
+  ASSERT_OK(client_->Put(ObjectID::FromLabel("after"), AsSpan(TestBytes<std::vector<uint8_t>>(3, 10))));
   ASSERT_OK(client_->Delete({ObjectID::FromLabel("after")}));
   ExpectBackAtBaseline();
 }

@@ -22,7 +22,7 @@ TEST_F(ClientConcurrencyTest, OneSealWakesAThousandWaitersSpreadOverFourClients)
   std::vector<std::unique_ptr<Client>> clients;
   for (int c = 0; c < kClients; ++c) clients.push_back(Connect(absl::StrCat("waiter-", c)));
   const ObjectID id = ObjectID::FromLabel("awaited");
-  const std::vector<uint8_t> data = Pattern(4096, 42);
+  const std::vector<uint8_t> data = TestBytes<std::vector<uint8_t>>(42, 4096);
   std::atomic<int> served{0};
   std::atomic<int> wrong{0};
   std::vector<std::thread> threads;
@@ -69,7 +69,7 @@ TEST_F(ClientConcurrencyTest, LongGetOnASharedClientDoesNotHoldUpOtherThreads) {
     workers.emplace_back([&, t] {
       for (int r = 0; r < kRounds; ++r) {
         const ObjectID id = ObjectID::FromLabel(absl::StrCat("worker-", t, "-", r));
-        const std::vector<uint8_t> data = Pattern(256 + r, t * 1000 + r);
+        const std::vector<uint8_t> data = TestBytes<std::vector<uint8_t>>(t * 1000 + r, 256 + r);
         absl::StatusOr<CreatedObject> created = client_->Create(id, data.size());
         if (!created.ok()) { failures++; continue; }
         std::copy(data.begin(), data.end(), created->data.begin());
@@ -87,7 +87,7 @@ TEST_F(ClientConcurrencyTest, LongGetOnASharedClientDoesNotHoldUpOtherThreads) {
   for (std::thread& w : workers) w.join();
   EXPECT_EQ(failures.load(), 0);
   EXPECT_FALSE(long_get_returned.load()) << "the long Get must still be waiting";
-  ASSERT_OK(client_->Put(slow, AsSpan(Pattern(10, 1))));
+  ASSERT_OK(client_->Put(slow, AsSpan(TestBytes<std::vector<uint8_t>>(1, 10))));
   long_get.join();
   EXPECT_OK(long_status);
   ASSERT_OK(client_->Delete({slow}));
@@ -134,7 +134,7 @@ TEST_F(ClientConcurrencyTest, EvictionChurnNeverEvictsReferencedObjectsAndEveryR
   }
   std::unique_ptr<Client> writer = Connect("writer");
   for (int i = 0; i < kObjects; ++i) {
-    const std::vector<uint8_t> data = Pattern(kSize, i);
+    const std::vector<uint8_t> data = TestBytes<std::vector<uint8_t>>(i, kSize);
     {
       std::lock_guard<std::mutex> lock(mu);
       checksums[i] = ObjectChecksum(AsSpan(data), {});

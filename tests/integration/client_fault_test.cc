@@ -19,15 +19,15 @@ namespace {
 
 class ClientFaultTest : public ClientStoreTest {
  protected:
-  absl::StatusOr<Subprocess> StartWorker(const std::vector<std::string>& args) {
+  absl::StatusOr<bench::ChildProcess> StartWorker(const std::vector<std::string>& args) {
     std::vector<std::string> argv = {RPLASMA_CLIENT_WORKER, store_->socket_path()};
     argv.insert(argv.end(), args.begin(), args.end());
-    return Subprocess::Start(argv, store_->dir() + "/worker.log");
+    return bench::ChildProcess::Start(argv, store_->dir() + "/worker.log");
   }
 
   // SIGKILLs `worker`, then returns how long the store took to satisfy `recovered`.
   template <typename Pred>
-  absl::Duration KillAndTimeRecovery(Subprocess& worker, Pred recovered) {
+  absl::Duration KillAndTimeRecovery(bench::ChildProcess& worker, Pred recovered) {
     const absl::Time start = absl::Now();
     worker.Kill();
     EXPECT_TRUE(WaitForStats(recovered, absl::Seconds(5)));
@@ -38,8 +38,8 @@ class ClientFaultTest : public ClientStoreTest {
 TEST_F(ClientFaultTest, KilledClientHoldingReferencesLosesThemWithinOneSecond) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
   const std::vector<ObjectID> ids = Labels("held", 100);
-  for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(Pattern(4096, i))));
-  ASSERT_OK_AND_ASSIGN(Subprocess worker, StartWorker({"hold-socket", "100", "held"}));
+  for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(TestBytes<std::vector<uint8_t>>(i, 4096))));
+  ASSERT_OK_AND_ASSIGN(bench::ChildProcess worker, StartWorker({"hold-socket", "100", "held"}));
   ASSERT_TRUE(WaitForStats([](const StatsReply& s) { return s.ref_count == 100 && s.clients == 2; }));
   // Referenced: delete is deferred, eviction impossible.
   ASSERT_OK(client_->Delete(ids));
@@ -49,7 +49,7 @@ TEST_F(ClientFaultTest, KilledClientHoldingReferencesLosesThemWithinOneSecond) {
       worker, [](const StatsReply& s) { return s.ref_count == 0 && s.clients == 1 && s.objects_sealed == 0; });
   EXPECT_LE(took, absl::Seconds(1));
   // The ids can be created again.
-  for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(Pattern(4096, i + 1000))));
+  for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(TestBytes<std::vector<uint8_t>>(i + 1000, 4096))));
   ASSERT_OK(client_->Delete(ids));
   ExpectBackAtBaseline();
 }
@@ -59,10 +59,10 @@ TEST_F(ClientFaultTest, KilledReadersHoldingAThousandSlotReferencesEachLoseThemW
   constexpr int kReaders = 4;
   constexpr int kObjects = 1000;
   const std::vector<ObjectID> ids = Labels("slot-held", kObjects);
-  for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(Pattern(1024, i))));
-  std::vector<Subprocess> readers;
+  for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(TestBytes<std::vector<uint8_t>>(i, 1024))));
+  std::vector<bench::ChildProcess> readers;
   for (int r = 0; r < kReaders; ++r) {
-    ASSERT_OK_AND_ASSIGN(Subprocess reader, StartWorker({"hold", absl::StrCat(kObjects), "slot-held"}));
+    ASSERT_OK_AND_ASSIGN(bench::ChildProcess reader, StartWorker({"hold", absl::StrCat(kObjects), "slot-held"}));
     readers.push_back(std::move(reader));
   }
   // Every reference went through a slot: the store counted none of them and got no Get.
@@ -81,21 +81,21 @@ TEST_F(ClientFaultTest, KilledReadersHoldingAThousandSlotReferencesEachLoseThemW
   ASSERT_OK_AND_ASSIGN(bool visible, client_->Contains(ids[0]));
   EXPECT_FALSE(visible);
   const absl::Time start = absl::Now();
-  for (Subprocess& reader : readers) reader.Kill();
+  for (bench::ChildProcess& reader : readers) reader.Kill();
   EXPECT_TRUE(WaitForStats(
       [](const StatsReply& s) {
         return s.slot_references == 0 && s.reclaims_waiting == 0 && s.objects_sealed == 0 && s.clients == 1;
       },
       absl::Seconds(5)));
   EXPECT_LE(absl::Now() - start, absl::Seconds(1));
-  for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(Pattern(1024, i + 7))));
+  for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(TestBytes<std::vector<uint8_t>>(i + 7, 1024))));
   ASSERT_OK(client_->Delete(ids));
   ExpectBackAtBaseline();
 }
 
 TEST_F(ClientFaultTest, KilledClientInTheMiddleOfCreatesHasItsObjectsAbortedWithinOneSecond) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
-  ASSERT_OK_AND_ASSIGN(Subprocess worker, StartWorker({"create", "100", "half", "65536"}));
+  ASSERT_OK_AND_ASSIGN(bench::ChildProcess worker, StartWorker({"create", "100", "half", "65536"}));
   ASSERT_TRUE(WaitForStats([](const StatsReply& s) { return s.objects_created == 100; }));
   ASSERT_OK_AND_ASSIGN(StatsReply during, client_->Stats());
   EXPECT_GE(during.used_bytes, 100u * 65536);
@@ -105,20 +105,20 @@ TEST_F(ClientFaultTest, KilledClientInTheMiddleOfCreatesHasItsObjectsAbortedWith
     return s.objects_created == 0 && s.used_bytes == baseline_.used_bytes && s.clients == 1;
   });
   EXPECT_LE(took, absl::Seconds(1));
-  for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(Pattern(1024, i))));
+  for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(TestBytes<std::vector<uint8_t>>(i, 1024))));
   ASSERT_OK(client_->Delete(ids));
   ExpectBackAtBaseline();
 }
 
 TEST_F(ClientFaultTest, WaiterKilledBeforeTheSealLeavesNoWaitAndNoReference) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
-  ASSERT_OK_AND_ASSIGN(Subprocess worker, StartWorker({"wait", "1", "late"}));
+  ASSERT_OK_AND_ASSIGN(bench::ChildProcess worker, StartWorker({"wait", "1", "late"}));
   ASSERT_TRUE(WaitForStats([](const StatsReply& s) { return s.waiting_gets == 1; }));
   const absl::Duration took =
       KillAndTimeRecovery(worker, [](const StatsReply& s) { return s.waiting_gets == 0 && s.clients == 1; });
   EXPECT_LE(took, absl::Seconds(1));
   const ObjectID id = ObjectID::FromLabel("late-0");
-  ASSERT_OK(client_->Put(id, AsSpan(Pattern(100, 1))));
+  ASSERT_OK(client_->Put(id, AsSpan(TestBytes<std::vector<uint8_t>>(1, 100))));
   ASSERT_OK_AND_ASSIGN(StatsReply after, client_->Stats());
   EXPECT_EQ(after.ref_count, 0u) << "the dead waiter must not have been given a reference";
   ASSERT_OK(client_->Delete({id}));
@@ -127,10 +127,10 @@ TEST_F(ClientFaultTest, WaiterKilledBeforeTheSealLeavesNoWaitAndNoReference) {
 
 TEST_F(ClientFaultTest, LiveWaiterInAnotherProcessIsWokenBySeal) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
-  ASSERT_OK_AND_ASSIGN(Subprocess worker, StartWorker({"wait", "1", "soon"}));
+  ASSERT_OK_AND_ASSIGN(bench::ChildProcess worker, StartWorker({"wait", "1", "soon"}));
   ASSERT_TRUE(WaitForStats([](const StatsReply& s) { return s.waiting_gets == 1; }));
   const ObjectID id = ObjectID::FromLabel("soon-0");
-  ASSERT_OK(client_->Put(id, AsSpan(Pattern(100, 2))));
+  ASSERT_OK(client_->Put(id, AsSpan(TestBytes<std::vector<uint8_t>>(2, 100))));
   std::optional<int> status = worker.Wait(absl::Seconds(10));
   ASSERT_TRUE(status.has_value());
   EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
@@ -168,7 +168,7 @@ TEST_F(ClientFaultTest, CallsToAStoppedStoreEndByTheirDeadlineAndTheClientWorksA
   ASSERT_EQ(::kill(store_->pid(), SIGCONT), 0);
 
   // The late replies are dropped; both connections still work.
-  ASSERT_OK(client_->Put(id, AsSpan(Pattern(1000, 5))));
+  ASSERT_OK(client_->Put(id, AsSpan(TestBytes<std::vector<uint8_t>>(5, 1000))));
   ASSERT_OK_AND_ASSIGN(ObjectBuffer buffer, other->GetOne(id, absl::Milliseconds(100)));
   EXPECT_EQ(buffer.data().size(), 1000u);
   buffer = ObjectBuffer();
@@ -181,7 +181,7 @@ TEST_F(ClientFaultTest, CallsToAStoppedStoreEndByTheirDeadlineAndTheClientWorksA
 // A listener that never accepts, its backlog full: connect(2) would wait forever; Connect ends by
 // connect_timeout.
 TEST_F(ClientFaultTest, ConnectToAListenerWithAFullBacklogEndsByItsDeadline) {
-  TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   const std::string path = dir.Join("full.sock");
   ASSERT_OK_AND_ASSIGN(UniqueFd listener, UnixListen(path));
   ASSERT_EQ(::listen(listener.get(), 0), 0);  // the smallest backlog

@@ -35,7 +35,7 @@ int ChildChecks(Client& reader, Client& socket_reader, ObjectBuffer& held_by_slo
   absl::StatusOr<std::unique_ptr<Client>> own = Client::Connect(options);
   if (!own.ok()) return 5;
   absl::StatusOr<ObjectBuffer> mine = (*own)->GetOne(x);
-  if (!mine.ok() || mine->data().size() != 3000 || mine->data()[0] != ClientStoreTest::Pattern(3000, 1)[0]) return 6;
+  if (!mine.ok() || mine->data().size() != 3000 || mine->data()[0] != TestBytes<std::vector<uint8_t>>(1, 3000)[0]) return 6;
   return 0;
 }
 
@@ -43,8 +43,8 @@ TEST_F(ClientForkTest, AChildRefusesToUseItsParentsClientAndNeverDropsTheParents
   ASSERT_NO_FATAL_FAILURE(StartStore());
   const ObjectID x = ObjectID::FromLabel("fork x");
   const ObjectID y = ObjectID::FromLabel("fork y");
-  ASSERT_OK(client_->Put(x, AsSpan(Pattern(3000, 1))));
-  ASSERT_OK(client_->Put(y, AsSpan(Pattern(3000, 2))));
+  ASSERT_OK(client_->Put(x, AsSpan(TestBytes<std::vector<uint8_t>>(1, 3000))));
+  ASSERT_OK(client_->Put(y, AsSpan(TestBytes<std::vector<uint8_t>>(2, 3000))));
   std::unique_ptr<Client> reader = Connect("reader");
   std::unique_ptr<Client> socket_reader = Connect("socket reader", /*without_ipc=*/false);
   ASSERT_OK_AND_ASSIGN(ObjectBuffer bx, reader->GetOne(x));
@@ -65,7 +65,7 @@ TEST_F(ClientForkTest, AChildRefusesToUseItsParentsClientAndNeverDropsTheParents
   ASSERT_OK_AND_ASSIGN(StatsReply after, client_->Stats());
   EXPECT_EQ(after.slot_references, 1u);
   EXPECT_EQ(after.ref_count, 2u);
-  EXPECT_EQ(std::vector<uint8_t>(bx.data().begin(), bx.data().end()), Pattern(3000, 1));
+  EXPECT_EQ(std::vector<uint8_t>(bx.data().begin(), bx.data().end()), TestBytes<std::vector<uint8_t>>(1, 3000));
   ASSERT_OK(reader->Release(x));
   bx = ObjectBuffer();
   by = ObjectBuffer();

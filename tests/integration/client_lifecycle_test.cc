@@ -15,8 +15,8 @@ class ClientLifecycleTest : public ClientStoreTest {};
 TEST_F(ClientLifecycleTest, PutThenGetReturnsTheSameBytesZeroCopyWithChecksum) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
   const ObjectID id = ObjectID::FromLabel("hello");
-  const std::vector<uint8_t> data = Pattern(100000, 1);
-  const std::vector<uint8_t> metadata = Pattern(37, 2);
+  const std::vector<uint8_t> data = TestBytes<std::vector<uint8_t>>(1, 100000);
+  const std::vector<uint8_t> metadata = TestBytes<std::vector<uint8_t>>(2, 37);
   ASSERT_OK(client_->Put(id, AsSpan(data), AsSpan(metadata)));
   {
     ASSERT_OK_AND_ASSIGN(ObjectBuffer buffer, client_->GetOne(id));
@@ -44,11 +44,11 @@ TEST_F(ClientLifecycleTest, PutOnEitherSideOfTheInlineLimitStoresTheBytesAndThei
   ASSERT_NO_FATAL_FAILURE(StartStore());
   // Inline (one request), exactly at the limit, and just above it (create, copy+hash, seal).
   const size_t sizes[] = {0, 1000, kMaxInlinePutBytes - 5, kMaxInlinePutBytes - 4, 3 * kMaxInlinePutBytes + 3};
-  const std::vector<uint8_t> metadata = Pattern(5, 9);
+  const std::vector<uint8_t> metadata = TestBytes<std::vector<uint8_t>>(9, 5);
   for (size_t size : sizes) {
     SCOPED_TRACE(size);
     const ObjectID id = ObjectID::FromLabel(absl::StrCat("put-", size));
-    const std::vector<uint8_t> data = Pattern(size, size);
+    const std::vector<uint8_t> data = TestBytes<std::vector<uint8_t>>(size, size);
     ASSERT_OK(client_->Put(id, AsSpan(data), AsSpan(metadata)));
     ASSERT_OK_AND_ASSIGN(StatsReply after_put, client_->Stats());
     EXPECT_EQ(after_put.ref_count, 0u);
@@ -59,7 +59,7 @@ TEST_F(ClientLifecycleTest, PutOnEitherSideOfTheInlineLimitStoresTheBytesAndThei
     ASSERT_OK(buffer.Release());
     ASSERT_OK(client_->Delete({id}));
   }
-  const std::vector<uint8_t> big = Pattern(kMaxInlinePutBytes + 1, 1);
+  const std::vector<uint8_t> big = TestBytes<std::vector<uint8_t>>(1, kMaxInlinePutBytes + 1);
   EXPECT_THAT(client_->PutInline(ObjectID::FromLabel("big"), AsSpan(big), {}, 0),
               HasErrorCode(ErrorCode::kInvalidArgument));
   ExpectBackAtBaseline();
@@ -82,7 +82,7 @@ TEST_F(ClientLifecycleTest, SealAndReleaseLeavesNoReferenceAndAFailedOneKeepsIt)
 TEST_F(ClientLifecycleTest, CreatedObjectIsInvisibleUntilSealedAndCreatorKeepsItsReference) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
   const ObjectID id = ObjectID::FromLabel("unsealed");
-  ASSERT_OK_AND_ASSIGN(CreatedObject created, client_->Create(id, 4096, AsSpan(Pattern(10, 3))));
+  ASSERT_OK_AND_ASSIGN(CreatedObject created, client_->Create(id, 4096, AsSpan(TestBytes<std::vector<uint8_t>>(3, 10))));
   EXPECT_EQ(created.data.size(), 4096u);
   EXPECT_EQ(created.metadata.size(), 10u);
   std::memset(created.data.data(), 0x5a, created.data.size());
@@ -90,7 +90,7 @@ TEST_F(ClientLifecycleTest, CreatedObjectIsInvisibleUntilSealedAndCreatorKeepsIt
   ASSERT_OK_AND_ASSIGN(bool present, client_->Contains(id));
   EXPECT_FALSE(present);
   const ObjectID sealed_id = ObjectID::FromLabel("sealed beside it");
-  ASSERT_OK(client_->Put(sealed_id, AsSpan(Pattern(100, 4))));
+  ASSERT_OK(client_->Put(sealed_id, AsSpan(TestBytes<std::vector<uint8_t>>(4, 100))));
   const ObjectID unknown = ObjectID::FromLabel("never created");
   ASSERT_OK_AND_ASSIGN(std::vector<bool> batch, client_->Contains(std::vector<ObjectID>{id, sealed_id, unknown}));
   EXPECT_EQ(batch, (std::vector<bool>{false, true, false})) << "batch Contains: unsealed, sealed, unknown";
@@ -148,7 +148,7 @@ TEST_F(ClientLifecycleTest, CreateAbortCreateThousandTimesLeavesNothingBehind) {
 TEST_F(ClientLifecycleTest, DeleteOfAnObjectInUseIsDeferredUntilRelease) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
   const ObjectID id = ObjectID::FromLabel("in-use");
-  const std::vector<uint8_t> data = Pattern(50000, 4);
+  const std::vector<uint8_t> data = TestBytes<std::vector<uint8_t>>(4, 50000);
   ASSERT_OK(client_->Put(id, AsSpan(data)));
   std::unique_ptr<Client> reader = Connect("reader");
   ASSERT_OK_AND_ASSIGN(ObjectBuffer held, reader->GetOne(id));
@@ -178,7 +178,7 @@ TEST_F(ClientLifecycleTest, FullStoreWithEverythingReferencedFailsCleanlyAndReco
   absl::Status full;
   for (int i = 0; i < 64 && full.ok(); ++i) {
     const ObjectID id = ObjectID::FromLabel(absl::StrCat("full-", i));
-    full = client_->Put(id, AsSpan(Pattern(kSize, i)));
+    full = client_->Put(id, AsSpan(TestBytes<std::vector<uint8_t>>(i, kSize)));
     if (!full.ok()) break;
     ASSERT_OK_AND_ASSIGN(ObjectBuffer buffer, client_->GetOne(id));
     held.push_back(std::move(buffer));
@@ -196,7 +196,7 @@ TEST_F(ClientLifecycleTest, FullStoreWithEverythingReferencedFailsCleanlyAndReco
   // One release: the next create succeeds (by evicting the one unreferenced object).
   held.pop_back();
   const ObjectID fresh = ObjectID::FromLabel("full-after-release");
-  ASSERT_OK(client_->Put(fresh, AsSpan(Pattern(kSize, 999))));
+  ASSERT_OK(client_->Put(fresh, AsSpan(TestBytes<std::vector<uint8_t>>(999, kSize))));
   ids.push_back(fresh);
   for (const ObjectBuffer& b : held) {
     ASSERT_OK_AND_ASSIGN(bool present, client_->Contains(b.id()));
@@ -219,7 +219,7 @@ TEST_F(ClientLifecycleTest, GetTimesOutAfterAboutTheRequestedTime) {
   }
   // A batch: present entries are served, missing ones come back failed after the timeout.
   const ObjectID present = ObjectID::FromLabel("present");
-  ASSERT_OK(client_->Put(present, AsSpan(Pattern(10, 5))));
+  ASSERT_OK(client_->Put(present, AsSpan(TestBytes<std::vector<uint8_t>>(5, 10))));
   const absl::Time start = absl::Now();
   ASSERT_OK_AND_ASSIGN(std::vector<ObjectBuffer> got, client_->Get({present, missing}, absl::Milliseconds(100)));
   const absl::Duration took = absl::Now() - start;
@@ -239,7 +239,7 @@ TEST_F(ClientLifecycleTest, BatchesAboveThePerRequestLimitAreSplit) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
   constexpr int kCount = kMaxIdsPerRequest + 904;  // two requests each way
   const std::vector<ObjectID> ids = Labels("batch", kCount);
-  for (int i = 0; i < kCount; i += 2) ASSERT_OK(client_->Put(ids[i], AsSpan(Pattern(8, i))));
+  for (int i = 0; i < kCount; i += 2) ASSERT_OK(client_->Put(ids[i], AsSpan(TestBytes<std::vector<uint8_t>>(i, 8))));
   {
     ASSERT_OK_AND_ASSIGN(std::vector<ObjectBuffer> got, client_->Get(ids));
     ASSERT_EQ(got.size(), static_cast<size_t>(kCount));
@@ -247,7 +247,7 @@ TEST_F(ClientLifecycleTest, BatchesAboveThePerRequestLimitAreSplit) {
       ASSERT_EQ(got[i].valid(), i % 2 == 0) << i;
       EXPECT_EQ(got[i].id(), ids[i]);
       if (i % 2 == 0) {
-        EXPECT_EQ(got[i].data()[0], Pattern(8, i)[0]);
+        EXPECT_EQ(got[i].data()[0], TestBytes<std::vector<uint8_t>>(i, 8)[0]);
       }
     }
     ASSERT_OK_AND_ASSIGN(StatsReply stats, client_->Stats());
@@ -267,7 +267,7 @@ TEST_F(ClientLifecycleTest, AHugeBatchFromOneThreadDoesNotDeadlockAgainstTheStor
   constexpr int kCount = 20 * kMaxIdsPerRequest + 17;
   const std::vector<ObjectID> ids = Labels("absent", kCount);
   const ObjectID present = ids[kCount - 1];
-  ASSERT_OK(client_->Put(present, AsSpan(Pattern(16, 1))));
+  ASSERT_OK(client_->Put(present, AsSpan(TestBytes<std::vector<uint8_t>>(1, 16))));
   ASSERT_OK_AND_ASSIGN(std::vector<ObjectBuffer> got, client_->Get(ids));
   ASSERT_EQ(got.size(), ids.size());
   for (int i = 0; i + 1 < kCount; ++i) ASSERT_THAT(got[i].status(), HasErrorCode(ErrorCode::kObjectNotFound)) << i;
@@ -280,7 +280,7 @@ TEST_F(ClientLifecycleTest, AHugeBatchFromOneThreadDoesNotDeadlockAgainstTheStor
 TEST_F(ClientLifecycleTest, DuplicateIdsInOneGetEachHoldAReference) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
   const ObjectID id = ObjectID::FromLabel("twice");
-  ASSERT_OK(client_->Put(id, AsSpan(Pattern(64, 6))));
+  ASSERT_OK(client_->Put(id, AsSpan(TestBytes<std::vector<uint8_t>>(6, 64))));
   {
     ASSERT_OK_AND_ASSIGN(std::vector<ObjectBuffer> got, client_->Get({id, id, id}));
     ASSERT_EQ(got.size(), 3u);
@@ -295,7 +295,7 @@ TEST_F(ClientLifecycleTest, DuplicateIdsInOneGetEachHoldAReference) {
 TEST_F(ClientLifecycleTest, AStoreThatDiesTurnsEveryCallIntoUnavailable) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
   const ObjectID id = ObjectID::FromLabel("before-death");
-  ASSERT_OK(client_->Put(id, AsSpan(Pattern(1000, 7))));
+  ASSERT_OK(client_->Put(id, AsSpan(TestBytes<std::vector<uint8_t>>(7, 1000))));
   ASSERT_OK_AND_ASSIGN(ObjectBuffer held_in_slot, client_->GetOne(id));
   std::unique_ptr<Client> socket_client = Connect("socket-gets", /*without_ipc=*/false);
   ASSERT_NE(socket_client, nullptr);
@@ -307,11 +307,11 @@ TEST_F(ClientLifecycleTest, AStoreThatDiesTurnsEveryCallIntoUnavailable) {
   waiter.join();
   EXPECT_THAT(waiting, HasErrorCode(ErrorCode::kUnavailable));
   EXPECT_THAT(client_->Stats(), HasErrorCode(ErrorCode::kUnavailable));
-  EXPECT_THAT(client_->Put(ObjectID::FromLabel("after"), AsSpan(Pattern(10, 8))),
+  EXPECT_THAT(client_->Put(ObjectID::FromLabel("after"), AsSpan(TestBytes<std::vector<uint8_t>>(8, 10))),
               HasErrorCode(ErrorCode::kUnavailable));
   // The mapping outlives the store: held bytes are still readable.
-  EXPECT_EQ(held.data()[999], Pattern(1000, 7)[999]);
-  EXPECT_EQ(held_in_slot.data()[999], Pattern(1000, 7)[999]);
+  EXPECT_EQ(held.data()[999], TestBytes<std::vector<uint8_t>>(7, 1000)[999]);
+  EXPECT_EQ(held_in_slot.data()[999], TestBytes<std::vector<uint8_t>>(7, 1000)[999]);
   // A reference the store counted cannot be given back; one held through a slot needs no store.
   EXPECT_THAT(held.Release(), HasErrorCode(ErrorCode::kUnavailable));
   EXPECT_OK(held_in_slot.Release());
@@ -324,7 +324,7 @@ TEST_F(ClientLifecycleTest, AFullIndexAndExhaustedSlotsFallBackToTheSocketAndNev
   ASSERT_NO_FATAL_FAILURE(StartStore(64ull << 20, {"--index-entries=16", "--slots-per-client=16"}));
   constexpr int kCount = 100;
   const std::vector<ObjectID> ids = Labels("crowded", kCount);
-  for (int i = 0; i < kCount; ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(Pattern(32, i))));
+  for (int i = 0; i < kCount; ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(TestBytes<std::vector<uint8_t>>(i, 32))));
   ASSERT_OK_AND_ASSIGN(StatsReply stored, client_->Stats());
   EXPECT_LE(stored.indexed_objects, 16u);  // the rest are reachable through the socket only
   EXPECT_GT(stored.indexed_objects, 0u);
@@ -333,7 +333,7 @@ TEST_F(ClientLifecycleTest, AFullIndexAndExhaustedSlotsFallBackToTheSocketAndNev
     ASSERT_EQ(got.size(), static_cast<size_t>(kCount));
     for (int i = 0; i < kCount; ++i) {
       ASSERT_TRUE(got[i].valid()) << i << ": " << got[i].status();
-      EXPECT_EQ(got[i].data()[31], Pattern(32, i)[31]) << i;
+      EXPECT_EQ(got[i].data()[31], TestBytes<std::vector<uint8_t>>(i, 32)[31]) << i;
     }
     ASSERT_OK_AND_ASSIGN(StatsReply held, client_->Stats());
     EXPECT_EQ(HeldReferences(held), static_cast<uint64_t>(kCount));
@@ -350,8 +350,8 @@ TEST_F(ClientLifecycleTest, ReleaseByIdDropsAReferenceTakenThroughTheIndexAndThe
   ASSERT_NO_FATAL_FAILURE(StartStore(64ull << 20, {"--slots-per-client=16"}));
   const ObjectID x = ObjectID::FromLabel("release by id x");
   const ObjectID y = ObjectID::FromLabel("release by id y");
-  ASSERT_OK(client_->Put(x, AsSpan(Pattern(4000, 1))));
-  ASSERT_OK(client_->Put(y, AsSpan(Pattern(4000, 2))));
+  ASSERT_OK(client_->Put(x, AsSpan(TestBytes<std::vector<uint8_t>>(1, 4000))));
+  ASSERT_OK(client_->Put(y, AsSpan(TestBytes<std::vector<uint8_t>>(2, 4000))));
   std::unique_ptr<Client> reader = Connect("reader");
   std::unique_ptr<Client> stranger = Connect("stranger");
   const absl::Status never_held = stranger->Release(x);  // what the socket path answers
@@ -367,7 +367,7 @@ TEST_F(ClientLifecycleTest, ReleaseByIdDropsAReferenceTakenThroughTheIndexAndThe
     // Fill the other 15 words, so that y's get must take the word x's reference had; dropping x's
     // buffer then must not give y's back.
     const ObjectID z = ObjectID::FromLabel("release by id z");
-    ASSERT_OK(client_->Put(z, AsSpan(Pattern(100, 3))));
+    ASSERT_OK(client_->Put(z, AsSpan(TestBytes<std::vector<uint8_t>>(3, 100))));
     std::vector<ObjectBuffer> zs;
     for (int i = 0; i < 15; ++i) {
       ASSERT_OK_AND_ASSIGN(ObjectBuffer bz, reader->GetOne(z));
@@ -384,7 +384,7 @@ TEST_F(ClientLifecycleTest, ReleaseByIdDropsAReferenceTakenThroughTheIndexAndThe
     ASSERT_OK(client_->Delete({y}));
     ASSERT_OK_AND_ASSIGN(StatsReply deferred, client_->Stats());
     EXPECT_GT(deferred.used_bytes, baseline_.used_bytes + 4000) << "y's bytes stay while held";
-    EXPECT_EQ(std::vector<uint8_t>(by.data().begin(), by.data().end()), Pattern(4000, 2));
+    EXPECT_EQ(std::vector<uint8_t>(by.data().begin(), by.data().end()), TestBytes<std::vector<uint8_t>>(2, 4000));
     // Released by id while its object is being reclaimed: the store frees it then.
     ASSERT_OK(reader->Release(y));
     EXPECT_TRUE(WaitForStats([&](const StatsReply& st) { return st.slot_references == 0; }));
@@ -398,7 +398,7 @@ TEST_F(ClientLifecycleTest, ReleaseByIdDropsAReferenceTakenThroughTheIndexAndThe
 TEST_F(ClientLifecycleTest, ReferenceCountsIncludeHoldsThroughTheIndex) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
   const ObjectID id = ObjectID::FromLabel("counted");
-  ASSERT_OK(client_->Put(id, AsSpan(Pattern(2000, 7))));
+  ASSERT_OK(client_->Put(id, AsSpan(TestBytes<std::vector<uint8_t>>(7, 2000))));
   std::unique_ptr<Client> reader = Connect("reader");
   std::unique_ptr<Client> socket_reader = Connect("socket reader", /*without_ipc=*/false);
   std::vector<ObjectBuffer> held;
@@ -432,17 +432,17 @@ TEST_F(ClientLifecycleTest, ReadsThroughTheIndexKeepObjectsYoungForEviction) {
   const uint64_t fits = empty.capacity / kMiB;
   ASSERT_GE(fits, 4u);
   const std::vector<ObjectID> ids = Labels("lru", static_cast<int>(fits) + 2);
-  for (uint64_t i = 0; i < fits; ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(Pattern(kMiB, i))));
+  for (uint64_t i = 0; i < fits; ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(TestBytes<std::vector<uint8_t>>(i, kMiB))));
   // Objects 0 and 1 are read (get + release) through the index: no message to the store.
   std::unique_ptr<Client> reader = Connect("reader");
   for (int i = 0; i < 2; ++i) {
     ASSERT_OK_AND_ASSIGN(ObjectBuffer b, reader->GetOne(ids[i]));
     ASSERT_OK_AND_ASSIGN(StatsReply held, client_->Stats());
     ASSERT_EQ(held.slot_references, 1u) << "read through the index";
-    EXPECT_EQ(b.data()[kMiB - 1], Pattern(kMiB, i)[kMiB - 1]);
+    EXPECT_EQ(b.data()[kMiB - 1], TestBytes<std::vector<uint8_t>>(i, kMiB)[kMiB - 1]);
   }
   // Two more objects: two must go, and the least recently used are 2 and 3, not 0 and 1.
-  for (uint64_t i = fits; i < fits + 2; ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(Pattern(kMiB, i))));
+  for (uint64_t i = fits; i < fits + 2; ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(TestBytes<std::vector<uint8_t>>(i, kMiB))));
   ASSERT_OK_AND_ASSIGN(std::vector<bool> present, client_->Contains(ids));
   EXPECT_TRUE(present[0]) << "read just before: kept";
   EXPECT_TRUE(present[1]) << "read just before: kept";

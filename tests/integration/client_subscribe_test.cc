@@ -13,7 +13,7 @@ class ClientSubscribeTest : public ClientStoreTest {};
 TEST_F(ClientSubscribeTest, ExistingObjectsComeFirstThenSealDeleteAndEvictEvents) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
   const std::vector<ObjectID> existing = Labels("existing", 3);
-  for (size_t i = 0; i < existing.size(); ++i) ASSERT_OK(client_->Put(existing[i], AsSpan(Pattern(100 + i, i))));
+  for (size_t i = 0; i < existing.size(); ++i) ASSERT_OK(client_->Put(existing[i], AsSpan(TestBytes<std::vector<uint8_t>>(i, 100 + i))));
   // An unsealed object is not reported.
   const ObjectID unsealed = ObjectID::FromLabel("unsealed");
   ASSERT_OK(client_->Create(unsealed, 10).status());
@@ -63,10 +63,10 @@ TEST_F(ClientSubscribeTest, ExistingObjectsComeFirstThenSealDeleteAndEvictEvents
 
 TEST_F(ClientSubscribeTest, WithoutExistingOnlyNewEventsArrive) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
-  ASSERT_OK(client_->Put(ObjectID::FromLabel("old"), AsSpan(Pattern(10, 1))));
+  ASSERT_OK(client_->Put(ObjectID::FromLabel("old"), AsSpan(TestBytes<std::vector<uint8_t>>(1, 10))));
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Subscription> subscription, client_->Subscribe(/*include_existing=*/false));
   const ObjectID fresh = ObjectID::FromLabel("new");
-  ASSERT_OK(client_->Put(fresh, AsSpan(Pattern(10, 2))));
+  ASSERT_OK(client_->Put(fresh, AsSpan(TestBytes<std::vector<uint8_t>>(2, 10))));
   ASSERT_OK_AND_ASSIGN(ObjectEvent event, subscription->Next(absl::Seconds(5)));
   EXPECT_EQ(event.object.id, fresh);
   ASSERT_OK(client_->Delete({ObjectID::FromLabel("old"), fresh}));

@@ -17,25 +17,12 @@
 #include "client/client.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/store_process.h"
-#include "tests/support/subprocess.h"
+#include "tests/support/test_bytes.h"
+#include "tests/support/wait_for.h"
 
 namespace rplasma::testing {
 
 class ClientStoreTest : public ::testing::Test {
- public:
-  // Deterministic bytes for object `seed`.
-  static std::vector<uint8_t> Pattern(size_t size, uint64_t seed) {
-    std::vector<uint8_t> out(size);
-    uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
-    for (size_t i = 0; i < size; ++i) {
-      x ^= x << 13;
-      x ^= x >> 7;
-      x ^= x << 17;
-      out[i] = static_cast<uint8_t>(x);
-    }
-    return out;
-  }
-
  protected:
   // Starts a store with `memory` bytes, connects `client_`, records the audit baseline.
   void StartStore(uint64_t memory = 64ull << 20, std::vector<std::string> extra_args = {}) {

@@ -20,14 +20,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "bench-mpi/launch/child_process.h"
 #include "protocol/base/socket_io.h"
 #include "protocol/base/unique_fd.h"
-#include "tests/support/file_contents.h"
 #include "tests/support/skip.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/store_process.h"
-#include "tests/support/subprocess.h"
-#include "tests/support/temp_dir.h"
+#include "tests/support/wait_for.h"
 
 namespace rplasma::testing {
 namespace {
@@ -159,11 +158,11 @@ TEST(DaemonCliTest, UnknownFlagsAndBadDurationsAreNamedAsTyped) {
 }
 
 // Starts rplasma-store with `args` (its socket in `dir`) and returns once it accepts.
-absl::StatusOr<Subprocess> StartStore(const TempDir& dir, const std::vector<std::string>& args,
+absl::StatusOr<bench::ChildProcess> StartStore(const bench::ScratchDir& dir, const std::vector<std::string>& args,
                                       const std::vector<std::string>& env = {}) {
   std::vector<std::string> argv = {absl::StrCat(RPLASMA_BIN_DIR, "/rplasma-store")};
   argv.insert(argv.end(), args.begin(), args.end());
-  ASSIGN_OR_RETURN(Subprocess store, Subprocess::Start(argv, {.log_path = dir.Join("store.log"), .env = env}));
+  ASSIGN_OR_RETURN(bench::ChildProcess store, bench::ChildProcess::Start(argv, {.log_path = dir.Join("store.log"), .env = env}));
   if (!WaitFor([&] { return UnixConnect(dir.Join("store.sock")).ok(); }, absl::Seconds(10))) {
     return absl::DeadlineExceededError("the store did not listen");
   }
@@ -171,30 +170,30 @@ absl::StatusOr<Subprocess> StartStore(const TempDir& dir, const std::vector<std:
 }
 
 TEST(DaemonCliTest, DashedUnderscoredAndFlagfileSpellingsAllConfigureTheStore) {
-  TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   std::ofstream(dir.Join("store.flags")) << "# the store's flags\n--max-partial-frame-bytes=32M\n--name=from-file\n";
-  ASSERT_OK_AND_ASSIGN(Subprocess store,
+  ASSERT_OK_AND_ASSIGN(bench::ChildProcess store,
                        StartStore(dir, {"--socket", dir.Join("store.sock"), "--memory=1.5M", "--max_output_bytes=8M",
                                         "--partial-frame-timeout=500ms", "--flagfile=" + dir.Join("store.flags")}));
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<RawStoreClient> client, RawStoreClient::Connect(dir.Join("store.sock")));
   EXPECT_EQ(client->connect_reply().store_name, "from-file");
   EXPECT_EQ(client->connect_reply().arena_size, 1536u << 10);
-  EXPECT_EQ(store.Stop(), 0) << ReadFileContents(dir.Join("store.log"));
+  EXPECT_EQ(store.Stop(), 0) << bench::ReadWholeFile(dir.Join("store.log"));
 }
 
 TEST(DaemonCliTest, SighupDoesNotStopTheStore) {
-  TempDir dir;
-  ASSERT_OK_AND_ASSIGN(Subprocess store, StartStore(dir, {"--socket=" + dir.Join("store.sock"), "--memory=4M"}));
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
+  ASSERT_OK_AND_ASSIGN(bench::ChildProcess store, StartStore(dir, {"--socket=" + dir.Join("store.sock"), "--memory=4M"}));
   store.Signal(SIGHUP);
   // A signal's default action would have ended it at once; give it the chance, then ask it.
-  EXPECT_FALSE(store.Wait(absl::Milliseconds(300)).has_value()) << ReadFileContents(dir.Join("store.log"));
+  EXPECT_FALSE(store.Wait(absl::Milliseconds(300)).has_value()) << bench::ReadWholeFile(dir.Join("store.log"));
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<RawStoreClient> client, RawStoreClient::Connect(dir.Join("store.sock")));
   EXPECT_EQ(client->connect_reply().arena_size, 4u << 20);
   EXPECT_EQ(store.Stop(), 0);
 }
 
 TEST(DaemonCliTest, TheStoreSaysReadyOnlyOnceItsSocketAcceptsAndStoppingOnShutdown) {
-  TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   const std::string notify_path = dir.Join("notify.sock");
   UniqueFd notify(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
   ASSERT_TRUE(notify);
@@ -206,13 +205,13 @@ TEST(DaemonCliTest, TheStoreSaysReadyOnlyOnceItsSocketAcceptsAndStoppingOnShutdo
   const timeval timeout{10, 0};
   ASSERT_EQ(::setsockopt(notify.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout)), 0);
 
-  ASSERT_OK_AND_ASSIGN(Subprocess store,
-                       Subprocess::Start({absl::StrCat(RPLASMA_BIN_DIR, "/rplasma-store"),
+  ASSERT_OK_AND_ASSIGN(bench::ChildProcess store,
+                       bench::ChildProcess::Start({absl::StrCat(RPLASMA_BIN_DIR, "/rplasma-store"),
                                           "--socket=" + dir.Join("store.sock"), "--memory=4M"},
                                          {.log_path = dir.Join("store.log"), .env = {"NOTIFY_SOCKET=" + notify_path}}));
   char message[256];
   const ssize_t n = ::recv(notify.get(), message, sizeof(message), 0);
-  ASSERT_GT(n, 0) << "no READY=1 within 10 s; " << ReadFileContents(dir.Join("store.log"));
+  ASSERT_GT(n, 0) << "no READY=1 within 10 s; " << bench::ReadWholeFile(dir.Join("store.log"));
   EXPECT_EQ(std::string(message, static_cast<size_t>(n)), "READY=1");
   // Ready means ready: the first connection, made at once, is served.
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<RawStoreClient> client, RawStoreClient::Connect(dir.Join("store.sock")));
@@ -229,10 +228,10 @@ TEST(DaemonCliTest, TheSystemdUnitsVerifyClean) {
   if (::access(analyze, X_OK) != 0) RPLASMA_SKIP_TEST("systemd-analyze", "systemd-analyze is not installed");
   // The configured units name the install paths; verify checks that ExecStart exists, so point
   // it at the binaries of this build.
-  TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   std::string units;
   for (const std::string unit : {RPLASMA_TEST_STORE_UNIT, RPLASMA_TEST_MANAGER_UNIT}) {
-    const std::string text = ReadFileContents(unit);
+    const std::string text = bench::ReadWholeFile(unit);
     ASSERT_THAT(text, HasSubstr(absl::StrCat(RPLASMA_TEST_INSTALL_BINDIR, "/rplasma-")));
     ASSERT_THAT(text, HasSubstr("Type=notify"));
     ASSERT_THAT(text, HasSubstr("LimitMEMLOCK=infinity"));

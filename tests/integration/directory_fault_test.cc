@@ -8,17 +8,18 @@
 #include <string>
 #include <vector>
 
+#include "bench-mpi/launch/child_process.h"
+#include "bench-mpi/launch/process_fds.h"
+#include "bench-mpi/launch/redis_server.h"
 #include "manager/directory/redis_directory.h"
-#include "tests/support/redis_server.h"
+#include "tests/support/skip.h"
 #include "tests/support/status_matchers.h"
-#include "tests/support/subprocess.h"
-#include "tests/support/temp_dir.h"
+#include "tests/support/wait_for.h"
 
 namespace rplasma {
 namespace {
 
 using ::rplasma::testing::HasErrorCode;
-using ::rplasma::testing::RedisServer;
 using ::testing::HasSubstr;
 
 // The spec's tolerance for "fails fast": op_timeout plus scheduling slack (sanitizer builds).
@@ -28,12 +29,12 @@ class RedisDirectoryFaultTest : public ::testing::Test {
  protected:
   void SetUp() override {
     RPLASMA_SKIP_IF_NO_REDIS_SERVER();
-    ASSERT_OK_AND_ASSIGN(redis_, RedisServer::Start());
+    ASSERT_OK_AND_ASSIGN(redis_, bench::RedisServer::Start());
     options_.address = redis_->address();
     options_.op_timeout = absl::Milliseconds(300);
   }
 
-  std::unique_ptr<RedisServer> redis_;
+  std::unique_ptr<bench::RedisServer> redis_;
   RedisDirectoryOptions options_;
 };
 
@@ -139,7 +140,7 @@ TEST_F(RedisDirectoryFaultTest, CreateFailsClearlyWhenRedisIsUnreachable) {
   EXPECT_THAT(directory, HasErrorCode(ErrorCode::kUnavailable));
   EXPECT_THAT(std::string(directory.status().message()), HasSubstr(address));
 
-  testing::TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   RedisDirectoryOptions unix_options = options_;
   unix_options.address = "unix:" + dir.Join("missing.sock");
   absl::StatusOr<std::unique_ptr<RedisDirectory>> over_unix = RedisDirectory::Create(unix_options);
@@ -154,7 +155,7 @@ TEST_F(RedisDirectoryFaultTest, CreateFailsClearlyWhenRedisIsUnreachable) {
 TEST_F(RedisDirectoryFaultTest, RepeatedCrashesAndReconnectsLeakNoFileDescriptors) {
   options_.reconnect_backoff_initial = absl::Milliseconds(1);
   options_.reconnect_backoff_max = absl::Milliseconds(5);
-  const int baseline = testing::CountOpenFds();
+  const int baseline = bench::CountOpenFds();
   {
     ASSERT_OK_AND_ASSIGN(auto directory, RedisDirectory::Create(options_));
     ASSERT_OK(directory->RegisterNode(NodeRecord{"node-a", "", "", 1}));
@@ -169,14 +170,14 @@ TEST_F(RedisDirectoryFaultTest, RepeatedCrashesAndReconnectsLeakNoFileDescriptor
     EXPECT_EQ(callbacks.load(), 10);
     EXPECT_EQ(directory->stats().reconnects, 10u);
   }
-  EXPECT_EQ(testing::CountOpenFds(), baseline);
+  EXPECT_EQ(bench::CountOpenFds(), baseline);
 }
 
 TEST_F(RedisDirectoryFaultTest, UnixSocketAddressesWork) {
-  testing::TempDir dir;
-  testing::RedisServerOptions server_options;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
+  bench::RedisServerOptions server_options;
   server_options.extra_args = {"--unixsocket", dir.Join("redis.sock"), "--unixsocketperm", "700"};
-  ASSERT_OK_AND_ASSIGN(auto redis, RedisServer::Start(server_options));
+  ASSERT_OK_AND_ASSIGN(auto redis, bench::RedisServer::Start(server_options));
   RedisDirectoryOptions options = options_;
   options.address = "unix:" + dir.Join("redis.sock");
   ASSERT_OK_AND_ASSIGN(auto directory, RedisDirectory::Create(options));

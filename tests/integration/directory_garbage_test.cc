@@ -7,16 +7,16 @@
 #include <string>
 #include <vector>
 
+#include "bench-mpi/launch/redis_server.h"
 #include "manager/directory/redis_connection.h"
 #include "manager/directory/redis_directory.h"
-#include "tests/support/redis_server.h"
+#include "tests/support/skip.h"
 #include "tests/support/status_matchers.h"
 
 namespace rplasma {
 namespace {
 
 using ::rplasma::testing::HasErrorCode;
-using ::rplasma::testing::RedisServer;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
@@ -30,7 +30,7 @@ class RedisDirectoryGarbageTest : public ::testing::Test {
  protected:
   void SetUp() override {
     RPLASMA_SKIP_IF_NO_REDIS_SERVER();
-    ASSERT_OK_AND_ASSIGN(redis_, RedisServer::Start());
+    ASSERT_OK_AND_ASSIGN(redis_, bench::RedisServer::Start());
     RedisDirectoryOptions options;
     options.address = redis_->address();
     ASSERT_OK_AND_ASSIGN(directory_, RedisDirectory::Create(options));
@@ -46,7 +46,7 @@ class RedisDirectoryGarbageTest : public ::testing::Test {
     }
   }
 
-  std::unique_ptr<RedisServer> redis_;
+  std::unique_ptr<bench::RedisServer> redis_;
   std::unique_ptr<RedisDirectory> directory_;
   std::unique_ptr<RedisConnection> raw_;
 };

@@ -1,6 +1,7 @@
-// The RedisServer test helper: a real redis-server on a free loopback port that tests can kill
+// The bench::RedisServer test helper: a real redis-server on a free loopback port that tests can kill
 // and restart on the same port.
-#include "tests/support/redis_server.h"
+#include "bench-mpi/launch/redis_server.h"
+#include "tests/support/skip.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +12,7 @@ namespace {
 
 TEST(RedisServerTest, StartedServerAnswersPingOnLoopback) {
   RPLASMA_SKIP_IF_NO_REDIS_SERVER();
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisServer> redis, RedisServer::Start());
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<bench::RedisServer> redis, bench::RedisServer::Start());
   EXPECT_EQ(redis->address(), "127.0.0.1:" + std::to_string(redis->port()));
   EXPECT_GT(redis->pid(), 0);
   EXPECT_TRUE(redis->running());
@@ -20,7 +21,7 @@ TEST(RedisServerTest, StartedServerAnswersPingOnLoopback) {
 
 TEST(RedisServerTest, KilledServerStopsAnsweringAndRestartsOnTheSamePort) {
   RPLASMA_SKIP_IF_NO_REDIS_SERVER();
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisServer> redis, RedisServer::Start());
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<bench::RedisServer> redis, bench::RedisServer::Start());
   const std::string address = redis->address();
   const pid_t first_pid = redis->pid();
 
@@ -37,17 +38,17 @@ TEST(RedisServerTest, KilledServerStopsAnsweringAndRestartsOnTheSamePort) {
 
 TEST(RedisServerTest, TwoServersGetDifferentPorts) {
   RPLASMA_SKIP_IF_NO_REDIS_SERVER();
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisServer> a, RedisServer::Start());
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisServer> b, RedisServer::Start());
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<bench::RedisServer> a, bench::RedisServer::Start());
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<bench::RedisServer> b, bench::RedisServer::Start());
   EXPECT_NE(a->port(), b->port());
   EXPECT_TRUE(a->Ping());
   EXPECT_TRUE(b->Ping());
 }
 
 TEST(RedisServerTest, MissingBinaryIsAClearError) {
-  RedisServerOptions options;
+  bench::RedisServerOptions options;
   options.binary = "/nonexistent/redis-server";
-  absl::StatusOr<std::unique_ptr<RedisServer>> redis = RedisServer::Start(options);
+  absl::StatusOr<std::unique_ptr<bench::RedisServer>> redis = bench::RedisServer::Start(options);
   EXPECT_THAT(redis, HasErrorCode(ErrorCode::kUnavailable));
   EXPECT_THAT(redis.status().message(), ::testing::HasSubstr("redis-server not found"));
 }

@@ -8,18 +8,18 @@
 #include <utility>
 #include <vector>
 
+#include "bench-mpi/launch/redis_server.h"
 #include "manager/directory/redis_connection.h"
 #include "manager/directory/redis_directory.h"
 #include "tests/support/fake_clock.h"
-#include "tests/support/redis_server.h"
+#include "tests/support/skip.h"
 #include "tests/support/status_matchers.h"
-#include "tests/support/subprocess.h"
+#include "tests/support/wait_for.h"
 
 namespace rplasma {
 namespace {
 
 using ::rplasma::testing::HasErrorCode;
-using ::rplasma::testing::RedisServer;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::UnorderedElementsAre;
@@ -40,7 +40,7 @@ class RedisDirectoryTest : public ::testing::Test {
  protected:
   void SetUp() override {
     RPLASMA_SKIP_IF_NO_REDIS_SERVER();
-    ASSERT_OK_AND_ASSIGN(redis_, RedisServer::Start());
+    ASSERT_OK_AND_ASSIGN(redis_, bench::RedisServer::Start());
   }
 
   RedisDirectoryOptions Options(absl::Duration ttl = absl::Seconds(5)) const {
@@ -82,7 +82,7 @@ class RedisDirectoryTest : public ::testing::Test {
     return (*replies)[0].view().integer();
   }
 
-  std::unique_ptr<RedisServer> redis_;
+  std::unique_ptr<bench::RedisServer> redis_;
   std::unique_ptr<RedisConnection> raw_;
 };
 

@@ -14,27 +14,31 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "bench-mpi/launch/child_process.h"
+#include "bench-mpi/launch/manager_launcher.h"
 #include "protocol/base/socket_io.h"
 #include "protocol/frame.h"
 #include "tests/integration/manager_test_cluster.h"
-#include "tests/support/file_contents.h"
 #include "tests/support/status_matchers.h"
 
 namespace rplasma::testing {
 namespace {
 
-// A manager command line for `node` (the cluster's secret file and Redis), on `client_socket`.
+// A manager command line for `node` (the cluster's secret file and Redis), on `client_socket`:
+// the launcher's (bench::ManagerCommandLine), for managers expected to be refused or to take over.
 std::vector<std::string> ManagerArgv(ManagerTestCluster& cluster, const TestNode& node,
                                      std::vector<std::string> extra = {}) {
-  std::vector<std::string> argv = {std::string(RPLASMA_BIN_DIR) + "/rplasma-manager",
-                                   "--store_socket=" + node.store->socket_path(),
-                                   "--redis=" + cluster.redis().address(),
-                                   "--listen=127.0.0.1:0",
-                                   "--client_socket=" + node.client_socket,
-                                   "--secret_file=" + cluster.dir() + "/" + node.name + ".secret",
-                                   "--node_name=" + node.name + "-second"};
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  return argv;
+  bench::ManagerLaunchOptions launch;
+  launch.binary = std::string(RPLASMA_BIN_DIR) + "/rplasma-manager";
+  launch.store_socket = node.store->socket_path();
+  launch.redis = cluster.redis().address();
+  launch.secret_file = cluster.dir() + "/" + node.name + ".secret";
+  launch.node_name = node.name + "-second";
+  launch.transport = "";
+  launch.pin_threshold = "";
+  launch.extra_args = std::move(extra);
+  absl::StatusOr<std::vector<std::string>> argv = bench::ManagerCommandLine(launch, node.client_socket);
+  return argv.ok() ? *std::move(argv) : std::vector<std::string>{};  // ChildProcess::Start refuses an empty one
 }
 
 // One stats round trip on an open connection: OK if the manager served it.
@@ -73,11 +77,11 @@ TEST_F(ManagerClientSocketTest, ASecondManagerOnAServedSocketExitsWithAClearErro
   TestNode* a = AddNode();
   ASSERT_NE(a, nullptr);
   const std::string log = cluster_->dir() + "/second-manager.log";
-  ASSERT_OK_AND_ASSIGN(Subprocess second, Subprocess::Start(ManagerArgv(*cluster_, *a), log));
+  ASSERT_OK_AND_ASSIGN(bench::ChildProcess second, bench::ChildProcess::Start(ManagerArgv(*cluster_, *a), log));
   const std::optional<int> status = second.Wait(absl::Seconds(20));
   ASSERT_TRUE(status.has_value()) << "the second manager did not exit";
   EXPECT_NE(*status, 0);
-  EXPECT_NE(ReadFileContents(log).find("another manager is serving " + a->client_socket), std::string::npos) << ReadFileContents(log);
+  EXPECT_NE(bench::ReadWholeFile(log).find("another manager is serving " + a->client_socket), std::string::npos) << bench::ReadWholeFile(log);
   EXPECT_OK(StatsVia(a->client_socket).status()) << "the first manager lost its socket";
   struct stat st{};
   ASSERT_EQ(::stat(a->client_socket.c_str(), &st), 0);
@@ -90,22 +94,22 @@ TEST_F(ManagerClientSocketTest, AStaleSocketFileIsTakenOverAndARegularFileIsNot)
   a->manager->Kill();  // leaves its socket file behind, with no one serving it
   struct stat st{};
   ASSERT_EQ(::stat(a->client_socket.c_str(), &st), 0);
-  ASSERT_OK_AND_ASSIGN(Subprocess second,
-                       Subprocess::Start(ManagerArgv(*cluster_, *a), cluster_->dir() + "/takeover.log"));
+  ASSERT_OK_AND_ASSIGN(bench::ChildProcess second,
+                       bench::ChildProcess::Start(ManagerArgv(*cluster_, *a), cluster_->dir() + "/takeover.log"));
   EXPECT_TRUE(WaitFor([&] { return StatsVia(a->client_socket).ok(); }, absl::Seconds(20)))
-      << ReadFileContents(cluster_->dir() + "/takeover.log");
+      << bench::ReadWholeFile(cluster_->dir() + "/takeover.log");
   second.Stop();
 
   // A regular file at the path is never replaced.
   ::unlink(a->client_socket.c_str());
   std::ofstream(a->client_socket) << "not a socket";
   const std::string log = cluster_->dir() + "/regular.log";
-  ASSERT_OK_AND_ASSIGN(Subprocess third, Subprocess::Start(ManagerArgv(*cluster_, *a), log));
+  ASSERT_OK_AND_ASSIGN(bench::ChildProcess third, bench::ChildProcess::Start(ManagerArgv(*cluster_, *a), log));
   const std::optional<int> status = third.Wait(absl::Seconds(20));
   ASSERT_TRUE(status.has_value());
   EXPECT_NE(*status, 0);
-  EXPECT_NE(ReadFileContents(log).find("is not a socket"), std::string::npos) << ReadFileContents(log);
-  EXPECT_EQ(ReadFileContents(a->client_socket), "not a socket");
+  EXPECT_NE(bench::ReadWholeFile(log).find("is not a socket"), std::string::npos) << bench::ReadWholeFile(log);
+  EXPECT_EQ(bench::ReadWholeFile(a->client_socket), "not a socket");
 }
 
 TEST_F(ManagerClientSocketTest, ConnectionsOverTheCapAreClosedAndClosingSomeFreesTheirSlots) {

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/integration/manager_test_cluster.h"
-#include "tests/support/redis_server.h"
+#include "tests/support/skip.h"
 #include "tests/support/status_matchers.h"
 
 namespace rplasma::testing {

@@ -28,7 +28,7 @@ int RedisCli(ManagerTestCluster& cluster, const std::vector<std::string>& args) 
   std::vector<std::string> argv = {"/usr/bin/redis-cli", "-h", cluster.redis().host(), "-p",
                                    std::to_string(cluster.redis().port())};
   argv.insert(argv.end(), args.begin(), args.end());
-  absl::StatusOr<Subprocess> p = Subprocess::Start(argv, cluster.dir() + "/redis-cli.log");
+  absl::StatusOr<bench::ChildProcess> p = bench::ChildProcess::Start(argv, cluster.dir() + "/redis-cli.log");
   if (!p.ok()) return -1;
   std::optional<int> status = p->Wait(absl::Seconds(10));
   return status.value_or(-1);

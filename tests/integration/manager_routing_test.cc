@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "bench-mpi/launch/child_process.h"
 #include "tests/integration/manager_test_cluster.h"
-#include "tests/support/file_contents.h"
 #include "tests/support/status_matchers.h"
 
 namespace rplasma::testing {
@@ -185,15 +185,15 @@ TEST_F(ManagerRoutingTest, TheCliSaysItsNodeIdAndFetchesWithAHint) {
     const int status = std::system(command.c_str());
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   };
-  ASSERT_EQ(cli(*a_, "node-id"), 0) << ReadFileContents(out);
-  EXPECT_EQ(ReadFileContents(out), a_->node_id + "\n");
+  ASSERT_EQ(cli(*a_, "node-id"), 0) << bench::ReadWholeFile(out);
+  EXPECT_EQ(bench::ReadWholeFile(out), a_->node_id + "\n");
   const ObjectID id = ObjectID::FromLabel("cli hint");
   ASSERT_OK(PutTestObject(*a_->client, id, 9, 1500));
-  ASSERT_EQ(cli(*b_, absl::StrCat("fetch ", id.Hex(), " --hint ", a_->node_id)), 0) << ReadFileContents(out);
+  ASSERT_EQ(cli(*b_, absl::StrCat("fetch ", id.Hex(), " --hint ", a_->node_id)), 0) << bench::ReadWholeFile(out);
   EXPECT_OK(CheckTestObject(*b_->client, id, 9, 1500));
   EXPECT_EQ(Counter(*b_, "hinted_fetches"), 1u);
   EXPECT_NE(cli(*b_, absl::StrCat("fetch ", id.Hex(), " --hint 'bad/hint'")), 0);
-  EXPECT_THAT(ReadFileContents(out), ::testing::HasSubstr("node id"));
+  EXPECT_THAT(bench::ReadWholeFile(out), ::testing::HasSubstr("node id"));
   ASSERT_OK(b_->client->Delete({id}));
   ASSERT_OK(a_->client->Delete({id}));
 }

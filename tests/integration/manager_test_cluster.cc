@@ -1,4 +1,3 @@
-#include "protocol/base/mutex_lock.h"
 #include "tests/integration/manager_test_cluster.h"
 
 #include <fcntl.h>
@@ -7,20 +6,18 @@
 
 #include <algorithm>
 #include <csignal>
-#include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include <gtest/gtest.h>
 
-#include "absl/synchronization/mutex.h"
 #include "absl/strings/str_cat.h"
+#include "bench-mpi/launch/child_process.h"
 #include "manager/directory/redis_directory.h"
 #include "protocol/frame.h"
 #include "protocol/base/socket_io.h"
 #include "protocol/base/unique_fd.h"
 #include "protocol/base/status.h"
-#include "tests/support/file_contents.h"
 
 namespace rplasma::testing {
 namespace {
@@ -32,7 +29,7 @@ constexpr absl::Duration kManagerStopGrace = absl::Seconds(20);
 
 absl::StatusOr<std::unique_ptr<ManagerTestCluster>> ManagerTestCluster::Start() {
   std::unique_ptr<ManagerTestCluster> cluster(new ManagerTestCluster());
-  ASSIGN_OR_RETURN(cluster->redis_, RedisServer::Start());
+  ASSIGN_OR_RETURN(cluster->redis_, bench::RedisServer::Start());
   return cluster;
 }
 
@@ -48,11 +45,11 @@ ManagerTestCluster::~ManagerTestCluster() {
     if (!status.has_value() || !WIFEXITED(*status) || WEXITSTATUS(*status) != 0) {
       ADD_FAILURE() << node->name << "'s manager did not exit 0 on SIGTERM within " << kManagerStopGrace << " ("
                     << (status.has_value() ? absl::StrCat("wait status ", *status) : "killed") << "):\n"
-                    << ReadFileContents(node->manager_log);
+                    << bench::ReadWholeFile(node->manager_log);
     }
   }
   for (const auto& node : nodes_) {
-    const std::string log = ReadFileContents(node->manager_log);
+    const std::string log = bench::ReadWholeFile(node->manager_log);
     for (const char* marker : {"WARNING: ThreadSanitizer", "ERROR: AddressSanitizer", "runtime error:",
                                "ERROR: LeakSanitizer"}) {
       const size_t at = log.find(marker);
@@ -122,41 +119,31 @@ absl::Status ManagerTestCluster::StartManager(TestNode* node) {
     const std::string line = options.secret + "\n";
     RETURN_IF_ERROR(WriteAll(fd.get(), line.data(), line.size()));
   }
-  const std::string binary =
+  bench::ManagerLaunchOptions launch;
+  launch.binary =
       options.manager_binary.empty() ? std::string(RPLASMA_BIN_DIR) + "/rplasma-manager" : options.manager_binary;
-  std::vector<std::string> argv = {binary,
-                                   "--store_socket=" + node->store->socket_path(),
-                                   "--redis=" + redis_->address(),
-                                   "--listen=127.0.0.1:0",
-                                   "--client_socket=" + node->client_socket,
-                                   "--secret_file=" + secret_file,
-                                   "--node_name=" + node->name,
-                                   "--pin_threshold=" + options.threshold};
-  argv.insert(argv.end(), options.extra_manager_args.begin(), options.extra_manager_args.end());
+  launch.store_socket = node->store->socket_path();
+  launch.redis = redis_->address();
+  launch.secret_file = secret_file;
+  launch.node_name = node->name;
+  launch.transport = "";  // the manager's default, or extra_manager_args
+  launch.pin_threshold = options.threshold;
+  launch.extra_args = options.extra_manager_args;
+  launch.client_socket = node->client_socket;
+  launch.log_path = node->manager_log;  // appended to across restarts
+  launch.probe_client_socket = false;   // the ready line comes after the client socket listens
+  launch.start_timeout = absl::Seconds(15);
+  launch.stop_grace = absl::ZeroDuration();
   ::unlink(node->client_socket.c_str());
-  // The log is appended to across restarts: only what this start writes counts.
-  const size_t log_start = ReadFileContents(node->manager_log).size();
-  ASSIGN_OR_RETURN(Subprocess process, Subprocess::Start(argv, node->manager_log));
-  node->manager.emplace(std::move(process));
-  // Ready when the log has the ready line (printed after the client socket listens).
-  const bool ready = WaitFor(
-      [&] {
-        return ReadFileContents(node->manager_log).find("rplasma-manager ready", log_start) != std::string::npos ||
-               !node->manager->running();
-      },
-      absl::Seconds(15));
-  const std::string log = ReadFileContents(node->manager_log);
-  const size_t at = log.find("rplasma-manager ready node=", log_start);
-  if (!ready || at == std::string::npos) {
-    return MakeError(ErrorCode::kUnavailable, absl::StrCat("manager ", node->name, " did not start:\n", log));
+  node->manager.reset();
+  absl::StatusOr<std::unique_ptr<bench::LaunchedManager>> manager = bench::LaunchedManager::Start(launch);
+  if (!manager.ok()) {
+    return MakeError(ErrorCode::kUnavailable,
+                     absl::StrCat("manager ", node->name, " did not start: ", manager.status().message()));
   }
-  const size_t start = at + std::strlen("rplasma-manager ready node=");
-  node->node_id = log.substr(start, log.find(' ', start) - start);
-  const size_t listen_at = log.find("listen=", start);
-  if (listen_at != std::string::npos) {
-    const size_t from = listen_at + std::strlen("listen=");
-    node->listen_address = log.substr(from, log.find_first_of(" \n", from) - from);
-  }
+  node->manager = std::move(*manager);
+  node->node_id = node->manager->node_id();
+  node->listen_address = node->manager->listen_address();
   return absl::OkStatus();
 }
 
@@ -259,28 +246,6 @@ int64_t JsonInt(const std::string& json, const std::string& key) {
   const nlohmann::ordered_json* member = FindMember(doc, key);
   if (member == nullptr || !member->is_number_integer()) return -1;
   return member->get<int64_t>();
-}
-
-std::string TestBytes(uint64_t seed, uint64_t size) {
-  // Slices of one pseudo-random pool (grown on demand), at an offset that depends on the seed:
-  // cheap for the 256 MiB objects of the sweep, and different seeds give different bytes.
-  constexpr uint64_t kOffsets = 1u << 20;
-  static absl::Mutex mu;
-  static std::string* pool = new std::string();
-  const uint64_t offset = (seed * 8191) % kOffsets;
-  MutexLock lock(&mu);
-  if (pool->size() < offset + size) {
-    const uint64_t want = std::max<uint64_t>(kOffsets + size, pool->size() * 2);
-    pool->resize(want);
-    uint64_t x = 0x9e3779b97f4a7c15ull;
-    for (size_t i = 0; i + 8 <= want; i += 8) {
-      x ^= x << 13;
-      x ^= x >> 7;
-      x ^= x << 17;
-      std::memcpy(&(*pool)[i], &x, 8);
-    }
-  }
-  return pool->substr(offset, size);
 }
 
 absl::Status PutTestObject(Client& client, const ObjectID& id, uint64_t seed, uint64_t size,

@@ -14,13 +14,16 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "bench-mpi/launch/child_process.h"
+#include "bench-mpi/launch/manager_launcher.h"
+#include "bench-mpi/launch/redis_server.h"
 #include "client/client.h"
 #include "nlohmann/json.hpp"
 #include "protocol/manager_messages.h"
-#include "tests/support/redis_server.h"
+#include "tests/support/skip.h"
+#include "tests/support/test_bytes.h"
 #include "tests/support/store_process.h"
-#include "tests/support/subprocess.h"
-#include "tests/support/temp_dir.h"
+#include "tests/support/wait_for.h"
 
 namespace rplasma::testing {
 
@@ -38,7 +41,7 @@ struct TestNodeOptions {
 struct TestNode {
   std::string name;
   std::unique_ptr<StoreProcess> store;
-  std::optional<Subprocess> manager;
+  std::unique_ptr<bench::LaunchedManager> manager;  // SIGKILLed when destroyed
   std::string client_socket;
   std::string manager_log;
   std::string node_id;
@@ -69,13 +72,13 @@ class ManagerTestCluster {
   absl::Status WaitPublished(const TestNode& node, const std::vector<ObjectID>& ids,
                              absl::Duration timeout = absl::Seconds(10));
 
-  RedisServer& redis() { return *redis_; }
+  bench::RedisServer& redis() { return *redis_; }
   const std::string& dir() const { return temp_.path(); }
 
  private:
   ManagerTestCluster() = default;
-  TempDir temp_;
-  std::unique_ptr<RedisServer> redis_;
+  bench::ScratchDir temp_ = bench::ScratchDir::CreateOrDie();
+  std::unique_ptr<bench::RedisServer> redis_;
   std::vector<std::unique_ptr<TestNode>> nodes_;
   std::vector<TestNodeOptions> node_options_;
 };
@@ -98,8 +101,6 @@ absl::Status WaitStoreReleasedEverything(Client& client, absl::Duration within);
 // Waits up to `within` until the manager at `client_socket` holds no lease for a peer.
 absl::Status WaitNoLeases(const std::string& client_socket, absl::Duration within);
 
-// Deterministic bytes for (seed, size).
-std::string TestBytes(uint64_t seed, uint64_t size);
 // Creates `id` in `client`'s store with TestBytes(seed, size) and `metadata`, sealed.
 absl::Status PutTestObject(Client& client, const ObjectID& id, uint64_t seed, uint64_t size,
                            const std::string& metadata = "");

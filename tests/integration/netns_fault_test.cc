@@ -22,12 +22,13 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "bench-mpi/launch/child_process.h"
+#include "bench-mpi/launch/manager_launcher.h"
+#include "bench-mpi/launch/process_fds.h"
 #include "protocol/base/socket_io.h"
 #include "protocol/base/unique_fd.h"
 #include "tests/integration/manager_test_cluster.h"
-#include "tests/support/file_contents.h"
 #include "tests/support/network_namespace.h"
-#include "tests/support/process_fds.h"
 #include "tests/support/skip.h"
 #include "tests/support/status_matchers.h"
 
@@ -46,7 +47,7 @@ constexpr absl::Duration kHealBound = absl::Seconds(30);
 uint64_t SizeOf(int i) { return i % 2 == 0 ? 100 + i * 3000 : kThreshold + 1 + i * 100000; }
 
 std::string LogTail(const std::string& path) {
-  const std::string log = ReadFileContents(path);
+  const std::string log = bench::ReadWholeFile(path);
   return log.size() > 3000 ? log.substr(log.size() - 3000) : log;
 }
 
@@ -54,7 +55,7 @@ std::string LogTail(const std::string& path) {
 struct NetnsNode {
   std::string name;
   std::unique_ptr<StoreProcess> store;
-  std::optional<Subprocess> manager;
+  std::unique_ptr<bench::LaunchedManager> manager;  // SIGKILLed when destroyed
   std::string client_socket;
   std::string log;
   std::unique_ptr<Client> client;
@@ -78,9 +79,9 @@ class NetnsFaultTest : public ::testing::Test {
                                                    ns_a_.get(), net_ + "6/30"));
     ASSERT_OK_AND_ASSIGN(link_b_, VethPair::Create(absl::StrCat("rp", pid, "y"), nullptr, net_ + "9/30",
                                                    ns_b_.get(), net_ + "10/30"));
-    RedisServerOptions redis_options;
+    bench::RedisServerOptions redis_options;
     redis_options.extra_args = {"--bind", "127.0.0.1", net_ + "5", net_ + "9"};
-    ASSERT_OK_AND_ASSIGN(redis_, RedisServer::Start(redis_options));
+    ASSERT_OK_AND_ASSIGN(redis_, bench::RedisServer::Start(redis_options));
     secret_file_ = temp_.Join("secret");
     {
       // Private (0600) and >= 16 bytes, as the managers require.
@@ -111,7 +112,7 @@ class NetnsFaultTest : public ::testing::Test {
   void TearDown() override {
     for (NetnsNode* node : {&a_, &b_}) {
       if (node->manager) node->manager->Kill();
-      const std::string log = ReadFileContents(node->log);
+      const std::string log = bench::ReadWholeFile(node->log);
       for (const char* marker : {"WARNING: ThreadSanitizer", "ERROR: AddressSanitizer", "runtime error:"}) {
         if (log.find(marker) != std::string::npos) ADD_FAILURE() << node->name << "'s manager log:\n" << log;
       }
@@ -126,24 +127,28 @@ class NetnsFaultTest : public ::testing::Test {
     ASSIGN_OR_RETURN(node.store, StoreProcess::Start(store_options));
     node.client_socket = temp_.Join(node.name + ".manager.sock");
     node.log = temp_.Join(node.name + ".manager.log");
-    std::vector<std::string> argv = {std::string(RPLASMA_BIN_DIR) + "/rplasma-manager",
-                                     "--store_socket=" + node.store->socket_path(),
-                                     absl::StrCat("--redis=", redis_host, ":", redis_->port()),
-                                     "--listen=" + host + ":0",
-                                     "--client_socket=" + node.client_socket,
-                                     "--secret_file=" + secret_file_,
-                                     "--node_name=" + node.name,
-                                     absl::StrCat("--pin_threshold=", kThreshold)};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    ASSIGN_OR_RETURN(Subprocess process, Subprocess::Start(ns.Exec(argv), node.log));
-    node.manager.emplace(std::move(process));
-    const bool ready = WaitFor(
-        [&] { return ReadFileContents(node.log).find("rplasma-manager ready") != std::string::npos || !node.manager->running(); },
-        absl::Seconds(15));
-    if (!ready || ReadFileContents(node.log).find("rplasma-manager ready") == std::string::npos) {
+    bench::ManagerLaunchOptions launch;
+    launch.binary = std::string(RPLASMA_BIN_DIR) + "/rplasma-manager";
+    launch.command_prefix = ns.Exec({});
+    launch.store_socket = node.store->socket_path();
+    launch.redis = absl::StrCat(redis_host, ":", redis_->port());
+    launch.secret_file = secret_file_;
+    launch.listen_host = host;
+    launch.node_name = node.name;
+    launch.transport = "";
+    launch.pin_threshold = absl::StrCat(kThreshold);
+    launch.extra_args = extra;
+    launch.client_socket = node.client_socket;
+    launch.log_path = node.log;
+    launch.probe_client_socket = false;  // a probe from the root namespace; the ready line suffices
+    launch.start_timeout = absl::Seconds(15);
+    launch.stop_grace = absl::ZeroDuration();
+    absl::StatusOr<std::unique_ptr<bench::LaunchedManager>> manager = bench::LaunchedManager::Start(launch);
+    if (!manager.ok()) {
       return MakeError(ErrorCode::kUnavailable, absl::StrCat("manager ", node.name, " did not start in ", ns.name(),
-                                                             ":\n", ReadFileContents(node.log)));
+                                                             ": ", manager.status().message()));
     }
+    node.manager = std::move(*manager);
     ClientOptions client_options;
     client_options.store_socket = node.store->socket_path();
     client_options.manager_socket = node.client_socket;
@@ -198,7 +203,7 @@ class NetnsFaultTest : public ::testing::Test {
   // after two stats requests, a manager holds exactly one (the second's) besides its own fds.
   int ManagerFds(const NetnsNode& node) {
     for (int i = 0; i < 2; ++i) (void)StatsVia(node.client_socket);
-    return CountOpenFdsOf(node.manager->pid());
+    return bench::CountOpenFds(node.manager->pid());
   }
 
   uint64_t OwnerLeases() {
@@ -216,19 +221,19 @@ class NetnsFaultTest : public ::testing::Test {
     }
     EXPECT_TRUE(WaitFor([&] { return ManagerFds(a_) <= owner_fds_ && ManagerFds(b_) <= requester_fds_; },
                         absl::Seconds(30)))
-        << "owner manager fds (baseline " << owner_fds_ << "):\n" << DescribeOpenFdsOf(a_.manager->pid())
-        << "requester manager fds (baseline " << requester_fds_ << "):\n" << DescribeOpenFdsOf(b_.manager->pid());
+        << "owner manager fds (baseline " << owner_fds_ << "):\n" << bench::DescribeOpenFds(a_.manager->pid())
+        << "requester manager fds (baseline " << requester_fds_ << "):\n" << bench::DescribeOpenFds(b_.manager->pid());
   }
 
   // Declared in acquisition order: the namespaces go last, with whatever is inside them.
-  TempDir temp_;
+  bench::ScratchDir temp_ = bench::ScratchDir::CreateOrDie();
   std::string net_;
   std::unique_ptr<NetworkNamespace> ns_a_;
   std::unique_ptr<NetworkNamespace> ns_b_;
   std::unique_ptr<VethPair> peer_link_;
   std::unique_ptr<VethPair> link_a_;
   std::unique_ptr<VethPair> link_b_;
-  std::unique_ptr<RedisServer> redis_;
+  std::unique_ptr<bench::RedisServer> redis_;
   std::string secret_file_;
   NetnsNode a_;
   NetnsNode b_;

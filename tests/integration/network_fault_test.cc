@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "bench-mpi/launch/process_fds.h"
 #include "tests/integration/manager_test_cluster.h"
-#include "tests/support/process_fds.h"
 #include "tests/support/status_matchers.h"
 
 namespace rplasma::testing {
@@ -93,7 +93,7 @@ class NetworkFaultTest : public ::testing::Test {
   // after two stats requests, a manager holds exactly one (the second's) besides its own fds.
   int ManagerFds(const TestNode* node) {
     for (int i = 0; i < 2; ++i) (void)StatsVia(node->client_socket);
-    return CountOpenFdsOf(node->manager->pid());
+    return bench::CountOpenFds(node->manager->pid());
   }
 
   uint64_t OwnerLeases() {
@@ -130,8 +130,8 @@ TEST_F(NetworkFaultTest, LossyDelayedFetchesEndByTheirDeadlineIntactOrFailedAndN
   const int requester_fds = ManagerFds(b_);
   ASSERT_GT(owner_fds, 0);
   ASSERT_GT(requester_fds, 0);
-  const std::string owner_fds_were = DescribeOpenFdsOf(a_->manager->pid());
-  const std::string requester_fds_were = DescribeOpenFdsOf(b_->manager->pid());
+  const std::string owner_fds_were = bench::DescribeOpenFds(a_->manager->pid());
+  const std::string requester_fds_were = bench::DescribeOpenFds(b_->manager->pid());
 
   // Thread t owns the ids Owned(t, j), j < 12 (six pairs of a Get-sized and a Pin-sized one), so
   // a delete never races another thread's check. Every third round is a batch of four of them (two
@@ -163,8 +163,8 @@ TEST_F(NetworkFaultTest, LossyDelayedFetchesEndByTheirDeadlineIntactOrFailedAndN
   ExpectStoreAtBaseline(b_);
   EXPECT_TRUE(WaitFor([&] { return ManagerFds(a_) <= owner_fds && ManagerFds(b_) <= requester_fds; },
                       absl::Seconds(10)))
-      << "owner manager fds now:\n" << DescribeOpenFdsOf(a_->manager->pid()) << "were:\n" << owner_fds_were
-      << "requester manager fds now:\n" << DescribeOpenFdsOf(b_->manager->pid()) << "were:\n" << requester_fds_were;
+      << "owner manager fds now:\n" << bench::DescribeOpenFds(a_->manager->pid()) << "were:\n" << owner_fds_were
+      << "requester manager fds now:\n" << bench::DescribeOpenFds(b_->manager->pid()) << "were:\n" << requester_fds_were;
 
   // Healed: the requester restarts without faults, and every fetch succeeds.
   TestNodeOptions healthy = faulty_;
@@ -185,7 +185,7 @@ TEST_F(NetworkFaultTest, LossyDelayedFetchesEndByTheirDeadlineIntactOrFailedAndN
   ExpectStoreAtBaseline(b_);
   // The restarted requester's one channel replaced the old one on the owner.
   EXPECT_TRUE(WaitFor([&] { return ManagerFds(a_) <= owner_fds; }, absl::Seconds(10)))
-      << "owner manager fds now:\n" << DescribeOpenFdsOf(a_->manager->pid()) << "were:\n" << owner_fds_were;
+      << "owner manager fds now:\n" << bench::DescribeOpenFds(a_->manager->pid()) << "were:\n" << owner_fds_were;
 }
 
 }  // namespace

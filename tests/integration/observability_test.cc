@@ -18,11 +18,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "bench-mpi/common/loopback_http.h"
+#include "bench-mpi/launch/child_process.h"
+#include "bench-mpi/launch/loopback_http.h"
 #include "nlohmann/json.hpp"
 #include "protocol/base/unique_fd.h"
 #include "tests/integration/manager_test_cluster.h"
-#include "tests/support/file_contents.h"
 #include "tests/support/skip.h"
 #include "tests/support/status_matchers.h"
 
@@ -102,7 +102,7 @@ class ObservabilityTest : public ::testing::Test {
     const std::string out = cluster_->dir() + "/cmd.out";
     const std::string err = cluster_->dir() + "/cmd.err";
     const int status = std::system(absl::StrCat(command, " >", out, " 2>", err).c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadFileContents(out), ReadFileContents(err)};
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, bench::ReadWholeFile(out), bench::ReadWholeFile(err)};
   }
 
   // `rplasma --store-socket S --manager-socket M <args>` against `node`.
@@ -224,7 +224,7 @@ TEST_F(ObservabilityTest, BothDaemonsServeMetricsThatPromtoolAcceptsAndThatCount
   std::string text;
   ASSERT_TRUE(WaitFor(
       [&] {
-        text = ReadFileContents(metrics_file_);
+        text = bench::ReadWholeFile(metrics_file_);
         return SampleValue(text, "rplasma_manager_fetch_requests_total") == 2;
       },
       absl::Seconds(10)))

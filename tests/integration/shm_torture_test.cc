@@ -61,14 +61,14 @@ class ShmTortureTest : public ClientStoreTest {
   struct Worker {
     std::string name;
     std::string log_path;
-    Subprocess process;
+    bench::ChildProcess process;
   };
 
   absl::StatusOr<Worker> StartWorker(const std::string& role, int number, int64_t seconds, uint64_t seed) {
     Worker w;
     w.name = number < 0 ? role : absl::StrCat(role, "-", number);
     w.log_path = store_->dir() + "/" + w.name + ".log";
-    ASSIGN_OR_RETURN(w.process, Subprocess::Start({RPLASMA_SHM_TORTURE_WORKER, role, store_->socket_path(),
+    ASSIGN_OR_RETURN(w.process, bench::ChildProcess::Start({RPLASMA_SHM_TORTURE_WORKER, role, store_->socket_path(),
                                                    absl::StrCat(seconds), absl::StrCat(seed), absl::StrCat(kIds)},
                                                   w.log_path));
     return w;

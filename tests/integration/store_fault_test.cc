@@ -35,8 +35,6 @@ using ::rplasma::testing::HasErrorCode;
 using ::rplasma::testing::RawStoreClient;
 using ::rplasma::testing::StoreProcess;
 using ::rplasma::testing::StoreProcessOptions;
-using ::rplasma::testing::Subprocess;
-using ::rplasma::testing::TempDir;
 using ::rplasma::testing::WaitFor;
 
 std::string Header(uint32_t length, uint16_t version = kProtocolVersion, uint16_t reserved = 0) {
@@ -312,9 +310,9 @@ TEST_F(StoreFaultTest, AnArenaLargerThanTheHostCanBackIsRefusedBeforeAnyReservat
   }
   ASSERT_TRUE(meminfo >> mem_total_kb);
   const uint64_t too_much = mem_total_kb * 1024 * 4;
-  TempDir dir;
-  ASSERT_OK_AND_ASSIGN(Subprocess refused,
-                       Subprocess::Start({absl::StrCat(RPLASMA_BIN_DIR, "/rplasma-store"), "--socket",
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
+  ASSERT_OK_AND_ASSIGN(bench::ChildProcess refused,
+                       bench::ChildProcess::Start({absl::StrCat(RPLASMA_BIN_DIR, "/rplasma-store"), "--socket",
                                           dir.Join("store.sock"), "--memory", absl::StrCat(too_much)},
                                          dir.Join("store.log")));
   std::optional<int> status = refused.Wait(absl::Seconds(10));

@@ -96,7 +96,7 @@ class StoreModelTest : public ClientStoreTest {
     for (const Actor& a : actors_) {
       for (const Held& h : a.held) {
         ASSERT_EQ(std::vector<uint8_t>(h.buffer.data().begin(), h.buffer.data().end()),
-                  Pattern(h.buffer.data().size(), h.seed))
+                  TestBytes<std::vector<uint8_t>>(h.seed, h.buffer.data().size()))
             << step << ": bytes of " << h.id.Hex();
       }
     }
@@ -115,7 +115,7 @@ class StoreModelTest : public ClientStoreTest {
       return;
     }
     const uint64_t seed = next_seed_++;
-    const std::vector<uint8_t> bytes = Pattern(size, seed);
+    const std::vector<uint8_t> bytes = TestBytes<std::vector<uint8_t>>(seed, size);
     std::memcpy(created->data.data(), bytes.data(), size);
     model_[id] = ModelObject{false, who, size, seed, 1, false};
     a.creating.emplace(id, *created);

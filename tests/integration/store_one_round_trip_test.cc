@@ -10,22 +10,17 @@
 #include <gtest/gtest.h>
 
 #include "tests/integration/store_protocol_fixture.h"
+#include "tests/support/test_bytes.h"
 
 namespace rplasma::testing {
 namespace {
 
 using ::testing::ElementsAre;
 
-std::vector<uint8_t> Bytes(size_t size, uint8_t first) {
-  std::vector<uint8_t> out(size);
-  for (size_t i = 0; i < size; ++i) out[i] = static_cast<uint8_t>(first + i * 7);
-  return out;
-}
-
 TEST_F(StoreProtocolTest, InlinePutLeavesASealedUnreferencedObjectWithTheBytesAndChecksum) {
   const ObjectID id = ObjectID::FromLabel("inline-put");
-  const std::vector<uint8_t> data = Bytes(3000, 1);
-  const std::vector<uint8_t> metadata = Bytes(17, 9);
+  const std::vector<uint8_t> data = TestBytes<std::vector<uint8_t>>(1, 3000);
+  const std::vector<uint8_t> metadata = TestBytes<std::vector<uint8_t>>(9, 17);
   PutRequest put;
   put.id = id;
   put.data = data;
@@ -69,7 +64,7 @@ TEST_F(StoreProtocolTest, InlinePutWakesAGetWaitingForTheId) {
   ASSERT_OK_AND_ASSIGN(auto reader, RawStoreClient::Connect(store_->socket_path(), "reader"));
   ASSERT_OK_AND_ASSIGN(uint64_t get_rid, reader->Send(GetRequest{{id}, -1}));
   ASSERT_TRUE(WaitFor([&] { return Stats(*client_).waiting_gets == 1; }, absl::Seconds(5)));
-  const std::vector<uint8_t> data = Bytes(64, 3);
+  const std::vector<uint8_t> data = TestBytes<std::vector<uint8_t>>(3, 64);
   PutRequest put;
   put.id = id;
   put.data = data;
@@ -88,7 +83,7 @@ TEST_F(StoreProtocolTest, InlinePutWakesAGetWaitingForTheId) {
 
 TEST_F(StoreProtocolTest, InlinePutOfAnExistingIdOrAboveTheLimitIsRefusedAndChangesNothing) {
   const ObjectID id = ObjectID::FromLabel("put-twice");
-  const std::vector<uint8_t> first = Bytes(100, 1);
+  const std::vector<uint8_t> first = TestBytes<std::vector<uint8_t>>(1, 100);
   PutRequest put;
   put.id = id;
   put.data = first;
@@ -97,7 +92,7 @@ TEST_F(StoreProtocolTest, InlinePutOfAnExistingIdOrAboveTheLimitIsRefusedAndChan
   ASSERT_OK_AND_ASSIGN(Reply again, client_->Call(put));
   EXPECT_EQ(again.error, ErrorCode::kObjectExists);
 
-  const std::vector<uint8_t> huge = Bytes(kMaxInlinePutBytes + 1, 2);
+  const std::vector<uint8_t> huge = TestBytes<std::vector<uint8_t>>(2, kMaxInlinePutBytes + 1);
   PutRequest too_big;
   too_big.id = ObjectID::FromLabel("too-big");
   too_big.data = huge;

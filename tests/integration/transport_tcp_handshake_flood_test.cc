@@ -9,17 +9,17 @@
 
 #include <gtest/gtest.h>
 
+#include "bench-mpi/launch/process_fds.h"
 #include "manager/transport/tcp/tcp_socket.h"
 #include "manager/transport/tcp/tcp_transport.h"
 #include "tests/support/status_matchers.h"
-#include "tests/support/subprocess.h"
+#include "tests/support/wait_for.h"
 #include "tests/unit/transport_tcp/fake_request_handler.h"
 #include "tests/unit/transport_tcp/tcp_test_util.h"
 
 namespace rplasma::transport::tcp {
 namespace {
 
-using ::rplasma::testing::CountOpenFds;
 using ::rplasma::testing::IsOk;
 using ::rplasma::testing::WaitFor;
 using ::rplasma::transport::testing::FakeRequestHandler;
@@ -43,7 +43,7 @@ bool ClosedByOwner(int fd, absl::Time deadline) {
 }
 
 TEST(TcpHandshakeFloodTest, SilentAndGarbageConnectionsNeverLockOutAnAuthenticatedPeer) {
-  const int fds_before = CountOpenFds();
+  const int fds_before = bench::CountOpenFds();
   TestArena arena(1 << 20);
   FakeRequestHandler handler;
   TransportOptions owner_options = OptionsWithSecret(kSecret);
@@ -96,7 +96,7 @@ TEST(TcpHandshakeFloodTest, SilentAndGarbageConnectionsNeverLockOutAnAuthenticat
   channel.reset();
   reader.reset();
   owner.reset();
-  EXPECT_TRUE(WaitFor([&] { return CountOpenFds() <= fds_before; }, absl::Seconds(5)));
+  EXPECT_TRUE(WaitFor([&] { return bench::CountOpenFds() <= fds_before; }, absl::Seconds(5)));
 }
 
 TEST(TcpHandshakeFloodTest, SilentConnectionIsClosedByTheHandshakeDeadlineNotTheConnectTimeout) {

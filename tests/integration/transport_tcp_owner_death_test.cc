@@ -13,18 +13,16 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "bench-mpi/launch/child_process.h"
 #include "manager/transport/tcp/tcp_transport.h"
 #include "tests/support/status_matchers.h"
-#include "tests/support/subprocess.h"
-#include "tests/support/temp_dir.h"
+#include "tests/support/wait_for.h"
 #include "tests/unit/transport_tcp/tcp_test_util.h"
 
 namespace rplasma::transport::tcp {
 namespace {
 
 using ::rplasma::testing::HasErrorCode;
-using ::rplasma::testing::Subprocess;
-using ::rplasma::testing::TempDir;
 using ::rplasma::testing::WaitFor;
 using ::rplasma::transport::testing::OptionsWithSecret;
 using ::rplasma::transport::testing::TestArena;
@@ -42,9 +40,9 @@ std::string OwnerAddress(const std::string& log) {
 }
 
 TEST(TcpOwnerDeathTest, KilledOwnerFailsInFlightReadsPromptly) {
-  TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   std::string log = dir.Join("owner.log");
-  ASSERT_OK_AND_ASSIGN(Subprocess owner, Subprocess::Start({TRANSPORT_TCP_OWNER, "s3", "33"}, log));
+  ASSERT_OK_AND_ASSIGN(bench::ChildProcess owner, bench::ChildProcess::Start({TRANSPORT_TCP_OWNER, "s3", "33"}, log));
   std::string address;
   ASSERT_TRUE(WaitFor([&] { return !(address = OwnerAddress(log)).empty(); }, absl::Seconds(10)));
 

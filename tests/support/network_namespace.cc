@@ -3,16 +3,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "bench-mpi/launch/child_process.h"
 #include "protocol/base/logging.h"
 #include "protocol/base/status.h"
-#include "tests/support/subprocess.h"
-#include "tests/support/temp_dir.h"
 
 namespace rplasma::testing {
 namespace {
@@ -45,18 +42,15 @@ std::string NetworkNamespaceUnavailableReason() {
 }
 
 absl::Status RunCommand(const std::vector<std::string>& argv) {
-  TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   const std::string log = dir.Join("command.log");
   const std::string line = absl::StrJoin(argv, " ");
-  ASSIGN_OR_RETURN(Subprocess process, Subprocess::Start(argv, log));
+  ASSIGN_OR_RETURN(bench::ChildProcess process, bench::ChildProcess::Start(argv, log));
   const std::optional<int> status = process.Wait(absl::Seconds(10));
   if (status.has_value() && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) return absl::OkStatus();
-  std::ifstream in(log);
-  std::stringstream output;
-  output << in.rdbuf();
   return MakeError(ErrorCode::kInternal,
                    absl::StrCat(line, ": ", status.has_value() ? absl::StrCat("wait status ", *status) : "timed out",
-                                ": ", output.str()));
+                                ": ", bench::ReadWholeFile(log)));
 }
 
 absl::StatusOr<std::unique_ptr<NetworkNamespace>> NetworkNamespace::Create(const std::string& name) {

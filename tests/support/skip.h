@@ -18,6 +18,7 @@
 
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "bench-mpi/launch/redis_server.h"
 
 namespace rplasma::testing {
 
@@ -44,5 +45,12 @@ inline bool SkipIsFailure(absl::string_view need) {
     }                                                                                              \
     GTEST_SKIP() << rplasma_skip_reason_;                                                          \
   } while (0)
+
+// Skips the current test (with the reason) when no redis-server binary is installed; fails it
+// instead where every test must run (above). Then bench::RedisServer::Start() gives a private one.
+#define RPLASMA_SKIP_IF_NO_REDIS_SERVER()                                                           \
+  if (::rplasma::bench::RedisServer::FindBinary().empty())                                         \
+  RPLASMA_SKIP_TEST("redis-server", "redis-server not found in PATH or /usr/bin/redis-server; "   \
+                                    "install the redis-server package to run this test")
 
 #endif  // RPLASMA_TESTS_SUPPORT_SKIP_H_

@@ -1,4 +1,4 @@
-// StoreProcess: bench-mpi/common's StoreProcess (the one store launcher) with the tests' defaults:
+// StoreProcess: bench-mpi/launch's StoreProcess (the one store launcher) with the tests' defaults:
 // the binary RPLASMA_BIN_DIR/rplasma-store and a 64 MiB arena. The socket is <dir>/store/store.sock;
 // the store's log is <dir>/store.log (print it with ReadLog() when a test fails). Destruction kills
 // the store (SIGKILL) and removes the directory.
@@ -12,11 +12,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "bench-mpi/common/store_process.h"
+#include "bench-mpi/launch/store_process.h"
 #include "protocol/base/unique_fd.h"
 #include "protocol/store_messages.h"
-#include "tests/support/subprocess.h"  // WaitFor, which the store tests use with it
-#include "tests/support/temp_dir.h"
+#include "tests/support/wait_for.h"  // WaitFor, which the store tests use with it
 
 namespace rplasma::testing {
 

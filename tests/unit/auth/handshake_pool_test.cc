@@ -16,7 +16,7 @@
 #include "protocol/base/mutex_lock.h"
 #include "protocol/base/unique_fd.h"
 #include "tests/support/status_matchers.h"
-#include "tests/support/subprocess.h"
+#include "tests/support/wait_for.h"
 
 namespace rplasma::auth {
 namespace {

@@ -10,9 +10,9 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
+#include "bench-mpi/launch/child_process.h"
 #include "protocol/base/unique_fd.h"
 #include "tests/support/status_matchers.h"
-#include "tests/support/temp_dir.h"
 
 namespace rplasma::auth {
 namespace {
@@ -29,7 +29,7 @@ void WriteFile(const std::string& path, const std::string& contents, mode_t mode
 }
 
 TEST(SecretFileTest, PrivateFileWithLongSecretIsReadWithoutTrailingNewline) {
-  testing::TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   const std::string path = dir.Join("secret");
   WriteFile(path, "0123456789abcdef0123\n", 0600);
   absl::StatusOr<std::string> secret = ReadSecretFile(path);
@@ -38,7 +38,7 @@ TEST(SecretFileTest, PrivateFileWithLongSecretIsReadWithoutTrailingNewline) {
 }
 
 TEST(SecretFileTest, ReadOnlyOwnerModeIsAccepted) {
-  testing::TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   const std::string path = dir.Join("secret");
   WriteFile(path, std::string(kMinSecretBytes, 'k'), 0400);
   absl::StatusOr<std::string> secret = ReadSecretFile(path);
@@ -47,7 +47,7 @@ TEST(SecretFileTest, ReadOnlyOwnerModeIsAccepted) {
 }
 
 TEST(SecretFileTest, OneByteSecretIsRefusedNamingFileAndMinimum) {
-  testing::TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   const std::string path = dir.Join("secret");
   WriteFile(path, "x\n", 0600);
   absl::StatusOr<std::string> secret = ReadSecretFile(path);
@@ -57,7 +57,7 @@ TEST(SecretFileTest, OneByteSecretIsRefusedNamingFileAndMinimum) {
 }
 
 TEST(SecretFileTest, SecretOneByteShortOfMinimumIsRefused) {
-  testing::TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   const std::string path = dir.Join("secret");
   // Trailing whitespace does not count towards the length.
   WriteFile(path, absl::StrCat(std::string(kMinSecretBytes - 1, 'k'), " \n\n"), 0600);
@@ -65,14 +65,14 @@ TEST(SecretFileTest, SecretOneByteShortOfMinimumIsRefused) {
 }
 
 TEST(SecretFileTest, EmptyFileIsRefused) {
-  testing::TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   const std::string path = dir.Join("secret");
   WriteFile(path, "", 0600);
   EXPECT_THAT(ReadSecretFile(path).status(), HasErrorCode(ErrorCode::kInvalidArgument));
 }
 
 TEST(SecretFileTest, WorldReadableFileIsRefusedNamingFileAndMode) {
-  testing::TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   const std::string path = dir.Join("secret");
   WriteFile(path, std::string(32, 'k'), 0644);
   absl::StatusOr<std::string> secret = ReadSecretFile(path);
@@ -82,7 +82,7 @@ TEST(SecretFileTest, WorldReadableFileIsRefusedNamingFileAndMode) {
 }
 
 TEST(SecretFileTest, GroupReadableOrAnyoneWritableFileIsRefused) {
-  testing::TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   const std::string path = dir.Join("secret");
   for (mode_t mode : {0640, 0620, 0602, 0604, 0610, 0601}) {
     WriteFile(path, std::string(32, 'k'), mode);
@@ -91,7 +91,7 @@ TEST(SecretFileTest, GroupReadableOrAnyoneWritableFileIsRefused) {
 }
 
 TEST(SecretFileTest, MissingFileIsRefusedNamingIt) {
-  testing::TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   const std::string path = dir.Join("absent");
   absl::StatusOr<std::string> secret = ReadSecretFile(path);
   EXPECT_THAT(secret.status(), HasErrorCode(ErrorCode::kInvalidArgument));
@@ -99,7 +99,7 @@ TEST(SecretFileTest, MissingFileIsRefusedNamingIt) {
 }
 
 TEST(SecretFileTest, DirectoryOrFifoIsRefusedWithoutHanging) {
-  testing::TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   EXPECT_THAT(ReadSecretFile(dir.path()).status(), HasErrorCode(ErrorCode::kInvalidArgument));
   const std::string fifo = dir.Join("fifo");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);

@@ -6,9 +6,9 @@
 
 #include <fstream>
 
+#include "bench-mpi/launch/child_process.h"
 #include "protocol/base/build_info.h"
 #include "tests/support/status_matchers.h"
-#include "tests/support/temp_dir.h"
 
 namespace rplasma {
 namespace {
@@ -52,7 +52,7 @@ TEST(FlagSpellingTest, NamesConvertBothWays) {
 }
 
 TEST(FlagSpellingTest, FlagfilesExpandInPlaceSkippingCommentsAndBlankLines) {
-  testing::TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   {
     std::ofstream(dir.Join("inner.flags")) << "--name=inner\n";
     std::ofstream(dir.Join("store.flags")) << "# the store\n\n  --memory=1G  \n--flagfile=" << dir.Join("inner.flags")
@@ -66,7 +66,7 @@ TEST(FlagSpellingTest, FlagfilesExpandInPlaceSkippingCommentsAndBlankLines) {
 }
 
 TEST(FlagSpellingTest, AMissingOrSelfIncludingFlagfileIsAnError) {
-  testing::TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   absl::StatusOr<std::vector<std::string>> missing = ExpandFlagfiles({"--flagfile=" + dir.Join("nope")});
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(std::string(missing.status().message()), ::testing::HasSubstr(dir.Join("nope")));

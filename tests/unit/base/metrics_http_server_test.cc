@@ -15,11 +15,11 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "bench-mpi/common/loopback_http.h"
+#include "bench-mpi/launch/child_process.h"
+#include "bench-mpi/launch/loopback_http.h"
 #include "protocol/base/metrics_file_writer.h"
 #include "protocol/base/unique_fd.h"
 #include "tests/support/status_matchers.h"
-#include "tests/support/temp_dir.h"
 
 namespace rplasma {
 namespace {
@@ -30,13 +30,6 @@ UniqueFd Connect(uint16_t port) { return bench::LoopbackConnect(port).value_or(U
 std::string Exchange(uint16_t port, const std::string& request) {
   absl::StatusOr<std::string> reply = bench::LoopbackHttpExchange(port, request);
   return reply.ok() ? *reply : reply.status().ToString();
-}
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 void WriteText(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
@@ -105,7 +98,7 @@ TEST(MetricsHttpServerTest, ABadAddressIsAnErrorNamingIt) {
 }
 
 TEST(MetricsFileWriterTest, WritesAtStartAndAtShutdownThroughARename) {
-  testing::TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   const std::string path = dir.Join("rplasma.prom");
   int renders = 0;
   {
@@ -127,7 +120,7 @@ TEST(MetricsFileWriterTest, WritesAtStartAndAtShutdownThroughARename) {
 // Run as root on a directory others can write, the old "<path>.tmp" + O_TRUNC followed a planted
 // symlink and truncated whatever it pointed to (issue 21).
 TEST(MetricsFileWriterTest, PlantedSymlinksAreReplacedNeverFollowed) {
-  testing::TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   const std::string path = dir.Join("rplasma.prom");
   const std::string victim = dir.Join("victim"), other_victim = dir.Join("other-victim");
   WriteText(victim, "precious\n");
@@ -135,13 +128,13 @@ TEST(MetricsFileWriterTest, PlantedSymlinksAreReplacedNeverFollowed) {
   ASSERT_EQ(::symlink(victim.c_str(), (path + ".tmp").c_str()), 0);
   ASSERT_EQ(::symlink(other_victim.c_str(), path.c_str()), 0);
   ASSERT_OK(MetricsFileWriter::WriteAtomically(path, "rplasma_up 1\n"));
-  EXPECT_EQ(ReadText(victim), "precious\n");
-  EXPECT_EQ(ReadText(other_victim), "also precious\n");
+  EXPECT_EQ(bench::ReadWholeFile(victim), "precious\n");
+  EXPECT_EQ(bench::ReadWholeFile(other_victim), "also precious\n");
   struct stat st;
   ASSERT_EQ(::lstat(path.c_str(), &st), 0);
   EXPECT_TRUE(S_ISREG(st.st_mode)) << "the symlink at the path is replaced by the new file";
   EXPECT_EQ(st.st_mode & 0777, 0644u);
-  EXPECT_EQ(ReadText(path), "rplasma_up 1\n");
+  EXPECT_EQ(bench::ReadWholeFile(path), "rplasma_up 1\n");
   EXPECT_THAT(DirectoryEntries(dir.path()),
               ::testing::UnorderedElementsAre("rplasma.prom", "rplasma.prom.tmp", "victim", "other-victim"));
 }

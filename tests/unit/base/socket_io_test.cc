@@ -9,9 +9,9 @@
 
 #include <vector>
 
+#include "bench-mpi/launch/child_process.h"
+#include "bench-mpi/launch/process_fds.h"
 #include "tests/support/status_matchers.h"
-#include "tests/support/subprocess.h"
-#include "tests/support/temp_dir.h"
 
 namespace rplasma {
 namespace {
@@ -41,10 +41,10 @@ TEST(SocketIoTest, SeveralFdsAreRefusedAndAllClosed) {
   ASSERT_EQ(sent, 1u);
   ::close(fds[0]);
   ::close(fds[1]);
-  int before = testing::CountOpenFds();
+  int before = bench::CountOpenFds();
   char buf[1];
   EXPECT_THAT(RecvWithFd(b.get(), buf, 1), HasErrorCode(ErrorCode::kProtocolError));
-  EXPECT_EQ(testing::CountOpenFds(), before);
+  EXPECT_EQ(bench::CountOpenFds(), before);
 }
 
 TEST(SocketIoTest, NonBlockingReceiveOnAnEmptySocketReportsWouldBlock) {
@@ -94,7 +94,7 @@ TEST(SocketIoTest, MoreFdsThanRoomAreReportedTruncatedAndNoneLeak) {
   ASSERT_OK_AND_ASSIGN(size_t sent, SendSomeWithFds(a.get(), "x", fds, SocketWait::kBlock));
   ASSERT_EQ(sent, 1u);
   owned.clear();
-  const int before = testing::CountOpenFds();
+  const int before = bench::CountOpenFds();
   {
     char buf[1];
     ASSERT_OK_AND_ASSIGN(ReceivedWithFds got, RecvSomeWithFds(b.get(), buf, 1, 2, SocketWait::kBlock));
@@ -102,11 +102,11 @@ TEST(SocketIoTest, MoreFdsThanRoomAreReportedTruncatedAndNoneLeak) {
     EXPECT_TRUE(got.fds_truncated);
     EXPECT_LE(got.fds.size(), 2u);
   }
-  EXPECT_EQ(testing::CountOpenFds(), before);
+  EXPECT_EQ(bench::CountOpenFds(), before);
 }
 
 TEST(SocketIoTest, ListenConnectAndPeerCredentials) {
-  testing::TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   std::string path = dir.Join("s.sock");
   ASSERT_OK_AND_ASSIGN(UniqueFd listener, UnixListen(path));
   ASSERT_OK_AND_ASSIGN(UniqueFd client, UnixConnect(path));
@@ -118,7 +118,7 @@ TEST(SocketIoTest, ListenConnectAndPeerCredentials) {
 }
 
 TEST(SocketIoTest, ConnectToMissingSocketIsUnavailable) {
-  testing::TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   EXPECT_THAT(UnixConnect(dir.Join("none.sock")), HasErrorCode(ErrorCode::kUnavailable));
 }
 

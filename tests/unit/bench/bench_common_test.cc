@@ -10,9 +10,9 @@
 #include "bench-mpi/common/process_memory.h"
 #include "bench-mpi/common/result_reporter.h"
 #include "bench-mpi/common/size_units.h"
+#include "bench-mpi/launch/child_process.h"
 #include "protocol/base/status.h"
 #include "tests/support/status_matchers.h"
-#include "tests/support/temp_dir.h"
 
 namespace rplasma::bench {
 namespace {
@@ -89,7 +89,7 @@ TEST(CsvWriterTest, QuotesFieldsWithCommasAndQuotes) {
 }
 
 TEST(CsvWriterTest, WritesHeaderAndRowsToTheFile) {
-  rplasma::testing::TempDir dir;
+  ScratchDir dir = ScratchDir::CreateOrDie();
   const std::string path = dir.Join("out.csv");
   ASSERT_OK_AND_ASSIGN(auto writer, CsvWriter::Open(path, {"note"}));
   CsvRow row{"get", "rplasma", "unix", "store", 16, 1000, 0.000016, 1.5, 3.25, {"x;y"}};

@@ -7,18 +7,13 @@
 #include <vector>
 
 #include "client/checksum.h"
+#include "tests/support/test_bytes.h"
 
 namespace rplasma {
 namespace {
 
-std::vector<uint8_t> Pattern(size_t n) {
-  std::vector<uint8_t> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(i * 151 + (i >> 12));
-  return v;
-}
-
 TEST(BackgroundHasherTest, HashOfABufferFilledStepByStepIsItsObjectChecksum) {
-  const std::vector<uint8_t> source = Pattern((3 << 20) + 17);
+  const std::vector<uint8_t> source = testing::TestBytes<std::vector<uint8_t>>(0, (3 << 20) + 17);
   for (size_t step : {size_t{1} << 20, size_t{4096}, size_t{333333}, source.size()}) {
     std::vector<uint8_t> dst(source.size());
     BackgroundHasher hasher(dst.data(), dst.size());
@@ -33,7 +28,7 @@ TEST(BackgroundHasherTest, HashOfABufferFilledStepByStepIsItsObjectChecksum) {
 }
 
 TEST(BackgroundHasherTest, DataThenMetadataContiguousGivesTheObjectChecksum) {
-  const std::vector<uint8_t> bytes = Pattern(100000);
+  const std::vector<uint8_t> bytes = testing::TestBytes<std::vector<uint8_t>>(0, 100000);
   BackgroundHasher hasher(bytes.data(), bytes.size());
   hasher.Advance(bytes.size());
   const absl::Span<const uint8_t> all(bytes);
@@ -47,7 +42,7 @@ TEST(BackgroundHasherTest, AnEmptyBufferHasTheEmptyChecksum) {
 }
 
 TEST(BackgroundHasherTest, AnAbandonedHasherStopsItsThreadWhenDestroyed) {
-  const std::vector<uint8_t> bytes = Pattern(1 << 20);
+  const std::vector<uint8_t> bytes = testing::TestBytes<std::vector<uint8_t>>(0, 1 << 20);
   for (int i = 0; i < 50; ++i) {
     BackgroundHasher hasher(bytes.data(), bytes.size());
     if (i % 2 == 0) hasher.Advance(bytes.size() / 2);  // half filled, never finished

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/test_bytes.h"
+
 namespace rplasma {
 namespace {
 
@@ -47,8 +49,7 @@ TEST(ObjectChecksumTest, OneFlippedBitChangesTheChecksum) {
 }
 
 TEST(ChecksumBuilderTest, AnySplitInOrderGivesObjectChecksum) {
-  std::string data(300000, '\0');
-  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 7 + (i >> 9));
+  const std::string data = testing::TestBytes(0, 300000);
   const std::string metadata = "meta";
   const uint64_t expected = ObjectChecksum(Bytes(data), Bytes(metadata));
   const std::string joined = data + metadata;

@@ -10,12 +10,12 @@
 #include <atomic>
 #include <thread>
 
+#include "bench-mpi/launch/child_process.h"
 #include "client/client.h"
 #include "protocol/frame.h"
 #include "protocol/base/socket_io.h"
 #include "protocol/store_messages.h"
 #include "tests/support/status_matchers.h"
-#include "tests/support/temp_dir.h"
 
 namespace rplasma::testing {
 namespace {
@@ -54,7 +54,7 @@ class FakeStore {
   void Close() { fd_.reset(); }
 
  private:
-  TempDir dir_;
+  bench::ScratchDir dir_ = bench::ScratchDir::CreateOrDie();
   uint64_t claimed_size_;
   UniqueFd listen_fd_;
   UniqueFd arena_fd_;

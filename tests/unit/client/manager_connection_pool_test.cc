@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "absl/time/clock.h"
+#include "bench-mpi/launch/child_process.h"
 #include "client/store_subscription.h"
 #include "protocol/base/socket_io.h"
 #include "tests/support/status_matchers.h"
-#include "tests/support/temp_dir.h"
 
 namespace rplasma {
 namespace {
@@ -66,7 +66,7 @@ class ManagerConnectionPoolTest : public ::testing::Test {
     accepted_.emplace_back(fd);
   }
 
-  testing::TempDir dir_;
+  bench::ScratchDir dir_ = bench::ScratchDir::CreateOrDie();
   std::string path_;
   UniqueFd listener_;
   std::vector<UniqueFd> accepted_;
@@ -112,7 +112,7 @@ TEST_F(ManagerConnectionPoolTest, NoManagerListeningIsUnavailableNamingTheSocket
 // Before, Take connected with no deadline and a manager that stopped accepting held Fetch forever
 // (issue 21).
 TEST(ManagerConnectionPoolDeadlineTest, AManagerThatStoppedAcceptingFailsTheTakeAtItsDeadline) {
-  testing::TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   FullListener manager(dir.Join("stuck.sock"));
   ASSERT_TRUE(manager.full);
   ManagerConnectionPool pool(dir.Join("stuck.sock"), 4);
@@ -125,7 +125,7 @@ TEST(ManagerConnectionPoolDeadlineTest, AManagerThatStoppedAcceptingFailsTheTake
 }
 
 TEST(StoreSubscriptionDeadlineTest, AStoreThatStoppedAcceptingFailsTheSubscriptionAtTheHandshakeTimeout) {
-  testing::TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   FullListener store(dir.Join("stuck-store.sock"));
   ASSERT_TRUE(store.full);
   const absl::Time start = absl::Now();

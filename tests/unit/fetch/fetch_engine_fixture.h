@@ -13,6 +13,7 @@
 #include "manager/peer/peer_service.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/status_matchers.h"
+#include "tests/support/test_bytes.h"
 #include "tests/unit/fetch/fetch_fakes.h"
 
 namespace rplasma::fetch {
@@ -23,12 +24,6 @@ using ::rplasma::testing::FakeConnector;
 using ::rplasma::testing::FakeDirectory;
 using ::rplasma::testing::FakeLocalStore;
 using ::rplasma::testing::HasErrorCode;
-
-inline std::string Pattern(size_t n, int seed) {
-  std::string s(n, '\0');
-  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 131 + seed * 7 + (i >> 8)) & 0xff);
-  return s;
-}
 
 class FetchEngineTest : public ::testing::Test {
  protected:

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "protocol/base/notification.h"
-#include "tests/support/subprocess.h"
+#include "tests/support/wait_for.h"
 
 #include "manager/peer/peer_service.h"
 #include "tests/support/status_matchers.h"
@@ -21,13 +21,13 @@ namespace {
 TEST_F(FetchEngineTest, SmallObjectsComeByGetAndLargeByPinWithEveryByteIntact) {
   const ObjectID small = ObjectID::FromLabel("small");
   const ObjectID large = ObjectID::FromLabel("large");
-  PutRemote(small, Pattern(1000, 1), "meta");
-  PutRemote(large, Pattern(300000, 2), "more-meta");
+  PutRemote(small, testing::TestBytes(1, 1000), "meta");
+  PutRemote(large, testing::TestBytes(2, 300000), "more-meta");
   std::vector<absl::Status> result = engine_->Fetch({small, large}, absl::Seconds(5));
   ASSERT_OK(result[0]);
   ASSERT_OK(result[1]);
-  EXPECT_EQ(local_.Bytes(small), Pattern(1000, 1) + "meta");
-  EXPECT_EQ(local_.Bytes(large), Pattern(300000, 2) + "more-meta");
+  EXPECT_EQ(local_.Bytes(small), testing::TestBytes(1, 1000) + "meta");
+  EXPECT_EQ(local_.Bytes(large), testing::TestBytes(2, 300000) + "more-meta");
   EXPECT_EQ(local_.Get(large).metadata_size, 9u);
   EXPECT_EQ(service_->stats()["gets"], 1u);
   EXPECT_EQ(service_->stats()["pins"], 1u);
@@ -42,13 +42,13 @@ TEST_F(FetchEngineTest, SmallObjectsComeByGetAndLargeByPinWithEveryByteIntact) {
 
 TEST_F(FetchEngineTest, AnIdListedOnOtherNodesOnlyCostsNoStoreContains) {
   const ObjectID id = ObjectID::FromLabel("remote only");
-  PutRemote(id, Pattern(1024, 10));
+  PutRemote(id, testing::TestBytes(10, 1024));
   std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(5));
   ASSERT_OK(result[0]);
   EXPECT_EQ(local_.contains_round_trips(), 0) << "the directory said: elsewhere only";
   EXPECT_EQ(directory_.lookups(), 1);
   EXPECT_EQ(channel_->calls.load(), 1);
-  EXPECT_EQ(local_.Bytes(id), Pattern(1024, 10));
+  EXPECT_EQ(local_.Bytes(id), testing::TestBytes(10, 1024));
   EXPECT_EQ(stats_.fetch_local.load(), 0u);
 }
 
@@ -56,14 +56,14 @@ TEST_F(FetchEngineTest, ABatchListedOnOtherNodesOnlyCostsNoStoreContains) {
   std::vector<ObjectID> ids;
   for (int i = 0; i < 5; ++i) {
     ids.push_back(ObjectID::FromLabel(absl::StrCat("remote batch ", i)));
-    PutRemote(ids.back(), Pattern(100 + i, i));
+    PutRemote(ids.back(), testing::TestBytes(i, 100 + i));
   }
   ids.push_back(ids[0]);
   std::vector<absl::Status> result = engine_->Fetch(ids, absl::Seconds(5));
   for (const absl::Status& s : result) EXPECT_OK(s);
   EXPECT_EQ(local_.contains_round_trips(), 0);
   EXPECT_EQ(channel_->calls.load(), 1) << "one GetBatch for the five distinct ids of one source";
-  for (int i = 0; i < 5; ++i) EXPECT_EQ(local_.Bytes(ids[i]), Pattern(100 + i, i));
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(local_.Bytes(ids[i]), testing::TestBytes(i, 100 + i));
   EXPECT_EQ(stats_.batch_transfers.load(), 1u);
 }
 
@@ -95,14 +95,14 @@ TEST_F(FetchEngineTest, AnIdListedOnThisNodeIsAskedOfTheStoreAndNotTransferred) 
 
 TEST_F(FetchEngineTest, AStaleLocationOfThisNodeFallsBackToTheOtherSource) {
   const ObjectID id = ObjectID::FromLabel("evicted here");
-  FakeLocalStore::Entry theirs = PutRemote(id, Pattern(700, 11));
+  FakeLocalStore::Entry theirs = PutRemote(id, testing::TestBytes(11, 700));
   // The directory still lists this node (its object was evicted, the removal not yet published).
   ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"a", {theirs.data_size, 0, 99, 1}}));
   std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(2));
   ASSERT_OK(result[0]);
   EXPECT_EQ(local_.contains_round_trips(), 1);
   EXPECT_EQ(channel_->calls.load(), 1);
-  EXPECT_EQ(local_.Bytes(id), Pattern(700, 11));
+  EXPECT_EQ(local_.Bytes(id), testing::TestBytes(11, 700));
 }
 
 TEST_F(FetchEngineTest, AnIdSealedHereButListedOnlyElsewhereSucceedsWhenCreateFindsIt) {
@@ -150,12 +150,12 @@ TEST_F(FetchEngineTest, ALocalIdSucceedsWhileTheDirectoryIsDownAndOthersFailWith
 TEST_F(FetchEngineTest, AFailedStoreContainsFailsTheIdsItWasAskedAbout) {
   const ObjectID nowhere = ObjectID::FromLabel("listed nowhere, store fails");
   const ObjectID there = ObjectID::FromLabel("listed there, store fails");
-  PutRemote(there, Pattern(300, 12));
+  PutRemote(there, testing::TestBytes(12, 300));
   local_.fail_contains = true;
   std::vector<absl::Status> result = engine_->Fetch({nowhere, there}, absl::Seconds(10));
   EXPECT_THAT(result[0], HasErrorCode(ErrorCode::kUnavailable));
   EXPECT_OK(result[1]) << "an id listed elsewhere only never needed the store's Contains";
-  EXPECT_EQ(local_.Bytes(there), Pattern(300, 12));
+  EXPECT_EQ(local_.Bytes(there), testing::TestBytes(12, 300));
 }
 
 TEST_F(FetchEngineTest, ABatchAsksTheLocalStoreOnceAndFetchesOnlyWhatIsMissing) {
@@ -165,7 +165,7 @@ TEST_F(FetchEngineTest, ABatchAsksTheLocalStoreOnceAndFetchesOnlyWhatIsMissing) 
     if (i % 2 == 0) {
       local_.Put(ids.back(), "already here");
     } else {
-      PutRemote(ids.back(), Pattern(1000 + i, i));
+      PutRemote(ids.back(), testing::TestBytes(i, 1000 + i));
     }
   }
   ids.push_back(ids[1]);  // a duplicate of a remote id
@@ -175,12 +175,12 @@ TEST_F(FetchEngineTest, ABatchAsksTheLocalStoreOnceAndFetchesOnlyWhatIsMissing) 
   EXPECT_EQ(local_.contains_round_trips(), 1) << "one store round trip for the ids listed nowhere";
   EXPECT_EQ(stats_.fetch_local.load(), 10u);
   EXPECT_EQ(channel_->calls.load(), 1) << "one GetBatch for the ten missing ids";
-  for (int i = 1; i < 20; i += 2) EXPECT_EQ(local_.Bytes(ids[i]), Pattern(1000 + i, i));
+  for (int i = 1; i < 20; i += 2) EXPECT_EQ(local_.Bytes(ids[i]), testing::TestBytes(i, 1000 + i));
 }
 
 TEST_F(FetchEngineTest, ConcurrentFetchesOfOneIdAreMergedIntoOneTransfer) {
   const ObjectID id = ObjectID::FromLabel("merged");
-  PutRemote(id, Pattern(2000, 3));
+  PutRemote(id, testing::TestBytes(3, 2000));
   Notification entered, release;
   channel_->before_call = [&] {
     if (!entered.HasBeenNotified()) entered.Notify();
@@ -198,12 +198,12 @@ TEST_F(FetchEngineTest, ConcurrentFetchesOfOneIdAreMergedIntoOneTransfer) {
   EXPECT_OK(first[0]);
   EXPECT_OK(second[0]);
   EXPECT_EQ(service_->stats()["gets"], 1u) << "one transfer for both callers";
-  EXPECT_EQ(local_.Bytes(id), Pattern(2000, 3));
+  EXPECT_EQ(local_.Bytes(id), testing::TestBytes(3, 2000));
 }
 
 TEST_F(FetchEngineTest, AFailedReadAbortsTheLocalObjectAndReportsTheError) {
   const ObjectID id = ObjectID::FromLabel("read fails");
-  PutRemote(id, Pattern(100000, 4));
+  PutRemote(id, testing::TestBytes(4, 100000));
   channel_->fail_reads = true;
   std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(2));
   EXPECT_THAT(result[0], HasErrorCode(ErrorCode::kUnavailable));
@@ -215,7 +215,7 @@ TEST_F(FetchEngineTest, AFailedReadAbortsTheLocalObjectAndReportsTheError) {
 
 TEST_F(FetchEngineTest, ChecksumMismatchIsRejectedAndNeverSealed) {
   const ObjectID id = ObjectID::FromLabel("corrupt");
-  PutRemote(id, Pattern(100000, 5));
+  PutRemote(id, testing::TestBytes(5, 100000));
   channel_->corrupt_reads = true;
   std::vector<absl::Status> result = engine_->Fetch({id}, absl::Milliseconds(300));
   EXPECT_THAT(result[0], HasErrorCode(ErrorCode::kDeadlineExceeded));
@@ -242,14 +242,14 @@ TEST_F(FetchEngineTest, ReadsFinishingAfterTheLeaseExpiredAreDiscardedAndTheFetc
   int expected_aborts = 0;
   for (size_t size : {50000, 200000}) {
     const ObjectID id = ObjectID::FromLabel(absl::StrCat("lease lapses ", size));
-    PutRemote(id, Pattern(size, 8));
+    PutRemote(id, testing::TestBytes(8, size));
     std::atomic<int> stalls{0};
     channel->after_read = [&] {
       if (stalls.fetch_add(1) == 0) clock_.Advance(absl::Milliseconds(150));
     };
     std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(5));
     ASSERT_OK(result[0]) << size;
-    EXPECT_EQ(local_.Bytes(id), Pattern(size, 8));
+    EXPECT_EQ(local_.Bytes(id), testing::TestBytes(8, size));
     EXPECT_EQ(local_.aborts(), ++expected_aborts) << "the read that outlived its lease was discarded, then retried";
     EXPECT_EQ(owner_.total_refs(), 0) << "the owner released the pin of both attempts";
     EXPECT_EQ(stats_.lease_lapses.load(), static_cast<uint64_t>(expected_aborts));
@@ -263,12 +263,12 @@ TEST_F(FetchEngineTest, ReadsFinishingAfterTheLeaseExpiredAreDiscardedAndTheFetc
 
 TEST_F(FetchEngineTest, OwnersGenerationWinsOverTheDirectoryHintAndIsCounted) {
   const ObjectID id = ObjectID::FromLabel("generation");
-  FakeLocalStore::Entry e = owner_.Put(id, Pattern(500, 6));
+  FakeLocalStore::Entry e = owner_.Put(id, testing::TestBytes(6, 500));
   ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"b", {e.data_size, 0, e.generation + 100, e.checksum}}));
   std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(2));
   ASSERT_OK(result[0]);
   EXPECT_EQ(stats_.generation_hint_mismatches.load(), 1u);
-  EXPECT_EQ(local_.Bytes(id), Pattern(500, 6));
+  EXPECT_EQ(local_.Bytes(id), testing::TestBytes(6, 500));
 }
 
 TEST_F(FetchEngineTest, StaleLocationOfADeletedObjectWaitsForTheNewOne) {
@@ -278,12 +278,12 @@ TEST_F(FetchEngineTest, StaleLocationOfADeletedObjectWaitsForTheNewOne) {
   // The new object appears while the engine backs off after finding b without it.
   bool written = false;
   clock_.set_on_sleep([&] {
-    if (!written) PutRemote(id, Pattern(10, 7));
+    if (!written) PutRemote(id, testing::TestBytes(7, 10));
     written = true;
   });
   std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(5));
   ASSERT_OK(result[0]);
-  EXPECT_EQ(local_.Bytes(id), Pattern(10, 7));
+  EXPECT_EQ(local_.Bytes(id), testing::TestBytes(7, 10));
   EXPECT_GT(stats_.directory_polls.load(), 0u);
 }
 
@@ -298,7 +298,7 @@ TEST_F(FetchEngineTest, AnIdSealedNowhereTimesOut) {
 
 TEST_F(FetchEngineTest, AnUnreachableSourceIsSkippedForTheNextOne) {
   const ObjectID id = ObjectID::FromLabel("two sources");
-  FakeLocalStore::Entry e = owner_.Put(id, Pattern(800, 8));
+  FakeLocalStore::Entry e = owner_.Put(id, testing::TestBytes(8, 800));
   ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"dead", {e.data_size, 0, e.generation, e.checksum}}));
   ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"b", {e.data_size, 0, e.generation, e.checksum}}));
   std::vector<absl::Status> result = engine_->Fetch({id}, absl::Seconds(2));
@@ -331,7 +331,7 @@ TEST_F(FetchEngineTest, MalformedPeerRequestsGetErrorRepliesAndTheServiceKeepsSe
   // A read of a region never leased is refused.
   EXPECT_FALSE(service_->AllowRead(9, transport::RemoteRegion{0, 64, 0}));
   const ObjectID id = ObjectID::FromLabel("after garbage");
-  PutRemote(id, Pattern(100, 9));
+  PutRemote(id, testing::TestBytes(9, 100));
   EXPECT_OK(engine_->Fetch({id}, absl::Seconds(2))[0]);
 }
 
@@ -345,7 +345,7 @@ TEST_F(FetchEngineTest, APinNobodyUnpinsIsReleasedWhenItsLeaseRunsOutOnTheServic
         return transport::RemoteRegion{offset, length, 0};
       });
   const ObjectID id = ObjectID::FromLabel("pinned, never unpinned");
-  owner_.Put(id, Pattern(5000, 11));
+  owner_.Put(id, testing::TestBytes(11, 5000));
   absl::StatusOr<peer::PeerReplyView> reply =
       peer::DecodeReply(service->HandleCall(3, peer::EncodeRequest(peer::PinRequest{id})));
   ASSERT_OK(reply.status());
@@ -371,7 +371,7 @@ TEST_F(FetchEngineTest, AMixedBatchMovesInOneGetBatchAndOnePinBatchWithEveryByte
   for (int i = 0; i < 30; ++i) {
     ids.push_back(ObjectID::FromLabel(absl::StrCat("mixed ", i)));
     // Both sides of the 4096-byte threshold: 20 small (with metadata), 10 large.
-    bytes.push_back(i < 20 ? Pattern(500 + 97 * i, i) : Pattern(100000 + 4099 * i, i));
+    bytes.push_back(i < 20 ? testing::TestBytes(i, 500 + 97 * i) : testing::TestBytes(i, 100000 + 4099 * i));
     PutRemote(ids.back(), bytes.back(), i % 3 == 0 ? "m" : "");
     if (i % 3 == 0) bytes.back() += "m";
   }
@@ -400,7 +400,7 @@ TEST_F(FetchEngineTest, AbsentIdsInABatchFailAloneAndTheRestArrive) {
   std::vector<ObjectID> ids;
   for (int i = 0; i < 6; ++i) {
     ids.push_back(ObjectID::FromLabel(absl::StrCat("present ", i)));
-    PutRemote(ids.back(), Pattern(i < 3 ? 800 : 9000, i));
+    PutRemote(ids.back(), testing::TestBytes(i, i < 3 ? 800 : 9000));
   }
   // Listed on "b" but gone from its store (deleted there), small and large.
   const ObjectID gone_small = ObjectID::FromLabel("gone small");
@@ -421,7 +421,7 @@ TEST_F(FetchEngineTest, AbsentIdsInABatchFailAloneAndTheRestArrive) {
       EXPECT_OK(result[k]);
     }
   }
-  for (int i = 0; i < 6; ++i) EXPECT_EQ(local_.Bytes(ids[i]), Pattern(i < 3 ? 800 : 9000, i));
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(local_.Bytes(ids[i]), testing::TestBytes(i, i < 3 ? 800 : 9000));
   EXPECT_EQ(local_.unsealed(), 0);
   EXPECT_EQ(owner_.total_refs(), 0);
 }
@@ -439,15 +439,15 @@ TEST_F(FetchEngineTest, IdsOnTwoSourcesComeFromBothInOneFetch) {
   for (int i = 0; i < 20; ++i) {
     ids.push_back(ObjectID::FromLabel(absl::StrCat("two sources ", i)));
     if (i % 2 == 0) {
-      PutRemote(ids.back(), Pattern(1000 + i, i));
+      PutRemote(ids.back(), testing::TestBytes(i, 1000 + i));
     } else {
-      FakeLocalStore::Entry e = other.Put(ids.back(), Pattern(1000 + i, i));
+      FakeLocalStore::Entry e = other.Put(ids.back(), testing::TestBytes(i, 1000 + i));
       ASSERT_OK(directory_.PublishObject(ids.back(), ObjectLocation{"c", e.description()}));
     }
   }
   std::vector<absl::Status> result = engine_->Fetch(ids, absl::Seconds(5));
   for (const absl::Status& s : result) EXPECT_OK(s);
-  for (int i = 0; i < 20; ++i) EXPECT_EQ(local_.Bytes(ids[i]), Pattern(1000 + i, i));
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(local_.Bytes(ids[i]), testing::TestBytes(i, 1000 + i));
   EXPECT_EQ(channel_->calls.load(), 1);
   EXPECT_EQ(other_channel->calls.load(), 1);
   EXPECT_EQ(stats_.batch_transfers.load(), 2u);
@@ -476,7 +476,7 @@ TEST_F(FetchEngineTest, ACorruptedObjectInABatchIsRejectedAloneAndNeverSealed) {
   std::vector<ObjectID> ids;
   for (int i = 0; i < 8; ++i) {
     ids.push_back(ObjectID::FromLabel(absl::StrCat("corrupt batch ", i)));
-    PutRemote(ids.back(), Pattern(i < 4 ? 2000 : 50000, i));
+    PutRemote(ids.back(), testing::TestBytes(i, i < 4 ? 2000 : 50000));
   }
   // After the seal, one small and one large object's bytes change on the owner.
   for (int i : {1, 6}) owner_.arena_base()[owner_.Get(ids[i]).offset + 17] ^= 0x5a;
@@ -489,7 +489,7 @@ TEST_F(FetchEngineTest, ACorruptedObjectInABatchIsRejectedAloneAndNeverSealed) {
       EXPECT_FALSE(*local_.Contains(ids[i]));
     } else {
       EXPECT_OK(result[i]) << i;
-      EXPECT_EQ(local_.Bytes(ids[i]), Pattern(i < 4 ? 2000 : 50000, i));
+      EXPECT_EQ(local_.Bytes(ids[i]), testing::TestBytes(i, i < 4 ? 2000 : 50000));
     }
   }
   EXPECT_GE(stats_.checksum_mismatches.load(), 2u);
@@ -503,14 +503,14 @@ TEST_F(FetchEngineTest, ABatchLargerThanTheFreeArenaBringsWhatFitsAndTheRestFail
   std::vector<ObjectID> ids;
   for (int i = 0; i < 10; ++i) {
     ids.push_back(ObjectID::FromLabel(absl::StrCat("too many ", i)));
-    PutRemote(ids.back(), Pattern(4 << 20, i));
+    PutRemote(ids.back(), testing::TestBytes(i, 4 << 20));
   }
   std::vector<absl::Status> result = engine_->Fetch(ids, absl::Seconds(10));
   int ok = 0, oom = 0;
   for (int i = 0; i < 10; ++i) {
     if (result[i].ok()) {
       ++ok;
-      EXPECT_EQ(local_.Bytes(ids[i]), Pattern(4 << 20, i));
+      EXPECT_EQ(local_.Bytes(ids[i]), testing::TestBytes(i, 4 << 20));
     } else {
       EXPECT_THAT(result[i], HasErrorCode(ErrorCode::kOutOfMemory)) << i;
       ++oom;

@@ -41,7 +41,7 @@ class FetchRoutingTest : public FetchEngineTest {
     std::vector<ObjectID> ids;
     for (int i = 0; i < n; ++i) {
       ids.push_back(ObjectID::FromLabel(absl::StrCat(label, i)));
-      PutRemote(ids.back(), Pattern(bytes, i));
+      PutRemote(ids.back(), testing::TestBytes(i, bytes));
     }
     return ids;
   }
@@ -61,7 +61,7 @@ TEST_F(FetchRoutingTest, AWarmFetchGoesStraightToTheOwnerWithoutTheDirectory) {
   EXPECT_EQ(stats_.location_cache_hits.load(), 5u);
   EXPECT_EQ(stats_.directory_lookups.load(), 5u) << "five ids asked of the directory in all";
   EXPECT_EQ(channel_->calls.load(), 2) << "one GetBatch each time";
-  for (int i = 0; i < 5; ++i) EXPECT_EQ(local_.Bytes(ids[i]), Pattern(1000, i));
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(local_.Bytes(ids[i]), testing::TestBytes(i, 1000));
   EXPECT_EQ(stats_.location_cache_stale.load(), 0u);
 }
 
@@ -80,15 +80,15 @@ TEST_F(FetchRoutingTest, ACachedOrHintedIdSealedHereIsNotTransferredAgain) {
 TEST_F(FetchRoutingTest, AnObjectMovedToAnotherNodeCostsOneRetryThroughTheDirectory) {
   OtherNode c(connector_, "c");
   const ObjectID id = ObjectID::FromLabel("moved");
-  PutRemote(id, Pattern(700, 1));
+  PutRemote(id, testing::TestBytes(1, 700));
   ASSERT_OK(engine_->Fetch({id}, absl::Seconds(5))[0]);
   local_.Erase(id);
   owner_.Erase(id);  // deleted on b, put on c
   directory_.Unpublish(id);
-  FakeLocalStore::Entry e = c.store.Put(id, Pattern(700, 2));
+  FakeLocalStore::Entry e = c.store.Put(id, testing::TestBytes(2, 700));
   ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"c", e.description()}));
   ASSERT_OK(engine_->Fetch({id}, absl::Seconds(5))[0]);
-  EXPECT_EQ(local_.Bytes(id), Pattern(700, 2));
+  EXPECT_EQ(local_.Bytes(id), testing::TestBytes(2, 700));
   EXPECT_EQ(stats_.location_cache_stale.load(), 1u);
   EXPECT_EQ(directory_.lookups(), 2) << "the stale entry cost one lookup";
   EXPECT_EQ(clock_.sleeps(), 0) << "and no back-off";
@@ -101,13 +101,13 @@ TEST_F(FetchRoutingTest, AnObjectMovedToAnotherNodeCostsOneRetryThroughTheDirect
 
 TEST_F(FetchRoutingTest, AnObjectRecreatedOnItsOwnerArrivesInItsNewVersionAndIsCountedStale) {
   const ObjectID id = ObjectID::FromLabel("recreated");
-  PutRemote(id, Pattern(600, 1));
+  PutRemote(id, testing::TestBytes(1, 600));
   ASSERT_OK(engine_->Fetch({id}, absl::Seconds(5))[0]);
   local_.Erase(id);
   owner_.Erase(id);
-  PutRemote(id, Pattern(600, 9));  // a new generation
+  PutRemote(id, testing::TestBytes(9, 600));  // a new generation
   ASSERT_OK(engine_->Fetch({id}, absl::Seconds(5))[0]);
-  EXPECT_EQ(local_.Bytes(id), Pattern(600, 9));
+  EXPECT_EQ(local_.Bytes(id), testing::TestBytes(9, 600));
   EXPECT_EQ(stats_.location_cache_stale.load(), 1u);
   EXPECT_EQ(directory_.lookups(), 1) << "the owner's reply is the truth: no lookup needed";
 }
@@ -119,23 +119,23 @@ TEST_F(FetchRoutingTest, AnOwnerThatCannotBeReachedIsForgottenWithAllItsEntries)
   for (const ObjectID& id : ids) {
     local_.Erase(id);
     directory_.Unpublish(id);
-    FakeLocalStore::Entry e = c.store.Put(id, Pattern(500, 7));
+    FakeLocalStore::Entry e = c.store.Put(id, testing::TestBytes(7, 500));
     ASSERT_OK(directory_.PublishObject(id, ObjectLocation{"c", e.description()}));
   }
   connector_.Add("b", nullptr);  // b is gone
   ASSERT_OK(engine_->Fetch({ids[0]}, absl::Seconds(5))[0]);
-  EXPECT_EQ(local_.Bytes(ids[0]), Pattern(500, 7));
+  EXPECT_EQ(local_.Bytes(ids[0]), testing::TestBytes(7, 500));
   EXPECT_EQ(stats_.location_cache_stale.load(), 1u);
   const uint64_t hits = stats_.location_cache_hits.load();
   ASSERT_OK(engine_->Fetch({ids[1]}, absl::Seconds(5))[0]);
   EXPECT_EQ(stats_.location_cache_hits.load(), hits) << "b's other entry went with it";
   EXPECT_EQ(stats_.location_cache_stale.load(), 1u);
-  EXPECT_EQ(local_.Bytes(ids[1]), Pattern(500, 7));
+  EXPECT_EQ(local_.Bytes(ids[1]), testing::TestBytes(7, 500));
 }
 
 TEST_F(FetchRoutingTest, EntriesOfANodeSilentForLongerThanTheNodeTtlAreMisses) {
   const ObjectID id = ObjectID::FromLabel("silent owner");
-  PutRemote(id, Pattern(300, 1));
+  PutRemote(id, testing::TestBytes(1, 300));
   ASSERT_OK(engine_->Fetch({id}, absl::Seconds(5))[0]);
   local_.Erase(id);
   clock_.Advance(LocationCacheOptions{}.node_ttl + absl::Seconds(1));
@@ -164,9 +164,9 @@ TEST_F(FetchRoutingTest, CachedIdsArriveWhileTheDirectoryIsDown) {
 
 TEST_F(FetchRoutingTest, AHintedFetchGoesToTheHintedNodeWithoutTheDirectory) {
   const ObjectID id = ObjectID::FromLabel("hinted, not yet published");
-  owner_.Put(id, Pattern(900, 3));  // on b, not in the directory
+  owner_.Put(id, testing::TestBytes(3, 900));  // on b, not in the directory
   ASSERT_OK(engine_->Fetch({id}, absl::Seconds(5), "b")[0]);
-  EXPECT_EQ(local_.Bytes(id), Pattern(900, 3));
+  EXPECT_EQ(local_.Bytes(id), testing::TestBytes(3, 900));
   EXPECT_EQ(directory_.lookups(), 0);
   EXPECT_EQ(stats_.hinted_fetches.load(), 1u);
   EXPECT_EQ(stats_.hint_misses.load(), 0u);
@@ -176,19 +176,19 @@ TEST_F(FetchRoutingTest, AHintedFetchGoesToTheHintedNodeWithoutTheDirectory) {
 TEST_F(FetchRoutingTest, AWrongOrUnknownHintFallsBackToTheDirectory) {
   OtherNode c(connector_, "c");
   const ObjectID id = ObjectID::FromLabel("wrong hint");
-  PutRemote(id, Pattern(400, 4));
+  PutRemote(id, testing::TestBytes(4, 400));
   ASSERT_OK(engine_->Fetch({id}, absl::Seconds(5), "c")[0]);  // c does not have it
-  EXPECT_EQ(local_.Bytes(id), Pattern(400, 4));
+  EXPECT_EQ(local_.Bytes(id), testing::TestBytes(4, 400));
   const ObjectID other = ObjectID::FromLabel("unknown hint");
-  PutRemote(other, Pattern(400, 5));
+  PutRemote(other, testing::TestBytes(5, 400));
   ASSERT_OK(engine_->Fetch({other}, absl::Seconds(5), "nobody")[0]);  // no such node
-  EXPECT_EQ(local_.Bytes(other), Pattern(400, 5));
+  EXPECT_EQ(local_.Bytes(other), testing::TestBytes(5, 400));
   EXPECT_EQ(stats_.hint_misses.load(), 2u);
   EXPECT_EQ(directory_.lookups(), 2);
   EXPECT_EQ(clock_.sleeps(), 0);
   // A hint naming this node itself is ignored.
   const ObjectID third = ObjectID::FromLabel("self hint");
-  PutRemote(third, Pattern(400, 6));
+  PutRemote(third, testing::TestBytes(6, 400));
   ASSERT_OK(engine_->Fetch({third}, absl::Seconds(5), "a")[0]);
   EXPECT_EQ(stats_.hinted_fetches.load(), 2u);
 }
@@ -199,14 +199,14 @@ TEST_F(FetchRoutingTest, AHintedBatchHeldByTwoOwnersArrivesWhole) {
   for (int i = 0; i < 20; ++i) {
     ids.push_back(ObjectID::FromLabel(absl::StrCat("two owners ", i)));
     if (i % 2 == 0) {
-      PutRemote(ids.back(), Pattern(100 + i, i));
+      PutRemote(ids.back(), testing::TestBytes(i, 100 + i));
     } else {
-      FakeLocalStore::Entry e = c.store.Put(ids.back(), Pattern(100 + i, i));
+      FakeLocalStore::Entry e = c.store.Put(ids.back(), testing::TestBytes(i, 100 + i));
       ASSERT_OK(directory_.PublishObject(ids.back(), ObjectLocation{"c", e.description()}));
     }
   }
   ExpectAllOk(engine_->Fetch(ids, absl::Seconds(5), "b"));
-  for (int i = 0; i < 20; ++i) EXPECT_EQ(local_.Bytes(ids[i]), Pattern(100 + i, i));
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(local_.Bytes(ids[i]), testing::TestBytes(i, 100 + i));
   EXPECT_EQ(stats_.hinted_fetches.load(), 20u);
   EXPECT_EQ(stats_.hint_misses.load(), 10u);
   EXPECT_EQ(directory_.lookups(), 1) << "one lookup for the ten b did not have";

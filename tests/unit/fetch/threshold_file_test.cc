@@ -4,8 +4,8 @@
 
 #include <fstream>
 
+#include "bench-mpi/launch/child_process.h"
 #include "tests/support/status_matchers.h"
-#include "tests/support/temp_dir.h"
 
 namespace rplasma::fetch {
 namespace {
@@ -83,7 +83,7 @@ TEST(ThresholdFileTest, SettingIsBytesAutoOrAFile) {
   EXPECT_EQ(automatic.mode, ThresholdSetting::Mode::kAuto);
   EXPECT_EQ(automatic.table.default_bytes, 777u);
 
-  rplasma::testing::TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   std::ofstream(dir.Join("t.txt")) << "default 8192\npeer x 4096\n";
   ASSERT_OK_AND_ASSIGN(ThresholdSetting file, ParseThresholdSetting(dir.Join("t.txt"), 1));
   EXPECT_EQ(file.mode, ThresholdSetting::Mode::kFile);

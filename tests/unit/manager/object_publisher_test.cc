@@ -13,7 +13,7 @@
 #include "protocol/base/mutex_lock.h"
 #include "manager/fetch/expected_copies.h"
 #include "tests/support/fake_clock.h"
-#include "tests/support/subprocess.h"
+#include "tests/support/wait_for.h"
 #include "tests/unit/fetch/fetch_fakes.h"
 
 namespace rplasma::manager {

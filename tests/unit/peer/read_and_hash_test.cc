@@ -10,6 +10,7 @@
 #include "client/checksum.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/status_matchers.h"
+#include "tests/support/test_bytes.h"
 
 namespace rplasma::peer {
 namespace {
@@ -39,15 +40,9 @@ class CopyChannel : public transport::Channel {
   std::string address_ = "copy";
 };
 
-std::vector<uint8_t> Pattern(size_t n) {
-  std::vector<uint8_t> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(i * 131 + (i >> 10));
-  return v;
-}
-
 TEST(ReadAndHashTest, EveryChunkSizeGivesTheBytesAndTheirObjectChecksum) {
   testing::FakeClock clock;
-  const std::vector<uint8_t> source = Pattern(1 << 20);
+  const std::vector<uint8_t> source = testing::TestBytes<std::vector<uint8_t>>(0, 1 << 20);
   const uint64_t offset = 4096, length = (1 << 20) - 4096 - 5;
   const uint64_t expected = ObjectChecksum({source.data() + offset, length}, {});
   for (uint64_t chunk : {uint64_t{1} << 12, uint64_t{65536}, uint64_t{333333}, length, uint64_t{1} << 24}) {
@@ -68,7 +63,7 @@ TEST(ReadAndHashTest, EveryChunkSizeGivesTheBytesAndTheirObjectChecksum) {
 
 TEST(ReadAndHashTest, AFailedReadOrCheckStopsTheReadsAndIsReturned) {
   testing::FakeClock clock;
-  const std::vector<uint8_t> source = Pattern(1 << 20);
+  const std::vector<uint8_t> source = testing::TestBytes<std::vector<uint8_t>>(0, 1 << 20);
   std::vector<uint8_t> dst(1 << 20);
   CopyChannel failing(source);
   failing.fail_at = 2;

@@ -14,6 +14,7 @@
 
 #include "protocol/base/unique_fd.h"
 #include "tests/support/status_matchers.h"
+#include "tests/support/test_bytes.h"
 
 namespace rplasma::transport::tcp {
 namespace {
@@ -48,17 +49,11 @@ struct SocketPair {
   UniqueFd writer;
 };
 
-std::string Pattern(size_t n, int seed) {
-  std::string s(n, '\0');
-  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 37 + seed) & 0xff);
-  return s;
-}
-
 absl::Time Soon() { return absl::Now() + absl::Seconds(10); }
 
 TEST(TcpReceiveBufferTest, AHeaderAndItsPayloadSentTogetherComeFromOneReceive) {
   SocketPair pair;
-  const std::string message = Pattern(24, 1) + Pattern(100, 2) + Pattern(24, 3);
+  const std::string message = testing::TestBytes(1, 24) + testing::TestBytes(2, 100) + testing::TestBytes(3, 24);
   pair.Write(message);
   TcpReceiveBuffer rx(4096);
   std::string header(24, '\0'), payload(100, '\0'), next(24, '\0');
@@ -72,7 +67,7 @@ TEST(TcpReceiveBufferTest, AHeaderAndItsPayloadSentTogetherComeFromOneReceive) {
 
 TEST(TcpReceiveBufferTest, AReadLargerThanTheBufferArrivesIntactAfterTheBufferedBytes) {
   SocketPair pair;
-  const std::string message = Pattern(100000, 4);
+  const std::string message = testing::TestBytes(4, 100000);
   std::thread writer([&] {
     for (size_t at = 0; at < message.size(); at += 7000) pair.Write(message.substr(at, 7000));
   });
@@ -87,7 +82,7 @@ TEST(TcpReceiveBufferTest, AReadLargerThanTheBufferArrivesIntactAfterTheBuffered
 
 TEST(TcpReceiveBufferTest, SmallReadsAcrossManyFragmentsArriveInOrder) {
   SocketPair pair;
-  const std::string message = Pattern(5000, 5);
+  const std::string message = testing::TestBytes(5, 5000);
   std::thread writer([&] {
     for (size_t at = 0; at < message.size(); at += 13) {
       pair.Write(message.substr(at, 13));
@@ -107,7 +102,7 @@ TEST(TcpReceiveBufferTest, SmallReadsAcrossManyFragmentsArriveInOrder) {
 
 TEST(TcpReceiveBufferTest, EndOfStreamMidMessageIsUnavailable) {
   SocketPair pair;
-  pair.Write(Pattern(10, 6));
+  pair.Write(testing::TestBytes(6, 10));
   pair.writer.reset();
   TcpReceiveBuffer rx;
   std::string header(24, '\0');

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/status_matchers.h"
+#include "tests/support/test_bytes.h"
 
 namespace rplasma::transport::tcp {
 namespace {
@@ -46,8 +47,7 @@ TEST(TcpSocketTest, ListenOnPortZeroPicksAPortThatConnectReaches) {
   EXPECT_THAT(remote, ::testing::StartsWith("127.0.0.1:"));
 
   // 8 MiB through the pair (more than the socket buffers hold: exercises EAGAIN + poll).
-  std::vector<uint8_t> out(8 << 20), in(8 << 20);
-  for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<uint8_t>(i * 131);
+  std::vector<uint8_t> out = testing::TestBytes<std::vector<uint8_t>>(0, 8 << 20), in(8 << 20);
   std::thread sender([&] {
     iovec iov[2] = {{out.data(), 100}, {out.data() + 100, out.size() - 100}};
     EXPECT_OK(SendAll(client.get(), iov, 2, absl::Now() + absl::Seconds(20)));

@@ -13,13 +13,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "bench-mpi/launch/process_fds.h"
 #include "protocol/base/notification.h"
 #include "manager/auth/peer_auth.h"
 #include "manager/transport/tcp/tcp_socket.h"
 #include "manager/transport/tcp/tcp_transport.h"
 #include "manager/transport/tcp/tcp_wire.h"
 #include "tests/support/status_matchers.h"
-#include "tests/support/subprocess.h"
+#include "tests/support/wait_for.h"
 #include "tests/unit/transport_tcp/fake_request_handler.h"
 #include "tests/unit/transport_tcp/tcp_test_util.h"
 
@@ -358,12 +359,12 @@ TEST_F(TcpHostilePeerTest, RandomBytesBeforeOrAfterAuthenticationNeverHarmTheOwn
 }
 
 TEST_F(TcpHostilePeerTest, ManyAbruptConnectionsLeaveNoThreadsOrFdsBehind) {
-  int fds_before = ::rplasma::testing::CountOpenFds();
+  int fds_before = ::rplasma::bench::CountOpenFds();
   for (int i = 0; i < 20; ++i) {
     UniqueFd fd = i % 2 == 0 ? RawConnect() : AuthenticatedRawConnect();
   }
   EXPECT_TRUE(WaitFor([&] { return owner_->server_connection_count() == 1; }, absl::Seconds(10)));
-  EXPECT_TRUE(WaitFor([&] { return ::rplasma::testing::CountOpenFds() <= fds_before; }, absl::Seconds(5)));
+  EXPECT_TRUE(WaitFor([&] { return ::rplasma::bench::CountOpenFds() <= fds_before; }, absl::Seconds(5)));
   EXPECT_TRUE(WaitFor([&] { return handler_.disconnect_count() == 10; }, absl::Seconds(5)));
 }
 

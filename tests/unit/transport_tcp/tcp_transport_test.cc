@@ -14,7 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/status_matchers.h"
-#include "tests/support/subprocess.h"
+#include "tests/support/wait_for.h"
 #include "tests/unit/transport_tcp/fake_request_handler.h"
 #include "tests/unit/transport_tcp/tcp_test_util.h"
 

@@ -9,17 +9,15 @@
 #include <thread>
 #include <vector>
 
+#include "bench-mpi/launch/child_process.h"
 #include "manager/transport/verbs/verbs_transport.h"
 #include "tests/support/status_matchers.h"
-#include "tests/support/subprocess.h"
-#include "tests/support/temp_dir.h"
+#include "tests/support/wait_for.h"
 #include "tests/unit/transport_verbs/verbs_test_env.h"
 
 namespace rplasma::transport {
 namespace {
 
-using ::rplasma::testing::Subprocess;
-using ::rplasma::testing::TempDir;
 using ::rplasma::testing::WaitFor;
 
 constexpr uint64_t kArenaMiB = 4;
@@ -27,9 +25,9 @@ constexpr uint64_t kArenaBytes = kArenaMiB << 20;
 
 TEST(VerbsPeerDeathTest, ServerKilledMidReadFailsTheReadWithinTheRetryBound) {
   RPLASMA_REQUIRE_VERBS_IP(ip);
-  TempDir dir;
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   const std::string info = dir.Join("peer.info");
-  ASSERT_OK_AND_ASSIGN(Subprocess peer, Subprocess::Start({VERBS_TEST_PEER, ip, info, "death-secret",
+  ASSERT_OK_AND_ASSIGN(bench::ChildProcess peer, bench::ChildProcess::Start({VERBS_TEST_PEER, ip, info, "death-secret",
                                                            std::to_string(kArenaMiB)},
                                                           dir.Join("peer.log")));
   ASSERT_TRUE(WaitFor([&] { return std::ifstream(info).good(); }, absl::Seconds(60)))

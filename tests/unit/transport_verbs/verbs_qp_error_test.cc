@@ -18,7 +18,7 @@
 #include "protocol/base/status.h"
 #include "tests/support/skip.h"
 #include "tests/support/status_matchers.h"
-#include "tests/support/subprocess.h"
+#include "tests/support/wait_for.h"
 #include "tests/unit/transport_verbs/verbs_test_env.h"
 
 namespace rplasma::transport {

@@ -6,8 +6,8 @@
 // logged that it listens — no probe connection is made, so OpenFdCount() right after Start is a
 // clean baseline; with INFO logs off (RPLASMA_LOG_LEVEL > 0) it probes the socket instead.
 // Destruction kills the store (SIGKILL) and removes the directory. Not thread-safe.
-#ifndef RPLASMA_BENCH_MPI_COMMON_STORE_PROCESS_H_
-#define RPLASMA_BENCH_MPI_COMMON_STORE_PROCESS_H_
+#ifndef RPLASMA_BENCH_MPI_LAUNCH_STORE_PROCESS_H_
+#define RPLASMA_BENCH_MPI_LAUNCH_STORE_PROCESS_H_
 
 #include <sys/types.h>
 
@@ -19,7 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "bench-mpi/common/child_process.h"
+#include "bench-mpi/launch/child_process.h"
 
 namespace rplasma::bench {
 
@@ -78,4 +78,4 @@ absl::StatusOr<pid_t> UnixSocketPeerPid(const std::string& path);
 
 }  // namespace rplasma::bench
 
-#endif  // RPLASMA_BENCH_MPI_COMMON_STORE_PROCESS_H_
+#endif  // RPLASMA_BENCH_MPI_LAUNCH_STORE_PROCESS_H_

@@ -1,7 +1,7 @@
 // Loopback HTTP for the daemons' /metrics endpoints, as benchmarks and tests reach them: a port
 // free for a daemon's --metrics-port, and one request/reply exchange on 127.0.0.1.
-#ifndef RPLASMA_BENCH_MPI_COMMON_LOOPBACK_HTTP_H_
-#define RPLASMA_BENCH_MPI_COMMON_LOOPBACK_HTTP_H_
+#ifndef RPLASMA_BENCH_MPI_LAUNCH_LOOPBACK_HTTP_H_
+#define RPLASMA_BENCH_MPI_LAUNCH_LOOPBACK_HTTP_H_
 
 #include <cstdint>
 #include <string>
@@ -24,4 +24,4 @@ absl::StatusOr<std::string> LoopbackHttpExchange(uint16_t port, absl::string_vie
 
 }  // namespace rplasma::bench
 
-#endif  // RPLASMA_BENCH_MPI_COMMON_LOOPBACK_HTTP_H_
+#endif  // RPLASMA_BENCH_MPI_LAUNCH_LOOPBACK_HTTP_H_

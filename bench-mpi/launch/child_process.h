@@ -11,8 +11,8 @@
 //
 // REQUIRES: with a death signal, spawn from a thread that outlives the child (the kernel's "parent"
 // for PDEATHSIG is the spawning thread, not the process) — in benchmarks and tests, the main thread.
-#ifndef RPLASMA_BENCH_MPI_COMMON_CHILD_PROCESS_H_
-#define RPLASMA_BENCH_MPI_COMMON_CHILD_PROCESS_H_
+#ifndef RPLASMA_BENCH_MPI_LAUNCH_CHILD_PROCESS_H_
+#define RPLASMA_BENCH_MPI_LAUNCH_CHILD_PROCESS_H_
 
 #include <signal.h>
 #include <sys/types.h>
@@ -86,6 +86,9 @@ absl::StatusOr<std::string> ExecutableDir();
 class ScratchDir {
  public:
   static absl::StatusOr<ScratchDir> Create(const std::string& prefix);
+  // Create for test fixtures and bodies, which cannot return a status: a directory that cannot be
+  // made aborts the process (CHECK) at once.
+  static ScratchDir CreateOrDie(const std::string& prefix = "rplasma-test");
   ScratchDir() = default;
   ScratchDir(ScratchDir&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
   ScratchDir& operator=(ScratchDir&& other) noexcept;
@@ -101,9 +104,6 @@ class ScratchDir {
   std::string path_;
 };
 
-// Open fds of process `pid` (/proc/<pid>/fd), for leak audits; -1 if it is gone or unreadable.
-int CountOpenFdsOf(pid_t pid);
-
 // The last `max_bytes` of a (log) file, for error messages; "" if unreadable.
 std::string FileTail(const std::string& path, size_t max_bytes = 2000);
 // The whole of a (log) file; "" if unreadable.
@@ -111,4 +111,4 @@ std::string ReadWholeFile(const std::string& path);
 
 }  // namespace rplasma::bench
 
-#endif  // RPLASMA_BENCH_MPI_COMMON_CHILD_PROCESS_H_
+#endif  // RPLASMA_BENCH_MPI_LAUNCH_CHILD_PROCESS_H_

@@ -1,6 +1,5 @@
-#include "bench-mpi/common/child_process.h"
+#include "bench-mpi/launch/child_process.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -16,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "protocol/base/logging.h"
 #include "protocol/base/status.h"
 #include "protocol/base/unique_fd.h"
 
@@ -218,6 +218,12 @@ absl::StatusOr<ScratchDir> ScratchDir::Create(const std::string& prefix) {
   return ScratchDir(std::move(pattern));
 }
 
+ScratchDir ScratchDir::CreateOrDie(const std::string& prefix) {
+  absl::StatusOr<ScratchDir> dir = Create(prefix);
+  CHECK(dir.ok()) << dir.status().ToString();
+  return std::move(*dir);
+}
+
 ScratchDir& ScratchDir::operator=(ScratchDir&& other) noexcept {
   if (this != &other) {
     ScratchDir old(std::move(path_));
@@ -232,20 +238,8 @@ ScratchDir::~ScratchDir() {
   std::filesystem::remove_all(path_, ec);  // best effort: nothing to report to in a destructor
 }
 
-int CountOpenFdsOf(pid_t pid) {
-  if (pid <= 0) return -1;
-  DIR* dir = ::opendir(absl::StrCat("/proc/", pid, "/fd").c_str());
-  if (dir == nullptr) return -1;
-  int count = 0;
-  while (dirent* e = ::readdir(dir)) {
-    if (e->d_name[0] != '.') ++count;
-  }
-  ::closedir(dir);
-  return count;
-}
-
 std::string ReadWholeFile(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();

@@ -1,4 +1,4 @@
-#include "bench-mpi/common/redis_server.h"
+#include "bench-mpi/launch/redis_server.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

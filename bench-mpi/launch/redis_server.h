@@ -1,6 +1,6 @@
 // RedisServer: a private, throw-away redis-server — the one redis launcher, for the benchmarks
 // (Redis peer measurements, the directory of fetch runs) and the integration tests
-// (tests/support/redis_server.h).
+// (tests/support/skip.h has RPLASMA_SKIP_IF_NO_REDIS_SERVER for tests).
 //
 // Start() runs the real binary on 127.0.0.1 and a free port, without persistence (no RDB, no AOF),
 // with its working directory and log in a private ScratchDir, proto-max-bulk-len and the client
@@ -10,8 +10,8 @@
 // reaps the process.
 //
 // Thread-safety: not thread-safe; use from the thread that started it.
-#ifndef RPLASMA_BENCH_MPI_COMMON_REDIS_SERVER_H_
-#define RPLASMA_BENCH_MPI_COMMON_REDIS_SERVER_H_
+#ifndef RPLASMA_BENCH_MPI_LAUNCH_REDIS_SERVER_H_
+#define RPLASMA_BENCH_MPI_LAUNCH_REDIS_SERVER_H_
 
 #include <sys/types.h>
 
@@ -23,7 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "bench-mpi/common/child_process.h"
+#include "bench-mpi/launch/child_process.h"
 
 namespace rplasma::bench {
 
@@ -93,4 +93,4 @@ absl::StatusOr<int> PickFreeLoopbackPort();
 
 }  // namespace rplasma::bench
 
-#endif  // RPLASMA_BENCH_MPI_COMMON_REDIS_SERVER_H_
+#endif  // RPLASMA_BENCH_MPI_LAUNCH_REDIS_SERVER_H_

@@ -1,4 +1,4 @@
-#include "bench-mpi/common/store_process.h"
+#include "bench-mpi/launch/store_process.h"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "bench-mpi/launch/process_fds.h"
 #include "protocol/base/socket_io.h"
 #include "protocol/base/status.h"
 
@@ -82,7 +83,7 @@ absl::Status StoreProcess::StopCleanly(absl::Duration timeout) {
   return MakeError(ErrorCode::kInternal, absl::StrCat("rplasma-store did not exit cleanly: wait status ", status));
 }
 
-int StoreProcess::OpenFdCount() const { return CountOpenFdsOf(pid()); }
+int StoreProcess::OpenFdCount() const { return CountOpenFds(pid()); }
 
 absl::StatusOr<pid_t> UnixSocketPeerPid(const std::string& path) {
   ASSIGN_OR_RETURN(UniqueFd fd, UnixConnect(path));

@@ -1,4 +1,4 @@
-#include "bench-mpi/common/loopback_http.h"
+#include "bench-mpi/launch/loopback_http.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
