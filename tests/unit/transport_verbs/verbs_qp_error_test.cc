@@ -18,6 +18,7 @@
 #include "protocol/base/status.h"
 #include "tests/support/skip.h"
 #include "tests/support/status_matchers.h"
+#include "tests/support/test_bytes.h"
 #include "tests/support/wait_for.h"
 #include "tests/unit/transport_verbs/verbs_test_env.h"
 
@@ -31,8 +32,6 @@ constexpr uint64_t kArenaBytes = 8u << 20;
 constexpr int kCalls = 32;
 constexpr int kReads = 32;
 constexpr uint64_t kReadBytes = kArenaBytes / kReads;  // each Read its own destination slice
-
-uint8_t Pattern(uint64_t i) { return static_cast<uint8_t>((i * 167) ^ (i >> 11) ^ 0x5a); }
 
 // Keeps the fault injector of every endpoint the client transport connects, newest last.
 class InjectorRecorder : public verbs::ConnectObserver {
@@ -76,8 +75,8 @@ struct Outcome {
 
 TEST(VerbsQpErrorTest, QpForcedToErrorWithManyRequestsInFlightFailsThemCleanlyAndTheChannelRebuilds) {
   RPLASMA_REQUIRE_VERBS_IP(ip);
-  std::vector<uint8_t> server_arena(kArenaBytes), client_arena(kArenaBytes);
-  for (uint64_t i = 0; i < kArenaBytes; ++i) server_arena[i] = Pattern(i);
+  std::vector<uint8_t> server_arena = ::rplasma::testing::TestBytes<std::vector<uint8_t>>(2, kArenaBytes);
+  std::vector<uint8_t> client_arena(kArenaBytes);
   EchoHandler handler;
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<VerbsTransport> server, VerbsTransport::Create(Options()));
   ASSERT_OK(server->RegisterArena(server_arena.data(), server_arena.size()));

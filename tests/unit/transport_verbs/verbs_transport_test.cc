@@ -16,6 +16,7 @@
 
 #include "tests/support/skip.h"
 #include "tests/support/status_matchers.h"
+#include "tests/support/test_bytes.h"
 #include "tests/support/wait_for.h"
 #include "tests/unit/transport_verbs/verbs_test_env.h"
 
@@ -23,12 +24,11 @@ namespace rplasma::transport {
 namespace {
 
 using ::rplasma::testing::HasErrorCode;
+using ::rplasma::testing::TestBytes;
 using ::rplasma::testing::WaitFor;
 using testing::EchoHandler;
 
 constexpr uint64_t kArenaBytes = 8u << 20;
-
-uint8_t Pattern(uint64_t i) { return static_cast<uint8_t>((i * 131) ^ (i >> 9) ^ 0x3c); }
 
 // Presents the tickets a test scripts, one per endpoint, in order; std::nullopt stands for a real
 // ticket from the peer's auth port. Once the script runs out it presents its last ticket again.
@@ -93,9 +93,8 @@ class VerbsTransportTest : public ::testing::Test {
     std::string why;
     ip_ = testing::VerbsTestIp(&why);
     if (ip_.empty()) RPLASMA_SKIP_TEST("rdma-device", why);
-    server_arena_.resize(kArenaBytes);
+    server_arena_ = TestBytes<std::vector<uint8_t>>(1, kArenaBytes);  // never written: Reads compare against it
     client_arena_.resize(kArenaBytes);
-    for (uint64_t i = 0; i < kArenaBytes; ++i) server_arena_[i] = Pattern(i);
   }
 
   // Server with `options`, listening on the device IP; client with `client_options` and
@@ -139,8 +138,7 @@ TEST_F(VerbsTransportTest, CallsOfEverySizeRoundTripIncludingFragmentedOnes) {
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Channel> ch, client_->Connect(address_, Deadline()));
   // message_bytes is 4096: everything above 4064 bytes travels in several fragments.
   for (size_t size : {size_t{0}, size_t{1}, size_t{4064}, size_t{4065}, size_t{3 * 4096 + 7}, size_t{1} << 20}) {
-    std::string request(size, '\0');
-    for (size_t i = 0; i < size; ++i) request[i] = static_cast<char>(Pattern(i + size));
+    const std::string request = TestBytes(size, size);
     ASSERT_OK_AND_ASSIGN(std::string reply, ch->Call(request, Deadline()));
     EXPECT_EQ(reply, "re:" + request) << "size " << size;
   }
@@ -222,7 +220,7 @@ TEST_F(VerbsTransportTest, ConcurrentReadsAndCallsShareOneChannel) {
         uint8_t* dst = client_arena_.data() + t * 2 * kSlice;
         if (!ch->Read(server_->RegionFor(src, kSlice), dst, Deadline(120)).ok()) return;
         bool same = true;
-        for (uint64_t j = 0; j < kSlice; ++j) same &= dst[j] == Pattern(src + j);
+        for (uint64_t j = 0; j < kSlice; ++j) same &= dst[j] == server_arena_[src + j];
         absl::StatusOr<std::string> r = ch->Call(absl::StrCat(t, ":", i), Deadline(120));
         if (same && r.ok() && *r == absl::StrCat("re:", t, ":", i)) good.fetch_add(1);
       }
@@ -251,7 +249,7 @@ TEST_F(VerbsTransportTest, ReadCopiesEveryByteFromOneByteToSeveralMebibytes) {
     RemoteRegion region = server_->RegionFor(src_offset, size);
     ASSERT_OK(ch->Read(region, client_arena_.data() + dst_offset, Deadline(60))) << "size " << size;
     uint64_t bad = 0;
-    for (uint64_t i = 0; i < size; ++i) bad += client_arena_[dst_offset + i] != Pattern(src_offset + i);
+    for (uint64_t i = 0; i < size; ++i) bad += client_arena_[dst_offset + i] != server_arena_[src_offset + i];
     EXPECT_EQ(bad, 0u) << "size " << size;
     EXPECT_EQ(client_arena_[dst_offset + size], 0) << "wrote past the end, size " << size;
   }
