@@ -499,7 +499,9 @@ TEST_F(FetchEngineTest, ACorruptedObjectInABatchIsRejectedAloneAndNeverSealed) {
 }
 
 TEST_F(FetchEngineTest, ABatchLargerThanTheFreeArenaBringsWhatFitsAndTheRestFailsOutOfMemory) {
+  // A reader holds the filler, so the store cannot evict it to make room.
   local_.Put(ObjectID::FromLabel("filler"), std::string(40 << 20, 'f'));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<peer::PinnedObject> held, local_.Pin(ObjectID::FromLabel("filler")));
   std::vector<ObjectID> ids;
   for (int i = 0; i < 10; ++i) {
     ids.push_back(ObjectID::FromLabel(absl::StrCat("too many ", i)));

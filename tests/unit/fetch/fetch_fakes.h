@@ -1,5 +1,5 @@
 // In-process fakes of the layers below the manager core, for unit tests only:
-//   FakeLocalStore — an in-memory arena with the store's object lifecycle (no eviction)
+//   FakeLocalStore — an in-memory arena whose objects the store's own ObjectTable keeps
 //   FakeDirectory  — a map of id -> locations
 //   FakeChannel    — a transport::Channel that calls a peer's RequestHandler directly and serves
 //                    Reads from the peer's FakeLocalStore arena (tcp-like: AllowRead is asked)
@@ -7,10 +7,13 @@
 #ifndef RPLASMA_TESTS_UNIT_FETCH_FETCH_FAKES_H_
 #define RPLASMA_TESTS_UNIT_FETCH_FETCH_FAKES_H_
 
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,13 +27,18 @@
 #include "manager/transport/transport.h"
 #include "protocol/base/status.h"
 #include "protocol/object_description.h"
+#include "store/object_table.h"
 
 namespace rplasma::testing {
 
 class FakeLocalStore : public peer::LocalStore {
  public:
-  explicit FakeLocalStore(uint64_t capacity) : arena_(capacity) {}
+  // `capacity` bytes of arena, their objects kept by the store's own ObjectTable (lifecycle,
+  // references, allocation, LRU eviction when full): only the socket and the processes are missing.
+  explicit FakeLocalStore(uint64_t capacity)
+      : arena_(capacity), table_(capacity, /*generation_seed=*/1, [](EventKind, const ObjectInfo&) {}) {}
 
+  // An object as the tests look at it.
   struct Entry {
     uint64_t offset = 0, data_size = 0, metadata_size = 0, generation = 0, checksum = 0;
     bool sealed = false;
@@ -44,7 +52,7 @@ class FakeLocalStore : public peer::LocalStore {
     Pinned(FakeLocalStore* store, ObjectInfo info) : store_(store), info_(info) {}
     ~Pinned() override {
       MutexLock lock(&store_->mu_);
-      store_->objects_[info_.id].refs--;
+      (void)store_->table_.Release(kClient, info_.id);
     }
     const ObjectInfo& info() const override { return info_; }
     const uint8_t* base() const override { return store_->arena_.data() + info_.offset; }
@@ -56,75 +64,46 @@ class FakeLocalStore : public peer::LocalStore {
 
   absl::StatusOr<std::unique_ptr<peer::PinnedObject>> Pin(const ObjectID& id) override {
     MutexLock lock(&mu_);
-    auto it = objects_.find(id);
-    if (it == objects_.end()) return ObjectNotFoundError("fake store: no such object");
-    if (!it->second.sealed) return ObjectNotSealedError("fake store: not sealed");
-    it->second.refs++;
-    ObjectInfo info;
-    info.id = id;
-    info.offset = it->second.offset;
-    info.data_size = it->second.data_size;
-    info.metadata_size = it->second.metadata_size;
-    info.generation = it->second.generation;
-    info.checksum = it->second.checksum;
-    info.state = ObjectState::kSealed;
+    ASSIGN_OR_RETURN(ObjectInfo info, table_.Get(kClient, id));
     return std::unique_ptr<peer::PinnedObject>(new Pinned(this, info));
   }
   absl::StatusOr<CreatedObject> Create(const ObjectID& id, uint64_t data_size, uint64_t metadata_size) override {
     MutexLock lock(&mu_);
-    if (objects_.contains(id)) return ObjectExistsError("fake store: exists");
-    const uint64_t total = data_size + metadata_size;
-    const uint64_t offset = (next_ + 63) & ~uint64_t{63};
-    if (offset + total > arena_.size()) return OutOfMemoryError("fake store: full");
-    next_ = offset + total;
-    Entry e;
-    e.offset = offset;
-    e.data_size = data_size;
-    e.metadata_size = metadata_size;
-    e.generation = ++generation_;
-    e.refs = 1;
-    objects_[id] = e;
-    std::memset(arena_.data() + offset, 0, total);
-    uint8_t* base = arena_.data() + offset;
-    return CreatedObject{id, absl::MakeSpan(base, data_size), absl::MakeSpan(base + data_size, metadata_size), offset,
-                         e.generation};
+    ASSIGN_OR_RETURN(ObjectInfo info, table_.Create(kClient, id, data_size, metadata_size, /*evict_if_full=*/true));
+    uint8_t* base = arena_.data() + info.offset;
+    std::memset(base, 0, data_size + metadata_size);
+    return CreatedObject{id, absl::MakeSpan(base, data_size), absl::MakeSpan(base + data_size, metadata_size),
+                         info.offset, info.generation};
   }
   absl::Status SealAndRelease(const ObjectID& id, uint64_t checksum) override {
     MutexLock lock(&mu_);
-    auto it = objects_.find(id);
-    if (it == objects_.end() || it->second.sealed) return ObjectNotFoundError("fake store: seal");
-    Entry& e = it->second;
-    e.checksum = checksum;  // trusted, as the real store does
-    e.sealed = true;
-    e.refs--;
-    return absl::OkStatus();
+    RETURN_IF_ERROR(table_.Seal(kClient, id, checksum));  // the checksum is trusted, as the store does
+    return table_.Release(kClient, id);
   }
   absl::Status Abort(const ObjectID& id) override {
     MutexLock lock(&mu_);
-    auto it = objects_.find(id);
-    if (it == objects_.end() || it->second.sealed) return ObjectNotFoundError("fake store: abort");
-    objects_.erase(it);
+    RETURN_IF_ERROR(table_.Abort(kClient, id));
     ++aborts_;
     return absl::OkStatus();
   }
   // As a shared index that holds every object: sealed here is known without a round trip.
   bool KnownSealedHere(const ObjectID& id) override {
     MutexLock lock(&mu_);
-    return SealedLocked(id);
+    return table_.Contains(id) == ErrorCode::kOk;
   }
   absl::StatusOr<std::vector<bool>> ContainsAll(absl::Span<const ObjectID> ids) override {
     contains_batches_++;
     if (fail_contains) return MakeError(ErrorCode::kUnavailable, "fake store: contains failed");
     std::vector<bool> present;
     MutexLock lock(&mu_);
-    for (const ObjectID& id : ids) present.push_back(SealedLocked(id));
+    for (const ObjectID& id : ids) present.push_back(table_.Contains(id) == ErrorCode::kOk);
     return present;
   }
   absl::StatusOr<bool> Contains(const ObjectID& id) override {
     contains_singles_++;
     if (fail_contains) return MakeError(ErrorCode::kUnavailable, "fake store: contains failed");
     MutexLock lock(&mu_);
-    return SealedLocked(id);
+    return table_.Contains(id) == ErrorCode::kOk;
   }
   // Store round trips spent on Contains: ContainsAll batches, and single-id Contains calls.
   int contains_batches() const { return contains_batches_.load(); }
@@ -132,19 +111,11 @@ class FakeLocalStore : public peer::LocalStore {
   int contains_round_trips() const { return contains_batches() + contains_singles(); }
   std::atomic<bool> fail_contains{false};  // Contains and ContainsAll fail with kUnavailable
   absl::StatusOr<std::vector<ObjectInfo>> ListSealed() override {
-    MutexLock lock(&mu_);
-    std::vector<ObjectInfo> out;
-    for (const auto& [id, e] : objects_) {
-      if (!e.sealed) continue;
-      ObjectInfo info;
-      info.id = id;
-      info.data_size = e.data_size;
-      info.metadata_size = e.metadata_size;
-      info.generation = e.generation;
-      info.checksum = e.checksum;
-      out.push_back(info);
+    std::vector<ObjectInfo> sealed;
+    for (const ObjectInfo& info : All()) {
+      if (info.state == ObjectState::kSealed) sealed.push_back(info);
     }
-    return out;
+    return sealed;
   }
   uint8_t* arena_base() const override { return const_cast<uint8_t*>(arena_.data()); }
   uint64_t arena_size() const override { return arena_.size(); }
@@ -152,36 +123,49 @@ class FakeLocalStore : public peer::LocalStore {
   // Create + write + seal. Returns the entry.
   Entry Put(const ObjectID& id, const std::string& data, const std::string& metadata = "") {
     absl::StatusOr<CreatedObject> created = Create(id, data.size(), metadata.size());
+    if (!created.ok()) {
+      ADD_FAILURE() << "fake store: put " << id.Hex() << ": " << created.status();
+      return Entry{};
+    }
     std::memcpy(created->data.data(), data.data(), data.size());
     std::memcpy(created->metadata.data(), metadata.data(), metadata.size());
     (void)SealAndRelease(id, ObjectChecksum(created->data, created->metadata));
     return Get(id);
   }
+  // The visible object `id` (a default Entry if there is none).
   Entry Get(const ObjectID& id) {
     MutexLock lock(&mu_);
-    return objects_[id];
+    std::optional<ObjectInfo> info = table_.Find(id);
+    if (!info.has_value()) return Entry{};
+    Entry e;
+    e.offset = info->offset;
+    e.data_size = info->data_size;
+    e.metadata_size = info->metadata_size;
+    e.generation = info->generation;
+    e.checksum = info->checksum;
+    e.sealed = info->state == ObjectState::kSealed;
+    e.refs = static_cast<int>(table_.ClientRefs(kClient, id));
+    return e;
   }
-  // Deleted (its bytes stay in the arena, never reused: the fake never frees).
+  // Deleted as the store deletes: freed now, or hidden until its last reference is released.
   void Erase(const ObjectID& id) {
     MutexLock lock(&mu_);
-    objects_.erase(id);
+    (void)table_.Delete(id);
   }
+  // The bytes (data + metadata) of the visible object `id`; "" if there is none.
   std::string Bytes(const ObjectID& id) {
-    MutexLock lock(&mu_);
-    const Entry& e = objects_[id];
+    const Entry e = Get(id);
     return std::string(reinterpret_cast<const char*>(arena_.data() + e.offset), e.data_size + e.metadata_size);
   }
   int unsealed() {
-    MutexLock lock(&mu_);
     int n = 0;
-    for (const auto& [id, e] : objects_) n += !e.sealed;
+    for (const ObjectInfo& info : All()) n += info.state != ObjectState::kSealed;
     return n;
   }
+  // Every reference held, hidden (deleted) objects' included.
   int total_refs() {
     MutexLock lock(&mu_);
-    int n = 0;
-    for (const auto& [id, e] : objects_) n += e.refs;
-    return n;
+    return static_cast<int>(table_.stats().ref_count);
   }
   int aborts() {
     MutexLock lock(&mu_);
@@ -189,19 +173,21 @@ class FakeLocalStore : public peer::LocalStore {
   }
 
  private:
-  absl::Mutex mu_;
-  std::vector<uint8_t> arena_;
-  uint64_t next_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
-  int aborts_ ABSL_GUARDED_BY(mu_) = 0;
-  bool SealedLocked(const ObjectID& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    auto it = objects_.find(id);
-    return it != objects_.end() && it->second.sealed;
+  // The one client the table sees: every pin, create and seal of this "manager".
+  static constexpr ClientId kClient = 1;
+
+  std::vector<ObjectInfo> All() {
+    MutexLock lock(&mu_);
+    bool more = false;
+    return table_.List(std::nullopt, ~uint32_t{0}, &more);
   }
 
+  absl::Mutex mu_;
+  std::vector<uint8_t> arena_;
+  ObjectTable table_ ABSL_GUARDED_BY(mu_);
+  int aborts_ ABSL_GUARDED_BY(mu_) = 0;
   std::atomic<int> contains_batches_{0};
   std::atomic<int> contains_singles_{0};
-  absl::flat_hash_map<ObjectID, Entry> objects_ ABSL_GUARDED_BY(mu_);
 };
 
 class FakeDirectory : public Directory {
