@@ -1,7 +1,7 @@
 # TCP transport integration tests: an owner in a child process (transport_tcp_owner) that the
 # test SIGKILLs while Reads stream from it.
 add_executable(transport_tcp_owner ${CMAKE_CURRENT_LIST_DIR}/transport_tcp_owner.cc)
-target_link_libraries(transport_tcp_owner PRIVATE rplasma_transport_tcp)
+target_link_libraries(transport_tcp_owner PRIVATE rplasma_transport_tcp rplasma_test_support)
 set_target_properties(transport_tcp_owner PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/bin)
 
 rplasma_test(transport_tcp_owner_death_test

@@ -1,6 +1,6 @@
 // transport_tcp_owner: a child process serving a TcpTransport, for tests that kill an owner for
 // real. Usage: transport_tcp_owner <secret> <arena_mib>. Fills its arena with
-// TestArena::PatternByte(i, 7), allows every read, echoes Calls, prints "OWNER_ADDRESS <address>" on
+// TestBytes(7, arena size) (TestArena::Fill), allows every read, echoes Calls, prints "OWNER_ADDRESS <address>" on
 // stdout, then serves until killed.
 #include <unistd.h>
 

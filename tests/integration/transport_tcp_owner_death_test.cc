@@ -51,8 +51,9 @@ TEST(TcpOwnerDeathTest, KilledOwnerFailsInFlightReadsPromptly) {
   ASSERT_OK(reader->RegisterArena(arena.base(), arena.size()));
   ASSERT_OK_AND_ASSIGN(auto channel, reader->Connect(address, absl::Now() + absl::Seconds(10)));
   ASSERT_OK(channel->Read(RemoteRegion{kMiB, kReadBytes, 0}, arena.base(), absl::Now() + absl::Seconds(30)));
+  const std::string expected = ::rplasma::testing::TestBytes(7, kMiB + kReadBytes);  // the owner's arena.Fill(7)
   for (size_t i = 0; i < kReadBytes; i += 4093) {
-    ASSERT_EQ(arena.base()[i], TestArena::PatternByte(kMiB + i, 7)) << i;
+    ASSERT_EQ(arena.base()[i], static_cast<uint8_t>(expected[kMiB + i])) << i;
   }
 
   // Two threads keep 32 MiB Reads in flight; the owner dies under them.

@@ -14,6 +14,7 @@
 
 #include "manager/transport/tcp/tcp_transport.h"
 #include "protocol/base/logging.h"
+#include "tests/support/test_bytes.h"
 #include "tests/unit/transport_tcp/fake_request_handler.h"
 
 namespace rplasma::transport::testing {
@@ -31,14 +32,8 @@ class TestArena {
 
   uint8_t* base() const { return base_; }
   size_t size() const { return size_; }
-  // Byte i holds PatternByte(i, seed): a sequence that a shifted or partial copy cannot match.
-  static uint8_t PatternByte(uint64_t i, uint64_t seed) {
-    uint64_t x = (i + seed) * 0x9E3779B97F4A7C15ull;
-    return static_cast<uint8_t>(x >> 56);
-  }
-  void Fill(uint64_t seed) {
-    for (size_t i = 0; i < size_; ++i) base_[i] = PatternByte(i, seed);
-  }
+  // The arena holds TestBytes(seed, size()): byte i is TestBytes(seed, i + 1)'s last.
+  void Fill(uint64_t seed) { ::rplasma::testing::FillTestBytes(seed, absl::MakeSpan(base_, size_)); }
 
  private:
   uint8_t* base_ = nullptr;

@@ -64,7 +64,7 @@ class TcpTransportTest : public ::testing::Test {
     std::memset(dst, 0, length);
     ASSERT_OK(channel_->Read(owner_->RegionFor(offset, length), dst, Deadline()));
     for (uint64_t i = 0; i < length; ++i) {
-      if (dst[i] != TestArena::PatternByte(offset + i, kOwnerSeed)) {
+      if (dst[i] != owner_arena_->base()[offset + i]) {
         FAIL() << "byte " << i << " of a " << length << "-byte read differs";
       }
     }
@@ -108,8 +108,7 @@ TEST_F(TcpTransportTest, EmptyCallRoundTrips) {
 }
 
 TEST_F(TcpTransportTest, OneMebibyteCallRoundTripsIntact) {
-  std::string request(1 << 20, '\0');
-  for (size_t i = 0; i < request.size(); ++i) request[i] = static_cast<char>(TestArena::PatternByte(i, 3));
+  const std::string request = ::rplasma::testing::TestBytes(3, 1 << 20);
   ASSERT_OK_AND_ASSIGN(std::string reply, channel_->Call(request, Deadline()));
   EXPECT_EQ(reply, "echo:" + request);
 }
@@ -222,7 +221,7 @@ TEST_F(TcpTransportTest, ManyThreadsShareOneChannel) {
             continue;
           }
           for (uint64_t k = 0; k < length; ++k) {
-            if (dst[k] != TestArena::PatternByte(offset + k, kOwnerSeed)) {
+            if (dst[k] != owner_arena_->base()[offset + k]) {
               failures++;
               break;
             }
@@ -295,7 +294,7 @@ TEST_F(TcpTransportTest, AReadWhoseDeadlinePassesAbandonsOnlyItselfAndItsLateByt
   waiter.join();
   ASSERT_OK(patient) << "one read's deadline must not fail the others on the channel";
   for (uint64_t i = 0; i < kLength; ++i) {
-    ASSERT_EQ(patient_dst[i], TestArena::PatternByte((4 << 20) + i, kOwnerSeed)) << "byte " << i;
+    ASSERT_EQ(patient_dst[i], owner_arena_->base()[(4 << 20) + i]) << "byte " << i;
   }
   // Calls are answered in order: once this one is in, the late reply has been read (and dropped).
   EXPECT_THAT(channel_->Call("after", Deadline()), IsOk());
