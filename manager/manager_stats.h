@@ -21,8 +21,8 @@
 #include "manager/peer/peer_protocol.h"
 #include "protocol/base/counter_set.h"
 #include "protocol/base/json_writer.h"
-#include "protocol/base/latency_histogram.h"
 #include "protocol/base/object_id.h"
+#include "protocol/metrics/latency_histogram.h"
 
 namespace rplasma::manager {
 
