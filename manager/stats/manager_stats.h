@@ -9,8 +9,8 @@
 // transport_stats and peer_service. Each transfer's total time (the sum of its phases) also goes
 // into a latency histogram per protocol, which manager_metrics.h renders for Prometheus.
 // Thread-safety: thread-safe.
-#ifndef RPLASMA_MANAGER_MANAGER_STATS_H_
-#define RPLASMA_MANAGER_MANAGER_STATS_H_
+#ifndef RPLASMA_MANAGER_STATS_MANAGER_STATS_H_
+#define RPLASMA_MANAGER_STATS_MANAGER_STATS_H_
 
 #include <cstdint>
 #include <deque>
@@ -111,4 +111,4 @@ class ManagerStats : public CounterSet {
 
 }  // namespace rplasma::manager
 
-#endif  // RPLASMA_MANAGER_MANAGER_STATS_H_
+#endif  // RPLASMA_MANAGER_STATS_MANAGER_STATS_H_

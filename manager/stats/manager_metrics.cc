@@ -1,4 +1,4 @@
-#include "manager/manager_metrics.h"
+#include "manager/stats/manager_metrics.h"
 
 #include "protocol/metrics/prometheus_text.h"
 
