@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "manager/auth/secret_file.h"
 #include "manager/fetch/threshold_file.h"
-#include "manager/manager_metrics.h"
+#include "manager/stats/manager_metrics.h"
 #include "manager/transport_factory.h"
 #include "manager/directory/redis_directory.h"
 #include "protocol/base/logging.h"

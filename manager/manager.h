@@ -35,7 +35,7 @@
 #include "manager/client_socket_server.h"
 #include "manager/fetch/fetch_engine.h"
 #include "manager/manager_options.h"
-#include "manager/manager_stats.h"
+#include "manager/stats/manager_stats.h"
 #include "manager/object_publisher.h"
 #include "manager/fetch/threshold_policy.h"
 #include "manager/directory/directory.h"

@@ -13,10 +13,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "protocol/base/byte_size.h"
-#include "protocol/base/command_line.h"
-#include "protocol/base/default_socket.h"
 #include "protocol/base/logging.h"
-#include "protocol/base/service_notify.h"
+#include "protocol/command_line/command_line.h"
+#include "protocol/command_line/default_socket.h"
+#include "protocol/command_line/service_notify.h"
 
 namespace {
 // Every flag's default is the struct's (the value written in the option struct of the part it sets).

@@ -15,7 +15,7 @@
 namespace rplasma::manager {
 
 // Parses argv — rplasma-manager's flags and any the calling binary defines — and maps the
-// manager's flags onto ManagerOptions, with the conventions of protocol/base/command_line.h
+// manager's flags onto ManagerOptions, with the conventions of protocol/command_line/command_line.h
 // (--store-socket = --store_socket, --flagfile, sizes, --help, --version); --rdma-threshold is an
 // alias of --pin-threshold (ResolvePinThreshold). Exits 0 after --help or --version, 2 on a bad
 // flag. REQUIRES: absl::SetProgramUsageMessage was called (its text is --help's synopsis).
@@ -29,7 +29,7 @@ absl::StatusOr<std::string> ResolvePinThreshold(const std::string& pin_threshold
 // Starts a Manager (its peer service wrapped by `wrap_peer_handler`, its transport by
 // `wrap_transport`, each if given), prints
 // "rplasma-manager ready node=<id> transport=<name> listen=<host:port>" (and READY=1 to systemd,
-// protocol/base/service_notify.h) and serves until SIGINT or SIGTERM (returns 0; STOPPING=1 first);
+// protocol/command_line/service_notify.h) and serves until SIGINT or SIGTERM (returns 0; STOPPING=1 first);
 // SIGHUP is ignored. Returns 1 if it cannot start.
 // REQUIRES: called from main before any thread exists (it blocks the stop signals for all threads).
 int RunManagerUntilSignal(const ManagerOptions& options, Manager::PeerHandlerWrapper wrap_peer_handler = nullptr,

@@ -15,7 +15,7 @@
 #include "manager/fetch/fetch_engine.h"
 #include "manager/peer/lease_table.h"
 #include "manager/transport/transport.h"
-#include "protocol/base/metrics_exporter.h"
+#include "protocol/metrics/metrics_exporter.h"
 
 namespace rplasma::manager {
 

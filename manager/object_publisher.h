@@ -42,7 +42,7 @@
 #include "absl/status/status.h"
 #include "client/client.h"
 #include "manager/fetch/expected_copies.h"
-#include "manager/manager_stats.h"
+#include "manager/stats/manager_stats.h"
 #include "manager/directory/directory.h"
 #include "manager/peer/local_store.h"
 #include "protocol/base/clock.h"

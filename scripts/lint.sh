@@ -20,4 +20,50 @@ found=$(sources | grep -v -e '^protocol/base/mutex_lock.h$' -e '^protocol/base/n
     close ARGV if eof' || true)
 [ -z "$found" ] || fail "abseil synchronization TSan cannot follow; use rplasma::MutexLock / rplasma::Notification" "$found"
 
+# The layer rule (docs/ARCHITECTURE.md): a folder includes only from the folders scripts/layers.txt
+# lets it, which are all above it there. Also checks the file itself, and that every source file
+# is in one of its folders.
+found=$(sources | perl -e '
+  my (@order, %deps, %may, @bad);
+  open(my $layers, "<", "scripts/layers.txt") or die "lint: scripts/layers.txt: $!\n";
+  while (<$layers>) {
+    s/#.*//;
+    next unless /\S/;
+    my ($folder, $rest) = /^\s*([^:\s]+)\s*:(.*)$/
+      or do { push @bad, "scripts/layers.txt:$.: expected \"folder: folders it may include from\""; next };
+    push @bad, "scripts/layers.txt:$.: $folder is listed twice" if $deps{$folder};
+    my %m = ($folder => 1);
+    for my $d (split " ", $rest) {
+      if ($d eq "*") { $m{"*"} = 1; }
+      elsif ($may{$d}) { %m = (%m, %{$may{$d}}); }
+      else { push @bad, "scripts/layers.txt:$.: $folder: $d is not a folder on a line above"; }
+    }
+    $deps{$folder} = 1;
+    $may{$folder} = \%m;
+    push @order, $folder;
+  }
+  close $layers;
+  sub owner {
+    my ($path) = @_;
+    my $best;
+    for my $f (@order) { $best = $f if index($path, "$f/") == 0 && (!defined $best || length $f > length $best); }
+    return $best;
+  }
+  while (my $file = <STDIN>) {
+    chomp $file;
+    my $from = owner($file);
+    if (!defined $from) { push @bad, "$file: in no folder of scripts/layers.txt"; next; }
+    open(my $in, "<", $file) or die "lint: $file: $!\n";
+    while (<$in>) {
+      next unless /^\s*#\s*include\s*"([^"]+)"/;
+      my $to = owner($1);
+      next if !defined $to || $may{$from}{$to} || $may{$from}{"*"};
+      push @bad, "$file:$.: includes \"$1\" from $to/, which $from/ may not (scripts/layers.txt)";
+    }
+    close $in;
+  }
+  print "$_\n" for @bad;
+')
+[ -z "$found" ] || fail "an include breaks the layer rule (docs/ARCHITECTURE.md, scripts/layers.txt)" "$found"
+
 exit $status

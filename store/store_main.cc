@@ -1,6 +1,6 @@
 // rplasma-store: the node's object store. Flags map onto StoreOptions (store/store_options.h);
 // the command line's conventions (spellings, sizes, --flagfile, --help) are
-// protocol/base/command_line.h's, described in docs/OPERATIONS.md.
+// protocol/command_line/command_line.h's, described in docs/OPERATIONS.md.
 #include <signal.h>
 
 #include <algorithm>
@@ -11,10 +11,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "protocol/base/byte_size.h"
-#include "protocol/base/command_line.h"
-#include "protocol/base/default_socket.h"
 #include "protocol/base/logging.h"
-#include "protocol/base/service_notify.h"
+#include "protocol/command_line/command_line.h"
+#include "protocol/command_line/default_socket.h"
+#include "protocol/command_line/service_notify.h"
 #include "store/store_options.h"
 #include "store/store_server.h"
 

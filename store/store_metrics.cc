@@ -2,7 +2,7 @@
 
 #include <iterator>
 
-#include "protocol/base/prometheus_text.h"
+#include "protocol/metrics/prometheus_text.h"
 
 namespace rplasma {
 namespace {

@@ -13,8 +13,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "protocol/base/byte_size.h"
-#include "protocol/base/metrics_exporter.h"
 #include "protocol/frame.h"
+#include "protocol/metrics/metrics_exporter.h"
 #include "store/arena.h"
 
 namespace rplasma {

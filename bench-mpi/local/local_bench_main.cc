@@ -7,8 +7,8 @@
 #include "bench-mpi/local/local_bench.h"
 #include "bench-mpi/local/local_bench_options.h"
 #include "bench-mpi/local/scrape_bench.h"
-#include "protocol/base/flag_spelling.h"
 #include "protocol/base/status.h"
+#include "protocol/command_line/flag_spelling.h"
 
 int main(int argc, char** argv) {
   for (int i = 1; i < argc && std::string(argv[i]) != "--"; ++i) {

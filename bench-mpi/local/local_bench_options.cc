@@ -9,8 +9,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "bench-mpi/common/size_units.h"
-#include "protocol/base/flag_spelling.h"
 #include "protocol/base/status.h"
+#include "protocol/command_line/flag_spelling.h"
 
 namespace rplasma::bench {
 namespace {

@@ -1,6 +1,6 @@
 // rplasma-bench-mpi: `mpirun -np N rplasma-bench-mpi [flags]` — each rank is a node (its own
 // rplasma-store and rplasma-manager); see docs/BENCHMARKS.md. Flags map onto BenchMpiOptions; the
-// command line's conventions are protocol/base/command_line.h's (docs/OPERATIONS.md).
+// command line's conventions are protocol/command_line/command_line.h's (docs/OPERATIONS.md).
 #include <signal.h>
 
 #include <cstdio>
@@ -14,7 +14,7 @@
 #include "bench-mpi/common/size_units.h"
 #include "bench-mpi/mpi/bench_mpi.h"
 #include "bench-mpi/mpi/mpi_world.h"
-#include "protocol/base/command_line.h"
+#include "protocol/command_line/command_line.h"
 
 ABSL_FLAG(std::string, patterns, "pairs,broadcast,gather,alltoall", "pairs, broadcast, gather, alltoall");
 ABSL_FLAG(std::string, protocols, "get,pin,auto",

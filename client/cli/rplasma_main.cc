@@ -1,7 +1,7 @@
 // rplasma: the command-line client.
 //   rplasma [--store-socket PATH] [--manager-socket PATH] COMMAND [ARGS...]
 // Exit status: 0 success, 1 the operation failed, 2 bad usage. Flags take dashes or underscores
-// (protocol/base/flag_spelling.h); the default sockets are the daemons' (default_socket.h).
+// (protocol/command_line/flag_spelling.h); the default sockets are the daemons' (default_socket.h).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -15,9 +15,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "client/cli/command.h"
-#include "protocol/base/default_socket.h"
-#include "protocol/base/flag_spelling.h"
 #include "protocol/base/status.h"
+#include "protocol/command_line/default_socket.h"
+#include "protocol/command_line/flag_spelling.h"
 
 namespace rplasma::cli {
 namespace {

@@ -16,7 +16,7 @@
 #include <string>
 
 #include "absl/synchronization/mutex.h"
-#include "manager/manager_stats.h"
+#include "manager/stats/manager_stats.h"
 #include "manager/fetch/peer_connector.h"
 #include "manager/fetch/threshold_policy.h"
 #include "manager/directory/directory.h"

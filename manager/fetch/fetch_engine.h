@@ -46,7 +46,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
-#include "manager/manager_stats.h"
+#include "manager/stats/manager_stats.h"
 #include "manager/fetch/expected_copies.h"
 #include "manager/fetch/location_cache.h"
 #include "manager/fetch/peer_connector.h"

@@ -1,5 +1,5 @@
 // DefaultSocketDir: where the store, the manager and the CLI look when no flag names a socket.
-#include "protocol/base/default_socket.h"
+#include "protocol/command_line/default_socket.h"
 
 #include <unistd.h>
 

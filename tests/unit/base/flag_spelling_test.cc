@@ -1,5 +1,5 @@
 // Flag spelling shared by every binary: dashes or underscores, --flagfile, --version's line.
-#include "protocol/base/flag_spelling.h"
+#include "protocol/command_line/flag_spelling.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "bench-mpi/launch/child_process.h"
-#include "protocol/base/build_info.h"
+#include "protocol/command_line/build_info.h"
 #include "tests/support/status_matchers.h"
 
 namespace rplasma {

@@ -1,4 +1,4 @@
-#include "protocol/base/metrics_http_server.h"
+#include "protocol/metrics/metrics_http_server.h"
 
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -17,8 +17,8 @@
 #include "absl/strings/str_cat.h"
 #include "bench-mpi/launch/child_process.h"
 #include "bench-mpi/launch/loopback_http.h"
-#include "protocol/base/metrics_file_writer.h"
 #include "protocol/base/unique_fd.h"
+#include "protocol/metrics/metrics_file_writer.h"
 #include "tests/support/status_matchers.h"
 
 namespace rplasma {

@@ -1,11 +1,11 @@
-#include "protocol/base/prometheus_text.h"
+#include "protocol/metrics/prometheus_text.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 
-#include "protocol/base/latency_histogram.h"
+#include "protocol/metrics/latency_histogram.h"
 
 namespace rplasma {
 namespace {

@@ -14,8 +14,8 @@
 // typed in the error.
 //
 // Not thread-safe: call ParseOrExit from main, before any thread starts.
-#ifndef RPLASMA_PROTOCOL_BASE_COMMAND_LINE_H_
-#define RPLASMA_PROTOCOL_BASE_COMMAND_LINE_H_
+#ifndef RPLASMA_PROTOCOL_COMMAND_LINE_COMMAND_LINE_H_
+#define RPLASMA_PROTOCOL_COMMAND_LINE_COMMAND_LINE_H_
 
 #include <cstdint>
 #include <map>
@@ -65,4 +65,4 @@ std::string CommandLineHelp(absl::string_view synopsis);
 
 }  // namespace rplasma
 
-#endif  // RPLASMA_PROTOCOL_BASE_COMMAND_LINE_H_
+#endif  // RPLASMA_PROTOCOL_COMMAND_LINE_COMMAND_LINE_H_

@@ -1,4 +1,4 @@
-#include "protocol/base/default_socket.h"
+#include "protocol/command_line/default_socket.h"
 
 #include <unistd.h>
 

@@ -8,8 +8,8 @@
 // The store and the manager create the directory 0700 when they bind (socket_io's listener does);
 // the per-uid fallback keeps users on one host out of each other's way. The pure form takes the
 // euid and the environment value so tests need not change either; the other reads the process's.
-#ifndef RPLASMA_PROTOCOL_BASE_DEFAULT_SOCKET_H_
-#define RPLASMA_PROTOCOL_BASE_DEFAULT_SOCKET_H_
+#ifndef RPLASMA_PROTOCOL_COMMAND_LINE_DEFAULT_SOCKET_H_
+#define RPLASMA_PROTOCOL_COMMAND_LINE_DEFAULT_SOCKET_H_
 
 #include <sys/types.h>
 
@@ -26,4 +26,4 @@ std::string DefaultManagerSocket();  // DefaultSocketDir() + "/manager.sock": th
 
 }  // namespace rplasma
 
-#endif  // RPLASMA_PROTOCOL_BASE_DEFAULT_SOCKET_H_
+#endif  // RPLASMA_PROTOCOL_COMMAND_LINE_DEFAULT_SOCKET_H_

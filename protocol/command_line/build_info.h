@@ -2,8 +2,8 @@
 // was configured from ("unknown" when configured without git or outside a clone). The revision is
 // captured when CMake configures, so a tree built again after new commits without reconfiguring
 // reports the revision it was configured at.
-#ifndef RPLASMA_PROTOCOL_BASE_BUILD_INFO_H_
-#define RPLASMA_PROTOCOL_BASE_BUILD_INFO_H_
+#ifndef RPLASMA_PROTOCOL_COMMAND_LINE_BUILD_INFO_H_
+#define RPLASMA_PROTOCOL_COMMAND_LINE_BUILD_INFO_H_
 
 namespace rplasma {
 
@@ -12,4 +12,4 @@ const char* BuildGitRevision();  // "7eb1ec8c0a1f" or "unknown"
 
 }  // namespace rplasma
 
-#endif  // RPLASMA_PROTOCOL_BASE_BUILD_INFO_H_
+#endif  // RPLASMA_PROTOCOL_COMMAND_LINE_BUILD_INFO_H_

@@ -1,4 +1,4 @@
-#include "protocol/base/prometheus_text.h"
+#include "protocol/metrics/prometheus_text.h"
 
 #include <cmath>
 #include <cstdio>

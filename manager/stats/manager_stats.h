@@ -9,8 +9,8 @@
 // transport_stats and peer_service. Each transfer's total time (the sum of its phases) also goes
 // into a latency histogram per protocol, which manager_metrics.h renders for Prometheus.
 // Thread-safety: thread-safe.
-#ifndef RPLASMA_MANAGER_MANAGER_STATS_H_
-#define RPLASMA_MANAGER_MANAGER_STATS_H_
+#ifndef RPLASMA_MANAGER_STATS_MANAGER_STATS_H_
+#define RPLASMA_MANAGER_STATS_MANAGER_STATS_H_
 
 #include <cstdint>
 #include <deque>
@@ -21,8 +21,8 @@
 #include "manager/peer/peer_protocol.h"
 #include "protocol/base/counter_set.h"
 #include "protocol/base/json_writer.h"
-#include "protocol/base/latency_histogram.h"
 #include "protocol/base/object_id.h"
+#include "protocol/metrics/latency_histogram.h"
 
 namespace rplasma::manager {
 
@@ -111,4 +111,4 @@ class ManagerStats : public CounterSet {
 
 }  // namespace rplasma::manager
 
-#endif  // RPLASMA_MANAGER_MANAGER_STATS_H_
+#endif  // RPLASMA_MANAGER_STATS_MANAGER_STATS_H_

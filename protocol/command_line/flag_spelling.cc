@@ -1,4 +1,4 @@
-#include "protocol/base/flag_spelling.h"
+#include "protocol/command_line/flag_spelling.h"
 
 #include <cerrno>
 #include <fstream>
@@ -9,8 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
-#include "protocol/base/build_info.h"
 #include "protocol/base/status.h"
+#include "protocol/command_line/build_info.h"
 
 namespace rplasma {
 namespace {

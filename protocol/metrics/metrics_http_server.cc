@@ -1,4 +1,4 @@
-#include "protocol/base/metrics_http_server.h"
+#include "protocol/metrics/metrics_http_server.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -15,9 +15,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "protocol/base/logging.h"
-#include "protocol/base/prometheus_text.h"
 #include "protocol/base/socket_io.h"
 #include "protocol/base/status.h"
+#include "protocol/metrics/prometheus_text.h"
 
 namespace rplasma {
 namespace {

@@ -1,4 +1,4 @@
-#include "protocol/base/latency_histogram.h"
+#include "protocol/metrics/latency_histogram.h"
 
 #include <algorithm>
 #include <cmath>

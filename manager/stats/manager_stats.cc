@@ -1,4 +1,4 @@
-#include "manager/manager_stats.h"
+#include "manager/stats/manager_stats.h"
 
 #include "protocol/base/mutex_lock.h"
 

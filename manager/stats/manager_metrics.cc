@@ -1,6 +1,6 @@
-#include "manager/manager_metrics.h"
+#include "manager/stats/manager_metrics.h"
 
-#include "protocol/base/prometheus_text.h"
+#include "protocol/metrics/prometheus_text.h"
 
 namespace rplasma::manager {
 namespace {

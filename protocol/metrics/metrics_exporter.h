@@ -5,8 +5,8 @@
 // Thread-safety: Start and destruction from one thread; `render` is called from the exporter's
 // threads and must be thread-safe. Destroying the exporter joins them, so `render` may use objects
 // that outlive it.
-#ifndef RPLASMA_PROTOCOL_BASE_METRICS_EXPORTER_H_
-#define RPLASMA_PROTOCOL_BASE_METRICS_EXPORTER_H_
+#ifndef RPLASMA_PROTOCOL_METRICS_METRICS_EXPORTER_H_
+#define RPLASMA_PROTOCOL_METRICS_METRICS_EXPORTER_H_
 
 #include <cstdint>
 #include <functional>
@@ -16,8 +16,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "protocol/base/metrics_file_writer.h"
-#include "protocol/base/metrics_http_server.h"
+#include "protocol/metrics/metrics_file_writer.h"
+#include "protocol/metrics/metrics_http_server.h"
 
 namespace rplasma {
 
@@ -55,4 +55,4 @@ class MetricsExporter {
 
 }  // namespace rplasma
 
-#endif  // RPLASMA_PROTOCOL_BASE_METRICS_EXPORTER_H_
+#endif  // RPLASMA_PROTOCOL_METRICS_METRICS_EXPORTER_H_

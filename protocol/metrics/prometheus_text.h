@@ -16,8 +16,8 @@
 // REQUIRES: metric and label names match [a-zA-Z_:][a-zA-Z0-9_:]* and [a-zA-Z_][a-zA-Z0-9_]*
 // (they come from code: CHECKed); a family's samples follow its Family line.
 // Thread-safety: a value type; not thread-safe.
-#ifndef RPLASMA_PROTOCOL_BASE_PROMETHEUS_TEXT_H_
-#define RPLASMA_PROTOCOL_BASE_PROMETHEUS_TEXT_H_
+#ifndef RPLASMA_PROTOCOL_METRICS_PROMETHEUS_TEXT_H_
+#define RPLASMA_PROTOCOL_METRICS_PROMETHEUS_TEXT_H_
 
 #include <cstdint>
 #include <string>
@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "protocol/base/latency_histogram.h"
+#include "protocol/metrics/latency_histogram.h"
 
 namespace rplasma {
 
@@ -65,4 +65,4 @@ std::string FormatMetricValue(double value);
 
 }  // namespace rplasma
 
-#endif  // RPLASMA_PROTOCOL_BASE_PROMETHEUS_TEXT_H_
+#endif  // RPLASMA_PROTOCOL_METRICS_PROMETHEUS_TEXT_H_

@@ -9,8 +9,8 @@
 // library to build or install.
 //
 // Thread-safe (reads the environment; opens a socket per call).
-#ifndef RPLASMA_PROTOCOL_BASE_SERVICE_NOTIFY_H_
-#define RPLASMA_PROTOCOL_BASE_SERVICE_NOTIFY_H_
+#ifndef RPLASMA_PROTOCOL_COMMAND_LINE_SERVICE_NOTIFY_H_
+#define RPLASMA_PROTOCOL_COMMAND_LINE_SERVICE_NOTIFY_H_
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -22,4 +22,4 @@ absl::Status NotifyServiceManager(absl::string_view state);
 
 }  // namespace rplasma
 
-#endif  // RPLASMA_PROTOCOL_BASE_SERVICE_NOTIFY_H_
+#endif  // RPLASMA_PROTOCOL_COMMAND_LINE_SERVICE_NOTIFY_H_

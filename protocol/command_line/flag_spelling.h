@@ -10,8 +10,8 @@
 // - "--" ends the flags; what follows is left alone.
 //
 // Pure functions except ExpandFlagfiles, which reads the files. Thread-safe.
-#ifndef RPLASMA_PROTOCOL_BASE_FLAG_SPELLING_H_
-#define RPLASMA_PROTOCOL_BASE_FLAG_SPELLING_H_
+#ifndef RPLASMA_PROTOCOL_COMMAND_LINE_FLAG_SPELLING_H_
+#define RPLASMA_PROTOCOL_COMMAND_LINE_FLAG_SPELLING_H_
 
 #include <optional>
 #include <string>
@@ -45,4 +45,4 @@ std::string VersionLine(absl::string_view program);
 
 }  // namespace rplasma
 
-#endif  // RPLASMA_PROTOCOL_BASE_FLAG_SPELLING_H_
+#endif  // RPLASMA_PROTOCOL_COMMAND_LINE_FLAG_SPELLING_H_

@@ -1,5 +1,5 @@
 // LatencyHistogram: durations counted into fixed buckets, for Prometheus histograms
-// (protocol/base/prometheus_text.h renders a snapshot).
+// (protocol/metrics/prometheus_text.h renders a snapshot).
 //
 // The bucket upper bounds are fixed at construction (seconds, strictly increasing); a value above
 // the last bound counts only in the implicit +Inf bucket. Observe is wait-free (relaxed atomics),
@@ -7,8 +7,8 @@
 // a snapshot's count always equals its +Inf bucket even while other threads observe.
 //
 // Thread-safety: Observe and Snapshot from any thread. Neither copyable nor movable.
-#ifndef RPLASMA_PROTOCOL_BASE_LATENCY_HISTOGRAM_H_
-#define RPLASMA_PROTOCOL_BASE_LATENCY_HISTOGRAM_H_
+#ifndef RPLASMA_PROTOCOL_METRICS_LATENCY_HISTOGRAM_H_
+#define RPLASMA_PROTOCOL_METRICS_LATENCY_HISTOGRAM_H_
 
 #include <atomic>
 #include <cstdint>
@@ -51,4 +51,4 @@ class LatencyHistogram {
 
 }  // namespace rplasma
 
-#endif  // RPLASMA_PROTOCOL_BASE_LATENCY_HISTOGRAM_H_
+#endif  // RPLASMA_PROTOCOL_METRICS_LATENCY_HISTOGRAM_H_

@@ -1,4 +1,4 @@
-#include "protocol/base/service_notify.h"
+#include "protocol/command_line/service_notify.h"
 
 #include <sys/socket.h>
 #include <sys/un.h>

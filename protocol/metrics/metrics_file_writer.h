@@ -1,4 +1,4 @@
-// MetricsFileWriter: writes a text exposition (protocol/base/prometheus_text.h) to a file every
+// MetricsFileWriter: writes a text exposition (protocol/metrics/prometheus_text.h) to a file every
 // `interval`, for node_exporter's textfile collector (--collector.textfile.directory; the file
 // name must end in .prom).
 //
@@ -9,8 +9,8 @@
 //
 // Thread-safety: Start/Shutdown/destructor from one thread. `render` runs on the writer's thread
 // (and in Start and Shutdown): it must be thread-safe.
-#ifndef RPLASMA_PROTOCOL_BASE_METRICS_FILE_WRITER_H_
-#define RPLASMA_PROTOCOL_BASE_METRICS_FILE_WRITER_H_
+#ifndef RPLASMA_PROTOCOL_METRICS_METRICS_FILE_WRITER_H_
+#define RPLASMA_PROTOCOL_METRICS_METRICS_FILE_WRITER_H_
 
 #include <functional>
 #include <memory>
@@ -57,4 +57,4 @@ class MetricsFileWriter {
 
 }  // namespace rplasma
 
-#endif  // RPLASMA_PROTOCOL_BASE_METRICS_FILE_WRITER_H_
+#endif  // RPLASMA_PROTOCOL_METRICS_METRICS_FILE_WRITER_H_

@@ -8,13 +8,13 @@
 // READ never pass through this process and are not in the sent figure.
 //
 // Thread-safety: a pure function of its inputs; ManagerStats may be updated concurrently.
-#ifndef RPLASMA_MANAGER_MANAGER_METRICS_H_
-#define RPLASMA_MANAGER_MANAGER_METRICS_H_
+#ifndef RPLASMA_MANAGER_STATS_MANAGER_METRICS_H_
+#define RPLASMA_MANAGER_STATS_MANAGER_METRICS_H_
 
 #include <cstdint>
 #include <string>
 
-#include "manager/manager_stats.h"
+#include "manager/stats/manager_stats.h"
 #include "protocol/base/counter_set.h"
 
 namespace rplasma::manager {
@@ -32,4 +32,4 @@ std::string RenderManagerMetrics(const ManagerMetricsSources& sources);
 
 }  // namespace rplasma::manager
 
-#endif  // RPLASMA_MANAGER_MANAGER_METRICS_H_
+#endif  // RPLASMA_MANAGER_STATS_MANAGER_METRICS_H_

@@ -1,4 +1,4 @@
-#include "protocol/base/metrics_file_writer.h"
+#include "protocol/metrics/metrics_file_writer.h"
 
 #include <fcntl.h>
 #include <stdio.h>

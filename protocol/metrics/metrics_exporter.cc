@@ -1,4 +1,4 @@
-#include "protocol/base/metrics_exporter.h"
+#include "protocol/metrics/metrics_exporter.h"
 
 #include "absl/strings/str_cat.h"
 #include "protocol/base/logging.h"

@@ -1,4 +1,4 @@
-#include "protocol/base/command_line.h"
+#include "protocol/command_line/command_line.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -13,8 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "protocol/base/byte_size.h"
-#include "protocol/base/flag_spelling.h"
 #include "protocol/base/status.h"
+#include "protocol/command_line/flag_spelling.h"
 
 namespace rplasma {
 namespace {

@@ -1,5 +1,5 @@
 // MetricsHttpServer: a minimal HTTP/1.x endpoint on its own thread that answers GET /metrics
-// with a text exposition (protocol/base/prometheus_text.h) rendered on demand.
+// with a text exposition (protocol/metrics/prometheus_text.h) rendered on demand.
 //
 // Built to sit next to a daemon's real work without ever holding it up:
 //   - one thread, one connection at a time; others wait in the kernel's accept backlog (small);
@@ -12,8 +12,8 @@
 // Every reply is "Connection: close". The listening address is 127.0.0.1 unless told otherwise.
 //
 // Thread-safety: Start/Shutdown/destructor from one thread; the accessors from any.
-#ifndef RPLASMA_PROTOCOL_BASE_METRICS_HTTP_SERVER_H_
-#define RPLASMA_PROTOCOL_BASE_METRICS_HTTP_SERVER_H_
+#ifndef RPLASMA_PROTOCOL_METRICS_METRICS_HTTP_SERVER_H_
+#define RPLASMA_PROTOCOL_METRICS_METRICS_HTTP_SERVER_H_
 
 #include <atomic>
 #include <cstdint>
@@ -77,4 +77,4 @@ class MetricsHttpServer {
 
 }  // namespace rplasma
 
-#endif  // RPLASMA_PROTOCOL_BASE_METRICS_HTTP_SERVER_H_
+#endif  // RPLASMA_PROTOCOL_METRICS_METRICS_HTTP_SERVER_H_
