@@ -8,13 +8,14 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+
 #include "client/background_hasher.h"
 #include "client/checksum.h"
 #include "client/client_connection.h"
@@ -81,8 +82,8 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientOptions& opt
   struct stat st;
   if (::fstat(handshake.arena_fd.get(), &st) != 0) return ErrnoError("fstat", "arena fd", errno);
   if (static_cast<uint64_t>(st.st_size) < arena_size) {
-    return ProtocolError(absl::StrCat("connect(", where, "): arena fd holds ", st.st_size, " bytes, store claims ",
-                                      arena_size));
+    return ProtocolError(
+        absl::StrCat("connect(", where, "): arena fd holds ", st.st_size, " bytes, store claims ", arena_size));
   }
   void* base = ::mmap(nullptr, arena_size, PROT_READ | PROT_WRITE, MAP_SHARED, handshake.arena_fd.get(), 0);
   if (base == MAP_FAILED) return ErrnoError("mmap", absl::StrCat("arena of ", arena_size, " bytes"), errno);
@@ -94,12 +95,12 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientOptions& opt
     // The notice that a slot the store may wait for was cleared: no reply, in order with the
     // client's other requests. The connection outlives the index (members' order in Client).
     ClientConnection* connection = handshake.connection.get();
-    absl::StatusOr<std::unique_ptr<LocalIndex>> opened = LocalIndex::Open(
-        std::move(handshake.index_fd), handshake.reply.index_entries, std::move(handshake.slots_fd),
-        handshake.reply.slots, [connection] {
-          absl::Status sent = connection->SendNoReply(SlotsReleasedRequest{});
-          if (!sent.ok()) LOG(WARNING) << "store: slot release notice: " << sent;
-        });
+    absl::StatusOr<std::unique_ptr<LocalIndex>> opened =
+        LocalIndex::Open(std::move(handshake.index_fd), handshake.reply.index_entries, std::move(handshake.slots_fd),
+                         handshake.reply.slots, [connection] {
+                           absl::Status sent = connection->SendNoReply(SlotsReleasedRequest{});
+                           if (!sent.ok()) LOG(WARNING) << "store: slot release notice: " << sent;
+                         });
     if (!opened.ok()) {
       ::munmap(base, arena_size);
       return ProtocolError(absl::StrCat("connect(", where, "): ", opened.status().message()));
@@ -133,15 +134,15 @@ bool Client::InArena(uint64_t offset, uint64_t size) const {
   return offset <= arena_size_ && size <= arena_size_ - offset;
 }
 
-absl::StatusOr<CreatedObject> Client::Create(const ObjectID& id, uint64_t data_size,
-                                             absl::Span<const uint8_t> metadata, bool evict_if_full) {
+absl::StatusOr<CreatedObject> Client::Create(const ObjectID& id, uint64_t data_size, absl::Span<const uint8_t> metadata,
+                                             bool evict_if_full) {
   if (data_size > kMaxObjectBytes || metadata.size() > kMaxObjectBytes - data_size) {
     return MakeError(ErrorCode::kInvalidArgument,
                      absl::StrCat("create(", id.Hex(), "): size ", data_size, "+", metadata.size(), " is too large"));
   }
   ASSIGN_OR_RETURN(CreateReply reply,
-                   ExpectBody<CreateReply>(connection_->Call(CreateRequest{id, data_size, metadata.size(), evict_if_full}),
-                                           "create", id));
+                   ExpectBody<CreateReply>(
+                       connection_->Call(CreateRequest{id, data_size, metadata.size(), evict_if_full}), "create", id));
   if (!InArena(reply.offset, data_size + metadata.size())) {
     (void)connection_->SendDetached(AbortRequest{id});
     return ProtocolError(absl::StrCat("create(", id.Hex(), "): store placed the object outside the arena"));
@@ -149,8 +150,8 @@ absl::StatusOr<CreatedObject> Client::Create(const ObjectID& id, uint64_t data_s
   uint8_t* data = arena_base_ + reply.offset;
   uint8_t* meta = data + data_size;
   if (!metadata.empty()) std::memcpy(meta, metadata.data(), metadata.size());
-  const CreatedObject created{id, absl::MakeSpan(data, data_size), absl::MakeSpan(meta, metadata.size()),
-                              reply.offset, reply.generation};
+  const CreatedObject created{id, absl::MakeSpan(data, data_size), absl::MakeSpan(meta, metadata.size()), reply.offset,
+                              reply.generation};
   {
     MutexLock lock(&mu_);
     created_[id] = created;
@@ -204,8 +205,8 @@ absl::Status Client::Put(const ObjectID& id, absl::Span<const uint8_t> data, abs
     return PutInline(id, data, metadata, ObjectChecksum(data, metadata));
   }
   ASSIGN_OR_RETURN(CreatedObject object, Create(id, data.size(), metadata));
-  const uint64_t checksum = data.size() >= kBackgroundHashBytes ? CopyAndHashInParallel(object, data)
-                                                                : CopyAndHash(object, data);
+  const uint64_t checksum =
+      data.size() >= kBackgroundHashBytes ? CopyAndHashInParallel(object, data) : CopyAndHash(object, data);
   absl::Status sealed = SealAndRelease(id, checksum);
   if (!sealed.ok()) (void)Abort(id);
   return sealed;
@@ -256,8 +257,7 @@ absl::Status Client::PutInline(const ObjectID& id, absl::Span<const uint8_t> dat
 absl::Status Client::Release(const ObjectID& id) {
   if (local_index_ != nullptr && local_index_->ReleaseOne(id)) return absl::OkStatus();
   const std::string hex = id.Hex();
-  ASSIGN_OR_RETURN(CodesReply codes,
-                   ExpectCodes(connection_->Call(ReleaseRequest{{id}}), 1, "release", hex));
+  ASSIGN_OR_RETURN(CodesReply codes, ExpectCodes(connection_->Call(ReleaseRequest{{id}}), 1, "release", hex));
   return client_internal::ObjectError(codes.codes[0], "release", hex);
 }
 

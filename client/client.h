@@ -27,6 +27,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+
 #include "client/created_object.h"
 #include "client/manager_connection_pool.h"
 #include "protocol/base/object_id.h"
@@ -35,13 +36,13 @@
 namespace rplasma {
 
 class Client;
-class ClientConnection;  // client/client_connection.h: the socket, request ids, reply demux
-class LocalIndex;        // client/local_index.h: gets with no IPC through the shared index
+class ClientConnection;    // client/client_connection.h: the socket, request ids, reply demux
+class LocalIndex;          // client/local_index.h: gets with no IPC through the shared index
 struct ManagerStatsReply;  // protocol/manager_messages.h
 
 struct ClientOptions {
-  std::string store_socket;           // required: rplasma-store --socket
-  std::string manager_socket;         // optional: rplasma-manager --client-socket, for Fetch
+  std::string store_socket;            // required: rplasma-store --socket
+  std::string manager_socket;          // optional: rplasma-manager --client-socket, for Fetch
   std::string client_name = "client";  // shown in store logs
   // Get() falls back to Fetch for ids the store does not have (needs manager_socket).
   bool get_fetches_remote = false;
@@ -139,8 +140,8 @@ class Client {
   // Creates `id` with room for data_size bytes of data and a copy of `metadata`. The caller holds a
   // reference until it seals (and releases) or aborts. With evict_if_full the store evicts
   // unreferenced sealed objects (LRU) to make room; else OutOfMemory.
-  absl::StatusOr<CreatedObject> Create(const ObjectID& id, uint64_t data_size,
-                                       absl::Span<const uint8_t> metadata = {}, bool evict_if_full = true);
+  absl::StatusOr<CreatedObject> Create(const ObjectID& id, uint64_t data_size, absl::Span<const uint8_t> metadata = {},
+                                       bool evict_if_full = true);
   // Makes `id` immutable and visible. Computes the checksum (XXH3-64 of data then metadata).
   // The creator keeps its reference: Release it when done writing.
   absl::Status Seal(const ObjectID& id);
@@ -241,9 +242,8 @@ class Client {
 
  private:
   friend class ObjectBuffer;
-  Client(ClientOptions options, std::unique_ptr<ClientConnection> connection, uint8_t* arena_base,
-         uint64_t arena_size, std::string store_name, uint32_t max_ids_per_request,
-         std::unique_ptr<LocalIndex> local_index);
+  Client(ClientOptions options, std::unique_ptr<ClientConnection> connection, uint8_t* arena_base, uint64_t arena_size,
+         std::string store_name, uint32_t max_ids_per_request, std::unique_ptr<LocalIndex> local_index);
 
   // A ManagerStatsRequest and its reply (ManagerStats, ManagerNodeId).
   absl::StatusOr<ManagerStatsReply> AskManagerStats();

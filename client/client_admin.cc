@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+
 #include "client/client.h"
 #include "client/client_connection.h"
 #include "client/reply_body.h"
@@ -32,15 +33,10 @@ absl::StatusOr<std::vector<bool>> Client::Contains(absl::Span<const ObjectID> id
                                  part.size(), "contains", part.size() == 1 ? part[0].Hex() : ""));
     for (size_t i = 0; i < part.size(); ++i) {
       switch (codes.codes[i]) {
-        case ErrorCode::kOk:
-          present.push_back(true);
-          break;
+        case ErrorCode::kOk: present.push_back(true); break;
         case ErrorCode::kObjectNotFound:
-        case ErrorCode::kObjectNotSealed:
-          present.push_back(false);
-          break;
-        default:
-          return client_internal::ObjectError(codes.codes[i], "contains", part[i].Hex());
+        case ErrorCode::kObjectNotSealed: present.push_back(false); break;
+        default: return client_internal::ObjectError(codes.codes[i], "contains", part[i].Hex());
       }
     }
   }

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+
 #include "client/client.h"
 #include "client/client_connection.h"
 #include "client/reply_body.h"
@@ -52,9 +53,9 @@ absl::StatusOr<std::vector<absl::StatusOr<CreatedObject>>> Client::CreateMany(ab
       to_send.push_back(i);
     } else {
       // Sent, it would make the store refuse the whole batch.
-      results.push_back(MakeError(ErrorCode::kInvalidArgument, absl::StrCat("create(", spec.id.Hex(), "): size ",
-                                                                            spec.data_size, "+", spec.metadata_size,
-                                                                            " is too large")));
+      results.push_back(
+          MakeError(ErrorCode::kInvalidArgument, absl::StrCat("create(", spec.id.Hex(), "): size ", spec.data_size, "+",
+                                                              spec.metadata_size, " is too large")));
     }
   }
   std::vector<ObjectID> created_here;  // undone on an outer error
@@ -63,8 +64,8 @@ absl::StatusOr<std::vector<absl::StatusOr<CreatedObject>>> Client::CreateMany(ab
     CreateBatchRequest request;
     request.objects.reserve(part.size());
     for (size_t i : part) {
-      request.objects.push_back(CreateRequest{objects[i].id, objects[i].data_size, objects[i].metadata_size,
-                                              evict_if_full});
+      request.objects.push_back(
+          CreateRequest{objects[i].id, objects[i].data_size, objects[i].metadata_size, evict_if_full});
     }
     absl::StatusOr<ObjectsReply> reply = ExpectBody<ObjectsReply>(connection_->Call(std::move(request)), "create");
     if (reply.ok()) {
@@ -172,8 +173,8 @@ absl::StatusOr<std::vector<absl::Status>> Client::PutInlineMany(absl::Span<const
                                           " bytes exceed the inline limit of ", kMaxInlinePutBytes));
       continue;
     }
-    if (!batch.empty() && (batch.size() == max_ids_per_request_ ||
-                           batch_bytes + bytes + kPutOverheadBytes > kPutBatchBudgetBytes)) {
+    if (!batch.empty() &&
+        (batch.size() == max_ids_per_request_ || batch_bytes + bytes + kPutOverheadBytes > kPutBatchBudgetBytes)) {
       RETURN_IF_ERROR(send());
     }
     batch.push_back(i);

@@ -11,13 +11,14 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "client/fork_guard.h"
 #include "absl/time/clock.h"
-#include "protocol/frame.h"
+
+#include "client/fork_guard.h"
 #include "protocol/base/logging.h"
 #include "protocol/base/mutex_lock.h"
 #include "protocol/base/socket_io.h"
 #include "protocol/base/status.h"
+#include "protocol/frame.h"
 
 namespace rplasma {
 namespace {
@@ -82,10 +83,9 @@ ClientConnection::ClientConnection(UniqueFd fd, absl::Duration io_timeout)
       }) {}
 
 absl::StatusOr<ClientConnection::Handshake> ClientConnection::Connect(const std::string& socket_path,
-                                                                       absl::string_view client_name,
-                                                                       absl::Duration connect_timeout,
-                                                                       absl::Duration io_timeout,
-                                                                       bool shared_index) {
+                                                                      absl::string_view client_name,
+                                                                      absl::Duration connect_timeout,
+                                                                      absl::Duration io_timeout, bool shared_index) {
   const absl::Time deadline = absl::Now() + connect_timeout;
   ASSIGN_OR_RETURN(UniqueFd fd, UnixConnect(socket_path, deadline));
   std::unique_ptr<ClientConnection> connection(new ClientConnection(std::move(fd), io_timeout));
@@ -104,9 +104,9 @@ absl::StatusOr<ClientConnection::Handshake> ClientConnection::Connect(const std:
   }
   // The arena fd (then the index's and the slots') rides on the first byte of the ConnectReply frame.
   constexpr size_t kConnectFds = 3;
-  ASSIGN_OR_RETURN(ReceivedWithFds first, RecvSomeWithFds(raw_fd, connection->read_buffer_.data(),
-                                                          connection->read_buffer_.size(), kConnectFds,
-                                                          SocketWait::kBlock));
+  ASSIGN_OR_RETURN(ReceivedWithFds first,
+                   RecvSomeWithFds(raw_fd, connection->read_buffer_.data(), connection->read_buffer_.size(),
+                                   kConnectFds, SocketWait::kBlock));
   if (first.bytes == 0) return StoreGone(absl::StrCat("connect(", socket_path, "): closed by the store"));
   connection->read_end_ = first.bytes;
   ASSIGN_OR_RETURN(Reply reply, connection->ReadReply(deadline));
@@ -162,8 +162,7 @@ absl::Status ClientConnection::Send(RequestBody body, PendingReply* pending, abs
 }
 
 absl::StatusOr<Reply> ClientConnection::Wait(PendingReply* pending, absl::Time deadline) {
-  absl::Status waited =
-      demux_.Wait(pending, deadline, [this](absl::Time d) { return ReadAndDispatchOne(d); });
+  absl::Status waited = demux_.Wait(pending, deadline, [this](absl::Time d) { return ReadAndDispatchOne(d); });
   if (waited.ok() || ErrorCodeOf(waited) != ErrorCode::kDeadlineExceeded) {
     // The reply was taken (or will never come): nothing is left to release behind the caller.
     MutexLock lock(&gets_mu_);

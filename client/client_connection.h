@@ -41,6 +41,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+
 #include "client/fork_guard.h"
 #include "protocol/base/reply_demultiplexer.h"
 #include "protocol/base/unique_fd.h"

@@ -7,12 +7,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+
 #include "client/client.h"
-#include "protocol/frame.h"
-#include "protocol/manager_messages.h"
 #include "protocol/base/node_id.h"
 #include "protocol/base/socket_io.h"
 #include "protocol/base/status.h"
+#include "protocol/frame.h"
+#include "protocol/manager_messages.h"
 
 namespace rplasma {
 namespace {
@@ -81,16 +82,16 @@ absl::Status Client::Fetch(absl::Span<const ObjectID> ids, absl::Duration timeou
       if (result->codes[i] == ErrorCode::kOk) continue;
       if (failed++ == 0) first_code = result->codes[i];
       if (failures.size() < 3) {
-        failures.push_back(absl::StrCat(ids[start + i].Hex(), ": ", ErrorCodeName(result->codes[i]), " ",
-                                        result->messages[i]));
+        failures.push_back(
+            absl::StrCat(ids[start + i].Hex(), ": ", ErrorCodeName(result->codes[i]), " ", result->messages[i]));
       }
     }
   }
   manager_connections_.GiveBack(std::move(connection.fd));
   if (failed == 0) return absl::OkStatus();
-  return MakeError(first_code, absl::StrCat("fetch: ", failed, " of ", ids.size(), " objects failed (",
-                                            absl::StrJoin(failures, "; "), failed > failures.size() ? "; ..." : "",
-                                            ")"));
+  return MakeError(first_code,
+                   absl::StrCat("fetch: ", failed, " of ", ids.size(), " objects failed (",
+                                absl::StrJoin(failures, "; "), failed > failures.size() ? "; ..." : "", ")"));
 }
 
 absl::StatusOr<ManagerStatsReply> Client::AskManagerStats() {

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+
 #include "client/client.h"
 #include "client/client_connection.h"
 #include "client/local_index.h"
@@ -147,14 +148,14 @@ absl::StatusOr<std::vector<ObjectBuffer>> Client::GetFromStore(absl::Span<const 
   }
   for (size_t b = 0; b < sent; ++b) {
     absl::Span<const ObjectID> part = ids.subspan(b * batch, batch);
-    absl::StatusOr<ObjectsReply> reply = ExpectBody<ObjectsReply>(connection_->Wait(&pending[b % kWindow], exchange_deadline), "get",
-                                                                  part.size() == 1 ? part[0].Hex() : "");
+    absl::StatusOr<ObjectsReply> reply = ExpectBody<ObjectsReply>(
+        connection_->Wait(&pending[b % kWindow], exchange_deadline), "get", part.size() == 1 ? part[0].Hex() : "");
     if (reply.ok() && reply->objects.size() != part.size()) {
       for (const ObjectInfo& info : reply->objects) {
         if (info.error == ErrorCode::kOk) (void)ReleaseDetached(info.id);
       }
-      reply = ProtocolError(absl::StrCat("get: store answered ", reply->objects.size(), " entries for ",
-                                         part.size(), " ids"));
+      reply = ProtocolError(
+          absl::StrCat("get: store answered ", reply->objects.size(), " entries for ", part.size(), " ids"));
     }
     if (!reply.ok()) {
       if (status.ok()) status = reply.status();
@@ -202,12 +203,11 @@ absl::StatusOr<ObjectBuffer> Client::GetOne(const ObjectID& id, absl::Duration t
     buffer = std::move(entries[0]);
   } else {
     // The lean path: no batching machinery, no result vector.
-    const absl::Time exchange_deadline =
-        ExchangeDeadline(timeout, absl::Now() + std::max(timeout, absl::ZeroDuration()), options_,
-                         connection_->IoDeadline());
+    const absl::Time exchange_deadline = ExchangeDeadline(
+        timeout, absl::Now() + std::max(timeout, absl::ZeroDuration()), options_, connection_->IoDeadline());
     ASSIGN_OR_RETURN(ObjectsReply reply,
-                     ExpectBody<ObjectsReply>(connection_->Call(GetRequest{{id}, TimeoutMs(timeout)}, exchange_deadline),
-                                              "get", id));
+                     ExpectBody<ObjectsReply>(
+                         connection_->Call(GetRequest{{id}, TimeoutMs(timeout)}, exchange_deadline), "get", id));
     if (reply.objects.size() != 1) {
       for (const ObjectInfo& info : reply.objects) {
         if (info.error == ErrorCode::kOk) (void)ReleaseDetached(info.id);

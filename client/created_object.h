@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "absl/types/span.h"
+
 #include "protocol/base/object_id.h"
 
 namespace rplasma {

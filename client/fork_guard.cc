@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "absl/strings/str_cat.h"
+
 #include "protocol/base/status.h"
 
 namespace rplasma {
@@ -28,8 +29,9 @@ bool ForkGuard::forked() const { return fork_count.load(std::memory_order_relaxe
 
 absl::Status ForkedError(const char* what) {
   return MakeError(ErrorCode::kInvalidArgument,
-                   absl::StrCat(what, ": used in a child process after fork(); it belongs to the parent (its "
-                                      "connection and slots are the parent's). Connect a new client in the child"));
+                   absl::StrCat(what,
+                                ": used in a child process after fork(); it belongs to the parent (its "
+                                "connection and slots are the parent's). Connect a new client in the child"));
 }
 
 }  // namespace rplasma

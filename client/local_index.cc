@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+
 #include "protocol/base/status.h"
 
 namespace rplasma {
@@ -20,8 +21,8 @@ absl::StatusOr<std::unique_ptr<LocalIndex>> LocalIndex::Open(UniqueFd index_fd, 
   ASSIGN_OR_RETURN(shm::SharedMemory slots_memory,
                    shm::SharedMemory::Map(std::move(slots_fd), shm::SlotRegionBytes(slots), /*writable=*/true));
   ASSIGN_OR_RETURN(shm::ReferenceSlots reference_slots, shm::ReferenceSlots::Open(slots_memory.bytes()));
-  return std::unique_ptr<LocalIndex>(new LocalIndex(std::move(index_memory), index, std::move(slots_memory),
-                                                    reference_slots, std::move(notify)));
+  return std::unique_ptr<LocalIndex>(
+      new LocalIndex(std::move(index_memory), index, std::move(slots_memory), reference_slots, std::move(notify)));
 }
 
 std::optional<LocalIndex::Hold> LocalIndex::TryGet(const ObjectID& id) {
@@ -41,7 +42,7 @@ std::optional<LocalIndex::Hold> LocalIndex::TryGet(const ObjectID& id) {
 }
 
 void LocalIndex::Release(uint64_t entry, uint64_t slot, uint64_t generation) {
-  if (fork_guard_.forked()) return;  // the parent's hold, not ours to drop
+  if (fork_guard_.forked()) return;               // the parent's hold, not ours to drop
   if (!slots_.ClearIf(slot, generation)) return;  // given back already
   if (index_.MayBeReclaiming(entry)) notify_();
 }

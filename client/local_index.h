@@ -19,6 +19,7 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
+
 #include "client/fork_guard.h"
 #include "protocol/base/object_id.h"
 #include "protocol/base/unique_fd.h"

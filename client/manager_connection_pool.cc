@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+
 #include "protocol/base/mutex_lock.h"
 #include "protocol/base/socket_io.h"
 #include "protocol/base/status.h"
@@ -21,8 +22,8 @@ absl::StatusOr<ManagerConnectionPool::Lease> ManagerConnectionPool::Take(absl::T
   }
   absl::StatusOr<UniqueFd> fd = UnixConnect(socket_path_, deadline);
   if (!fd.ok()) {
-    const ErrorCode code =
-        ErrorCodeOf(fd.status()) == ErrorCode::kDeadlineExceeded ? ErrorCode::kDeadlineExceeded : ErrorCode::kUnavailable;
+    const ErrorCode code = ErrorCodeOf(fd.status()) == ErrorCode::kDeadlineExceeded ? ErrorCode::kDeadlineExceeded
+                                                                                    : ErrorCode::kUnavailable;
     return MakeError(code, absl::StrCat("fetch: manager at ", socket_path_, ": ", fd.status().message()));
   }
   return Lease{*std::move(fd), false};

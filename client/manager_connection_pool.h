@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+
 #include "client/fork_guard.h"
 #include "protocol/base/unique_fd.h"
 

@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+
 #include "protocol/base/object_id.h"
 #include "protocol/base/status.h"
 #include "protocol/store_messages.h"

@@ -8,6 +8,7 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+
 #include "protocol/base/socket_io.h"
 #include "protocol/base/status.h"
 #include "protocol/store_messages.h"
@@ -56,8 +57,8 @@ absl::StatusOr<std::unique_ptr<StoreSubscription>> StoreSubscription::Create(con
   ASSIGN_OR_RETURN(std::string ack, ReadFrame(fd.get(), kDefaultMaxFrameBytes, absl::Now() + timeout));
   ASSIGN_OR_RETURN(Reply reply, DecodeReply(ack));
   if (reply.request_id != 2) {
-    return ProtocolError(absl::StrCat("subscribe(", socket_path, "): expected the acknowledgement, got request ",
-                                      reply.request_id));
+    return ProtocolError(
+        absl::StrCat("subscribe(", socket_path, "): expected the acknowledgement, got request ", reply.request_id));
   }
   RETURN_IF_ERROR(reply.status());
   RETURN_IF_ERROR(SetNonBlocking(fd.get()));
@@ -85,9 +86,10 @@ absl::StatusOr<ObjectEvent> StoreSubscription::Next(absl::Duration timeout) {
     int timeout_ms = -1;
     if (deadline != absl::InfiniteFuture()) {
       absl::Duration left = deadline - absl::Now();
-      if (left <= absl::ZeroDuration()) return MakeError(ErrorCode::kDeadlineExceeded, "subscription: no event in time");
-      timeout_ms = static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1))),
-                                                      1 << 30));
+      if (left <= absl::ZeroDuration())
+        return MakeError(ErrorCode::kDeadlineExceeded, "subscription: no event in time");
+      timeout_ms = static_cast<int>(
+          std::min<int64_t>(absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1))), 1 << 30));
     }
     pollfd pfd{fd_.get(), POLLIN, 0};
     int rc = ::poll(&pfd, 1, timeout_ms);

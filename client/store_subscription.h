@@ -17,10 +17,11 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+
 #include "client/client.h"
 #include "client/fork_guard.h"
-#include "protocol/frame.h"
 #include "protocol/base/unique_fd.h"
+#include "protocol/frame.h"
 
 namespace rplasma {
 

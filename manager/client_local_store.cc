@@ -64,8 +64,10 @@ std::vector<absl::StatusOr<CreatedObject>> ClientLocalStore::CreateMany(absl::Sp
                                                                         absl::Span<const ObjectDescription> objects) {
   std::vector<CreateSpec> specs;
   specs.reserve(ids.size());
-  for (size_t i = 0; i < ids.size(); ++i) specs.push_back(CreateSpec{ids[i], objects[i].data_size, objects[i].metadata_size});
-  absl::StatusOr<std::vector<absl::StatusOr<CreatedObject>>> created = client_->CreateMany(specs, /*evict_if_full=*/true);
+  for (size_t i = 0; i < ids.size(); ++i)
+    specs.push_back(CreateSpec{ids[i], objects[i].data_size, objects[i].metadata_size});
+  absl::StatusOr<std::vector<absl::StatusOr<CreatedObject>>> created =
+      client_->CreateMany(specs, /*evict_if_full=*/true);
   if (!created.ok()) return AllFailed<absl::StatusOr<CreatedObject>>(ids.size(), created.status());
   return *std::move(created);
 }
@@ -98,8 +100,7 @@ absl::StatusOr<std::unique_ptr<peer::PinnedObject>> ClientLocalStore::Pin(const 
   return std::unique_ptr<peer::PinnedObject>(new BufferPin(std::move(buffer), base));
 }
 
-absl::StatusOr<CreatedObject> ClientLocalStore::Create(const ObjectID& id, uint64_t data_size,
-                                                       uint64_t metadata_size) {
+absl::StatusOr<CreatedObject> ClientLocalStore::Create(const ObjectID& id, uint64_t data_size, uint64_t metadata_size) {
   // The metadata is written in place after the data by the caller; reserve zeros for it.
   const std::vector<uint8_t> metadata(metadata_size, 0);
   return client_->Create(id, data_size, metadata, /*evict_if_full=*/true);
@@ -110,7 +111,7 @@ absl::Status ClientLocalStore::SealAndRelease(const ObjectID& id, uint64_t check
 }
 
 absl::Status ClientLocalStore::PutSealed(const ObjectID& id, absl::Span<const uint8_t> bytes, uint64_t data_size,
-                                        uint64_t checksum) {
+                                         uint64_t checksum) {
   if (bytes.size() > kMaxInlinePutBytes || data_size > bytes.size()) {
     return LocalStore::PutSealed(id, bytes, data_size, checksum);
   }

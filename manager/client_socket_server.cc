@@ -10,6 +10,7 @@
 #include <cerrno>
 
 #include "absl/strings/str_cat.h"
+
 #include "protocol/base/logging.h"
 #include "protocol/base/mutex_lock.h"
 #include "protocol/base/socket_io.h"
@@ -27,7 +28,7 @@ constexpr absl::Duration kReapInterval = absl::Milliseconds(500);
 // Refuses a path that is not a socket, or a socket someone answers on; a stale socket is left for
 // UnixListen to replace.
 absl::Status CheckNotServed(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return absl::OkStatus();
     return ErrnoError("lstat", path, errno);

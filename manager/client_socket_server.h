@@ -39,6 +39,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+
 #include "protocol/base/object_id.h"
 #include "protocol/base/unique_fd.h"
 #include "protocol/manager_messages.h"
@@ -46,7 +47,7 @@
 namespace rplasma::manager {
 
 struct ClientSocketServerOptions {
-  size_t max_connections = 256;                       // concurrent connections (threads)
+  size_t max_connections = 256;                        // concurrent connections (threads)
   absl::Duration request_deadline = absl::Seconds(5);  // a started request frame, and a reply write
 
   absl::Status Validate() const;

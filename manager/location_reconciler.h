@@ -16,6 +16,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/types/span.h"
+
 #include "protocol/base/object_id.h"
 #include "protocol/store_messages.h"
 

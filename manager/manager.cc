@@ -1,4 +1,3 @@
-#include "protocol/base/mutex_lock.h"
 #include "manager/manager.h"
 
 #include <fstream>
@@ -6,12 +5,14 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+
 #include "manager/auth/secret_file.h"
+#include "manager/directory/redis_directory.h"
 #include "manager/fetch/threshold_file.h"
 #include "manager/stats/manager_metrics.h"
 #include "manager/transport_factory.h"
-#include "manager/directory/redis_directory.h"
 #include "protocol/base/logging.h"
+#include "protocol/base/mutex_lock.h"
 #include "protocol/base/status.h"
 
 namespace rplasma::manager {
@@ -95,8 +96,8 @@ absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler, const Tr
   absl::Status registered = directory_->RegisterNode(node);
   if (!registered.ok()) LOG(ERROR) << "directory unreachable at start (will retry): " << registered;
 
-  channels_ = std::make_unique<fetch::ChannelCache>(transport_.get(), verbs, lookups_.get(), policy_.get(), store_.get(),
-                                                    &stats_, clock_);
+  channels_ = std::make_unique<fetch::ChannelCache>(transport_.get(), verbs, lookups_.get(), policy_.get(),
+                                                    store_.get(), &stats_, clock_);
   fetch::FetchEngineOptions fetch_options = options_.fetch;
   fetch_options.self_node_id = node_id_;
   fetch_options.location_cache.node_ttl = options_.directory.node_ttl;
@@ -128,11 +129,13 @@ absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler, const Tr
                          [engine](absl::Span<const ObjectID> ids, absl::Duration timeout, const std::string& hint) {
                            return engine->Fetch(ids, timeout, hint);
                          },
-                         [this] { return ManagerStatsReply{StatsJson(), node_id_}; }));
+                         [this] {
+                           return ManagerStatsReply{StatsJson(), node_id_};
+                         }));
     client_server_for_stats_.store(client_server_.get(), std::memory_order_release);
   }
-  ASSIGN_OR_RETURN(metrics_exporter_,
-                   MetricsExporter::Start(options_.metrics, [this] { return MetricsText(); }, "rplasma-manager"));
+  ASSIGN_OR_RETURN(metrics_exporter_, MetricsExporter::Start(
+                                          options_.metrics, [this] { return MetricsText(); }, "rplasma-manager"));
   LOG(INFO) << "rplasma-manager " << node_id_ << " serving " << transport_->name() << " at " << listen_address_
             << ", threshold " << options_.pin_threshold;
   return absl::OkStatus();
@@ -159,7 +162,7 @@ void Manager::HeartbeatLoop() {
 void Manager::Shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
-  metrics_exporter_.reset();  // its threads render from everything below
+  metrics_exporter_.reset();                     // its threads render from everything below
   if (fetch_engine_) fetch_engine_->Shutdown();  // waiting fetches give up, so connections end
   if (client_server_) client_server_->Shutdown();
   {

@@ -21,26 +21,27 @@
 #ifndef RPLASMA_MANAGER_MANAGER_H_
 #define RPLASMA_MANAGER_MANAGER_H_
 
-#include <functional>
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+
 #include "client/client.h"
-#include "manager/fetch/channel_cache.h"
 #include "manager/client_local_store.h"
 #include "manager/client_socket_server.h"
-#include "manager/fetch/fetch_engine.h"
-#include "manager/manager_options.h"
-#include "manager/stats/manager_stats.h"
-#include "manager/object_publisher.h"
-#include "manager/fetch/threshold_policy.h"
 #include "manager/directory/directory.h"
 #include "manager/directory/redis_directory.h"
+#include "manager/fetch/channel_cache.h"
+#include "manager/fetch/fetch_engine.h"
+#include "manager/fetch/threshold_policy.h"
+#include "manager/manager_options.h"
+#include "manager/object_publisher.h"
 #include "manager/peer/peer_service.h"
+#include "manager/stats/manager_stats.h"
 #include "manager/transport/transport.h"
 
 namespace rplasma::manager {
@@ -94,7 +95,7 @@ class Manager {
   std::unique_ptr<fetch::ThresholdPolicy> policy_;
   std::unique_ptr<transport::Transport> transport_;
   std::unique_ptr<Directory> directory_;
-  RedisDirectory* redis_ = nullptr;  // directory_, as the RedisDirectory Init created
+  RedisDirectory* redis_ = nullptr;     // directory_, as the RedisDirectory Init created
   std::unique_ptr<Directory> lookups_;  // the fetch engine's and channel cache's own connection
   std::unique_ptr<peer::PeerService> peer_service_;
   std::unique_ptr<transport::RequestHandler> peer_handler_;  // the wrapper, if Start was given one

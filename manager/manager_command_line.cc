@@ -12,6 +12,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+
 #include "protocol/base/byte_size.h"
 #include "protocol/base/logging.h"
 #include "protocol/command_line/command_line.h"
@@ -38,7 +39,8 @@ ABSL_FLAG(std::string, node_name, kDefaults.node_name, "node name; the node id a
 ABSL_FLAG(absl::Duration, lease_ttl, kDefaults.leases.ttl, "lifetime of a pin held for a peer");
 ABSL_FLAG(absl::Duration, node_ttl, kDefaults.directory.node_ttl, "directory node record TTL (heartbeat every ttl/3)");
 ABSL_FLAG(absl::Duration, redis_timeout, kDefaults.directory.op_timeout, "bound on one directory operation");
-ABSL_FLAG(uint64_t, max_client_connections, kDefaults.max_client_connections, "client socket: connections served at once (more are closed)");
+ABSL_FLAG(uint64_t, max_client_connections, kDefaults.max_client_connections,
+          "client socket: connections served at once (more are closed)");
 ABSL_FLAG(absl::Duration, client_request_deadline, kDefaults.client_request_deadline,
           "client socket: a request that has started arriving must be complete within it (idle connections may stay)");
 ABSL_FLAG(absl::Duration, reconcile_interval, kDefaults.reconcile_interval,
@@ -52,11 +54,14 @@ ABSL_FLAG(absl::Duration, cq_spin, kDefaults.peer_transport.cq_spin,
 ABSL_FLAG(std::string, read_chunk_bytes, rplasma::FormatByteSize(kDefaults.fetch.read_chunk_bytes),
           "Pin path: bytes per Read (each chunk is checksummed while the next one is read)");
 
-ABSL_FLAG(int32_t, metrics_port, kDefaults.metrics.port, "serve Prometheus metrics at http://ADDRESS:PORT/metrics; 0 = off");
-ABSL_FLAG(std::string, metrics_address, kDefaults.metrics.address, "address the metrics endpoint binds (numeric IPv4 or IPv6)");
+ABSL_FLAG(int32_t, metrics_port, kDefaults.metrics.port,
+          "serve Prometheus metrics at http://ADDRESS:PORT/metrics; 0 = off");
+ABSL_FLAG(std::string, metrics_address, kDefaults.metrics.address,
+          "address the metrics endpoint binds (numeric IPv4 or IPv6)");
 ABSL_FLAG(std::string, metrics_file, kDefaults.metrics.file,
           "also write the metrics to this file (through a rename) for node_exporter's textfile collector; '' = off");
-ABSL_FLAG(absl::Duration, metrics_file_interval, kDefaults.metrics.file_interval, "how often --metrics-file is rewritten");
+ABSL_FLAG(absl::Duration, metrics_file_interval, kDefaults.metrics.file_interval,
+          "how often --metrics-file is rewritten");
 
 namespace rplasma::manager {
 
@@ -64,8 +69,8 @@ absl::StatusOr<std::string> ResolvePinThreshold(const std::string& pin_threshold
   if (pin_threshold.empty() && rdma_threshold.empty()) return ManagerOptions().pin_threshold;
   if (pin_threshold.empty()) return rdma_threshold;
   if (!rdma_threshold.empty() && rdma_threshold != pin_threshold) {
-    return absl::InvalidArgumentError(absl::StrCat("--pin-threshold=", pin_threshold, " and its alias --rdma-threshold=",
-                                                   rdma_threshold, " disagree; give one"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--pin-threshold=", pin_threshold, " and its alias --rdma-threshold=", rdma_threshold, " disagree; give one"));
   }
   return pin_threshold;
 }

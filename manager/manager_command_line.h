@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+
 #include "manager/manager.h"
 #include "manager/manager_options.h"
 

@@ -1,6 +1,7 @@
 // rplasma-manager: the per-node manager (see docs/MANAGER.md). Its flags and run loop are in
 // manager_command_line.cc; everything else lives in Manager.
 #include "absl/flags/usage.h"
+
 #include "manager/manager_command_line.h"
 
 int main(int argc, char** argv) {

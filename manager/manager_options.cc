@@ -18,8 +18,8 @@ absl::Status ManagerOptions::Validate() const {
   }
   if (node_name.empty() || node_name.size() > 100) return invalid("--node-name must be 1..100 characters");
   for (char c : node_name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                    c == '_' || c == '-';
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
     if (!ok) return invalid("--node-name may hold only [A-Za-z0-9._-]");
   }
   if (leases.ttl < absl::Milliseconds(100)) return invalid("--lease-ttl must be at least 100ms");
@@ -27,7 +27,8 @@ absl::Status ManagerOptions::Validate() const {
   if (directory.op_timeout <= absl::ZeroDuration()) return invalid("--redis-timeout must be positive");
   if (reconcile_interval < absl::Milliseconds(100)) return invalid("--reconcile-interval must be at least 100ms");
   if (max_client_connections == 0) return invalid("--max-client-connections must be positive");
-  if (client_request_deadline < absl::Milliseconds(10)) return invalid("--client-request-deadline must be at least 10ms");
+  if (client_request_deadline < absl::Milliseconds(10))
+    return invalid("--client-request-deadline must be at least 10ms");
   if (fetch.read_chunk_bytes < 4096) return invalid("--read-chunk-bytes must be at least 4096");
   return absl::OkStatus();
 }

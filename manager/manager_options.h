@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+
 #include "manager/directory/redis_directory_options.h"
 #include "manager/fetch/fetch_engine.h"
 #include "manager/peer/lease_table.h"
@@ -20,15 +21,15 @@
 namespace rplasma::manager {
 
 struct ManagerOptions {
-  std::string store_socket;                  // required: rplasma-store --socket
-  std::string listen = "127.0.0.1:0";        // peer listener; port 0 picks one
-  std::string client_socket;                 // "" = no client socket (no Fetch for applications)
-  size_t max_client_connections = 256;       // client socket: concurrent connections (a thread each)
+  std::string store_socket;                                   // required: rplasma-store --socket
+  std::string listen = "127.0.0.1:0";                         // peer listener; port 0 picks one
+  std::string client_socket;                                  // "" = no client socket (no Fetch for applications)
+  size_t max_client_connections = 256;                        // client socket: concurrent connections (a thread each)
   absl::Duration client_request_deadline = absl::Seconds(5);  // client socket: a started request, a reply
-  std::string transport = "tcp";             // tcp | verbs | auto (verbs if a device exists)
-  std::string pin_threshold = "65536";       // BYTES | auto | FILE: up to it Get, above Pin (threshold_file.h)
-  std::string secret_file;                   // required: shared secret of the cluster's managers
-  std::string node_name = "node";            // node id = name + "." + random suffix
+  std::string transport = "tcp";                              // tcp | verbs | auto (verbs if a device exists)
+  std::string pin_threshold = "65536";  // BYTES | auto | FILE: up to it Get, above Pin (threshold_file.h)
+  std::string secret_file;              // required: shared secret of the cluster's managers
+  std::string node_name = "node";       // node id = name + "." + random suffix
   // How often the publisher checks the directory's entries of this node against the store
   // (publishes what is missing, removes what is stale); also done at once after Redis comes back.
   absl::Duration reconcile_interval = absl::Seconds(30);

@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+
 #include "manager/location_reconciler.h"
 #include "protocol/base/logging.h"
 #include "protocol/base/status.h"
@@ -23,8 +24,8 @@ absl::Status ObjectPublisherOptions::Validate() const {
   return absl::OkStatus();
 }
 
-ObjectPublisher::ObjectPublisher(std::string node_id, std::unique_ptr<Subscription> subscription,
-                                 Directory* directory, peer::LocalStore* store, ManagerStats* stats, Clock* clock,
+ObjectPublisher::ObjectPublisher(std::string node_id, std::unique_ptr<Subscription> subscription, Directory* directory,
+                                 peer::LocalStore* store, ManagerStats* stats, Clock* clock,
                                  ObjectPublisherOptions options)
     : node_id_(std::move(node_id)),
       options_(options),
@@ -273,8 +274,8 @@ bool ObjectPublisher::Reconcile(bool full) {
   reconciles_.fetch_add(1);
   stats_->republishes.fetch_add(1, std::memory_order_relaxed);
   if (full || !publishes.empty() || !plan.remove.empty()) {
-    LOG(INFO) << "directory reconciled" << (full ? " (full)" : "") << ": published " << publishes.size()
-              << ", removed " << plan.remove.size() << " stale of " << sealed->size() << " sealed objects";
+    LOG(INFO) << "directory reconciled" << (full ? " (full)" : "") << ": published " << publishes.size() << ", removed "
+              << plan.remove.size() << " stale of " << sealed->size() << " sealed objects";
   }
   return true;
 }

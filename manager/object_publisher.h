@@ -40,17 +40,18 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+
 #include "client/client.h"
-#include "manager/fetch/expected_copies.h"
-#include "manager/stats/manager_stats.h"
 #include "manager/directory/directory.h"
+#include "manager/fetch/expected_copies.h"
 #include "manager/peer/local_store.h"
+#include "manager/stats/manager_stats.h"
 #include "protocol/base/clock.h"
 
 namespace rplasma::manager {
 
 struct ObjectPublisherOptions {
-  absl::Duration reconcile_interval = absl::Seconds(30);       // periodic store-vs-directory check
+  absl::Duration reconcile_interval = absl::Seconds(30);           // periodic store-vs-directory check
   absl::Duration retry_backoff_initial = absl::Milliseconds(100);  // after a failed update/reconcile
   absl::Duration retry_backoff_max = absl::Seconds(5);
   // Pending ids kept for retry; beyond it they are dropped and a full reconcile repairs them all.

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+
 #include "manager/transport/transport.h"
 
 namespace rplasma::manager {

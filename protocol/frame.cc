@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+
 #include "protocol/base/socket_io.h"
 #include "protocol/base/status.h"
 

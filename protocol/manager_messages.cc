@@ -1,8 +1,8 @@
 #include "protocol/manager_messages.h"
 
-
 #include "absl/strings/str_cat.h"
 #include "flatbuffers/flatbuffers.h"
+
 #include "protocol/base/node_id.h"
 #include "protocol/manager_generated.h"
 #include "protocol/object_id_fb.h"
@@ -28,8 +28,8 @@ std::string EncodeManagerRequest(const ManagerRequest& request) {
     b.Finish(fb::CreateManagerRequest(b, request.request_id, fb::ManagerRequestBody::FetchRequest, body.Union()));
   } else {
     auto body = fb::CreateManagerStatsRequest(b);
-    b.Finish(fb::CreateManagerRequest(b, request.request_id, fb::ManagerRequestBody::ManagerStatsRequest,
-                                      body.Union()));
+    b.Finish(
+        fb::CreateManagerRequest(b, request.request_id, fb::ManagerRequestBody::ManagerStatsRequest, body.Union()));
   }
   return Finish(b);
 }
@@ -60,11 +60,8 @@ absl::StatusOr<ManagerRequest> DecodeManagerRequest(absl::string_view payload) {
       out.body = std::move(fetch);
       return out;
     }
-    case fb::ManagerRequestBody::ManagerStatsRequest:
-      out.body = ManagerStatsRequest{};
-      return out;
-    default:
-      return ProtocolError("manager request: unknown body");
+    case fb::ManagerRequestBody::ManagerStatsRequest: out.body = ManagerStatsRequest{}; return out;
+    default: return ProtocolError("manager request: unknown body");
   }
 }
 
@@ -121,8 +118,7 @@ absl::StatusOr<ManagerReply> DecodeManagerReply(absl::string_view payload) {
       out.body = ManagerStatsReply{json ? json->str() : "{}", node_id ? node_id->str() : ""};
       return out;
     }
-    default:
-      return ProtocolError("manager reply: unknown body");
+    default: return ProtocolError("manager reply: unknown body");
   }
 }
 

@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+
 #include "protocol/base/object_id.h"
 #include "protocol/base/status.h"
 

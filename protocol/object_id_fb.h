@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "flatbuffers/flatbuffers.h"
+
 #include "protocol/base/object_id.h"
 #include "protocol/object_id_generated.h"
 

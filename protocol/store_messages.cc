@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "flatbuffers/flatbuffers.h"
+
 #include "protocol/object_id_fb.h"
 #include "protocol/store_generated.h"
 
@@ -105,8 +106,8 @@ absl::StatusOr<std::vector<T>> DecodeObjects(const flatbuffers::Vector<Offset<Fb
     return MakeError(ErrorCode::kInvalidArgument, absl::StrCat(what, ": no objects"));
   }
   if (objects->size() > kMaxIdsPerRequest) {
-    return MakeError(ErrorCode::kInvalidArgument, absl::StrCat(what, ": ", objects->size(),
-                                                               " objects exceed the limit of ", kMaxIdsPerRequest));
+    return MakeError(ErrorCode::kInvalidArgument,
+                     absl::StrCat(what, ": ", objects->size(), " objects exceed the limit of ", kMaxIdsPerRequest));
   }
   std::vector<T> out;
   out.reserve(objects->size());
@@ -139,10 +140,8 @@ absl::StatusOr<RequestBody> DecodeBody(const fb::StoreRequest& r) {
       out.shared_index = m->shared_index();
       return out;
     }
-    case fb::RequestBody::CreateRequest:
-      return DecodeCreate(*r.body_as_CreateRequest());
-    case fb::RequestBody::SealRequest:
-      return DecodeSeal(*r.body_as_SealRequest());
+    case fb::RequestBody::CreateRequest: return DecodeCreate(*r.body_as_CreateRequest());
+    case fb::RequestBody::SealRequest: return DecodeSeal(*r.body_as_SealRequest());
     case fb::RequestBody::AbortRequest: {
       AbortRequest out;
       ASSIGN_OR_RETURN(out.id, RequireId(r.body_as_AbortRequest()->id(), "abort"));
@@ -172,8 +171,7 @@ absl::StatusOr<RequestBody> DecodeBody(const fb::StoreRequest& r) {
       ASSIGN_OR_RETURN(out.ids, DecodeIds(r.body_as_DeleteRequest()->ids(), "delete"));
       return out;
     }
-    case fb::RequestBody::EvictRequest:
-      return EvictRequest{r.body_as_EvictRequest()->bytes()};
+    case fb::RequestBody::EvictRequest: return EvictRequest{r.body_as_EvictRequest()->bytes()};
     case fb::RequestBody::ListRequest: {
       const auto* m = r.body_as_ListRequest();
       ListRequest out;
@@ -184,14 +182,10 @@ absl::StatusOr<RequestBody> DecodeBody(const fb::StoreRequest& r) {
       }
       return out;
     }
-    case fb::RequestBody::StatsRequest:
-      return StatsRequest{};
-    case fb::RequestBody::SlotsReleasedRequest:
-      return SlotsReleasedRequest{};
-    case fb::RequestBody::SubscribeRequest:
-      return SubscribeRequest{r.body_as_SubscribeRequest()->include_existing()};
-    case fb::RequestBody::PutRequest:
-      return DecodePut(*r.body_as_PutRequest());
+    case fb::RequestBody::StatsRequest: return StatsRequest{};
+    case fb::RequestBody::SlotsReleasedRequest: return SlotsReleasedRequest{};
+    case fb::RequestBody::SubscribeRequest: return SubscribeRequest{r.body_as_SubscribeRequest()->include_existing()};
+    case fb::RequestBody::PutRequest: return DecodePut(*r.body_as_PutRequest());
     case fb::RequestBody::CreateBatchRequest: {
       CreateBatchRequest out;
       ASSIGN_OR_RETURN(out.objects,
@@ -208,8 +202,7 @@ absl::StatusOr<RequestBody> DecodeBody(const fb::StoreRequest& r) {
       ASSIGN_OR_RETURN(out.objects, DecodeObjects(r.body_as_PutBatchRequest()->objects(), "put batch", DecodePut));
       return out;
     }
-    case fb::RequestBody::NONE:
-      break;
+    case fb::RequestBody::NONE: break;
   }
   return ProtocolError(absl::StrCat("request: unknown body type ", static_cast<int>(r.body_type())));
 }
@@ -266,7 +259,8 @@ std::string EncodeRequest(const Request& request) {
       [&b](const auto& m) -> std::pair<fb::RequestBody, Offset<void>> {
         using T = std::decay_t<decltype(m)>;
         if constexpr (std::is_same_v<T, ConnectRequest>) {
-          return {fb::RequestBody::ConnectRequest, fb::CreateConnectRequest(b, b.CreateString(m.client_name), m.shared_index).Union()};
+          return {fb::RequestBody::ConnectRequest,
+                  fb::CreateConnectRequest(b, b.CreateString(m.client_name), m.shared_index).Union()};
         } else if constexpr (std::is_same_v<T, CreateRequest>) {
           return {fb::RequestBody::CreateRequest, EncodeCreate(b, m).Union()};
         } else if constexpr (std::is_same_v<T, SealRequest>) {
@@ -275,7 +269,8 @@ std::string EncodeRequest(const Request& request) {
           idfb::ObjectIdFb id = ObjectIdToFb(m.id);
           return {fb::RequestBody::AbortRequest, fb::CreateAbortRequest(b, &id).Union()};
         } else if constexpr (std::is_same_v<T, GetRequest>) {
-          return {fb::RequestBody::GetRequest, fb::CreateGetRequest(b, ObjectIdVectorToFb(b, m.ids), m.timeout_ms).Union()};
+          return {fb::RequestBody::GetRequest,
+                  fb::CreateGetRequest(b, ObjectIdVectorToFb(b, m.ids), m.timeout_ms).Union()};
         } else if constexpr (std::is_same_v<T, ReleaseRequest>) {
           return {fb::RequestBody::ReleaseRequest,
                   fb::CreateReleaseRequest(b, ObjectIdVectorToFb(b, m.ids), m.no_reply).Union()};
@@ -333,10 +328,9 @@ std::string EncodeReply(const Reply& reply) {
       [&b](const auto& m) -> std::pair<fb::ReplyBody, Offset<void>> {
         using T = std::decay_t<decltype(m)>;
         if constexpr (std::is_same_v<T, ConnectReply>) {
-          return {fb::ReplyBody::ConnectReply,
-                  fb::CreateConnectReply(b, m.arena_size, b.CreateString(m.store_name), m.max_ids_per_request,
-                                         m.index_entries, m.slots)
-                      .Union()};
+          return {fb::ReplyBody::ConnectReply, fb::CreateConnectReply(b, m.arena_size, b.CreateString(m.store_name),
+                                                                      m.max_ids_per_request, m.index_entries, m.slots)
+                                                   .Union()};
         } else if constexpr (std::is_same_v<T, CreateReply>) {
           return {fb::ReplyBody::CreateReply, fb::CreateCreateReply(b, m.offset, m.generation).Union()};
         } else if constexpr (std::is_same_v<T, EmptyReply>) {
@@ -407,9 +401,7 @@ absl::StatusOr<Reply> DecodeReply(absl::string_view payload) {
       out.body = CreateReply{r->body_as_CreateReply()->offset(), r->body_as_CreateReply()->generation()};
       break;
     case fb::ReplyBody::EmptyReply:
-    case fb::ReplyBody::NONE:
-      out.body = EmptyReply{};
-      break;
+    case fb::ReplyBody::NONE: out.body = EmptyReply{}; break;
     case fb::ReplyBody::ObjectsReply: {
       const auto* m = r->body_as_ObjectsReply();
       ObjectsReply o;
@@ -442,10 +434,11 @@ absl::StatusOr<Reply> DecodeReply(absl::string_view payload) {
       break;
     case fb::ReplyBody::StatsReply: {
       const auto* m = r->body_as_StatsReply();
-      out.body = StatsReply{m->capacity(),      m->used_bytes(),    m->objects_created(), m->objects_sealed(),
-                            m->ref_count(),     m->clients(),       m->evictions(),       m->evicted_bytes(),
-                            m->free_blocks(),   m->largest_free_block(), m->fragmentation(), m->waiting_gets(),
-                            m->subscribers(),   m->indexed_objects(), m->slot_references(), m->reclaims_waiting()};
+      out.body = StatsReply{
+          m->capacity(),        m->used_bytes(),   m->objects_created(), m->objects_sealed(),  m->ref_count(),
+          m->clients(),         m->evictions(),    m->evicted_bytes(),   m->free_blocks(),     m->largest_free_block(),
+          m->fragmentation(),   m->waiting_gets(), m->subscribers(),     m->indexed_objects(), m->slot_references(),
+          m->reclaims_waiting()};
       break;
     }
     case fb::ReplyBody::ObjectEvent: {
@@ -460,8 +453,7 @@ absl::StatusOr<Reply> DecodeReply(absl::string_view payload) {
       out.body = e;
       break;
     }
-    default:
-      return ProtocolError(absl::StrCat("reply: unknown body type ", static_cast<int>(r->body_type())));
+    default: return ProtocolError(absl::StrCat("reply: unknown body type ", static_cast<int>(r->body_type())));
   }
   return out;
 }

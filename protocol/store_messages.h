@@ -9,12 +9,13 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <variant>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+
 #include "protocol/base/object_id.h"
 #include "protocol/base/status.h"
 #include "protocol/object_description.h"
@@ -64,7 +65,9 @@ struct SealRequest {
   uint64_t checksum = 0;
   bool release = false;  // also drop the creator's reference
 };
-struct AbortRequest { ObjectID id; };
+struct AbortRequest {
+  ObjectID id;
+};
 struct GetRequest {
   std::vector<ObjectID> ids;
   int64_t timeout_ms = -1;  // -1 waits forever, 0 does not wait
@@ -73,15 +76,23 @@ struct ReleaseRequest {
   std::vector<ObjectID> ids;
   bool no_reply = false;  // the store answers nothing
 };
-struct ContainsRequest { std::vector<ObjectID> ids; };
-struct DeleteRequest { std::vector<ObjectID> ids; };
-struct EvictRequest { uint64_t bytes = 0; };
+struct ContainsRequest {
+  std::vector<ObjectID> ids;
+};
+struct DeleteRequest {
+  std::vector<ObjectID> ids;
+};
+struct EvictRequest {
+  uint64_t bytes = 0;
+};
 struct ListRequest {
   std::optional<ObjectID> start_after;  // ids strictly greater, in ObjectID order
   uint32_t limit = 1024;                // 1 .. kMaxListPage
 };
 struct StatsRequest {};
-struct SubscribeRequest { bool include_existing = true; };
+struct SubscribeRequest {
+  bool include_existing = true;
+};
 // Sent with no reply after a client cleared a reference slot whose object may be kReclaiming.
 struct SlotsReleasedRequest {};
 // Create, copy, seal and release in one request. `data` and `metadata` are views: when encoding,
@@ -99,14 +110,20 @@ struct PutRequest {
 // request, independently and in order. Replies: CreateBatch an ObjectsReply (per object: id,
 // offset, generation, sizes, or its error), SealBatch and PutBatch a CodesReply. A PutBatch's bytes
 // are bounded by the frame cap (kDefaultMaxFrameBytes, protocol/frame.h).
-struct CreateBatchRequest { std::vector<CreateRequest> objects; };
-struct SealBatchRequest { std::vector<SealRequest> objects; };
-struct PutBatchRequest { std::vector<PutRequest> objects; };  // views as in PutRequest
+struct CreateBatchRequest {
+  std::vector<CreateRequest> objects;
+};
+struct SealBatchRequest {
+  std::vector<SealRequest> objects;
+};
+struct PutBatchRequest {
+  std::vector<PutRequest> objects;
+};  // views as in PutRequest
 
-using RequestBody = std::variant<ConnectRequest, CreateRequest, SealRequest, AbortRequest, GetRequest,
-                                 ReleaseRequest, ContainsRequest, DeleteRequest, EvictRequest,
-                                 ListRequest, StatsRequest, SubscribeRequest, PutRequest,
-                                 CreateBatchRequest, SealBatchRequest, PutBatchRequest, SlotsReleasedRequest>;
+using RequestBody =
+    std::variant<ConnectRequest, CreateRequest, SealRequest, AbortRequest, GetRequest, ReleaseRequest, ContainsRequest,
+                 DeleteRequest, EvictRequest, ListRequest, StatsRequest, SubscribeRequest, PutRequest,
+                 CreateBatchRequest, SealBatchRequest, PutBatchRequest, SlotsReleasedRequest>;
 struct Request {
   uint64_t request_id = 0;
   RequestBody body;
@@ -122,7 +139,10 @@ struct ConnectReply {
   uint64_t index_entries = 0;
   uint64_t slots = 0;
 };
-struct CreateReply { uint64_t offset = 0; uint64_t generation = 0; };
+struct CreateReply {
+  uint64_t offset = 0;
+  uint64_t generation = 0;
+};
 struct EmptyReply {};
 // Get, List (with `more` when another page follows), CreateBatch.
 struct ObjectsReply {
@@ -130,20 +150,25 @@ struct ObjectsReply {
   bool more = false;
 };
 // Per-id results of Release, Contains (kOk = present and sealed), Delete, SealBatch, PutBatch.
-struct CodesReply { std::vector<ErrorCode> codes; };
-struct EvictReply { uint64_t bytes_evicted = 0; uint64_t objects_evicted = 0; };
+struct CodesReply {
+  std::vector<ErrorCode> codes;
+};
+struct EvictReply {
+  uint64_t bytes_evicted = 0;
+  uint64_t objects_evicted = 0;
+};
 struct StatsReply {
   uint64_t capacity = 0;
   uint64_t used_bytes = 0;
   uint64_t objects_created = 0;  // unsealed
   uint64_t objects_sealed = 0;
-  uint64_t ref_count = 0;        // references summed over objects, taken through the socket or a slot
+  uint64_t ref_count = 0;  // references summed over objects, taken through the socket or a slot
   uint64_t clients = 0;
   uint64_t evictions = 0;
   uint64_t evicted_bytes = 0;
   uint64_t free_blocks = 0;
   uint64_t largest_free_block = 0;
-  double fragmentation = 0;      // 1 - largest_free_block / free bytes (0 when nothing free)
+  double fragmentation = 0;  // 1 - largest_free_block / free bytes (0 when nothing free)
   uint64_t waiting_gets = 0;
   uint64_t subscribers = 0;
   uint64_t indexed_objects = 0;   // sealed objects published in the shared-memory index
@@ -155,8 +180,8 @@ struct ObjectEvent {
   ObjectInfo object;
 };
 
-using ReplyBody = std::variant<ConnectReply, CreateReply, EmptyReply, ObjectsReply, CodesReply,
-                               EvictReply, StatsReply, ObjectEvent>;
+using ReplyBody =
+    std::variant<ConnectReply, CreateReply, EmptyReply, ObjectsReply, CodesReply, EvictReply, StatsReply, ObjectEvent>;
 struct Reply {
   uint64_t request_id = 0;
   ErrorCode error = ErrorCode::kOk;

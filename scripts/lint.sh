@@ -66,4 +66,17 @@ found=$(sources | perl -e '
 ')
 [ -z "$found" ] || fail "an include breaks the layer rule (docs/ARCHITECTURE.md, scripts/layers.txt)" "$found"
 
+# Formatting: every file as clang-format writes it (.clang-format: Google's style, 120 columns,
+# includes in their groups). lint runs before setup.sh, so it installs Debian's clang-format itself.
+if ! command -v clang-format >/dev/null; then
+  echo "lint: installing clang-format"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends clang-format >/dev/null
+fi
+found=$(sources | xargs clang-format --dry-run 2>&1 | grep -E '^[^ :]+:[0-9]+:[0-9]+: (warning|error)' |
+  cut -d: -f1,2 | sort -u || true)
+[ -z "$found" ] || fail "not as clang-format writes it (fix: git ls-files '*.h' '*.cc' '*.cc.in' | xargs clang-format -i)" "$found"
+
 exit $status

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(
-  build-essential clang libclang-rt-14-dev lld cmake ninja-build pkg-config git
+  build-essential clang libclang-rt-14-dev lld cmake ninja-build pkg-config git clang-format
   libabsl-dev libflatbuffers-dev flatbuffers-compiler libgtest-dev libgmock-dev nlohmann-json3-dev
   libhiredis-dev redis-server libxxhash-dev libssl-dev
   libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest

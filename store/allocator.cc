@@ -6,8 +6,7 @@
 
 namespace rplasma {
 
-Allocator::Allocator(uint64_t capacity)
-    : capacity_(capacity / kAlignment * kAlignment), free_bytes_(capacity_) {
+Allocator::Allocator(uint64_t capacity) : capacity_(capacity / kAlignment * kAlignment), free_bytes_(capacity_) {
   if (capacity_ > 0) InsertFree(0, capacity_);
 }
 
@@ -64,9 +63,7 @@ void Allocator::EraseFree(absl::btree_map<uint64_t, uint64_t>::iterator it) {
   by_offset_.erase(it);
 }
 
-uint64_t Allocator::largest_free_block() const {
-  return by_size_.empty() ? 0 : std::prev(by_size_.end())->first;
-}
+uint64_t Allocator::largest_free_block() const { return by_size_.empty() ? 0 : std::prev(by_size_.end())->first; }
 
 double Allocator::fragmentation() const {
   if (free_bytes_ == 0) return 0;

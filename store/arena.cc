@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+
 #include "protocol/base/status.h"
 #include "store/memory_budget.h"
 

@@ -23,6 +23,7 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
+
 #include "protocol/base/unique_fd.h"
 
 namespace rplasma {

@@ -1,6 +1,7 @@
 #include "store/client_session.h"
 
 #include "absl/types/span.h"
+
 #include "protocol/base/socket_io.h"
 #include "protocol/base/status.h"
 
@@ -11,8 +12,8 @@ absl::Status ClientSession::ReadAvailable(size_t budget) {
   size_t total = 0;
   while (total < budget) {
     // Room for the most fds one message can carry, so none stays in flight; each is closed here.
-    ASSIGN_OR_RETURN(ReceivedWithFds got, RecvSomeWithFds(fd_.get(), chunk, sizeof(chunk), kMaxFdsPerMessage,
-                                                          SocketWait::kDontWait));
+    ASSIGN_OR_RETURN(ReceivedWithFds got,
+                     RecvSomeWithFds(fd_.get(), chunk, sizeof(chunk), kMaxFdsPerMessage, SocketWait::kDontWait));
     if (got.would_block) return absl::OkStatus();
     fds_discarded_ += got.fds.size();
     got.fds.clear();
@@ -54,10 +55,10 @@ absl::Status ClientSession::Flush() {
       const size_t skip = n_pieces == 0 ? out_offset_ : 0;
       pieces[n_pieces++] = absl::string_view(frame.bytes.data() + skip, frame.bytes.size() - skip);
     }
-    ASSIGN_OR_RETURN(size_t n, SendSomeGathered(fd_.get(), absl::MakeConstSpan(pieces, n_pieces),
-                                                attach ? absl::MakeConstSpan(out_.front().fds)
-                                                       : absl::Span<const int>(),
-                                                SocketWait::kDontWait));
+    ASSIGN_OR_RETURN(size_t n,
+                     SendSomeGathered(fd_.get(), absl::MakeConstSpan(pieces, n_pieces),
+                                      attach ? absl::MakeConstSpan(out_.front().fds) : absl::Span<const int>(),
+                                      SocketWait::kDontWait));
     if (n == 0) return absl::OkStatus();  // would block: epoll reports EPOLLOUT later
     queued_bytes_ -= n;
     while (n > 0) {

@@ -2,9 +2,10 @@
 // and the bytes still to be written to it.
 //
 // Input: ReadAvailable receives with RecvSomeWithFds (protocol/base/socket_io.h), room for the most
-// fds a message can carry, and closes every fd a client attaches (the store never accepts fds), then hands the bytes to a FrameReader whose length cap
-// is checked before allocation. Output: a queue of encoded frames written non-blockingly; the
-// first byte of a frame may carry fds (the arena's and the shared index's, attached to ConnectReply), sent with SendSomeWithFds.
+// fds a message can carry, and closes every fd a client attaches (the store never accepts fds), then hands the bytes to
+// a FrameReader whose length cap is checked before allocation. Output: a queue of encoded frames written
+// non-blockingly; the first byte of a frame may carry fds (the arena's and the shared index's, attached to
+// ConnectReply), sent with SendSomeWithFds.
 //
 // Thread-safety: none (owned by the store's event-loop thread).
 #ifndef RPLASMA_STORE_CLIENT_SESSION_H_
@@ -18,9 +19,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "protocol/frame.h"
+
 #include "protocol/base/object_id.h"
 #include "protocol/base/unique_fd.h"
+#include "protocol/frame.h"
 #include "store/object_table.h"
 
 namespace rplasma {
@@ -55,14 +57,14 @@ class ClientSession {
   uint64_t fds_discarded() const { return fds_discarded_; }
 
   // Per-connection protocol state, driven by StoreServer.
-  std::string name;                 // from ConnectRequest
-  bool connected = false;           // ConnectRequest handled
+  std::string name;        // from ConnectRequest
+  bool connected = false;  // ConnectRequest handled
   bool subscribed = false;
-  bool backfilling = false;         // subscribed with include_existing; existing objects not all sent
+  bool backfilling = false;                 // subscribed with include_existing; existing objects not all sent
   std::optional<ObjectID> backfill_cursor;  // last id sent by the backfill
-  bool input_paused = false;        // too much output queued: requests are not read
-  bool doomed = false;              // closing at the end of this loop iteration
-  uint32_t epoll_events = 0;        // interest currently registered
+  bool input_paused = false;                // too much output queued: requests are not read
+  bool doomed = false;                      // closing at the end of this loop iteration
+  uint32_t epoll_events = 0;                // interest currently registered
 
  private:
   struct OutFrame {

@@ -20,6 +20,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+
 #include "protocol/base/object_id.h"
 #include "protocol/store_messages.h"
 #include "store/object_table.h"

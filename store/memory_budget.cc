@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+
 #include "protocol/base/status.h"
 
 namespace rplasma {
@@ -74,8 +75,9 @@ absl::Status CheckArenaFits(uint64_t bytes, uint64_t hugepage_size, const Memory
                    absl::StrCat("--memory ", bytes, " bytes: this host",
                                 hugepages ? absl::StrCat("'s free huge pages of ", hugepage_size, " bytes") : "",
                                 " can back only ", usable, " bytes",
-                                hugepages ? "" : " (MemAvailable or the cgroup's memory.max - memory.current, "
-                                                 "less a reserve for the rest of the host)",
+                                hugepages ? ""
+                                          : " (MemAvailable or the cgroup's memory.max - memory.current, "
+                                            "less a reserve for the rest of the host)",
                                 "; refusing to start rather than have the OOM killer end other processes"));
 }
 
@@ -95,9 +97,8 @@ absl::StatusOr<MemoryTexts> ReadMemoryTexts(uint64_t hugepage_size) {
     texts.free_hugepages = ReadText(pool + "/free_hugepages");
     texts.resv_hugepages = ReadText(pool + "/resv_hugepages");
     if (texts.free_hugepages.empty()) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       absl::StrCat("--hugepages: this kernel offers no huge pages of ", hugepage_size, " bytes (no ",
-                                    pool, ")"));
+      return MakeError(ErrorCode::kInvalidArgument, absl::StrCat("--hugepages: this kernel offers no huge pages of ",
+                                                                 hugepage_size, " bytes (no ", pool, ")"));
     }
   }
   return texts;

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+
 #include "protocol/base/logging.h"
 
 namespace rplasma {
@@ -29,8 +30,8 @@ absl::StatusOr<ObjectInfo> ObjectTable::Create(ClientId client, const ObjectID& 
   if (objects_.contains(id)) return ObjectExistsError(absl::StrCat("create(", id.Hex(), "): object exists"));
   uint64_t total = data_size + metadata_size;  // both <= kMaxObjectBytes (checked by the decoder)
   if (total > allocator_.capacity()) {
-    return OutOfMemoryError(absl::StrCat("create(", id.Hex(), "): ", total, " bytes exceed the arena of ",
-                                         allocator_.capacity()));
+    return OutOfMemoryError(
+        absl::StrCat("create(", id.Hex(), "): ", total, " bytes exceed the arena of ", allocator_.capacity()));
   }
   std::optional<uint64_t> offset = allocator_.Allocate(total);
   bool evicted_some = true;

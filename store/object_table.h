@@ -36,6 +36,7 @@
 #include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+
 #include "protocol/base/object_id.h"
 #include "protocol/base/status.h"
 #include "protocol/store_messages.h"
@@ -53,7 +54,7 @@ struct ObjectEntry {
   uint64_t metadata_size = 0;
   uint64_t generation = 0;
   uint64_t checksum = 0;
-  uint64_t lru_tick = 0;      // key in the LRU index while evictable, else 0
+  uint64_t lru_tick = 0;  // key in the LRU index while evictable, else 0
   ClientId creator = 0;
   int32_t ref_count = 0;
   uint64_t index_entry = SharedIndex::kNotIndexed;  // its entry in the shared index, once sealed
@@ -62,7 +63,7 @@ struct ObjectEntry {
 };
 
 struct EvictResult {
-  uint64_t bytes = 0;    // bytes of the evicted objects (data + metadata)
+  uint64_t bytes = 0;  // bytes of the evicted objects (data + metadata)
   uint64_t objects = 0;
 };
 
@@ -86,8 +87,8 @@ class ObjectTable {
 
   // Creates `id`; the creator holds one reference. With evict_if_full, unreferenced sealed objects
   // are evicted in LRU order until the object fits. ObjectExists, OutOfMemory.
-  absl::StatusOr<ObjectInfo> Create(ClientId client, const ObjectID& id, uint64_t data_size,
-                                    uint64_t metadata_size, bool evict_if_full);
+  absl::StatusOr<ObjectInfo> Create(ClientId client, const ObjectID& id, uint64_t data_size, uint64_t metadata_size,
+                                    bool evict_if_full);
   // ObjectNotFound, NotCreator, ObjectAlreadySealed.
   absl::Status Seal(ClientId client, const ObjectID& id, uint64_t checksum);
   // Discards an unsealed object. ObjectNotFound, NotCreator, ObjectAlreadySealed.

@@ -21,6 +21,7 @@
 #include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
+
 #include "store/object_table.h"  // ClientId
 
 namespace rplasma {

@@ -7,20 +7,20 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+
 #include "protocol/base/status.h"
 
 namespace rplasma {
 
 absl::StatusOr<std::unique_ptr<SharedIndex>> SharedIndex::Create(uint64_t entries, uint64_t slots_per_client) {
   if (!std::has_single_bit(slots_per_client) || slots_per_client < shm::kSlotWindow) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     absl::StrCat("store: slots per client must be a power of two >= ", shm::kSlotWindow, ", not ",
-                                  slots_per_client));
+    return MakeError(ErrorCode::kInvalidArgument, absl::StrCat("store: slots per client must be a power of two >= ",
+                                                               shm::kSlotWindow, ", not ", slots_per_client));
   }
   if (!std::has_single_bit(entries) || entries < shm::kIndexProbeWindow) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     absl::StrCat("store: index entries must be a power of two >= ", shm::kIndexProbeWindow, ", not ",
-                                  entries));
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        absl::StrCat("store: index entries must be a power of two >= ", shm::kIndexProbeWindow, ", not ", entries));
   }
   ASSIGN_OR_RETURN(shm::SharedMemory index,
                    shm::SharedMemory::Create("rplasma-index", shm::ObjectIndexBytes(entries),

@@ -21,9 +21,10 @@
 #include <cstdint>
 #include <memory>
 
-#include "absl/functional/function_ref.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
+
 #include "protocol/base/object_id.h"
 #include "protocol/shm_index/object_index.h"
 #include "protocol/shm_index/reference_slots.h"

@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+
 #include "protocol/base/byte_size.h"
 #include "protocol/base/logging.h"
 #include "protocol/command_line/command_line.h"
@@ -42,13 +43,17 @@ ABSL_FLAG(std::string, max_output_bytes, rplasma::FormatByteSize(kDefaults.max_o
 ABSL_FLAG(std::string, index_entries, "auto",
           "entries of the shared-memory index that serves gets with no IPC (a power of two >= 16, 64 bytes each); "
           "0 = off (every get uses the socket); auto = one per 4 KiB of arena, 4096 to 1M");
-ABSL_FLAG(uint64_t, slots_per_client, kDefaults.slots_per_client,
-          "references each client can hold through its shared-memory slots (a power of two >= 16); more use the socket");
-ABSL_FLAG(int32_t, metrics_port, kDefaults.metrics.port, "serve Prometheus metrics at http://ADDRESS:PORT/metrics; 0 = off");
-ABSL_FLAG(std::string, metrics_address, kDefaults.metrics.address, "address the metrics endpoint binds (numeric IPv4 or IPv6)");
+ABSL_FLAG(
+    uint64_t, slots_per_client, kDefaults.slots_per_client,
+    "references each client can hold through its shared-memory slots (a power of two >= 16); more use the socket");
+ABSL_FLAG(int32_t, metrics_port, kDefaults.metrics.port,
+          "serve Prometheus metrics at http://ADDRESS:PORT/metrics; 0 = off");
+ABSL_FLAG(std::string, metrics_address, kDefaults.metrics.address,
+          "address the metrics endpoint binds (numeric IPv4 or IPv6)");
 ABSL_FLAG(std::string, metrics_file, kDefaults.metrics.file,
           "also write the metrics to this file (through a rename) for node_exporter's textfile collector; '' = off");
-ABSL_FLAG(absl::Duration, metrics_file_interval, kDefaults.metrics.file_interval, "how often --metrics-file is rewritten");
+ABSL_FLAG(absl::Duration, metrics_file_interval, kDefaults.metrics.file_interval,
+          "how often --metrics-file is rewritten");
 
 namespace {
 
@@ -111,7 +116,7 @@ int main(int argc, char** argv) {
   }
   absl::Status run = (*server)->Run();
   (void)rplasma::NotifyServiceManager("STOPPING=1");  // best effort: systemd sees the exit anyway
-  server->reset();  // closes clients, unlinks the socket
+  server->reset();                                    // closes clients, unlinks the socket
   if (!run.ok()) {
     LOG(ERROR) << "rplasma-store: " << run.message();
     return 1;

@@ -8,10 +8,9 @@ namespace rplasma {
 namespace {
 
 // RequestBody's alternatives, in order: the `request` label of rplasma_store_requests_total.
-constexpr const char* kRequestNames[] = {"connect", "create",   "seal",   "abort",        "get",
-                                         "release", "contains", "delete", "evict",        "list",
-                                         "stats",   "subscribe", "put",   "create_batch", "seal_batch",
-                                         "put_batch", "slots_released"};
+constexpr const char* kRequestNames[] = {
+    "connect", "create", "seal",      "abort", "get",          "release",    "contains",  "delete",        "evict",
+    "list",    "stats",  "subscribe", "put",   "create_batch", "seal_batch", "put_batch", "slots_released"};
 static_assert(std::size(kRequestNames) == StoreMetrics::kRequestKinds, "a request kind without a name");
 
 uint64_t Load(const std::atomic<uint64_t>& value) { return value.load(std::memory_order_relaxed); }
@@ -54,8 +53,7 @@ std::string StoreMetrics::Render(absl::string_view store_name) const {
   t.Single("rplasma_store_references", MetricType::kGauge, "Object references held by clients, summed.",
            Load(ref_count_));
   t.Single("rplasma_store_clients", MetricType::kGauge, "Connected clients.", Load(clients_));
-  t.Single("rplasma_store_subscribers", MetricType::kGauge, "Clients subscribed to object events.",
-           Load(subscribers_));
+  t.Single("rplasma_store_subscribers", MetricType::kGauge, "Clients subscribed to object events.", Load(subscribers_));
   t.Single("rplasma_store_waiting_gets", MetricType::kGauge, "Get requests waiting for objects to be sealed.",
            Load(waiting_gets_));
   t.Single("rplasma_store_indexed_objects", MetricType::kGauge,

@@ -18,6 +18,7 @@
 #include <variant>
 
 #include "absl/strings/string_view.h"
+
 #include "protocol/store_messages.h"
 
 namespace rplasma {

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+
 #include "protocol/base/byte_size.h"
 #include "protocol/frame.h"
 #include "protocol/metrics/metrics_exporter.h"

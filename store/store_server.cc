@@ -13,9 +13,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "protocol/frame.h"
+
 #include "protocol/base/logging.h"
 #include "protocol/base/socket_io.h"
+#include "protocol/frame.h"
 
 namespace rplasma {
 namespace {
@@ -31,8 +32,9 @@ StoreServer::StoreServer(StoreOptions options, std::unique_ptr<Arena> arena, std
     : options_(std::move(options)),
       arena_(std::move(arena)),
       index_(std::move(index)),
-      table_(arena_->size(), static_cast<uint64_t>(absl::GetCurrentTimeNanos()),
-             [this](EventKind kind, const ObjectInfo& info) { OnEvent(kind, info); }, index_.get()),
+      table_(
+          arena_->size(), static_cast<uint64_t>(absl::GetCurrentTimeNanos()),
+          [this](EventKind kind, const ObjectInfo& info) { OnEvent(kind, info); }, index_.get()),
       partial_frames_(options_.partial_frame_timeout),
       uid_(::geteuid()) {}
 
@@ -125,7 +127,8 @@ absl::Status StoreServer::Run() {
       absl::Duration left = *next - absl::Now();
       timeout_ms = left <= absl::ZeroDuration()
                        ? 0
-                       : static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1))), 1 << 30));
+                       : static_cast<int>(std::min<int64_t>(
+                             absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1))), 1 << 30));
     }
     if (index_ != nullptr && (timeout_ms < 0 || timeout_ms > kSlotSampleWakeMs)) timeout_ms = kSlotSampleWakeMs;
     int n = ::epoll_wait(epoll_fd_.get(), events, 64, timeout_ms);
@@ -243,9 +246,9 @@ void StoreServer::TrackPartialFrame(ClientSession& s, absl::Time now) {
     std::optional<ClientId> largest = partial_frames_.Largest();
     ClientSession* offender = largest.has_value() ? FindSession(*largest) : nullptr;
     if (offender == nullptr) break;  // cannot happen: tracked sessions exist
-    Doom(*offender, absl::StrCat("incomplete frames of all clients over --max_partial_frame_bytes (",
-                                 options_.max_partial_frame_bytes, "); this client held ",
-                                 offender->buffered_bytes(), " bytes"));
+    Doom(*offender,
+         absl::StrCat("incomplete frames of all clients over --max_partial_frame_bytes (",
+                      options_.max_partial_frame_bytes, "); this client held ", offender->buffered_bytes(), " bytes"));
     partial_frames_.Remove(*largest);
   }
 }

@@ -6,8 +6,8 @@
 // Gets' deadlines become the epoll_wait timeout. Sockets are non-blocking; a client stalled in
 // the middle of a frame only holds its own buffer, and only for options.partial_frame_timeout;
 // the bytes of incomplete frames across all clients are capped (options.max_partial_frame_bytes,
-// the client buffering the most is dropped past it). Both end the connection with a log line. Replies are queued per client; a client whose
-// queue passes options.pause_input_bytes is not read until it drains, and one past
+// the client buffering the most is dropped past it). Both end the connection with a log line. Replies are queued per
+// client; a client whose queue passes options.pause_input_bytes is not read until it drains, and one past
 // options.max_output_bytes (a subscriber that fell behind) is disconnected.
 //
 // Connections from another uid than the store's (SO_PEERCRED) are closed at accept. The first
@@ -30,8 +30,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "protocol/store_messages.h"
+
 #include "protocol/base/unique_fd.h"
+#include "protocol/store_messages.h"
 #include "store/arena.h"
 #include "store/client_session.h"
 #include "store/get_waiters.h"

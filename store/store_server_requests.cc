@@ -5,8 +5,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "protocol/frame.h"
+
 #include "protocol/base/logging.h"
+#include "protocol/frame.h"
 #include "store/store_server.h"
 
 namespace rplasma {

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+
 #include "protocol/base/status.h"
 
 namespace rplasma::bench {
@@ -30,9 +31,8 @@ std::string CsvHeader(const std::vector<std::string>& extra_columns) {
 
 std::string FormatCsvRow(const CsvRow& row, size_t extra_columns) {
   std::string line = absl::StrFormat("%s,%s,%s,%s,%d,%.3f,%.6f,%.3f,%.3f", CsvField(row.benchmark),
-                                     CsvField(row.system), CsvField(row.transport),
-                                     CsvField(row.protocol), row.object_size, row.ops_per_s,
-                                     row.gb_per_s, row.p50_us, row.p99_us);
+                                     CsvField(row.system), CsvField(row.transport), CsvField(row.protocol),
+                                     row.object_size, row.ops_per_s, row.gb_per_s, row.p50_us, row.p99_us);
   for (size_t i = 0; i < extra_columns; ++i) {
     line += ',';
     if (i < row.extra.size()) line += CsvField(row.extra[i]);
@@ -53,8 +53,8 @@ absl::StatusOr<std::unique_ptr<CsvWriter>> CsvWriter::Open(const std::string& pa
 absl::Status CsvWriter::Write(const CsvRow& row) {
   if (row.extra.size() > extra_columns_.size()) {
     return MakeError(ErrorCode::kInvalidArgument,
-                     absl::StrFormat("csv row for %s has %d extra values, file %s has %d extra columns",
-                                     row.benchmark, row.extra.size(), path_, extra_columns_.size()));
+                     absl::StrFormat("csv row for %s has %d extra values, file %s has %d extra columns", row.benchmark,
+                                     row.extra.size(), path_, extra_columns_.size()));
   }
   out_ << FormatCsvRow(row, extra_columns_.size()) << '\n';
   out_.flush();

@@ -23,8 +23,7 @@
 namespace rplasma::bench {
 
 inline constexpr std::array<absl::string_view, 9> kCsvColumns = {
-    "benchmark", "system",   "transport", "protocol", "object_size",
-    "ops_per_s", "gb_per_s", "p50_us",    "p99_us"};
+    "benchmark", "system", "transport", "protocol", "object_size", "ops_per_s", "gb_per_s", "p50_us", "p99_us"};
 
 struct CsvRow {
   std::string benchmark;  // what was measured: "get", "create_write_seal", "memcpy", ...

@@ -20,8 +20,7 @@ struct LoopLimits {
 
 // Monotonic nanoseconds (steady_clock: vDSO, ~20 ns per call).
 inline int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+
 #include "protocol/base/status.h"
 
 namespace rplasma::bench {

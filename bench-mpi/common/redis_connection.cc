@@ -1,13 +1,13 @@
 #include "bench-mpi/common/redis_connection.h"
 
-#include <hiredis/hiredis.h>
-
 #include <memory>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include <hiredis/hiredis.h>
+
 #include "protocol/base/status.h"
 
 namespace rplasma::bench {
@@ -33,14 +33,13 @@ ReplyPtr CommandArgv(redisContext* c, const std::vector<absl::string_view>& argv
     words.push_back(word.data());
     lengths.push_back(word.size());
   }
-  return ReplyPtr(static_cast<redisReply*>(
-      redisCommandArgv(c, static_cast<int>(words.size()), words.data(), lengths.data())));
+  return ReplyPtr(
+      static_cast<redisReply*>(redisCommandArgv(c, static_cast<int>(words.size()), words.data(), lengths.data())));
 }
 
 }  // namespace
 
-absl::StatusOr<RedisConnection> RedisConnection::Connect(const std::string& host, int port,
-                                                         absl::Duration timeout) {
+absl::StatusOr<RedisConnection> RedisConnection::Connect(const std::string& host, int port, absl::Duration timeout) {
   timeval tv = absl::ToTimeval(timeout);
   redisContext* c = redisConnectWithTimeout(host.c_str(), port, tv);
   if (c == nullptr) return MakeError(ErrorCode::kUnavailable, "redisConnect: out of memory");
@@ -49,8 +48,7 @@ absl::StatusOr<RedisConnection> RedisConnection::Connect(const std::string& host
   return connection;
 }
 
-RedisConnection::RedisConnection(RedisConnection&& other) noexcept
-    : context_(std::exchange(other.context_, nullptr)) {}
+RedisConnection::RedisConnection(RedisConnection&& other) noexcept : context_(std::exchange(other.context_, nullptr)) {}
 
 RedisConnection& RedisConnection::operator=(RedisConnection&& other) noexcept {
   if (this != &other) {

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+
 #include "bench-mpi/common/size_units.h"
 #include "protocol/base/status.h"
 
@@ -25,8 +26,8 @@ double BenchResult::Metric(const std::string& name, double fallback) const {
   return it == metrics.end() ? fallback : it->second;
 }
 
-BenchResult MakeResult(std::string benchmark, std::string system, std::string transport,
-                       std::string protocol, uint64_t object_size, const LatencySummary& latency) {
+BenchResult MakeResult(std::string benchmark, std::string system, std::string transport, std::string protocol,
+                       uint64_t object_size, const LatencySummary& latency) {
   BenchResult r;
   r.benchmark = std::move(benchmark);
   r.system = std::move(system);
@@ -49,9 +50,8 @@ absl::StatusOr<std::unique_ptr<ResultReporter>> ResultReporter::Create(const std
 }
 
 void ResultReporter::PrintHeader() {
-  *table_ << absl::StrFormat("%-20s %-12s %-6s %9s %12s %9s %10s %10s %10s %8s  %s\n", "benchmark",
-                             "system", "via", "size", "ops/s", "GB/s", "mean_us", "p50_us", "p99_us",
-                             "n", "detail");
+  *table_ << absl::StrFormat("%-20s %-12s %-6s %9s %12s %9s %10s %10s %10s %8s  %s\n", "benchmark", "system", "via",
+                             "size", "ops/s", "GB/s", "mean_us", "p50_us", "p99_us", "n", "detail");
   header_printed_ = true;
 }
 
@@ -60,15 +60,21 @@ absl::Status ResultReporter::Add(BenchResult r) {
   const std::string detail = Detail(r.metrics);
   if (table_ != nullptr) {
     if (!header_printed_) PrintHeader();
-    *table_ << absl::StrFormat("%-20s %-12s %-6s %9s %12.0f %9.3f %10.2f %10.2f %10.2f %8d  %s\n",
-                               r.benchmark, r.system, r.transport, FormatByteSize(r.object_size), r.ops_per_s,
-                               r.gb_per_s, r.latency.mean_us, r.latency.p50_us, r.latency.p99_us,
-                               r.latency.count, detail)
+    *table_ << absl::StrFormat("%-20s %-12s %-6s %9s %12.0f %9.3f %10.2f %10.2f %10.2f %8d  %s\n", r.benchmark,
+                               r.system, r.transport, FormatByteSize(r.object_size), r.ops_per_s, r.gb_per_s,
+                               r.latency.mean_us, r.latency.p50_us, r.latency.p99_us, r.latency.count, detail)
             << std::flush;
   }
   if (csv_ != nullptr) {
-    CsvRow row{r.benchmark, r.system, r.transport, r.protocol, r.object_size, r.ops_per_s,
-               r.gb_per_s,  r.latency.p50_us, r.latency.p99_us,
+    CsvRow row{r.benchmark,
+               r.system,
+               r.transport,
+               r.protocol,
+               r.object_size,
+               r.ops_per_s,
+               r.gb_per_s,
+               r.latency.p50_us,
+               r.latency.p99_us,
                {absl::StrFormat("%.3f", r.latency.mean_us), absl::StrFormat("%.3f", r.latency.p95_us),
                 absl::StrCat(r.latency.count), detail}};
     RETURN_IF_ERROR(csv_->Write(row));

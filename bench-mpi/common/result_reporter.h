@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+
 #include "bench-mpi/common/csv_writer.h"
 #include "bench-mpi/common/latency_recorder.h"
 
@@ -34,25 +35,22 @@ struct BenchResult {
 };
 
 // A result whose throughput follows from its latency: ops = count / total time, bytes = size each.
-BenchResult MakeResult(std::string benchmark, std::string system, std::string transport,
-                       std::string protocol, uint64_t object_size, const LatencySummary& latency);
+BenchResult MakeResult(std::string benchmark, std::string system, std::string transport, std::string protocol,
+                       uint64_t object_size, const LatencySummary& latency);
 
 class ResultReporter {
  public:
   // `csv_path` "" writes no CSV; `table` may be null (no table).
-  static absl::StatusOr<std::unique_ptr<ResultReporter>> Create(const std::string& csv_path,
-                                                                std::ostream* table);
+  static absl::StatusOr<std::unique_ptr<ResultReporter>> Create(const std::string& csv_path, std::ostream* table);
   absl::Status Add(BenchResult result);
   // Every result added from now on carries metrics[name] = value (e.g. "round" with --rounds).
   void SetTag(const std::string& name, double value) { tags_[name] = value; }
   const std::vector<BenchResult>& results() const { return results_; }
   // The first result with these keys; null if none.
-  const BenchResult* Find(const std::string& benchmark, const std::string& system,
-                          uint64_t object_size) const;
+  const BenchResult* Find(const std::string& benchmark, const std::string& system, uint64_t object_size) const;
 
  private:
-  ResultReporter(std::unique_ptr<CsvWriter> csv, std::ostream* table)
-      : csv_(std::move(csv)), table_(table) {}
+  ResultReporter(std::unique_ptr<CsvWriter> csv, std::ostream* table) : csv_(std::move(csv)), table_(table) {}
   void PrintHeader();
 
   std::unique_ptr<CsvWriter> csv_;

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+
 #include "protocol/base/byte_size.h"
 #include "protocol/base/status.h"
 

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+
 #include "protocol/base/byte_size.h"
 
 namespace rplasma::bench {

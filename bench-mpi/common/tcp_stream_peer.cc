@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+
 #include "protocol/base/socket_io.h"
 #include "protocol/base/status.h"
 

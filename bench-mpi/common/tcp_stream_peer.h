@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+
 #include "protocol/base/unique_fd.h"
 
 namespace rplasma::bench {

@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+
 #include "protocol/base/logging.h"
 #include "protocol/base/status.h"
 #include "protocol/base/unique_fd.h"

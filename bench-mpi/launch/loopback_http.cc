@@ -7,6 +7,7 @@
 #include <cerrno>
 
 #include "absl/strings/str_cat.h"
+
 #include "protocol/base/status.h"
 
 namespace rplasma::bench {

@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+
 #include "protocol/base/unique_fd.h"
 
 namespace rplasma::bench {

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
+
 #include "protocol/base/socket_io.h"
 #include "protocol/base/status.h"
 #include "protocol/base/unique_fd.h"
@@ -84,8 +85,7 @@ absl::StatusOr<std::unique_ptr<LaunchedManager>> LaunchedManager::Start(const Ma
     const std::string log = ReadWholeFile(manager->log_path_);
     const size_t at = log.find(kReady, log_start);
     const size_t end = at == std::string::npos ? std::string::npos : log.find('\n', at);
-    if (end != std::string::npos &&
-        (!options.probe_client_socket || UnixConnect(manager->client_socket_).ok())) {
+    if (end != std::string::npos && (!options.probe_client_socket || UnixConnect(manager->client_socket_).ok())) {
       const absl::string_view line(log.data() + at, end - at);
       manager->node_id_ = WordAfter(line, "node=");
       manager->listen_address_ = WordAfter(line, "listen=");

@@ -23,6 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+
 #include "bench-mpi/launch/child_process.h"
 
 namespace rplasma::bench {

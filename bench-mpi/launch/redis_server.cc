@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+
 #include "protocol/base/status.h"
 #include "protocol/base/unique_fd.h"
 
@@ -81,8 +82,7 @@ absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::Start(const RedisServe
   RETURN_IF_ERROR(options.Validate());
   std::string binary = options.binary.empty() ? FindBinary() : options.binary;
   if (binary.empty() || ::access(binary.c_str(), X_OK) != 0) {
-    return MakeError(ErrorCode::kUnavailable,
-                     "redis-server not found (looked in PATH and /usr/bin/redis-server)");
+    return MakeError(ErrorCode::kUnavailable, "redis-server not found (looked in PATH and /usr/bin/redis-server)");
   }
   std::unique_ptr<RedisServer> server(new RedisServer(options, std::move(binary)));
   ASSIGN_OR_RETURN(server->dir_, ScratchDir::Create("rplasma-redis"));
@@ -101,19 +101,35 @@ absl::Status RedisServer::SpawnAndWait() {
   const std::string limit = std::to_string(options_.max_value_bytes);
   // The query buffer must hold a whole SET of the largest value plus the command around it.
   const std::string query_limit = std::to_string(options_.max_value_bytes + (1u << 20));
-  std::vector<std::string> argv = {binary_, "--port", std::to_string(port_), "--bind", host_,
-                                   "--save", "", "--appendonly", "no", "--dir", dir_.path(),
-                                   "--daemonize", "no", "--databases", "1", "--protected-mode", "no",
-                                   "--proto-max-bulk-len", limit, "--client-query-buffer-limit", query_limit};
+  std::vector<std::string> argv = {binary_,
+                                   "--port",
+                                   std::to_string(port_),
+                                   "--bind",
+                                   host_,
+                                   "--save",
+                                   "",
+                                   "--appendonly",
+                                   "no",
+                                   "--dir",
+                                   dir_.path(),
+                                   "--daemonize",
+                                   "no",
+                                   "--databases",
+                                   "1",
+                                   "--protected-mode",
+                                   "no",
+                                   "--proto-max-bulk-len",
+                                   limit,
+                                   "--client-query-buffer-limit",
+                                   query_limit};
   argv.insert(argv.end(), options_.extra_args.begin(), options_.extra_args.end());
   ASSIGN_OR_RETURN(process_, ChildProcess::Start(argv, log_path()));
 
   absl::Time deadline = absl::Now() + options_.start_timeout;
   while (absl::Now() < deadline) {
     if (!process_.running()) {
-      return MakeError(ErrorCode::kUnavailable,
-                       absl::StrFormat("redis-server on %s exited during start-up; log:\n%s", address_,
-                                       FileTail(log_path())));
+      return MakeError(ErrorCode::kUnavailable, absl::StrFormat("redis-server on %s exited during start-up; log:\n%s",
+                                                                address_, FileTail(log_path())));
     }
     // The PING must reach our child, not a stranger that took the port: check it still runs.
     if (Ping() && process_.running()) return absl::OkStatus();

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+
 #include "bench-mpi/launch/process_fds.h"
 #include "protocol/base/socket_io.h"
 #include "protocol/base/status.h"

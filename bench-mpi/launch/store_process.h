@@ -19,13 +19,14 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+
 #include "bench-mpi/launch/child_process.h"
 
 namespace rplasma::bench {
 
 struct StoreProcessOptions {
-  std::string binary;                 // "" = <ExecutableDir()>/rplasma-store
-  uint64_t memory = 1u << 30;         // --memory: the arena size
+  std::string binary;                   // "" = <ExecutableDir()>/rplasma-store
+  uint64_t memory = 1u << 30;           // --memory: the arena size
   std::vector<std::string> extra_args;  // appended to the command line
   // Generous: the store pre-faults its whole arena before it listens, which takes seconds under
   // sanitizers, in an emulated guest, or on a loaded CI machine.

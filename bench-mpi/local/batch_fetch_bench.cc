@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+
 #include "bench-mpi/common/measure_loop.h"
 #include "bench-mpi/common/size_units.h"
 #include "protocol/base/object_id.h"
@@ -44,9 +45,10 @@ absl::Status WaitForRoom(Client& client, uint64_t bytes, const char* node) {
     const uint64_t free_bytes = stats.capacity - std::min(stats.capacity, stats.used_bytes);
     if (free_bytes >= bytes) return absl::OkStatus();
     if (absl::Now() > give_up) {
-      return MakeError(ErrorCode::kOutOfMemory,
-                       absl::StrFormat("node %s's arena: %s free after %s, a batch needs %s", node,
-                                       FormatByteSize(free_bytes), absl::FormatDuration(kSettleWait), FormatByteSize(bytes)));
+      return MakeError(
+          ErrorCode::kOutOfMemory,
+          absl::StrFormat("node %s's arena: %s free after %s, a batch needs %s", node, FormatByteSize(free_bytes),
+                          absl::FormatDuration(kSettleWait), FormatByteSize(bytes)));
     }
     absl::SleepFor(absl::Milliseconds(1));
   }
@@ -76,8 +78,9 @@ absl::Status VerifyBatch(Client& reader, const std::vector<ObjectID>& ids, const
   for (size_t i = 0; i < ids.size(); ++i) {
     const ObjectBuffer& got = buffers[i];
     if (!got.valid()) {
-      return MakeError(ErrorCode::kInternal, absl::StrCat("batch object ", i, " (", ids[i].Hex(),
-                                                          ") not on the reader after its fetch: ", got.status().message()));
+      return MakeError(ErrorCode::kInternal,
+                       absl::StrCat("batch object ", i, " (", ids[i].Hex(),
+                                    ") not on the reader after its fetch: ", got.status().message()));
     }
     FillObject(seeds[i], absl::MakeSpan(expected));
     if (got.data().size() != size || std::memcmp(got.data().data(), expected.data(), size) != 0) {
@@ -176,8 +179,8 @@ absl::Status MgetRound(RedisConnection& redis, const std::vector<std::string>& k
   *ns = NowNs() - t0;
   RETURN_IF_ERROR(status);
   if (wrong > 0) {
-    return MakeError(ErrorCode::kInternal, absl::StrFormat("MGET: %d of %d values are not %d bytes", wrong,
-                                                           keys.size(), size));
+    return MakeError(ErrorCode::kInternal,
+                     absl::StrFormat("MGET: %d of %d values are not %d bytes", wrong, keys.size(), size));
   }
   return absl::OkStatus();
 }
@@ -196,9 +199,9 @@ BenchResult BatchRow(const char* benchmark, const char* system, const char* tran
   const double p50_s = r.latency.p50_us / 1e6;
   r.ops_per_s = p50_s > 0 ? static_cast<double>(count) / p50_s : 0;
   r.gb_per_s = r.ops_per_s * static_cast<double>(size) / 1e9;
-  r.metrics = {{"batch", static_cast<double>(count)},  {"rounds", static_cast<double>(r.latency.count)},
-               {"min_us", r.latency.min_us},           {"max_us", r.latency.max_us},
-               {"objects_per_s", r.ops_per_s},         {"gbps", r.gb_per_s}};
+  r.metrics = {{"batch", static_cast<double>(count)}, {"rounds", static_cast<double>(r.latency.count)},
+               {"min_us", r.latency.min_us},          {"max_us", r.latency.max_us},
+               {"objects_per_s", r.ops_per_s},        {"gbps", r.gb_per_s}};
   return r;
 }
 

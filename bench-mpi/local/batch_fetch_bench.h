@@ -32,6 +32,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+
 #include "bench-mpi/common/redis_connection.h"
 #include "bench-mpi/common/result_reporter.h"
 #include "bench-mpi/common/tcp_stream_peer.h"

@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+
 #include "bench-mpi/common/measure_loop.h"
 #include "bench-mpi/common/redis_connection.h"
 #include "bench-mpi/common/result_reporter.h"
@@ -153,8 +154,8 @@ absl::Status RunFetchSize(const LocalBenchOptions& options, const LoopLimits& li
   BenchResult r = MakeResult("fetch", "rplasma", options.transport, protocol, size, recorders[kCold].Summarize());
   r.metrics = {{"publish_retries", static_cast<double>(retries)}};
   RETURN_IF_ERROR(reporter.Add(std::move(r)));
-  RETURN_IF_ERROR(
-      reporter.Add(MakeResult("fetch_warm", "rplasma", options.transport, protocol, size, recorders[kWarm].Summarize())));
+  RETURN_IF_ERROR(reporter.Add(
+      MakeResult("fetch_warm", "rplasma", options.transport, protocol, size, recorders[kWarm].Summarize())));
   RETURN_IF_ERROR(reporter.Add(
       MakeResult("fetch_hinted", "rplasma", options.transport, protocol, size, recorders[kHinted].Summarize())));
   return reporter.Add(MakeResult("get", "redis", "tcp", "resp", size, recorders[kGet].Summarize()));
@@ -164,8 +165,7 @@ absl::Status RunFetchSize(const LocalBenchOptions& options, const LoopLimits& li
 absl::StatusOr<std::string> ManagerStatsJson(const std::string& socket) {
   ASSIGN_OR_RETURN(UniqueFd fd, UnixConnect(socket));
   RETURN_IF_ERROR(WriteFrame(fd.get(), EncodeManagerRequest(ManagerRequest{1, ManagerStatsRequest{}})));
-  ASSIGN_OR_RETURN(std::string payload,
-                   ReadFrame(fd.get(), kMaxManagerFrameBytes, absl::Now() + absl::Seconds(10)));
+  ASSIGN_OR_RETURN(std::string payload, ReadFrame(fd.get(), kMaxManagerFrameBytes, absl::Now() + absl::Seconds(10)));
   ASSIGN_OR_RETURN(ManagerReply reply, DecodeManagerReply(payload));
   RETURN_IF_ERROR(reply.status());
   const auto* stats = std::get_if<ManagerStatsReply>(&reply.body);
@@ -253,13 +253,13 @@ absl::Status RunFetchBench(const LocalBenchOptions& options, std::ostream& out) 
                    TcpStreamServer::Start(std::max(largest, LargestBatchBytes(options))));
   ASSIGN_OR_RETURN(TcpStreamClient stream, TcpStreamClient::Connect(stream_server->port()));
   ASSIGN_OR_RETURN(std::unique_ptr<ResultReporter> reporter, ResultReporter::Create(options.csv_path, &out));
-  out << absl::StrFormat("fetch over %s, pin-threshold %s; up to %d iterations or %s each\n",
-                         options.transport, options.pin_threshold, options.iterations,
-                         absl::FormatDuration(options.duration));
+  out << absl::StrFormat("fetch over %s, pin-threshold %s; up to %d iterations or %s each\n", options.transport,
+                         options.pin_threshold, options.iterations, absl::FormatDuration(options.duration));
   if (options.batch > 1) {
-    out << absl::StrFormat("then per size a batch of %d objects (at most %s) in one Fetch, against Redis MGET and "
-                           "a TCP stream of the same bytes: %d rounds after a warm-up\n",
-                           options.batch, FormatByteSize(options.batch_bytes), options.rounds);
+    out << absl::StrFormat(
+        "then per size a batch of %d objects (at most %s) in one Fetch, against Redis MGET and "
+        "a TCP stream of the same bytes: %d rounds after a warm-up\n",
+        options.batch, FormatByteSize(options.batch_bytes), options.rounds);
   }
   out << "\n";
 

@@ -31,6 +31,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+
 #include "bench-mpi/launch/manager_launcher.h"
 #include "bench-mpi/launch/redis_server.h"
 #include "bench-mpi/launch/store_process.h"

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+
 #include "bench-mpi/common/redis_connection.h"
 #include "bench-mpi/common/result_reporter.h"
 #include "bench-mpi/common/size_units.h"
@@ -44,8 +45,7 @@ class ErrorLog {
   absl::Status first_;
 };
 
-absl::StatusOr<std::unique_ptr<RedisServer>> MaybeStartRedis(const LocalBenchOptions& options,
-                                                                   std::ostream& out) {
+absl::StatusOr<std::unique_ptr<RedisServer>> MaybeStartRedis(const LocalBenchOptions& options, std::ostream& out) {
   if (options.redis == RedisMode::kOff || !options.Selected("set_get")) return nullptr;
   if (options.redis == RedisMode::kAuto && RedisServer::FindBinary().empty()) {
     out << "redis-server not installed: the Redis peer is skipped (--redis to insist)\n";
@@ -95,8 +95,7 @@ absl::Status RunLocalBench(const LocalBenchOptions& options, std::ostream& out) 
   for (uint64_t size : options.sizes) size_names.push_back(FormatByteSize(size));
   out << absl::StrFormat("store %s (pid %d), arena %s; sizes %s; up to %d iterations or %s each\n",
                          client->store_name(), store_pid, FormatByteSize(client->arena_size()),
-                         absl::StrJoin(size_names, ","), options.iterations,
-                         absl::FormatDuration(options.duration));
+                         absl::StrJoin(size_names, ","), options.iterations, absl::FormatDuration(options.duration));
   out << absl::StrFormat("machine: %d cpus, load average %s (other processes skew every number)\n\n",
                          std::thread::hardware_concurrency(), LoadAverage());
 

@@ -9,6 +9,7 @@
 #include <ostream>
 
 #include "absl/status/status.h"
+
 #include "bench-mpi/local/local_bench_options.h"
 
 namespace rplasma::bench {

@@ -18,8 +18,7 @@ int main(int argc, char** argv) {
     }
   }
   bool help = false;
-  absl::StatusOr<rplasma::bench::LocalBenchOptions> options =
-      rplasma::bench::ParseLocalBenchOptions(argc, argv, &help);
+  absl::StatusOr<rplasma::bench::LocalBenchOptions> options = rplasma::bench::ParseLocalBenchOptions(argc, argv, &help);
   if (help) {
     std::cout << rplasma::bench::LocalBenchUsage();
     return 0;
@@ -32,8 +31,8 @@ int main(int argc, char** argv) {
                         : options->mode == "scrape" ? rplasma::bench::RunScrapeBench(*options, std::cout)
                                                     : rplasma::bench::RunLocalBench(*options, std::cout);
   if (!status.ok()) {
-    std::cerr << "rplasma-bench: " << rplasma::ErrorCodeName(rplasma::ErrorCodeOf(status)) << ": "
-              << status.message() << "\n";
+    std::cerr << "rplasma-bench: " << rplasma::ErrorCodeName(rplasma::ErrorCodeOf(status)) << ": " << status.message()
+              << "\n";
     return 1;
   }
   return 0;

@@ -4,10 +4,11 @@
 #include <optional>
 
 #include "absl/strings/numbers.h"
-#include "absl/time/time.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
 #include "bench-mpi/common/size_units.h"
 #include "protocol/base/status.h"
 #include "protocol/command_line/flag_spelling.h"
@@ -60,8 +61,9 @@ absl::Status LocalBenchOptions::Validate() const {
     return BadFlag("--transport", "must be tcp, verbs or auto");
   }
   if (pin_threshold.empty()) return BadFlag("--pin-threshold", "must not be empty");
-  static const char* const kKnown[] = {"copy", "checksum", "copy_checksum", "create_write_seal", "put",
-                                       "ping_pong", "get", "batch_get", "set_get", "create_seal_get", "memory_per_object"};
+  static const char* const kKnown[] = {
+      "copy",      "checksum", "copy_checksum",   "create_write_seal", "put", "ping_pong", "get",
+      "batch_get", "set_get",  "create_seal_get", "memory_per_object"};
   for (const std::string& name : only) {
     if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown)) {
       return BadFlag("--only", absl::StrFormat("unknown benchmark '%s'", name));
@@ -113,7 +115,7 @@ std::string LocalBenchUsage() {
 absl::StatusOr<LocalBenchOptions> ParseLocalBenchOptions(int argc, char** argv, bool* help) {
   LocalBenchOptions options;
   *help = false;
-  bool batch_given = false;   // fetch mode has its own defaults for these two
+  bool batch_given = false;  // fetch mode has its own defaults for these two
   bool rounds_given = false;
   ASSIGN_OR_RETURN(const std::vector<std::string> args,
                    ExpandFlagfiles(std::vector<std::string>(argv + std::min(argc, 1), argv + argc)));

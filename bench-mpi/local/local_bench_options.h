@@ -65,8 +65,8 @@ struct LocalBenchOptions {
   // Benchmarks to run (names as in the CSV "benchmark" column, e.g. "get,ping_pong"); empty = all.
   // "get" also selects release/get_release, "batch_get" batch_release, "set_get" Redis.
   std::vector<std::string> only;
-  std::string transport = "tcp";         // fetch mode: the managers' --transport
-  std::string pin_threshold = "65536";   // fetch mode: the managers' --pin-threshold (alias --rdma-threshold)
+  std::string transport = "tcp";          // fetch mode: the managers' --transport
+  std::string pin_threshold = "65536";    // fetch mode: the managers' --pin-threshold (alias --rdma-threshold)
   std::string listen_host = "127.0.0.1";  // fetch mode: the managers' peer listener host (verbs: the RDMA IP)
 
   // True if `benchmark` should run.

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/types/span.h"
+
 #include "bench-mpi/common/latency_recorder.h"
 #include "bench-mpi/common/measure_loop.h"
 #include "bench-mpi/common/process_memory.h"

@@ -5,8 +5,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #define XXH_STATIC_LINKING_ONLY  // XXH3_state_t on the stack
-#include <xxhash.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -15,12 +13,14 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "protocol/frame.h"
+#include <xxhash.h>
+
 #include "protocol/base/object_id.h"
 #include "protocol/base/socket_io.h"
 #include "protocol/base/status.h"
-#include "protocol/store_messages.h"
 #include "protocol/base/unique_fd.h"
+#include "protocol/frame.h"
+#include "protocol/store_messages.h"
 
 namespace rplasma::bench {
 namespace {
@@ -116,8 +116,8 @@ absl::Status RunUnixPingPong(const LoopLimits& limits, ResultReporter& reporter,
     }
     theirs.reset();
   } else {
-    echo = std::thread(peer == PingPongPeer::kEpollThread ? EpollEchoLoop : EchoLoop, theirs.get(),
-                       request.size(), reply);
+    echo =
+        std::thread(peer == PingPongPeer::kEpollThread ? EpollEchoLoop : EchoLoop, theirs.get(), request.size(), reply);
   }
   std::string in(reply.size(), '\0');
   LatencyRecorder rtt;
@@ -136,7 +136,7 @@ absl::Status RunUnixPingPong(const LoopLimits& limits, ResultReporter& reporter,
     }
   }
   RETURN_IF_ERROR(status);
-  const char* name = peer == PingPongPeer::kProcess ? "ping_pong"
+  const char* name = peer == PingPongPeer::kProcess  ? "ping_pong"
                      : peer == PingPongPeer::kThread ? "ping_pong_thread"
                                                      : "ping_pong_epoll";
   BenchResult r = MakeResult(name, "unix_socket", "unix", "raw", request.size(), rtt.Summarize());
@@ -202,8 +202,7 @@ absl::Status RunCopyChecksum(const LoopLimits& limits, ResultReporter& reporter,
   return reporter.Add(MakeResult("copy_checksum", "fused", "memory", "-", size, fused.Summarize()));
 }
 
-absl::Status RunRedisSetGet(const LoopLimits& limits, ResultReporter& reporter, RedisConnection& redis,
-                            uint64_t size) {
+absl::Status RunRedisSetGet(const LoopLimits& limits, ResultReporter& reporter, RedisConnection& redis, uint64_t size) {
   const std::string key = absl::StrFormat("rplasma-bench:%d", size);
   const std::string value(size, 'v');
   std::string got;

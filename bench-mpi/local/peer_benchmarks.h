@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+
 #include "bench-mpi/common/measure_loop.h"
 #include "bench-mpi/common/redis_connection.h"
 #include "bench-mpi/common/result_reporter.h"
@@ -33,8 +34,7 @@ absl::Status RunUnixPingPong(const LoopLimits& limits, ResultReporter& reporter,
 absl::Status RunMemcpy(const LoopLimits& limits, ResultReporter& reporter, uint64_t size);
 absl::Status RunChecksum(const LoopLimits& limits, ResultReporter& reporter, uint64_t size);
 absl::Status RunCopyChecksum(const LoopLimits& limits, ResultReporter& reporter, uint64_t size);
-absl::Status RunRedisSetGet(const LoopLimits& limits, ResultReporter& reporter,
-                            RedisConnection& redis, uint64_t size);
+absl::Status RunRedisSetGet(const LoopLimits& limits, ResultReporter& reporter, RedisConnection& redis, uint64_t size);
 
 }  // namespace rplasma::bench
 

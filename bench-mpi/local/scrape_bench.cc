@@ -9,7 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "protocol/base/notification.h"
+
 #include "bench-mpi/common/latency_recorder.h"
 #include "bench-mpi/common/measure_loop.h"
 #include "bench-mpi/common/result_reporter.h"
@@ -17,6 +17,7 @@
 #include "bench-mpi/launch/child_process.h"
 #include "bench-mpi/launch/loopback_http.h"
 #include "bench-mpi/local/fetch_bench.h"
+#include "protocol/base/notification.h"
 #include "protocol/base/object_id.h"
 #include "protocol/base/status.h"
 
@@ -63,8 +64,8 @@ class Scraper {
 absl::StatusOr<LatencySummary> RunHalf(const LocalBenchOptions& options, FetchNode& a, FetchNode& b, uint64_t size,
                                        int64_t* retries) {
   const std::vector<uint8_t> bytes(size, 0x5a);
-  const int64_t pool_size = std::clamp<int64_t>(static_cast<int64_t>(kPoolBytes / size), 1, options.iterations) +
-                            kWarmup;
+  const int64_t pool_size =
+      std::clamp<int64_t>(static_cast<int64_t>(kPoolBytes / size), 1, options.iterations) + kWarmup;
   std::vector<ObjectID> pool;
   for (int64_t i = 0; i < pool_size; ++i) {
     pool.push_back(ObjectID::Random());

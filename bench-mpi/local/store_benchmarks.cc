@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+
 #include "bench-mpi/common/size_units.h"
 #include "protocol/base/object_id.h"
 #include "protocol/base/status.h"
@@ -32,8 +33,7 @@ absl::Status Report(const StoreBenchContext& ctx, const std::string& benchmark, 
 
 absl::Status WithSize(absl::Status status, absl::string_view what, uint64_t size) {
   if (status.ok()) return status;
-  return MakeError(ErrorCodeOf(status),
-                   absl::StrFormat("%s of %s: %s", what, FormatByteSize(size), status.message()));
+  return MakeError(ErrorCodeOf(status), absl::StrFormat("%s of %s: %s", what, FormatByteSize(size), status.message()));
 }
 
 }  // namespace

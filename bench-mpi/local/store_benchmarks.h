@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+
 #include "bench-mpi/common/measure_loop.h"
 #include "bench-mpi/common/result_reporter.h"
 #include "client/client.h"

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+
 #include "bench-mpi/common/size_units.h"
 
 namespace rplasma::bench {
@@ -37,9 +38,9 @@ std::string AutoRatioSummary(const std::vector<AutoRatioPoint>& points, double t
     if (ratio >= target) ++reached;
   }
   if (with_ratio == 0) return "";
-  absl::StrAppend(&out, absl::StrFormat("auto/best worst case %.3f (%s), %d of %d points >= %.2f: %s\n", worst,
-                                        worst_at, reached, with_ratio, target,
-                                        reached == with_ratio ? "PASS" : "SHORT"));
+  absl::StrAppend(
+      &out, absl::StrFormat("auto/best worst case %.3f (%s), %d of %d points >= %.2f: %s\n", worst, worst_at, reached,
+                            with_ratio, target, reached == with_ratio ? "PASS" : "SHORT"));
   return out;
 }
 

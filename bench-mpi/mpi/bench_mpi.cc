@@ -4,12 +4,13 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+
 #include "bench-mpi/common/size_units.h"
 #include "bench-mpi/mpi/auto_ratio.h"
 #include "bench-mpi/mpi/fetch_phase.h"
@@ -72,10 +73,16 @@ absl::Status BenchMpi::Setup() {
 
   if (options_.bin_dir.empty()) {
     absl::StatusOr<std::string> dir = ExecutableDir();
-    if (dir.ok()) options_.bin_dir = *dir; else status = dir.status();
+    if (dir.ok())
+      options_.bin_dir = *dir;
+    else
+      status = dir.status();
   }
   absl::StatusOr<ScratchDir> scratch = ScratchDir::Create("rplasma-bench-mpi");
-  if (scratch.ok()) scratch_ = std::move(*scratch); else if (status.ok()) status = scratch.status();
+  if (scratch.ok())
+    scratch_ = std::move(*scratch);
+  else if (status.ok())
+    status = scratch.status();
   if (status.ok() && options_.secret_file.empty()) {
     // Each rank keeps its own copy of rank 0's secret (ranks may be on different hosts).
     options_.secret_file = scratch_.Join("secret");
@@ -121,7 +128,10 @@ absl::Status BenchMpi::StartNodes(const std::vector<FetchProtocol>& protocols) {
     ProtocolNode n{protocol, nullptr, {}};
     if (options_.attach) {
       absl::StatusOr<std::unique_ptr<RankNode>> node = RankNode::Attach(options_.store_socket, options_.manager_socket);
-      if (node.ok()) n.node = std::move(*node); else status = node.status();
+      if (node.ok())
+        n.node = std::move(*node);
+      else
+        status = node.status();
     } else {
       RankNodeOptions node_options;
       node_options.bin_dir = options_.bin_dir;
@@ -136,7 +146,10 @@ absl::Status BenchMpi::StartNodes(const std::vector<FetchProtocol>& protocols) {
       status = ValidateNodeName(node_options.node_name);
       if (status.ok()) {
         absl::StatusOr<std::unique_ptr<RankNode>> node = RankNode::Start(node_options);
-        if (node.ok()) n.node = std::move(*node); else status = node.status();
+        if (node.ok())
+          n.node = std::move(*node);
+        else
+          status = node.status();
       }
     }
     for (int t = 0; t < threads && status.ok(); ++t) {
@@ -146,7 +159,10 @@ absl::Status BenchMpi::StartNodes(const std::vector<FetchProtocol>& protocols) {
       client_options.client_name =
           absl::StrCat("bench-mpi rank ", world_.rank(), " ", FetchProtocolName(protocol), " thread ", t);
       absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect(client_options);
-      if (client.ok()) n.clients.push_back(std::move(*client)); else status = client.status();
+      if (client.ok())
+        n.clients.push_back(std::move(*client));
+      else
+        status = client.status();
     }
     if (!status.ok()) break;
     nodes_.push_back(std::move(n));
@@ -187,8 +203,7 @@ absl::Status BenchMpi::StartManagers(FetchProtocol protocol, const std::string& 
   return absl::OkStatus();
 }
 
-absl::Status BenchMpi::SweepPoint(FetchPattern pattern, int concurrency, uint64_t size,
-                                  std::vector<ResultRow>* rows) {
+absl::Status BenchMpi::SweepPoint(FetchPattern pattern, int concurrency, uint64_t size, std::vector<ResultRow>* rows) {
   std::vector<FetchProtocol> protocols;
   std::vector<FetchLane> lanes;
   for (FetchProtocol protocol : options_.protocols) {
@@ -210,8 +225,8 @@ absl::Status BenchMpi::SweepPoint(FetchPattern pattern, int concurrency, uint64_
     std::string names;
     for (FetchProtocol p : protocols) absl::StrAppend(&names, names.empty() ? "" : ",", FetchProtocolName(p));
     std::printf("  [%s c=%d batch=%d %s] %s: %d+%d rounds each, interleaved ...\n",
-                std::string(FetchPatternName(pattern)).c_str(), concurrency, options_.batch, FormatByteSize(size).c_str(),
-                names.c_str(), options_.warmup, options_.repeat);
+                std::string(FetchPatternName(pattern)).c_str(), concurrency, options_.batch,
+                FormatByteSize(size).c_str(), names.c_str(), options_.warmup, options_.repeat);
     std::fflush(stdout);
   }
   FetchPhaseOptions phase_options;
@@ -246,9 +261,9 @@ absl::Status BenchMpi::SweepPoint(FetchPattern pattern, int concurrency, uint64_
     rows->insert(rows->end(), got.begin(), got.end());
   }
   if (world_.root() && auto_row < rows->size()) {
-    const double ratio = AutoVsBest(p50[static_cast<int>(FetchProtocol::kGet)],
-                                    p50[static_cast<int>(FetchProtocol::kPin)],
-                                    p50[static_cast<int>(FetchProtocol::kAuto)]);
+    const double ratio =
+        AutoVsBest(p50[static_cast<int>(FetchProtocol::kGet)], p50[static_cast<int>(FetchProtocol::kPin)],
+                   p50[static_cast<int>(FetchProtocol::kAuto)]);
     (*rows)[auto_row].auto_vs_best = ratio;
     if (ratio >= 0) std::printf("    auto/best %.3f\n", ratio);
   }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+
 #include "bench-mpi/launch/child_process.h"
 #include "bench-mpi/launch/redis_server.h"
 #include "bench-mpi/mpi/bench_mpi_options.h"

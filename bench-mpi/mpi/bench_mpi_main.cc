@@ -11,6 +11,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+
 #include "bench-mpi/common/size_units.h"
 #include "bench-mpi/mpi/bench_mpi.h"
 #include "bench-mpi/mpi/mpi_world.h"

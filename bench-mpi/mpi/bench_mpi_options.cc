@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+
 #include "protocol/base/status.h"
 
 namespace rplasma::bench {

@@ -41,32 +41,32 @@ struct BenchMpiOptions {
   std::vector<FetchPattern> patterns = {FetchPattern::kPairs, FetchPattern::kBroadcast, FetchPattern::kGather,
                                         FetchPattern::kAllToAll};
   std::vector<FetchProtocol> protocols = {FetchProtocol::kGet, FetchProtocol::kPin, FetchProtocol::kAuto};
-  std::vector<uint64_t> sizes;               // empty = powers of two from min_size to max_size
-  uint64_t min_size = 1u << 10;              // 1 KiB
-  uint64_t max_size = 1u << 30;              // 1 GiB
-  std::vector<int> concurrency = {1};        // fetches in flight per rank (threads, own Client each)
-  int batch = 1;                             // ids per Client::Fetch call; latency samples are per call
-  int warmup = 2;                            // unmeasured rounds per (pattern, size, protocol)
-  int repeat = 10;                           // measured rounds
-  bool verify = true;                        // check every fetched byte against its pattern
-  bool tcp_baseline = true;                  // raw TCP stream between the pairs, same sizes
+  std::vector<uint64_t> sizes;         // empty = powers of two from min_size to max_size
+  uint64_t min_size = 1u << 10;        // 1 KiB
+  uint64_t max_size = 1u << 30;        // 1 GiB
+  std::vector<int> concurrency = {1};  // fetches in flight per rank (threads, own Client each)
+  int batch = 1;                       // ids per Client::Fetch call; latency samples are per call
+  int warmup = 2;                      // unmeasured rounds per (pattern, size, protocol)
+  int repeat = 10;                     // measured rounds
+  bool verify = true;                  // check every fetched byte against its pattern
+  bool tcp_baseline = true;            // raw TCP stream between the pairs, same sizes
   absl::Duration fetch_timeout = absl::Seconds(60);
 
   // How each rank runs its node.
-  std::string transport = "tcp";             // manager --transport: tcp | verbs | auto
-  std::string listen_host = "127.0.0.1";     // this rank's address for peers (cluster: the host's)
-  std::string node_name = "rank{rank}";      // manager --node_name; {rank}, {host} (short hostname)
-                                             // are replaced. The tuner's peer lines use these names.
-  std::string rdma_device;                   // manager --rdma-device ("" = rdma_cm picks)
-  std::string redis;                         // HOST:PORT; required unless start_redis
-  bool start_redis = false;                  // rank 0 starts redis-server and broadcasts its address
-  std::string secret_file;                   // "" = rank 0 creates one and broadcasts it
-  std::string auto_threshold = "auto";       // manager --pin-threshold for protocol auto (or a FILE)
-  uint64_t store_memory = 0;                 // store --memory; 0 = enough for the run
-  bool attach = false;                       // use running store/manager (no restarts)
-  std::string store_socket;                  // attach: this rank's store socket
-  std::string manager_socket;                // attach: this rank's manager --client-socket
-  std::string bin_dir;                       // "" = the directory of this executable
+  std::string transport = "tcp";          // manager --transport: tcp | verbs | auto
+  std::string listen_host = "127.0.0.1";  // this rank's address for peers (cluster: the host's)
+  std::string node_name = "rank{rank}";   // manager --node_name; {rank}, {host} (short hostname)
+                                          // are replaced. The tuner's peer lines use these names.
+  std::string rdma_device;                // manager --rdma-device ("" = rdma_cm picks)
+  std::string redis;                      // HOST:PORT; required unless start_redis
+  bool start_redis = false;               // rank 0 starts redis-server and broadcasts its address
+  std::string secret_file;                // "" = rank 0 creates one and broadcasts it
+  std::string auto_threshold = "auto";    // manager --pin-threshold for protocol auto (or a FILE)
+  uint64_t store_memory = 0;              // store --memory; 0 = enough for the run
+  bool attach = false;                    // use running store/manager (no restarts)
+  std::string store_socket;               // attach: this rank's store socket
+  std::string manager_socket;             // attach: this rank's manager --client-socket
+  std::string bin_dir;                    // "" = the directory of this executable
 
   // Output.
   std::string csv = "rplasma-bench-mpi.csv";

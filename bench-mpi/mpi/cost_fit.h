@@ -18,9 +18,9 @@
 namespace rplasma::bench {
 
 struct LinearCost {
-  double latency_us = 0;      // intercept
-  double us_per_byte = 0;     // slope (1 / bandwidth)
-  double rms_rel_error = 0;   // spread: RMS of (fit - measured) / measured
+  double latency_us = 0;     // intercept
+  double us_per_byte = 0;    // slope (1 / bandwidth)
+  double rms_rel_error = 0;  // spread: RMS of (fit - measured) / measured
   double At(double bytes) const { return latency_us + us_per_byte * bytes; }
 };
 
@@ -29,12 +29,12 @@ LinearCost FitCost(const std::vector<uint64_t>& sizes, const std::vector<double>
 
 struct ThresholdChoice {
   LinearCost get, pin;
-  double fit_crossover = 0;           // bytes where the lines meet (0: pin always; huge: get always)
-  uint64_t measured_crossover = 0;    // T_m (0 = pin at every swept size)
-  uint64_t threshold = 0;             // what the file says
-  int measured_index = -1;            // index of T_m in sizes (-1 = 0)
-  int chosen_index = -1;              // index of threshold in sizes (-1 = 0)
-  bool within_one_step = false;       // |chosen_index - measured_index| <= 1
+  double fit_crossover = 0;         // bytes where the lines meet (0: pin always; huge: get always)
+  uint64_t measured_crossover = 0;  // T_m (0 = pin at every swept size)
+  uint64_t threshold = 0;           // what the file says
+  int measured_index = -1;          // index of T_m in sizes (-1 = 0)
+  int chosen_index = -1;            // index of threshold in sizes (-1 = 0)
+  bool within_one_step = false;     // |chosen_index - measured_index| <= 1
 };
 
 // sizes ascending; get_us / pin_us: one p50 per size.

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+
 #include "bench-mpi/mpi/object_pattern.h"
 #include "protocol/base/mutex_lock.h"
 #include "protocol/base/status.h"
@@ -45,10 +46,10 @@ absl::Status FetchRound(const std::vector<std::unique_ptr<Client>>& clients, con
         if (!status.ok()) {
           rplasma::MutexLock lock(&mu);
           if (first_error.ok()) {
-            first_error = MakeError(ErrorCodeOf(status),
-                                    absl::StrCat("fetch of ", n == 1 ? "" : absl::StrCat(n, " ids from "),
-                                                 plan.fetches[first].Hex(), " from rank ", plan.fetch_owner[first],
-                                                 ": ", status.message()));
+            first_error =
+                MakeError(ErrorCodeOf(status), absl::StrCat("fetch of ", n == 1 ? "" : absl::StrCat(n, " ids from "),
+                                                            plan.fetches[first].Hex(), " from rank ",
+                                                            plan.fetch_owner[first], ": ", status.message()));
           }
           return;
         }

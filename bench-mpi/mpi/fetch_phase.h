@@ -24,6 +24,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+
 #include "bench-mpi/common/latency_recorder.h"
 #include "bench-mpi/mpi/fetch_plan.h"
 #include "bench-mpi/mpi/mpi_world.h"
@@ -43,10 +44,10 @@ struct FetchPhaseOptions {
 
 // This rank's measurements of one phase.
 struct RankPhaseResult {
-  int64_t fetches = 0;            // measured objects fetched
-  uint64_t bytes = 0;             // measured bytes
-  double wall_s = 0;              // summed wall time of the measured rounds (fetches only)
-  uint64_t verified_bytes = 0;    // every round, warm-up included
+  int64_t fetches = 0;              // measured objects fetched
+  uint64_t bytes = 0;               // measured bytes
+  double wall_s = 0;                // summed wall time of the measured rounds (fetches only)
+  uint64_t verified_bytes = 0;      // every round, warm-up included
   std::vector<int64_t> samples_ns;  // one per measured Fetch call (of up to `batch` ids)
 
   LatencySummary Summarize() const;

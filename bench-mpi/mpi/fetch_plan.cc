@@ -10,8 +10,7 @@ ObjectID Id(const std::string& phase, int owner, int fetcher, int slot) {
 }
 
 // Adds what `rank` does when `owner` puts `objects` objects meant for `fetcher` (fetcher -1 = anyone).
-void AddTransfer(FetchPlan& plan, int rank, int owner, int fetcher, int objects, const std::string& phase,
-                 bool fetch) {
+void AddTransfer(FetchPlan& plan, int rank, int owner, int fetcher, int objects, const std::string& phase, bool fetch) {
   for (int slot = 0; slot < objects; ++slot) {
     const ObjectID id = Id(phase, owner, fetcher, slot);
     if (rank == owner) plan.puts.push_back(id);
@@ -32,9 +31,7 @@ FetchPlan MakeFetchPlan(FetchPattern pattern, int ranks, int rank, int objects, 
         AddTransfer(plan, rank, owner, owner + 1, objects, phase, rank == owner + 1);
       }
       break;
-    case FetchPattern::kBroadcast:
-      AddTransfer(plan, rank, 0, -1, objects, phase, rank != 0);
-      break;
+    case FetchPattern::kBroadcast: AddTransfer(plan, rank, 0, -1, objects, phase, rank != 0); break;
     case FetchPattern::kGather:
       for (int owner = 1; owner < ranks; ++owner) AddTransfer(plan, rank, owner, 0, objects, phase, rank == 0);
       break;

@@ -1,10 +1,10 @@
 #include "bench-mpi/mpi/mpi_world.h"
 
-#include <mpi.h>
-
 #include <time.h>
 
 #include <cstdlib>
+
+#include <mpi.h>
 
 namespace rplasma::bench {
 namespace {
@@ -59,8 +59,7 @@ std::vector<std::string> MpiWorld::AllGather(const std::string& value) const {
     total += lengths[r];
   }
   std::string all(total, '\0');
-  MPI_Allgatherv(value.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR,
-                 MPI_COMM_WORLD);
+  MPI_Allgatherv(value.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, MPI_COMM_WORLD);
   std::vector<std::string> out(size_);
   for (int r = 0; r < size_; ++r) out[r] = all.substr(offsets[r], lengths[r]);
   return out;

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+
 #include "protocol/base/status.h"
 
 namespace rplasma::bench {

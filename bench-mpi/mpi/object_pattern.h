@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
+
 #include "protocol/base/object_id.h"
 
 namespace rplasma::bench {

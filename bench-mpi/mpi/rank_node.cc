@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+
 #include "protocol/base/socket_io.h"
 #include "protocol/base/status.h"
 #include "protocol/frame.h"

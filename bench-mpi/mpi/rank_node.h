@@ -16,18 +16,19 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "nlohmann/json.hpp"
+
 #include "bench-mpi/launch/child_process.h"
 #include "bench-mpi/launch/manager_launcher.h"
 #include "bench-mpi/launch/store_process.h"
+#include "nlohmann/json.hpp"
 
 namespace rplasma::bench {
 
 struct RankNodeOptions {
-  std::string bin_dir;            // holds rplasma-store and rplasma-manager
+  std::string bin_dir;  // holds rplasma-store and rplasma-manager
   uint64_t store_memory = 1u << 30;
-  std::string node_name;          // manager --node_name (e.g. "rank3")
-  std::string redis;              // HOST:PORT
+  std::string node_name;  // manager --node_name (e.g. "rank3")
+  std::string redis;      // HOST:PORT
   std::string secret_file;
   std::string transport = "tcp";
   std::string listen_host = "127.0.0.1";

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+
 #include "bench-mpi/common/csv_writer.h"
 #include "bench-mpi/common/size_units.h"
 #include "bench-mpi/launch/child_process.h"
@@ -105,8 +106,8 @@ absl::Status WriteCsv(const std::string& path, const std::vector<ResultRow>& row
 }
 
 void PrintTable(const std::vector<ResultRow>& rows) {
-  std::printf("%-10s %-10s %-9s %-5s %9s %3s %10s %9s %10s %10s %10s %10s\n", "benchmark", "system", "pattern",
-              "proto", "size", "C", "ops/s", "GB/s", "mean_us", "p50_us", "p95_us", "p99_us");
+  std::printf("%-10s %-10s %-9s %-5s %9s %3s %10s %9s %10s %10s %10s %10s\n", "benchmark", "system", "pattern", "proto",
+              "size", "C", "ops/s", "GB/s", "mean_us", "p50_us", "p95_us", "p99_us");
   for (const ResultRow& r : rows) {
     if (r.rank >= 0) continue;
     std::printf("%-10s %-10s %-9s %-5s %9s %3d %10.0f %9.3f %10.1f %10.1f %10.1f %10.1f\n", r.benchmark.c_str(),

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+
 #include "bench-mpi/mpi/fetch_phase.h"
 #include "bench-mpi/mpi/mpi_world.h"
 
@@ -24,7 +25,7 @@ struct ResultRow {
   uint64_t object_size = 0;
   int ranks = 0;
   int concurrency = 1;
-  int rank = -1;                    // -1 = aggregate over all fetching ranks
+  int rank = -1;  // -1 = aggregate over all fetching ranks
   double ops_per_s = 0;
   double gb_per_s = 0;
   double mean_us = 0, p50_us = 0, p95_us = 0, p99_us = 0;

@@ -13,6 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+
 #include "protocol/base/status.h"
 #include "protocol/base/unique_fd.h"
 
@@ -99,18 +100,27 @@ absl::Status RunTcpBaseline(const MpiWorld& world, const std::string& listen_hos
   absl::Status status;
   if (server) {
     absl::StatusOr<UniqueFd> l = Listen(listen_host, &port);
-    if (l.ok()) listener = std::move(*l); else status = l.status();
+    if (l.ok())
+      listener = std::move(*l);
+    else
+      status = l.status();
   }
   status = AgreeAcrossRanks(world, status);
   if (!status.ok()) return status;
   const std::vector<std::string> addresses = world.AllGather(absl::StrCat(listen_host, ":", port));
   if (fetcher) {
     absl::StatusOr<UniqueFd> c = Connect(addresses[rank - 1]);
-    if (c.ok()) conn = std::move(*c); else status = c.status();
+    if (c.ok())
+      conn = std::move(*c);
+    else
+      status = c.status();
   }
   if (server) {
     int fd = accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) status = ErrnoError("accept", "tcp baseline", errno); else conn = UniqueFd(fd);
+    if (fd < 0)
+      status = ErrnoError("accept", "tcp baseline", errno);
+    else
+      conn = UniqueFd(fd);
     if (conn.valid()) NoDelay(conn.get());
   }
   RETURN_IF_ERROR(AgreeAcrossRanks(world, status));
@@ -141,8 +151,13 @@ absl::Status RunTcpBaseline(const MpiWorld& world, const std::string& listen_hos
       }
     }
     RETURN_IF_ERROR(AgreeAcrossRanks(world, status));
-    const ResultRow labels{.benchmark = "fetch", .system = "tcp_stream", .transport = "tcp", .protocol = "-",
-                           .pattern = "pairs", .object_size = size, .ranks = world.size()};
+    const ResultRow labels{.benchmark = "fetch",
+                           .system = "tcp_stream",
+                           .transport = "tcp",
+                           .protocol = "-",
+                           .pattern = "pairs",
+                           .object_size = size,
+                           .ranks = world.size()};
     std::vector<ResultRow> got = SummarizeRanks(world, mine, labels, per_rank_rows);
     rows->insert(rows->end(), got.begin(), got.end());
   }

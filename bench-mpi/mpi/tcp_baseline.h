@@ -12,8 +12,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "bench-mpi/mpi/mpi_world.h"
+
 #include "bench-mpi/mpi/fetch_phase.h"
+#include "bench-mpi/mpi/mpi_world.h"
 #include "bench-mpi/mpi/result_table.h"
 
 namespace rplasma::bench {

@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+
 #include "bench-mpi/common/size_units.h"
 #include "bench-mpi/mpi/auto_ratio.h"
 #include "bench-mpi/mpi/bench_mpi.h"
@@ -47,8 +48,8 @@ absl::Status MeasureInterleaved(BenchMpi& bench, const std::vector<FetchProtocol
     for (size_t i = 0; i < sizes.size(); ++i) {
       std::vector<FetchLane> lanes;
       for (FetchProtocol protocol : protocols) {
-        const std::string phase = absl::StrCat(bench.nonce(), "/", benchmark, "/", FetchProtocolName(protocol), "/",
-                                               shift, "/", sizes[i]);
+        const std::string phase =
+            absl::StrCat(bench.nonce(), "/", benchmark, "/", FetchProtocolName(protocol), "/", shift, "/", sizes[i]);
         lanes.push_back({&bench.clients(protocol), MakeShiftPlan(shift, world.size(), world.rank(), 1, phase)});
       }
       FetchPhaseOptions options;
@@ -105,7 +106,8 @@ void PrintWhy(const char* who, const std::vector<uint64_t>& sizes, const std::ve
               c.pin.latency_us, c.pin.us_per_byte > 0 ? 1e-3 / c.pin.us_per_byte : 0, c.pin.rms_rel_error);
   std::printf("  fitted crossover %.0f bytes, measured crossover %s, chosen threshold %s (%s one step)\n",
               c.fit_crossover, FormatByteSize(std::max<uint64_t>(c.measured_crossover, 1)).c_str(),
-              c.threshold == 0 ? "0" : FormatByteSize(c.threshold).c_str(), c.within_one_step ? "within" : "NOT within");
+              c.threshold == 0 ? "0" : FormatByteSize(c.threshold).c_str(),
+              c.within_one_step ? "within" : "NOT within");
   // The two curves around the chosen point.
   for (int i = std::max(0, c.chosen_index - 1); i <= std::min<int>(sizes.size() - 1, c.chosen_index + 1); ++i) {
     std::printf("  at %8s: get p50 %9.1f us (fit %9.1f)  pin p50 %9.1f us (fit %9.1f)%s\n",
@@ -168,11 +170,11 @@ absl::Status RunTuner(BenchMpi& bench, std::vector<ResultRow>* rows) {
     }
     ThresholdChoice cluster = ChooseThreshold(sizes, get_med, pin_med);
     PrintWhy("cluster (median over pairs)", sizes, get_med, pin_med, cluster);
-    file = RenderThresholdFile(
-        cluster, peers,
-        absl::StrCat("# ", world.size(), " ranks, transport ", bench.transport_label(), ", sizes ",
-                     FormatByteSize(sizes.front()), "..", FormatByteSize(sizes.back()), ", ", options.repeat,
-                     " rounds per point; peer lines name nodes by --node_name\n"));
+    file =
+        RenderThresholdFile(cluster, peers,
+                            absl::StrCat("# ", world.size(), " ranks, transport ", bench.transport_label(), ", sizes ",
+                                         FormatByteSize(sizes.front()), "..", FormatByteSize(sizes.back()), ", ",
+                                         options.repeat, " rounds per point; peer lines name nodes by --node_name\n"));
   }
   // Every rank loads its own copy (ranks may be on different hosts).
   file = world.Broadcast(file);
@@ -181,8 +183,10 @@ absl::Status RunTuner(BenchMpi& bench, std::vector<ResultRow>* rows) {
     std::ofstream out(options.tune_out);
     out << file;
     out.close();
-    if (!out) status = MakeError(ErrorCode::kInternal, absl::StrCat("cannot write ", options.tune_out));
-    else std::printf("threshold file: %s\n", options.tune_out.c_str());
+    if (!out)
+      status = MakeError(ErrorCode::kInternal, absl::StrCat("cannot write ", options.tune_out));
+    else
+      std::printf("threshold file: %s\n", options.tune_out.c_str());
   }
   RETURN_IF_ERROR(AgreeAcrossRanks(world, status));
   const std::string local_copy = absl::StrCat(options.tune_out, ".rank", world.rank());

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+
 #include "bench-mpi/mpi/result_table.h"
 
 namespace rplasma::bench {

@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+
 #include "protocol/base/status.h"
 
 namespace rplasma::cli {
@@ -93,16 +94,12 @@ std::string IndentJson(absl::string_view json) {
         out.push_back(c);
         newline();
         break;
-      case ':':
-        out.append(": ");
-        break;
+      case ':': out.append(": "); break;
       case ' ':
       case '\t':
       case '\r':
-      case '\n':
-        break;
-      default:
-        out.push_back(c);
+      case '\n': break;
+      default: out.push_back(c);
     }
   }
   return out;

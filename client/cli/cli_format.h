@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+
 #include "protocol/base/byte_size.h"  // ParseByteSize: sizes the CLI reads (evict 1.5M)
 #include "protocol/base/object_id.h"
 

@@ -1,4 +1,5 @@
 #include "absl/strings/cord.h"
+
 #include "client/cli/cli_format.h"
 #include "client/cli/command.h"
 #include "protocol/base/status.h"

@@ -4,6 +4,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+
 #include "client/cli/command.h"
 #include "protocol/base/status.h"
 
@@ -17,14 +18,16 @@ absl::Status RunFetch(CliContext& context, absl::Span<const std::string> args) {
   std::string hint;
   while (!args.empty()) {
     if (args[0] == "--hint") {
-      if (args.size() < 2 || args[1].empty()) return UsageError("--hint needs a node id (rplasma node-id on that node)");
+      if (args.size() < 2 || args[1].empty())
+        return UsageError("--hint needs a node id (rplasma node-id on that node)");
       hint = args[1];
       args.remove_prefix(2);
       continue;
     }
     if (args[0] == "--timeout") {
       int64_t ms = 0;
-      if (args.size() < 2 || !absl::SimpleAtoi(args[1], &ms) || ms < 0) return UsageError("--timeout needs milliseconds");
+      if (args.size() < 2 || !absl::SimpleAtoi(args[1], &ms) || ms < 0)
+        return UsageError("--timeout needs milliseconds");
       timeout = absl::Milliseconds(ms);
       args.remove_prefix(2);
       continue;

@@ -8,6 +8,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+
 #include "client/cli/cli_format.h"
 #include "client/cli/command.h"
 #include "protocol/base/status.h"
@@ -35,7 +36,8 @@ absl::Status ReadExactly(int fd, const std::string& name, absl::Span<uint8_t> ou
   size_t done = 0;
   while (done < out.size()) {
     ssize_t n = ::read(fd, out.data() + done, out.size() - done);
-    if (n == 0) return MakeError(ErrorCode::kInvalidArgument, absl::StrCat("read(", name, "): file shrank while reading"));
+    if (n == 0)
+      return MakeError(ErrorCode::kInvalidArgument, absl::StrCat("read(", name, "): file shrank while reading"));
     if (n < 0) {
       if (errno == EINTR) continue;
       return ErrnoError("read", name, errno);
@@ -101,7 +103,8 @@ absl::Status RunGet(CliContext& context, absl::Span<const std::string> args) {
   while (!args.empty()) {
     if (args[0] == "--timeout") {
       int64_t ms = 0;
-      if (args.size() < 2 || !absl::SimpleAtoi(args[1], &ms) || ms < 0) return UsageError("--timeout needs milliseconds");
+      if (args.size() < 2 || !absl::SimpleAtoi(args[1], &ms) || ms < 0)
+        return UsageError("--timeout needs milliseconds");
       timeout = absl::Milliseconds(ms);
       args.remove_prefix(2);
     } else if (!have_path) {

@@ -14,6 +14,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
+
 #include "client/cli/command.h"
 #include "protocol/base/status.h"
 #include "protocol/command_line/default_socket.h"
@@ -31,8 +32,9 @@ void PrintHelp(std::FILE* out, const std::vector<Command>& commands) {
                 "                         %s when the store's socket is the default too)\n",
                 DefaultManagerSocket());
   absl::FPrintF(out, "  --help, --version      this text; the version and git revision\n");
-  absl::FPrintF(out, "Flags take dashes or underscores (--store_socket = --store-socket). Sizes: 4096, 64K,\n"
-                     "1.5M (binary units).\n\ncommands:\n");
+  absl::FPrintF(out,
+                "Flags take dashes or underscores (--store_socket = --store-socket). Sizes: 4096, 64K,\n"
+                "1.5M (binary units).\n\ncommands:\n");
   for (const Command& c : commands) {
     absl::FPrintF(out, "  %-8s %-40s %s\n", c.name, c.usage, c.summary);
   }

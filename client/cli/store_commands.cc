@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+
 #include "client/cli/cli_format.h"
 #include "client/cli/command.h"
 #include "protocol/base/json_writer.h"
@@ -87,8 +88,9 @@ absl::Status RunList(CliContext& context, absl::Span<const std::string> args) {
   std::fprintf(out, "%-40s  %-8s  %10s  %10s  %4s  %s\n", "ID", "STATE", "DATA", "METADATA", "REFS", "GENERATION");
   uint64_t total = 0;
   for (const ObjectInfo& o : objects) {
-    std::fprintf(out, "%-40s  %-8s  %10s  %10s  %4d  %llu\n", o.id.Hex().c_str(), StateName(o.state), FormatSize(o.data_size).c_str(),
-                 FormatSize(o.metadata_size).c_str(), o.ref_count, static_cast<unsigned long long>(o.generation));
+    std::fprintf(out, "%-40s  %-8s  %10s  %10s  %4d  %llu\n", o.id.Hex().c_str(), StateName(o.state),
+                 FormatSize(o.data_size).c_str(), FormatSize(o.metadata_size).c_str(), o.ref_count,
+                 static_cast<unsigned long long>(o.generation));
     total += o.data_size + o.metadata_size;
   }
   std::fprintf(out, "%zu object%s, %s\n", objects.size(), objects.size() == 1 ? "" : "s", FormatSize(total).c_str());

@@ -14,7 +14,6 @@
 #define RPLASMA_CLIENT_PYTHON_BUFFER_EXPORT_H_
 
 #include <Python.h>
-
 #include <pybind11/pybind11.h>
 
 namespace rplasma::python {

@@ -7,10 +7,9 @@
 #define RPLASMA_CLIENT_PYTHON_BYTES_VIEW_H_
 
 #include <Python.h>
+#include <pybind11/pybind11.h>
 
 #include <cstdint>
-
-#include <pybind11/pybind11.h>
 
 #include "absl/types/span.h"
 

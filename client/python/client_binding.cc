@@ -3,6 +3,9 @@
 // Every call that talks to the store or the manager gives the GIL up for the exchange (other
 // Python threads run meanwhile; the C++ client is thread-safe). Arguments are converted and
 // results wrapped with the GIL held, before and after.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -11,11 +14,9 @@
 #include <utility>
 #include <vector>
 
-#include <pybind11/pybind11.h>
-#include <pybind11/stl.h>
-
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+
 #include "client/client.h"
 #include "client/python/bindings.h"
 #include "client/python/bytes_view.h"

@@ -1,10 +1,9 @@
+#include <Python.h>
+#include <pybind11/pybind11.h>
+
 #include "client/python/client_state.h"
 
-#include <Python.h>
-
 #include <utility>
-
-#include <pybind11/pybind11.h>
 
 namespace rplasma::python {
 

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "absl/container/flat_hash_map.h"
+
 #include "client/client.h"
 #include "protocol/base/object_id.h"
 

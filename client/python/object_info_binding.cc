@@ -1,10 +1,11 @@
 // rplasma.ObjectInfo (a row of Client.list()) and rplasma.ObjectEvent (what Subscription yields):
 // read-only views of protocol/store_messages.h's ObjectInfo and ObjectEvent, copied by value.
-#include <string>
-
 #include <pybind11/pybind11.h>
 
+#include <string>
+
 #include "absl/strings/str_cat.h"
+
 #include "client/python/bindings.h"
 #include "protocol/store_messages.h"
 
@@ -30,8 +31,9 @@ const char* KindName(EventKind kind) {
 void RegisterObjectInfo(py::module_& module) {
   py::class_<ObjectInfo>(module, "ObjectInfo", "One object as the store describes it.")
       .def_readonly("id", &ObjectInfo::id)
-      .def_property_readonly("state", [](const ObjectInfo& info) { return StateName(info.state); },
-                             "'created' (not sealed yet) or 'sealed'")
+      .def_property_readonly(
+          "state", [](const ObjectInfo& info) { return StateName(info.state); },
+          "'created' (not sealed yet) or 'sealed'")
       .def_readonly("data_size", &ObjectInfo::data_size)
       .def_readonly("metadata_size", &ObjectInfo::metadata_size)
       .def_readonly("generation", &ObjectInfo::generation)
@@ -43,8 +45,8 @@ void RegisterObjectInfo(py::module_& module) {
                             ", ref_count=", info.ref_count, ")");
       });
   py::class_<ObjectEvent>(module, "ObjectEvent", "A seal, delete or eviction seen by a Subscription.")
-      .def_property_readonly("kind", [](const ObjectEvent& event) { return KindName(event.kind); },
-                             "'sealed', 'deleted' or 'evicted'")
+      .def_property_readonly(
+          "kind", [](const ObjectEvent& event) { return KindName(event.kind); }, "'sealed', 'deleted' or 'evicted'")
       .def_readonly("object", &ObjectEvent::object)
       .def_property_readonly("id", [](const ObjectEvent& event) { return event.object.id; })
       .def("__repr__", [](const ObjectEvent& event) {

@@ -1,12 +1,12 @@
 // The exception classes live in the module's namespace, not in C++ globals: the translator looks
 // them up on the module object, which costs a dict lookup on the error path only.
-#include "client/python/bindings.h"
-#include "client/python/python_errors.h"
-
 #include <Python.h>
+
+#include "client/python/python_errors.h"
 
 #include <string>
 
+#include "client/python/bindings.h"
 #include "protocol/base/status.h"
 
 namespace rplasma::python {
@@ -19,14 +19,10 @@ constexpr const char* kModule = "rplasma._rplasma";
 // Python builtins an rplasma error also is, so `except TimeoutError` and `except ValueError` work.
 PyObject* ExtraBase(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kDeadlineExceeded:
-      return PyExc_TimeoutError;
-    case ErrorCode::kInvalidArgument:
-      return PyExc_ValueError;
-    case ErrorCode::kPermissionDenied:
-      return PyExc_PermissionError;
-    default:
-      return nullptr;
+    case ErrorCode::kDeadlineExceeded: return PyExc_TimeoutError;
+    case ErrorCode::kInvalidArgument: return PyExc_ValueError;
+    case ErrorCode::kPermissionDenied: return PyExc_PermissionError;
+    default: return nullptr;
   }
 }
 
@@ -52,10 +48,10 @@ void Translate(std::exception_ptr error) {
 }  // namespace
 
 void RegisterErrors(py::module_& module) {
-  py::object base = NewException(
-      "Error", py::handle(PyExc_Exception),
-      "Base class of every rplasma error. Subclasses are named after the error code (ObjectNotFound, "
-      "DeadlineExceeded, ...); `code` is the numeric ErrorCode.");
+  py::object base =
+      NewException("Error", py::handle(PyExc_Exception),
+                   "Base class of every rplasma error. Subclasses are named after the error code (ObjectNotFound, "
+                   "DeadlineExceeded, ...); `code` is the numeric ErrorCode.");
   base.attr("code") = py::none();
   module.attr("Error") = base;
   for (uint16_t value = 1;; ++value) {

@@ -7,10 +7,10 @@
 #ifndef RPLASMA_CLIENT_PYTHON_PYTHON_ERRORS_H_
 #define RPLASMA_CLIENT_PYTHON_PYTHON_ERRORS_H_
 
+#include <pybind11/pybind11.h>
+
 #include <exception>
 #include <utility>
-
-#include <pybind11/pybind11.h>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -37,7 +37,6 @@ T ValueOrThrow(absl::StatusOr<T> value) {
   if (!value.ok()) throw StatusError(std::move(value).status());
   return std::move(value).value();
 }
-
 
 }  // namespace rplasma::python
 

@@ -4,8 +4,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "client/python/buffer_export.h"
+
 #include "client/python/bindings.h"
+#include "client/python/buffer_export.h"
 #include "client/python/python_errors.h"
 
 namespace rplasma::python {
@@ -54,8 +55,9 @@ void RegisterReadBuffer(py::module_& module) {
       .def_property_readonly("size", &ReadBuffer::size, "bytes of data")
       .def_property_readonly("metadata", &ReadBuffer::metadata, "a copy of the metadata (bytes)")
       .def_property_readonly("released", &ReadBuffer::released)
-      .def_property_readonly("exports", [](const ReadBuffer& b) { return b.exports; },
-                             "views (memoryview, numpy arrays...) alive over this buffer")
+      .def_property_readonly(
+          "exports", [](const ReadBuffer& b) { return b.exports; },
+          "views (memoryview, numpy arrays...) alive over this buffer")
       .def_property_readonly("generation", [](const ReadBuffer& b) { return b.info().generation; })
       .def_property_readonly("checksum", [](const ReadBuffer& b) { return b.info().checksum; })
       .def("release", &ReadBuffer::Release,

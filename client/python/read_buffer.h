@@ -13,9 +13,9 @@
 #ifndef RPLASMA_CLIENT_PYTHON_READ_BUFFER_H_
 #define RPLASMA_CLIENT_PYTHON_READ_BUFFER_H_
 
-#include <cstdint>
-
 #include <pybind11/pybind11.h>
+
+#include <cstdint>
 
 #include "client/client.h"
 #include "client/python/client_state.h"
@@ -51,7 +51,6 @@ class ReadBuffer {
   const ObjectID id_ = buffer_.id();
   const ObjectInfo info_ = buffer_.info();
 };
-
 
 }  // namespace rplasma::python
 

@@ -1,3 +1,6 @@
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
 #include "client/python/subscription_binding.h"
 
 #include <algorithm>
@@ -5,9 +8,6 @@
 #include <optional>
 #include <stdexcept>
 #include <utility>
-
-#include <pybind11/pybind11.h>
-#include <pybind11/stl.h>
 
 #include "client/client.h"
 #include "client/python/bindings.h"

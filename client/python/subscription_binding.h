@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "absl/time/time.h"
+
 #include "client/client.h"
 
 namespace rplasma::python {

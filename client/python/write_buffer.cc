@@ -4,9 +4,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+
 #include "client/checksum.h"
-#include "client/python/buffer_export.h"
 #include "client/python/bindings.h"
+#include "client/python/buffer_export.h"
 #include "client/python/python_errors.h"
 
 namespace rplasma::python {
@@ -33,7 +34,7 @@ void WriteBuffer::Unregister() {
 void WriteBuffer::BeginClose(const char* operation) {
   if (state_ != State::kOpen) {
     throw py::value_error(absl::StrCat(operation, "(", object_.id.Hex(), "): the object is ",
-                                       state_ == State::kClosing ? "being closed by another thread"
+                                       state_ == State::kClosing  ? "being closed by another thread"
                                        : state_ == State::kSealed ? "already sealed"
                                                                   : "already aborted"));
   }
@@ -75,14 +76,10 @@ void WriteBuffer::Abort() {
 
 const char* WriteBuffer::ExportRefusal() const {
   switch (state_) {
-    case State::kOpen:
-      return nullptr;
-    case State::kClosing:
-      return "rplasma.MutableBuffer is being sealed or aborted";
-    case State::kSealed:
-      return "rplasma.MutableBuffer was sealed: get() the object to read it";
-    case State::kAborted:
-      return "rplasma.MutableBuffer was aborted";
+    case State::kOpen: return nullptr;
+    case State::kClosing: return "rplasma.MutableBuffer is being sealed or aborted";
+    case State::kSealed: return "rplasma.MutableBuffer was sealed: get() the object to read it";
+    case State::kAborted: return "rplasma.MutableBuffer was aborted";
   }
   return "rplasma.MutableBuffer is closed";
 }

@@ -14,9 +14,9 @@
 #ifndef RPLASMA_CLIENT_PYTHON_WRITE_BUFFER_H_
 #define RPLASMA_CLIENT_PYTHON_WRITE_BUFFER_H_
 
-#include <cstdint>
-
 #include <pybind11/pybind11.h>
+
+#include <cstdint>
 
 #include "client/created_object.h"
 #include "client/python/client_state.h"
@@ -55,7 +55,6 @@ class WriteBuffer {
   const CreatedObject object_;
   State state_ = State::kOpen;
 };
-
 
 }  // namespace rplasma::python
 

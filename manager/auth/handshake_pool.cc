@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+
 #include "manager/auth/server_handshake.h"
 #include "protocol/base/logging.h"
 #include "protocol/base/mutex_lock.h"
@@ -159,9 +160,8 @@ void HandshakePool::AdmitQueued(std::vector<std::unique_ptr<Connection>>& live) 
                                     limits_.max_pending_per_source, " pending from one source at most)")));
     } else if (live.size() >= limits_.max_pending) {
       Finish(live, 0,
-             MakeError(ErrorCode::kUnavailable,
-                       absl::StrCat("peer auth: evicted by a newer connection (", limits_.max_pending,
-                                    " pending handshakes at most)")));
+             MakeError(ErrorCode::kUnavailable, absl::StrCat("peer auth: evicted by a newer connection (",
+                                                             limits_.max_pending, " pending handshakes at most)")));
     }
     live.push_back(std::move(c));
     Connection& admitted = *live.back();
@@ -182,7 +182,8 @@ void HandshakePool::Run() {
     fds.assign(1, pollfd{wake_fd_.get(), POLLIN, 0});
     absl::Time next_deadline = absl::InfiniteFuture();
     for (const std::unique_ptr<Connection>& c : live) {
-      fds.push_back(pollfd{c->fd.get(), static_cast<short>(c->want == ServerHandshake::Want::kWrite ? POLLOUT : POLLIN), 0});
+      fds.push_back(
+          pollfd{c->fd.get(), static_cast<short>(c->want == ServerHandshake::Want::kWrite ? POLLOUT : POLLIN), 0});
       next_deadline = std::min(next_deadline, c->deadline);
     }
     int timeout_ms = -1;
@@ -211,8 +212,8 @@ void HandshakePool::Run() {
     for (size_t i = live.size(); i-- > 0;) {
       if (now < live[i]->deadline) continue;
       Finish(live, i,
-             MakeError(ErrorCode::kDeadlineExceeded,
-                       absl::StrCat("peer auth: handshake not finished within ", absl::FormatDuration(limits_.timeout))));
+             MakeError(ErrorCode::kDeadlineExceeded, absl::StrCat("peer auth: handshake not finished within ",
+                                                                  absl::FormatDuration(limits_.timeout))));
     }
   }
   pending_.fetch_sub(live.size(), std::memory_order_acq_rel);

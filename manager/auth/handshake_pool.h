@@ -34,6 +34,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+
 #include "protocol/base/unique_fd.h"
 
 namespace rplasma::auth {
@@ -89,7 +90,7 @@ class HandshakePool {
   absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::unique_ptr<Connection>> queued_ ABSL_GUARDED_BY(mu_);  // added, not yet seen by Run
-  std::thread thread_;  // started by Create, joined by Shutdown
+  std::thread thread_;                                                    // started by Create, joined by Shutdown
 };
 
 // The host part of "ip:port" / "[v6]:port" (the whole string if it has no port).

@@ -9,6 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+
 #include "protocol/base/status.h"
 #include "protocol/base/unique_fd.h"
 
@@ -37,13 +38,14 @@ absl::StatusOr<std::string> ReadSecretFile(const std::string& path) {
   }
   if (!S_ISREG(st.st_mode)) return SecretFileError(ErrorCode::kInvalidArgument, path, "not a regular file");
   if ((st.st_mode & 077) != 0) {
-    return SecretFileError(ErrorCode::kPermissionDenied, path,
-                           absl::StrFormat("mode %04o lets group or other access it; chmod 600 it",
-                                           st.st_mode & 07777));
+    return SecretFileError(
+        ErrorCode::kPermissionDenied, path,
+        absl::StrFormat("mode %04o lets group or other access it; chmod 600 it", st.st_mode & 07777));
   }
   if (st.st_size > static_cast<off_t>(kMaxSecretFileBytes)) {
-    return SecretFileError(ErrorCode::kInvalidArgument, path,
-                           absl::StrFormat("%d bytes; a secret file holds at most %d", st.st_size, kMaxSecretFileBytes));
+    return SecretFileError(
+        ErrorCode::kInvalidArgument, path,
+        absl::StrFormat("%d bytes; a secret file holds at most %d", st.st_size, kMaxSecretFileBytes));
   }
   std::string contents;
   char buffer[4096];
@@ -59,9 +61,9 @@ absl::StatusOr<std::string> ReadSecretFile(const std::string& path) {
   }
   std::string secret(absl::StripTrailingAsciiWhitespace(contents));
   if (secret.size() < kMinSecretBytes) {
-    return SecretFileError(ErrorCode::kInvalidArgument, path,
-                           absl::StrFormat("the secret is %d bytes; at least %d are required", secret.size(),
-                                           kMinSecretBytes));
+    return SecretFileError(
+        ErrorCode::kInvalidArgument, path,
+        absl::StrFormat("the secret is %d bytes; at least %d are required", secret.size(), kMinSecretBytes));
   }
   return secret;
 }

@@ -70,9 +70,7 @@ void ServerHandshake::CheckResponse() {
   state_ = State::kSendingVerdict;
 }
 
-void ServerHandshake::OnEof() {
-  Fail(MakeError(ErrorCode::kUnavailable, "peer auth: connection closed by peer"));
-}
+void ServerHandshake::OnEof() { Fail(MakeError(ErrorCode::kUnavailable, "peer auth: connection closed by peer")); }
 
 void ServerHandshake::Fail(absl::Status why) {
   if (done()) return;

@@ -2,7 +2,8 @@
 // machine, so one thread can run many handshakes at once (HandshakePool) and no connection holds a
 // thread before it has proved the secret.
 //
-//   kSendingChallenge --challenge sent--> kReadingResponse --56 B, MAC ok--> kSendingVerdict(ok) --sent--> kAuthenticated
+//   kSendingChallenge --challenge sent--> kReadingResponse --56 B, MAC ok--> kSendingVerdict(ok) --sent-->
+//   kAuthenticated
 //                                               |  \--56 B, MAC wrong--> kSendingVerdict(denied) --sent--> kFailed
 //                                               \--bad magic/version/reserved, EOF, socket error----------> kFailed
 //   (an empty secret starts in kFailed; any state but kAuthenticated may end in kFailed on an I/O error)
@@ -23,6 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+
 #include "manager/auth/peer_auth.h"
 
 namespace rplasma::auth {

@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+
 #include "protocol/base/object_id.h"
 #include "protocol/object_description.h"
 

@@ -23,6 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+
 #include "manager/directory/directory.h"
 #include "protocol/base/node_id.h"
 #include "protocol/base/object_id.h"

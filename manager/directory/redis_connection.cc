@@ -1,6 +1,5 @@
 #include "manager/directory/redis_connection.h"
 
-#include <hiredis/hiredis.h>
 #include <sys/time.h>
 #include <sys/un.h>
 
@@ -13,6 +12,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include <hiredis/hiredis.h>
+
 #include "protocol/base/status.h"
 
 namespace rplasma {
@@ -83,8 +84,7 @@ RedisConnection::RedisConnection(std::string address, redisContext* context, con
 RedisConnection::~RedisConnection() = default;
 
 absl::StatusOr<std::unique_ptr<RedisConnection>> RedisConnection::Connect(absl::string_view address,
-                                                                         absl::Duration timeout,
-                                                                         const Clock& clock) {
+                                                                          absl::Duration timeout, const Clock& clock) {
   ASSIGN_OR_RETURN(RedisAddress parsed, ParseRedisAddress(address));
   const timeval tv = TimeoutToTimeval(timeout);
   redisContext* raw = parsed.unix_path.empty() ? redisConnectWithTimeout(parsed.host.c_str(), parsed.port, tv)
@@ -141,8 +141,8 @@ absl::StatusOr<std::vector<RedisReply>> RedisConnection::Pipeline(absl::Span<con
     if (i > 0 && clock_.Now() > deadline) {
       broken_ = true;  // replies still in flight: the stream can no longer be matched to commands
       return MakeError(ErrorCode::kUnavailable,
-                       absl::StrFormat("redis %s: pipeline of %d commands: deadline passed after %d replies",
-                                       address_, commands.size(), i));
+                       absl::StrFormat("redis %s: pipeline of %d commands: deadline passed after %d replies", address_,
+                                       commands.size(), i));
     }
     void* reply = nullptr;
     if (redisGetReply(context_.get(), &reply) != REDIS_OK || reply == nullptr) {

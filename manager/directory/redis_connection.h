@@ -18,6 +18,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+
 #include "manager/directory/redis_reply.h"
 #include "protocol/base/clock.h"
 
@@ -41,9 +42,8 @@ class RedisConnection {
  public:
   // Connects within `timeout`. kUnavailable naming the address if Redis does not accept the
   // connection. Pipeline deadlines are read on `clock`, which must outlive the connection.
-  static absl::StatusOr<std::unique_ptr<RedisConnection>> Connect(absl::string_view address,
-                                                                 absl::Duration timeout,
-                                                                 const Clock& clock = Clock::Real());
+  static absl::StatusOr<std::unique_ptr<RedisConnection>> Connect(absl::string_view address, absl::Duration timeout,
+                                                                  const Clock& clock = Clock::Real());
   ~RedisConnection();
   RedisConnection(const RedisConnection&) = delete;
   RedisConnection& operator=(const RedisConnection&) = delete;
@@ -53,8 +53,7 @@ class RedisConnection {
   // (kUnavailable) means the connection broke or `deadline` passed before all replies came back:
   // the connection is then broken() and must be dropped.
   // REQUIRES: !broken().
-  absl::StatusOr<std::vector<RedisReply>> Pipeline(absl::Span<const RedisCommand> commands,
-                                                   absl::Time deadline);
+  absl::StatusOr<std::vector<RedisReply>> Pipeline(absl::Span<const RedisCommand> commands, absl::Time deadline);
 
   bool broken() const { return broken_; }
   const std::string& address() const { return address_; }

@@ -7,13 +7,13 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+
 #include "protocol/base/logging.h"
 #include "protocol/base/status.h"
 
 namespace rplasma {
 
-RedisDirectory::RedisDirectory(const RedisDirectoryOptions& options)
-    : options_(options), codec_(options.key_prefix) {}
+RedisDirectory::RedisDirectory(const RedisDirectoryOptions& options) : options_(options), codec_(options.key_prefix) {}
 
 RedisDirectory::~RedisDirectory() = default;
 
@@ -26,8 +26,8 @@ absl::StatusOr<std::unique_ptr<RedisDirectory>> RedisDirectory::Create(const Red
   RedisReplyView pong = replies[0].view();
   if (pong.type() != RedisReplyView::Type::kStatus || pong.str() != "PONG") {
     return MakeError(ErrorCode::kUnavailable,
-                     absl::StrFormat("redis %s: PING answered %s, not PONG: is this a Redis server?",
-                                     options.address, pong.Describe()));
+                     absl::StrFormat("redis %s: PING answered %s, not PONG: is this a Redis server?", options.address,
+                                     pong.Describe()));
   }
   return directory;
 }
@@ -35,14 +35,14 @@ absl::StatusOr<std::unique_ptr<RedisDirectory>> RedisDirectory::Create(const Red
 absl::Status RedisDirectory::ConnectLocked(absl::Time deadline) {
   const absl::Time now = options_.clock->Now();
   if (now < next_connect_attempt_) {
-    return MakeError(ErrorCode::kUnavailable,
-                     absl::StrFormat("redis %s unavailable (next reconnect attempt in %s); last error: %s",
-                                     options_.address, absl::FormatDuration(next_connect_attempt_ - now),
-                                     last_connect_error_));
+    return MakeError(
+        ErrorCode::kUnavailable,
+        absl::StrFormat("redis %s unavailable (next reconnect attempt in %s); last error: %s", options_.address,
+                        absl::FormatDuration(next_connect_attempt_ - now), last_connect_error_));
   }
   if (deadline <= now) {
-    return BackOff(MakeError(ErrorCode::kUnavailable,
-                             absl::StrFormat("redis %s: no time left to reconnect", options_.address)));
+    return BackOff(
+        MakeError(ErrorCode::kUnavailable, absl::StrFormat("redis %s: no time left to reconnect", options_.address)));
   }
   absl::StatusOr<std::unique_ptr<RedisConnection>> connection =
       RedisConnection::Connect(options_.address, std::min(deadline - now, options_.op_timeout), *options_.clock);
@@ -179,8 +179,8 @@ absl::StatusOr<std::string> RedisDirectory::OwnNodeId(absl::string_view op) cons
 void RedisDirectory::NoteGarbage(absl::string_view what) {
   const uint64_t count = garbage_values_.fetch_add(1, std::memory_order_relaxed) + 1;
   if (count <= 10 || count % 1000 == 0) {
-    LOG(WARNING) << "directory: skipped malformed data from redis " << options_.address << ": " << what << " ("
-                 << count << " so far)";
+    LOG(WARNING) << "directory: skipped malformed data from redis " << options_.address << ": " << what << " (" << count
+                 << " so far)";
   }
 }
 

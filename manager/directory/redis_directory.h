@@ -35,22 +35,23 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
-#include "protocol/base/mutex_lock.h"
+
 #include "manager/directory/directory.h"
 #include "manager/directory/directory_codec.h"
 #include "manager/directory/redis_connection.h"
 #include "manager/directory/redis_directory_options.h"
 #include "manager/directory/redis_reply.h"
+#include "protocol/base/mutex_lock.h"
 
 namespace rplasma {
 
 struct RedisDirectoryStats {
-  uint64_t ops = 0;              // pipelines sent (one per round trip)
-  uint64_t errors = 0;           // operations that failed (Redis down, timeouts, error replies)
-  uint64_t reconnects = 0;       // successful connects after the first one
-  uint64_t garbage_values = 0;   // malformed keys/values read from Redis and skipped
-  uint64_t cleaned_entries = 0;  // location entries of expired nodes removed
-  uint64_t swept_nodes = 0;      // expired nodes whose entries were swept
+  uint64_t ops = 0;                  // pipelines sent (one per round trip)
+  uint64_t errors = 0;               // operations that failed (Redis down, timeouts, error replies)
+  uint64_t reconnects = 0;           // successful connects after the first one
+  uint64_t garbage_values = 0;       // malformed keys/values read from Redis and skipped
+  uint64_t cleaned_entries = 0;      // location entries of expired nodes removed
+  uint64_t swept_nodes = 0;          // expired nodes whose entries were swept
   uint64_t liveness_cache_hits = 0;  // lookups' node checks answered by the liveness cache
 };
 
@@ -99,8 +100,8 @@ class RedisDirectory : public Directory {
   // operation reconnected; the callback may call back in.
   class ABSL_SCOPED_LOCKABLE Session {
    public:
-    explicit Session(RedisDirectory* directory) ABSL_EXCLUSIVE_LOCK_FUNCTION(directory->mu_)
-        ABSL_NO_THREAD_SAFETY_ANALYSIS : directory_(directory) {
+    explicit Session(RedisDirectory* directory)
+        ABSL_EXCLUSIVE_LOCK_FUNCTION(directory->mu_) ABSL_NO_THREAD_SAFETY_ANALYSIS : directory_(directory) {
       lock_.emplace(&directory->mu_);
     }
     ~Session() ABSL_UNLOCK_FUNCTION() ABSL_NO_THREAD_SAFETY_ANALYSIS {
@@ -127,8 +128,7 @@ class RedisDirectory : public Directory {
   absl::Status BackOff(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Writes commands (HSET/SADD/SET/...) whose keys may hold a value of the wrong type (written by
   // someone else): such keys are deleted and the command re-run. Checks every reply.
-  absl::Status RunWrites(std::vector<RedisCommand> commands, absl::string_view op)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status RunWrites(std::vector<RedisCommand> commands, absl::string_view op) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::vector<RedisCommand> NodeRecordCommands(const NodeRecord& node) const;
   // Deletes every location entry of `node_id` and its node-objects set; the number removed.
   absl::StatusOr<uint64_t> CleanNodeLocked(const std::string& node_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+
 #include "manager/directory/redis_directory.h"
 #include "protocol/base/logging.h"
 #include "protocol/base/status.h"
@@ -23,9 +24,9 @@ constexpr size_t kMaxSweptNodesPerCall = 64;
 
 absl::Status RedisDirectory::RegisterNode(const NodeRecord& node) {
   if (!DirectoryCodec::IsValidNodeId(node.node_id)) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     absl::StrFormat("RegisterNode: node id \"%s\" is not [A-Za-z0-9._:-]{1,128}",
-                                     node.node_id.substr(0, 200)));
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        absl::StrFormat("RegisterNode: node id \"%s\" is not [A-Za-z0-9._:-]{1,128}", node.node_id.substr(0, 200)));
   }
   if (!DirectoryCodec::IsValidAddress(node.tcp_address) || !DirectoryCodec::IsValidAddress(node.verbs_address)) {
     return MakeError(ErrorCode::kInvalidArgument,
@@ -60,7 +61,8 @@ absl::Status RedisDirectory::Heartbeat() {
     errors_.fetch_add(1, std::memory_order_relaxed);
     return RedisErrorReplyStatus(reply, options_.address, "Heartbeat");
   }
-  if (options_.sweep_interval > absl::ZeroDuration() && options_.clock->Now() - last_sweep_ >= options_.sweep_interval) {
+  if (options_.sweep_interval > absl::ZeroDuration() &&
+      options_.clock->Now() - last_sweep_ >= options_.sweep_interval) {
     last_sweep_ = options_.clock->Now();
     absl::Status swept = SweepLocked();
     if (!swept.ok()) LOG(WARNING) << "directory: sweep of expired nodes failed: " << swept;
@@ -111,8 +113,7 @@ absl::StatusOr<uint64_t> RedisDirectory::CleanNodeLocked(const std::string& node
   const std::string set_key = codec_.NodeObjectsKey(node_id);
   uint64_t removed = 0;
   for (int round = 0; round < kMaxCleanRounds; ++round) {
-    ASSIGN_OR_RETURN(std::vector<RedisReply> popped,
-                     Run({RedisCommand{"SPOP", set_key, std::to_string(kCleanBatch)}}));
+    ASSIGN_OR_RETURN(std::vector<RedisReply> popped, Run({RedisCommand{"SPOP", set_key, std::to_string(kCleanBatch)}}));
     RedisReplyView members = popped[0].view();
     if (members.is_wrong_type()) {
       NoteGarbage(absl::StrFormat("SPOP %s: key held a value of the wrong type; deleted", set_key));
@@ -200,8 +201,8 @@ std::vector<ObjectID> RedisDirectory::DecodeObjectMembers(RedisReplyView members
   ids.reserve(members.size());
   for (size_t i = 0; i < members.size(); ++i) {
     RedisReplyView member = members.element(i);
-    absl::StatusOr<ObjectID> id = member.is_string() ? DirectoryCodec::DecodeObjectMember(member.str())
-                                                     : ProtocolError(member.Describe());
+    absl::StatusOr<ObjectID> id =
+        member.is_string() ? DirectoryCodec::DecodeObjectMember(member.str()) : ProtocolError(member.Describe());
     if (!id.ok()) {
       NoteGarbage(absl::StrFormat("member of %s: %s", set_key, id.status().message()));
       continue;

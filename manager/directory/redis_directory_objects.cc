@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
+
 #include "manager/directory/redis_directory.h"
 #include "protocol/base/logging.h"
 #include "protocol/base/status.h"
@@ -112,8 +113,8 @@ absl::StatusOr<std::vector<std::vector<ObjectLocation>>> RedisDirectory::Lookup(
     }
     size_t pairs = hash.size() / 2;
     if (pairs > kMaxLocationsPerObject) {
-      NoteGarbage(absl::StrFormat("HGETALL %s: %d entries; reading the first %d", reads[i][1], pairs,
-                                  kMaxLocationsPerObject));
+      NoteGarbage(
+          absl::StrFormat("HGETALL %s: %d entries; reading the first %d", reads[i][1], pairs, kMaxLocationsPerObject));
       pairs = kMaxLocationsPerObject;
     }
     for (size_t p = 0; p < pairs; ++p) {
@@ -176,14 +177,9 @@ absl::StatusOr<std::vector<std::vector<ObjectLocation>>> RedisDirectory::Lookup(
   for (size_t i = 0; i < ids.size(); ++i) {
     for (ObjectLocation& location : candidates[i]) {
       switch (liveness[node_index[location.node_id]]) {
-        case Liveness::kAlive:
-          found[i].push_back(std::move(location));
-          break;
-        case Liveness::kExpired:
-          cleanups.push_back(RedisCommand{"HDEL", reads[i][1], location.node_id});
-          break;
-        case Liveness::kUnknown:
-          break;
+        case Liveness::kAlive: found[i].push_back(std::move(location)); break;
+        case Liveness::kExpired: cleanups.push_back(RedisCommand{"HDEL", reads[i][1], location.node_id}); break;
+        case Liveness::kUnknown: break;
       }
     }
   }

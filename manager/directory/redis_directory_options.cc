@@ -1,6 +1,7 @@
 #include "manager/directory/redis_directory_options.h"
 
 #include "absl/strings/str_format.h"
+
 #include "manager/directory/directory_codec.h"
 #include "manager/directory/redis_connection.h"
 #include "protocol/base/status.h"

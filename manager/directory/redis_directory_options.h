@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+
 #include "protocol/base/clock.h"
 
 namespace rplasma {

@@ -1,12 +1,12 @@
 #include "manager/directory/redis_reply.h"
 
-#include <hiredis/hiredis.h>
-
 #include <string>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
+#include <hiredis/hiredis.h>
+
 #include "protocol/base/status.h"
 
 namespace rplasma {
@@ -30,8 +30,7 @@ absl::string_view RedisReplyView::str() const {
     case REDIS_REPLY_ERROR:
       if (reply_->str == nullptr) return {};
       return absl::string_view(reply_->str, reply_->len);
-    default:
-      return {};
+    default: return {};
   }
 }
 
@@ -65,8 +64,7 @@ bool RedisReplyView::is_wrong_type() const { return is_error() && absl::StartsWi
 absl::Status RedisErrorReplyStatus(const RedisReplyView& reply, absl::string_view address, absl::string_view op) {
   constexpr size_t kMaxQuoted = 120;
   absl::string_view text = reply.str();
-  std::string message =
-      absl::StrFormat("redis %s: %s: %s", address, op, absl::CHexEscape(text.substr(0, kMaxQuoted)));
+  std::string message = absl::StrFormat("redis %s: %s: %s", address, op, absl::CHexEscape(text.substr(0, kMaxQuoted)));
   for (absl::string_view transient : {"LOADING", "BUSY", "OOM", "MASTERDOWN", "READONLY", "TRYAGAIN", "NOREPLICAS"}) {
     if (absl::StartsWith(text, transient)) return MakeError(ErrorCode::kUnavailable, message);
   }

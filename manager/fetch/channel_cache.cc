@@ -1,12 +1,13 @@
-#include "protocol/base/mutex_lock.h"
 #include "manager/fetch/channel_cache.h"
 
 #include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+
 #include "manager/fetch/threshold_prober.h"
 #include "protocol/base/logging.h"
+#include "protocol/base/mutex_lock.h"
 #include "protocol/base/status.h"
 
 namespace rplasma::fetch {
@@ -23,7 +24,8 @@ absl::StatusOr<std::shared_ptr<transport::Channel>> ChannelCache::ChannelTo(cons
     // A missing, expired or garbage node record makes this one source unusable, not the object
     // unfetchable: report it as "not found here" so that the fetch keeps waiting for a good source.
     const ErrorCode code = ErrorCodeOf(record.status());
-    if (code == ErrorCode::kObjectNotFound || code == ErrorCode::kProtocolError || code == ErrorCode::kInvalidArgument) {
+    if (code == ErrorCode::kObjectNotFound || code == ErrorCode::kProtocolError ||
+        code == ErrorCode::kInvalidArgument) {
       return MakeError(ErrorCode::kObjectNotFound,
                        absl::StrCat("node ", node_id, " has no usable record: ", record.status().message()));
     }

@@ -16,11 +16,12 @@
 #include <string>
 
 #include "absl/synchronization/mutex.h"
-#include "manager/stats/manager_stats.h"
+
+#include "manager/directory/directory.h"
 #include "manager/fetch/peer_connector.h"
 #include "manager/fetch/threshold_policy.h"
-#include "manager/directory/directory.h"
 #include "manager/peer/local_store.h"
+#include "manager/stats/manager_stats.h"
 #include "manager/transport/transport.h"
 #include "protocol/base/clock.h"
 

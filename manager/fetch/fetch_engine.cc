@@ -1,13 +1,14 @@
-#include "protocol/base/mutex_lock.h"
 #include "manager/fetch/fetch_engine.h"
 
 #include <algorithm>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+
 #include "manager/peer/object_transfer.h"
 #include "manager/transport/transport.h"
 #include "protocol/base/logging.h"
+#include "protocol/base/mutex_lock.h"
 #include "protocol/base/status.h"
 
 namespace rplasma::fetch {
@@ -50,8 +51,7 @@ absl::Status FetchEngineOptions::Validate() const {
 }
 
 FetchEngine::FetchEngine(FetchEngineOptions options, Directory* directory, peer::LocalStore* store,
-                         PeerConnector* connector, ThresholdPolicy* policy, manager::ManagerStats* stats,
-                         Clock* clock)
+                         PeerConnector* connector, ThresholdPolicy* policy, manager::ManagerStats* stats, Clock* clock)
     : options_(WithBatchChunk(std::move(options))),
       directory_(directory),
       store_(store),
@@ -146,7 +146,7 @@ std::vector<absl::Status> FetchEngine::FetchLed(const std::vector<ObjectID>& ids
   struct Led {
     absl::Status result = absl::OkStatus();
     absl::Status last_error = absl::OkStatus();  // of the last attempt worth waiting after
-    bool routed = false;                          // the cache and the hint had their chance
+    bool routed = false;                         // the cache and the hint had their chance
   };
   std::vector<Led> led(ids.size());
   std::vector<size_t> pending(ids.size());
@@ -208,8 +208,9 @@ std::vector<absl::Status> FetchEngine::FetchLed(const std::vector<ObjectID>& ids
       stats_->directory_lookups.fetch_add(lookup_ids.size(), std::memory_order_relaxed);
       if (!locations.ok() || locations->size() != lookup_ids.size()) {
         stats_->directory_errors.fetch_add(1, std::memory_order_relaxed);
-        const absl::Status error = locations.ok() ? MakeError(ErrorCode::kInternal, "directory lookup: wrong reply count")
-                                                  : locations.status();
+        const absl::Status error = locations.ok()
+                                       ? MakeError(ErrorCode::kInternal, "directory lookup: wrong reply count")
+                                       : locations.status();
         // Ids sealed here need no directory: this failure path is the only one that asks the
         // store about every id it looked up.
         const std::vector<absl::StatusOr<bool>> local = AskLocal(lookup_ids);
@@ -307,7 +308,8 @@ std::vector<absl::Status> FetchEngine::FetchLed(const std::vector<ObjectID>& ids
     pending = std::move(still_pending);
     if (pending.empty()) break;
     if (stopping_.load()) {
-      for (size_t i : pending) led[i].result = MakeError(ErrorCode::kUnavailable, "fetch: the manager is shutting down");
+      for (size_t i : pending)
+        led[i].result = MakeError(ErrorCode::kUnavailable, "fetch: the manager is shutting down");
       break;
     }
     if (reroute) continue;  // the ids waiting for a seal are looked up early: harmless

@@ -46,14 +46,15 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
-#include "manager/stats/manager_stats.h"
+
+#include "manager/directory/directory.h"
 #include "manager/fetch/expected_copies.h"
 #include "manager/fetch/location_cache.h"
 #include "manager/fetch/peer_connector.h"
 #include "manager/fetch/threshold_policy.h"
-#include "manager/directory/directory.h"
 #include "manager/peer/batch_transfer.h"
 #include "manager/peer/local_store.h"
+#include "manager/stats/manager_stats.h"
 #include "protocol/base/clock.h"
 #include "protocol/base/status.h"
 #include "protocol/base/worker_pool.h"
@@ -61,10 +62,10 @@
 namespace rplasma::fetch {
 
 struct FetchEngineOptions {
-  std::string self_node_id;                          // locations of this node are skipped
+  std::string self_node_id;                             // locations of this node are skipped
   absl::Duration poll_initial = absl::Milliseconds(5);  // first re-lookup delay
   absl::Duration poll_max = absl::Milliseconds(250);    // backoff cap
-  uint64_t read_chunk_bytes = 4u << 20;              // Pin path: bytes per Read call
+  uint64_t read_chunk_bytes = 4u << 20;                 // Pin path: bytes per Read call
   // Batches (several ids from one source): Get batches carry at most get_batch_bytes of objects
   // (hinted sizes; a larger object always goes by Pin); Pin batches lease and create at most
   // pin_batch_bytes at once. Reads, chunk size and the store path: `batch` (its read_chunk_bytes
@@ -93,14 +94,13 @@ class FetchEngine {
  public:
   // All pointers are borrowed and must outlive the engine. `clock` times deadlines, back-off
   // sleeps and the phase timings.
-  FetchEngine(FetchEngineOptions options, Directory* directory, peer::LocalStore* store,
-              PeerConnector* connector, ThresholdPolicy* policy, manager::ManagerStats* stats, Clock* clock);
+  FetchEngine(FetchEngineOptions options, Directory* directory, peer::LocalStore* store, PeerConnector* connector,
+              ThresholdPolicy* policy, manager::ManagerStats* stats, Clock* clock);
 
   // One status per id, in order (duplicates share the outcome). `hint`: the node that probably
   // holds the ids ("" = none; this node's own id is ignored), tried for those the location cache
   // does not know before the directory is asked.
-  std::vector<absl::Status> Fetch(absl::Span<const ObjectID> ids, absl::Duration timeout,
-                                  const std::string& hint = "");
+  std::vector<absl::Status> Fetch(absl::Span<const ObjectID> ids, absl::Duration timeout, const std::string& hint = "");
   // Makes fetches still waiting for an object give up with kUnavailable (manager shutdown).
   void Shutdown() { stopping_.store(true); }
 

@@ -31,6 +31,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+
 #include "manager/directory/directory.h"
 #include "protocol/base/clock.h"
 #include "protocol/base/object_id.h"

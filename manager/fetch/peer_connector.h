@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+
 #include "manager/transport/transport.h"
 
 namespace rplasma::fetch {

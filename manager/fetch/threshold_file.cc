@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+
 #include "manager/transport/transport.h"
 #include "protocol/base/node_id.h"
 #include "protocol/base/status.h"
@@ -24,7 +25,8 @@ bool IsInformational(absl::string_view keyword) {
 absl::StatusOr<uint64_t> ParseThreshold(absl::string_view text) {
   ASSIGN_OR_RETURN(uint64_t bytes, ParseByteSize(text));
   if (bytes > transport::kMaxCallBytes) {
-    return Invalid(absl::StrCat("threshold ", text, " exceeds the largest Call (", transport::kMaxCallBytes, " bytes)"));
+    return Invalid(
+        absl::StrCat("threshold ", text, " exceeds the largest Call (", transport::kMaxCallBytes, " bytes)"));
   }
   return bytes;
 }

@@ -24,6 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+
 #include "protocol/base/byte_size.h"  // ParseByteSize, the size syntax of the file and the flag
 
 namespace rplasma::fetch {

@@ -1,10 +1,10 @@
-#include "protocol/base/mutex_lock.h"
 #include "manager/fetch/threshold_policy.h"
 
 #include <algorithm>
 #include <bit>
 
 #include "manager/transport/transport.h"
+#include "protocol/base/mutex_lock.h"
 #include "protocol/base/status.h"
 
 namespace rplasma::fetch {

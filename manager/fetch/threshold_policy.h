@@ -29,6 +29,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+
 #include "manager/fetch/threshold_file.h"
 #include "manager/peer/peer_protocol.h"
 
@@ -38,12 +39,12 @@ using peer::PeerProtocol;
 using peer::PeerProtocolName;
 
 struct ThresholdPolicyOptions {
-  ThresholdSetting setting;        // mode and table (default + per-peer)
-  double ewma_alpha = 0.2;         // weight of a new observation
-  double hysteresis = 0.15;        // relative margin before the threshold moves
-  uint32_t min_samples = 3;        // per protocol per bucket before it counts
-  uint32_t explore_every = 32;     // 0 = never explore
-  uint64_t min_threshold = 1024;   // adaptive thresholds stay within [min, max]
+  ThresholdSetting setting;       // mode and table (default + per-peer)
+  double ewma_alpha = 0.2;        // weight of a new observation
+  double hysteresis = 0.15;       // relative margin before the threshold moves
+  uint32_t min_samples = 3;       // per protocol per bucket before it counts
+  uint32_t explore_every = 32;    // 0 = never explore
+  uint64_t min_threshold = 1024;  // adaptive thresholds stay within [min, max]
   uint64_t max_threshold = 64u << 20;
 
   absl::Status Validate() const;

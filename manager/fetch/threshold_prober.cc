@@ -3,6 +3,7 @@
 #include <variant>
 
 #include "absl/cleanup/cleanup.h"
+
 #include "manager/peer/peer_messages.h"
 #include "protocol/base/logging.h"
 #include "protocol/base/status.h"

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+
 #include "manager/fetch/threshold_policy.h"
 #include "manager/peer/local_store.h"
 #include "manager/transport/transport.h"

@@ -6,6 +6,7 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+
 #include "client/checksum.h"
 #include "manager/peer/object_transfer.h"
 #include "manager/peer/peer_messages.h"
@@ -230,8 +231,8 @@ void ByPinBatch(transport::Channel& channel, LocalStore& store, Outcomes& out, a
     const absl::Time lease_end = t0 + absl::Milliseconds(pin.lease_ttl_ms);
     auto lapsed = [&] { return LeaseLapseError(out.id(i), pin.lease_id, pin.lease_ttl_ms); };
     auto lease_live = [&] { return clock.Now() >= lease_end ? lapsed() : absl::OkStatus(); };
-    absl::StatusOr<ReadAndHashResult> read =
-        ReadAndHash(channel, pin.region, created[k].second.base(), options.read_chunk_bytes, deadline, lease_live, clock);
+    absl::StatusOr<ReadAndHashResult> read = ReadAndHash(channel, pin.region, created[k].second.base(),
+                                                         options.read_chunk_bytes, deadline, lease_live, clock);
     if (read.ok() && read->reads_done >= lease_end) read = lapsed();
     Landed& l = landed[k];
     if (!read.ok()) {

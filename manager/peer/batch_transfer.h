@@ -29,12 +29,13 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+
 #include "manager/peer/local_store.h"
 #include "manager/peer/peer_protocol.h"
 #include "manager/transport/transport.h"
 #include "protocol/base/clock.h"
-#include "protocol/base/worker_pool.h"
 #include "protocol/base/object_id.h"
+#include "protocol/base/worker_pool.h"
 #include "protocol/object_description.h"
 
 namespace rplasma::peer {
@@ -50,12 +51,12 @@ struct BatchTransferOptions {
 };
 
 struct BatchTransferResult {
-  std::vector<absl::Status> statuses;         // one per id, in order
-  std::vector<ObjectDescription> objects;     // the owner's description of each id (zero if unknown)
-  uint64_t bytes = 0;                         // data + metadata of the objects sealed here
-  absl::Duration transfer;                    // first request to last byte in place
-  absl::Duration verify;                      // checksums not overlapped with the transfer
-  absl::Duration seal;                        // the store requests that made them visible
+  std::vector<absl::Status> statuses;      // one per id, in order
+  std::vector<ObjectDescription> objects;  // the owner's description of each id (zero if unknown)
+  uint64_t bytes = 0;                      // data + metadata of the objects sealed here
+  absl::Duration transfer;                 // first request to last byte in place
+  absl::Duration verify;                   // checksums not overlapped with the transfer
+  absl::Duration seal;                     // the store requests that made them visible
 };
 
 BatchTransferResult TransferBatch(transport::Channel& channel, LocalStore& store, absl::Span<const ObjectID> ids,

@@ -1,9 +1,10 @@
-#include "protocol/base/mutex_lock.h"
 #include "manager/peer/lease_table.h"
 
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+
+#include "protocol/base/mutex_lock.h"
 #include "protocol/base/status.h"
 
 namespace rplasma::peer {
@@ -23,8 +24,7 @@ absl::StatusOr<uint64_t> LeaseTable::Add(uint64_t conn_id, const transport::Remo
   if (count >= options_.max_leases_per_connection) {
     if (count == 0) per_connection_.erase(conn_id);
     // `pinned` is released by its destructor after the lock is dropped (declared outside it).
-    return MakeError(ErrorCode::kOutOfMemory,
-                     absl::StrCat("too many leases for one peer connection (", count, ")"));
+    return MakeError(ErrorCode::kOutOfMemory, absl::StrCat("too many leases for one peer connection (", count, ")"));
   }
   const uint64_t id = next_id_++;
   ++count;

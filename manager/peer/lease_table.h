@@ -20,13 +20,14 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+
 #include "manager/peer/local_store.h"
 #include "manager/transport/transport.h"
 
 namespace rplasma::peer {
 
 struct LeaseTableOptions {
-  absl::Duration ttl = absl::Seconds(30);  // how long a lease lives without Unpin
+  absl::Duration ttl = absl::Seconds(30);     // how long a lease lives without Unpin
   uint64_t max_leases_per_connection = 4096;  // a peer cannot pin the whole store one id at a time
 
   absl::Status Validate() const;

@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+
 #include "client/created_object.h"
 #include "protocol/base/object_id.h"
 #include "protocol/base/status.h"
@@ -29,8 +30,8 @@ namespace rplasma::peer {
 class PinnedObject {
  public:
   virtual ~PinnedObject() = default;
-  virtual const ObjectInfo& info() const = 0;   // offset, sizes, generation, checksum
-  virtual const uint8_t* base() const = 0;      // data, then metadata right after it
+  virtual const ObjectInfo& info() const = 0;  // offset, sizes, generation, checksum
+  virtual const uint8_t* base() const = 0;     // data, then metadata right after it
 };
 
 // A fetched object's verified bytes, to be stored sealed (LocalStore::PutSealedMany).
@@ -85,7 +86,8 @@ class LocalStore {
                                                                 absl::Span<const ObjectDescription> objects) {
     std::vector<absl::StatusOr<CreatedObject>> out;
     out.reserve(ids.size());
-    for (size_t i = 0; i < ids.size(); ++i) out.push_back(Create(ids[i], objects[i].data_size, objects[i].metadata_size));
+    for (size_t i = 0; i < ids.size(); ++i)
+      out.push_back(Create(ids[i], objects[i].data_size, objects[i].metadata_size));
     return out;
   }
   // SealAndRelease for each id with checksums[i].

@@ -7,9 +7,10 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+
 #include "client/checksum.h"
-#include "manager/peer/read_and_hash.h"
 #include "manager/peer/peer_messages.h"
+#include "manager/peer/read_and_hash.h"
 #include "protocol/base/logging.h"
 #include "protocol/base/status.h"
 
@@ -54,8 +55,7 @@ class LocalObject {
   bool committed_ = false;
 };
 
-absl::StatusOr<LocalObject> CreateLocal(peer::LocalStore& store, const ObjectID& id,
-                                        const ObjectDescription& owner) {
+absl::StatusOr<LocalObject> CreateLocal(peer::LocalStore& store, const ObjectID& id, const ObjectDescription& owner) {
   ASSIGN_OR_RETURN(CreatedObject created, store.Create(id, owner.data_size, owner.metadata_size));
   return LocalObject(store, id, created);
 }
@@ -115,8 +115,8 @@ absl::StatusOr<TransferResult> ByPin(transport::Channel& channel, peer::LocalSto
   // The owner would refuse a chunk read after the lease (TCP) or may have reused its bytes (READ).
   auto lease_live = [&] { return clock.Now() >= lease_end ? lapsed() : absl::OkStatus(); };
   absl::StatusOr<ReadAndHashResult> read =
-      ReadAndHash(channel, transport::RemoteRegion{lease.region.addr, total, lease.region.rkey}, local->created().base(),
-                  chunk, deadline, lease_live, clock);
+      ReadAndHash(channel, transport::RemoteRegion{lease.region.addr, total, lease.region.rkey},
+                  local->created().base(), chunk, deadline, lease_live, clock);
   if (read.ok() && read->reads_done >= lease_end) read = lapsed();
   unpin();
   RETURN_IF_ERROR(read.status());
@@ -156,9 +156,9 @@ bool IsLeaseLapse(const absl::Status& status) {
   return ErrorCodeOf(status) == ErrorCode::kStaleObject && status.GetPayload(kLeaseLapsePayload).has_value();
 }
 
-absl::StatusOr<TransferResult> TransferObject(transport::Channel& channel, peer::LocalStore& store,
-                                              const ObjectID& id, PeerProtocol protocol, absl::Time deadline,
-                                              uint64_t read_chunk_bytes, Clock& clock) {
+absl::StatusOr<TransferResult> TransferObject(transport::Channel& channel, peer::LocalStore& store, const ObjectID& id,
+                                              PeerProtocol protocol, absl::Time deadline, uint64_t read_chunk_bytes,
+                                              Clock& clock) {
   if (read_chunk_bytes == 0) read_chunk_bytes = ~uint64_t{0};
   return protocol == PeerProtocol::kGet ? ByGet(channel, store, id, deadline, clock)
                                         : ByPin(channel, store, id, deadline, read_chunk_bytes, clock);

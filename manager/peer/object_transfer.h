@@ -23,9 +23,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+
+#include "manager/peer/local_store.h"
 #include "manager/peer/peer_messages.h"
 #include "manager/peer/peer_protocol.h"
-#include "manager/peer/local_store.h"
 #include "manager/transport/transport.h"
 #include "protocol/base/clock.h"
 #include "protocol/base/object_id.h"
@@ -34,10 +35,10 @@
 namespace rplasma::peer {
 
 struct TransferResult {
-  uint64_t bytes = 0;           // data + metadata
-  ObjectDescription owner;      // the owner's description of what was copied
-  absl::Duration transfer;      // request to last byte in place
-  absl::Duration verify;        // checksum
+  uint64_t bytes = 0;       // data + metadata
+  ObjectDescription owner;  // the owner's description of what was copied
+  absl::Duration transfer;  // request to last byte in place
+  absl::Duration verify;    // checksum
   absl::Duration seal;
 };
 
@@ -52,9 +53,9 @@ absl::StatusOr<PeerReplyView> CallPeer(transport::Channel& channel, const PeerRe
 // OK if `checksum` (of the bytes received for `id`) is the owner's; else kStaleObject.
 absl::Status VerifyChecksum(const ObjectID& id, uint64_t checksum, const ObjectDescription& owner);
 
-absl::StatusOr<TransferResult> TransferObject(transport::Channel& channel, peer::LocalStore& store,
-                                              const ObjectID& id, PeerProtocol protocol, absl::Time deadline,
-                                              uint64_t read_chunk_bytes, Clock& clock);
+absl::StatusOr<TransferResult> TransferObject(transport::Channel& channel, peer::LocalStore& store, const ObjectID& id,
+                                              PeerProtocol protocol, absl::Time deadline, uint64_t read_chunk_bytes,
+                                              Clock& clock);
 
 }  // namespace rplasma::peer
 

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "flatbuffers/flatbuffers.h"
+
 #include "protocol/object_id_fb.h"
 #include "protocol/peer_generated.h"
 
@@ -62,8 +63,7 @@ absl::Status ParseEnvelope(absl::string_view wire, Parsed& out) {
 
 absl::Status CheckProbeBytes(uint64_t bytes) {
   if (bytes == 0 || bytes > kMaxProbeBytes) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     absl::StrCat("probe: ", bytes, " bytes outside 1..", kMaxProbeBytes));
+    return MakeError(ErrorCode::kInvalidArgument, absl::StrCat("probe: ", bytes, " bytes outside 1..", kMaxProbeBytes));
   }
   return absl::OkStatus();
 }
@@ -73,8 +73,8 @@ absl::StatusOr<ObjectDescription> FromFb(const fb::ObjectDescription* o) {
   ObjectDescription out{o->data_size(), o->metadata_size(), o->generation(), o->checksum()};
   if (out.data_size > kMaxPeerObjectBytes || out.metadata_size > kMaxPeerObjectBytes ||
       out.total_size() > kMaxPeerObjectBytes) {
-    return ProtocolError(absl::StrCat("peer reply: object size ", out.data_size, "+", out.metadata_size,
-                                      " out of range"));
+    return ProtocolError(
+        absl::StrCat("peer reply: object size ", out.data_size, "+", out.metadata_size, " out of range"));
   }
   return out;
 }
@@ -135,8 +135,8 @@ absl::StatusOr<PinReply> PinFromFb(const fb::PinReply* r) {
   if (r == nullptr) return ProtocolError("peer pin reply: missing body");
   ASSIGN_OR_RETURN(ObjectDescription object, FromFb(r->object()));
   if (r->length() != object.total_size()) {
-    return ProtocolError(absl::StrCat("peer pin reply: region of ", r->length(), " bytes for an object of ",
-                                      object.total_size()));
+    return ProtocolError(
+        absl::StrCat("peer pin reply: region of ", r->length(), " bytes for an object of ", object.total_size()));
   }
   if (r->lease_id() == 0) return ProtocolError("peer pin reply: lease id 0");
   PinReply out;
@@ -213,9 +213,11 @@ std::string EncodeRequest(const PeerRequest& request) {
         } else if constexpr (std::is_same_v<T, ProbeGetRequest>) {
           return FinishRequest(b, fb::PeerRequestBody::ProbeGetRequest, fb::CreateProbeGetRequest(b, r.bytes));
         } else if constexpr (std::is_same_v<T, GetBatchRequest>) {
-          return FinishRequest(b, fb::PeerRequestBody::GetBatchRequest, fb::CreateGetBatchRequest(b, IdsToFb(b, r.ids)));
+          return FinishRequest(b, fb::PeerRequestBody::GetBatchRequest,
+                               fb::CreateGetBatchRequest(b, IdsToFb(b, r.ids)));
         } else if constexpr (std::is_same_v<T, PinBatchRequest>) {
-          return FinishRequest(b, fb::PeerRequestBody::PinBatchRequest, fb::CreatePinBatchRequest(b, IdsToFb(b, r.ids)));
+          return FinishRequest(b, fb::PeerRequestBody::PinBatchRequest,
+                               fb::CreatePinBatchRequest(b, IdsToFb(b, r.ids)));
         } else if constexpr (std::is_same_v<T, UnpinBatchRequest>) {
           return FinishRequest(b, fb::PeerRequestBody::UnpinBatchRequest,
                                fb::CreateUnpinBatchRequest(b, b.CreateVector(r.lease_ids)));
@@ -246,8 +248,7 @@ absl::StatusOr<PeerRequest> DecodeRequest(absl::string_view wire) {
       if (id == nullptr) return MakeError(ErrorCode::kInvalidArgument, "pin: missing object id");
       return PinRequest{ObjectIdFromFb(*id)};
     }
-    case fb::PeerRequestBody::UnpinRequest:
-      return UnpinRequest{root->body_as_UnpinRequest()->lease_id()};
+    case fb::PeerRequestBody::UnpinRequest: return UnpinRequest{root->body_as_UnpinRequest()->lease_id()};
     case fb::PeerRequestBody::ProbeGetRequest: {
       const uint64_t bytes = root->body_as_ProbeGetRequest()->bytes();
       RETURN_IF_ERROR(CheckProbeBytes(bytes));
@@ -273,8 +274,7 @@ absl::StatusOr<PeerRequest> DecodeRequest(absl::string_view wire) {
       }
       return UnpinBatchRequest{LeaseIds(*leases)};
     }
-    default:
-      return ProtocolError("peer request: unknown or missing body");
+    default: return ProtocolError("peer request: unknown or missing body");
   }
 }
 
@@ -381,8 +381,7 @@ absl::StatusOr<PeerReplyView> DecodeReply(absl::string_view wire) {
       ASSIGN_OR_RETURN(PinReply pin, PinFromFb(root->body_as_PinReply()));
       return pin;
     }
-    case fb::PeerReplyBody::UnpinReply:
-      return UnpinReply{};
+    case fb::PeerReplyBody::UnpinReply: return UnpinReply{};
     case fb::PeerReplyBody::GetBatchReply: {
       ASSIGN_OR_RETURN(GetBatchReplyView batch, GetBatchFromFb(root->body_as_GetBatchReply(), parsed.payload));
       return batch;
@@ -391,14 +390,13 @@ absl::StatusOr<PeerReplyView> DecodeReply(absl::string_view wire) {
       ASSIGN_OR_RETURN(PinBatchReply batch, PinBatchFromFb(root->body_as_PinBatchReply()));
       return batch;
     }
-    default:
-      return ProtocolError("peer reply: unknown or missing body");
+    default: return ProtocolError("peer reply: unknown or missing body");
   }
 }
 
 absl::string_view RequestName(const PeerRequest& request) {
-  static constexpr absl::string_view kNames[] = {"get", "pin", "unpin", "probe-get", "probe-pin",
-                                                 "get-batch", "pin-batch", "unpin-batch"};
+  static constexpr absl::string_view kNames[] = {"get",       "pin",       "unpin",     "probe-get",
+                                                 "probe-pin", "get-batch", "pin-batch", "unpin-batch"};
   return kNames[request.index()];
 }
 

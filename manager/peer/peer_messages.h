@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+
 #include "manager/transport/transport.h"
 #include "protocol/base/object_id.h"
 #include "protocol/base/status.h"
@@ -42,16 +43,32 @@ inline constexpr uint64_t kMaxProbeBytes = 4u << 20;
 inline constexpr size_t kMaxBatchIds = 1024;
 
 // ---- Requests ----
-struct GetRequest { ObjectID id; };
-struct PinRequest { ObjectID id; };
-struct UnpinRequest { uint64_t lease_id = 0; };
-struct ProbeGetRequest { uint64_t bytes = 0; };  // 1 .. kMaxProbeBytes
-struct ProbePinRequest { uint64_t bytes = 0; };  // 1 .. kMaxProbeBytes
+struct GetRequest {
+  ObjectID id;
+};
+struct PinRequest {
+  ObjectID id;
+};
+struct UnpinRequest {
+  uint64_t lease_id = 0;
+};
+struct ProbeGetRequest {
+  uint64_t bytes = 0;
+};  // 1 .. kMaxProbeBytes
+struct ProbePinRequest {
+  uint64_t bytes = 0;
+};  // 1 .. kMaxProbeBytes
 
 // Batches: 1..kMaxBatchIds entries; ids may repeat (each gets its own outcome).
-struct GetBatchRequest { std::vector<ObjectID> ids; };
-struct PinBatchRequest { std::vector<ObjectID> ids; };
-struct UnpinBatchRequest { std::vector<uint64_t> lease_ids; };
+struct GetBatchRequest {
+  std::vector<ObjectID> ids;
+};
+struct PinBatchRequest {
+  std::vector<ObjectID> ids;
+};
+struct UnpinBatchRequest {
+  std::vector<uint64_t> lease_ids;
+};
 
 using PeerRequest = std::variant<GetRequest, PinRequest, UnpinRequest, ProbeGetRequest, ProbePinRequest,
                                  GetBatchRequest, PinBatchRequest, UnpinBatchRequest>;

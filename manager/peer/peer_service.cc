@@ -1,11 +1,12 @@
-#include "protocol/base/mutex_lock.h"
 #include "manager/peer/peer_service.h"
 
 #include <algorithm>
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+
 #include "protocol/base/logging.h"
+#include "protocol/base/mutex_lock.h"
 #include "protocol/base/status.h"
 
 namespace rplasma::peer {
@@ -22,8 +23,8 @@ absl::Status PeerServiceOptions::Validate() const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<PeerService>> PeerService::Create(const PeerServiceOptions& options,
-                                                                  LocalStore* store, RegionFor region_for) {
+absl::StatusOr<std::unique_ptr<PeerService>> PeerService::Create(const PeerServiceOptions& options, LocalStore* store,
+                                                                 RegionFor region_for) {
   RETURN_IF_ERROR(options.Validate());
   if (store == nullptr || !region_for) return MakeError(ErrorCode::kInvalidArgument, "peer service: no store");
   std::unique_ptr<PeerService> service(new PeerService(options, store, std::move(region_for)));
@@ -125,8 +126,8 @@ absl::StatusOr<std::string> PeerService::HandleGet(const ObjectID& id) {
                      absl::StrCat("get ", id.Hex(), ": ", total, " bytes exceed the Get limit of ",
                                   options_.max_get_bytes, "; use Pin"));
   }
-  std::string reply = EncodeGetReply(object, {pinned->base(), info.data_size},
-                                     {pinned->base() + info.data_size, info.metadata_size});
+  std::string reply =
+      EncodeGetReply(object, {pinned->base(), info.data_size}, {pinned->base() + info.data_size, info.metadata_size});
   gets_.fetch_add(1, std::memory_order_relaxed);
   get_bytes_.fetch_add(total, std::memory_order_relaxed);
   return reply;  // `pinned` releases the store reference here
@@ -165,9 +166,10 @@ std::string PeerService::HandleGetBatch(const std::vector<ObjectID>& ids) {
       const ObjectInfo& info = (*pinned[i])->info();
       const uint64_t total = info.description().total_size();
       if (total > options_.max_get_bytes - reply_bytes) {
-        entry.status = MakeError(ErrorCode::kInvalidArgument,
-                                 absl::StrCat("get ", ids[i].Hex(), ": ", total, " bytes do not fit the reply's limit of ",
-                                              options_.max_get_bytes, " (", reply_bytes, " taken); use Pin"));
+        entry.status =
+            MakeError(ErrorCode::kInvalidArgument,
+                      absl::StrCat("get ", ids[i].Hex(), ": ", total, " bytes do not fit the reply's limit of ",
+                                   options_.max_get_bytes, " (", reply_bytes, " taken); use Pin"));
       } else {
         reply_bytes += total;
         entry.object = info.description();

@@ -34,6 +34,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+
 #include "manager/peer/lease_table.h"
 #include "manager/peer/local_store.h"
 #include "manager/peer/peer_messages.h"
@@ -110,9 +111,9 @@ class PeerService : public transport::RequestHandler {
   Counter pins_{&counters_, "pins"};
   Counter unpins_{&counters_, "unpins"};
   Counter probes_{&counters_, "probes"};
-  Counter get_batches_{&counters_, "get_batches"};  // each also counts its objects in gets / get_bytes
-  Counter pin_batches_{&counters_, "pin_batches"};  // each also counts its objects in pins
-  Counter failed_entries_{&counters_, "failed_entries"};  // batch entries answered with an error
+  Counter get_batches_{&counters_, "get_batches"};          // each also counts its objects in gets / get_bytes
+  Counter pin_batches_{&counters_, "pin_batches"};          // each also counts its objects in pins
+  Counter failed_entries_{&counters_, "failed_entries"};    // batch entries answered with an error
   Counter bad_requests_{&counters_, "bad_requests"};        // undecodable or invalid requests
   Counter failed_requests_{&counters_, "failed_requests"};  // valid, answered with an error (not found...)
   Counter reads_allowed_{&counters_, "reads_allowed"};

@@ -16,6 +16,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+
 #include "manager/transport/transport.h"
 #include "protocol/base/clock.h"
 

@@ -136,23 +136,23 @@ std::string RenderManagerMetrics(const ManagerMetricsSources& in) {
     t.Sample(m.name, transport, Value(tr, m.source));
   }
 
-  AddAll(t, in.peer_service,
-         {{"gets", "rplasma_manager_served_gets_total", MetricType::kCounter, "Objects peers got from this node."},
-          {"get_bytes", "rplasma_manager_served_get_bytes_total", MetricType::kCounter,
-           "Bytes peers got from this node."},
-          {"pins", "rplasma_manager_served_pins_total", MetricType::kCounter,
-           "Objects peers pinned here to read remotely."},
-          {"reads_allowed", "rplasma_manager_served_reads_allowed_total", MetricType::kCounter,
-           "Remote reads of this node's arena allowed."},
-          {"reads_refused", "rplasma_manager_served_reads_refused_total", MetricType::kCounter,
-           "Remote reads refused (no live lease)."},
-          {"leases_live", "rplasma_manager_leases", MetricType::kGauge, "Leases peers hold on local objects now."},
-          {"leases_expired", "rplasma_manager_leases_expired_total", MetricType::kCounter,
-           "Leases that expired before their peer released them."},
-          {"leases_dropped", "rplasma_manager_leases_dropped_total", MetricType::kCounter,
-           "Leases dropped because their peer disconnected."},
-          {"bad_requests", "rplasma_manager_peer_bad_requests_total", MetricType::kCounter,
-           "Undecodable or invalid requests from peers."}});
+  AddAll(
+      t, in.peer_service,
+      {{"gets", "rplasma_manager_served_gets_total", MetricType::kCounter, "Objects peers got from this node."},
+       {"get_bytes", "rplasma_manager_served_get_bytes_total", MetricType::kCounter, "Bytes peers got from this node."},
+       {"pins", "rplasma_manager_served_pins_total", MetricType::kCounter,
+        "Objects peers pinned here to read remotely."},
+       {"reads_allowed", "rplasma_manager_served_reads_allowed_total", MetricType::kCounter,
+        "Remote reads of this node's arena allowed."},
+       {"reads_refused", "rplasma_manager_served_reads_refused_total", MetricType::kCounter,
+        "Remote reads refused (no live lease)."},
+       {"leases_live", "rplasma_manager_leases", MetricType::kGauge, "Leases peers hold on local objects now."},
+       {"leases_expired", "rplasma_manager_leases_expired_total", MetricType::kCounter,
+        "Leases that expired before their peer released them."},
+       {"leases_dropped", "rplasma_manager_leases_dropped_total", MetricType::kCounter,
+        "Leases dropped because their peer disconnected."},
+       {"bad_requests", "rplasma_manager_peer_bad_requests_total", MetricType::kCounter,
+        "Undecodable or invalid requests from peers."}});
   t.Single("rplasma_manager_known_peers", MetricType::kGauge, "Peers this node has fetched from (with a threshold).",
            in.known_peers);
   return t.str();

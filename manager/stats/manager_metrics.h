@@ -22,7 +22,7 @@ namespace rplasma::manager {
 struct ManagerMetricsSources {
   const ManagerStats* stats = nullptr;  // REQUIRES: not null
   std::string node_id;
-  std::string transport;      // "tcp" or "verbs": the transport label
+  std::string transport;            // "tcp" or "verbs": the transport label
   CounterSnapshot transport_stats;  // TransportCounters
   CounterSnapshot peer_service;     // PeerService's counters
   uint64_t known_peers = 0;         // peers with a threshold in force (fetched from at least once)

@@ -18,6 +18,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+
 #include "manager/peer/peer_protocol.h"
 #include "protocol/base/counter_set.h"
 #include "protocol/base/json_writer.h"
@@ -61,17 +62,18 @@ class ManagerStats : public CounterSet {
   Counter generation_hint_mismatches{this, "generation_hint_mismatches"};  // owner's generation != directory's hint
   Counter directory_polls{this, "directory_polls"};                        // re-lookups of ids not yet sealed anywhere
   Counter directory_errors{this, "directory_errors"};
-  Counter directory_lookups{this, "directory_lookups"};        // ids asked of the directory (polls included)
-  Counter location_cache_hits{this, "location_cache_hits"};    // ids sent straight to the node that served them
+  Counter directory_lookups{this, "directory_lookups"};      // ids asked of the directory (polls included)
+  Counter location_cache_hits{this, "location_cache_hits"};  // ids sent straight to the node that served them
   Counter location_cache_misses{this, "location_cache_misses"};
-  Counter location_cache_stale{this, "location_cache_stale"};  // a cached node failed (retried via the directory) or had a new generation
-  Counter hinted_fetches{this, "hinted_fetches"};              // ids sent to the caller's hinted node
-  Counter hint_misses{this, "hint_misses"};                    // the hinted node failed them (retried via the directory)
+  Counter location_cache_stale{
+      this, "location_cache_stale"};  // a cached node failed (retried via the directory) or had a new generation
+  Counter hinted_fetches{this, "hinted_fetches"};  // ids sent to the caller's hinted node
+  Counter hint_misses{this, "hint_misses"};        // the hinted node failed them (retried via the directory)
   Counter objects_published{this, "objects_published"};
   Counter objects_removed{this, "objects_removed"};
   Counter publish_errors{this, "publish_errors"};
-  Counter republishes{this, "republishes"};  // full republish runs after Redis came back
-  Counter copies_deferred{this, "copies_deferred"};  // fetched copies whose publication waited
+  Counter republishes{this, "republishes"};                        // full republish runs after Redis came back
+  Counter copies_deferred{this, "copies_deferred"};                // fetched copies whose publication waited
   Counter copies_never_published{this, "copies_never_published"};  // deleted before their turn came
   Counter heartbeat_errors{this, "heartbeat_errors"};
   Counter transport_fallbacks{this, "transport_fallbacks"};  // --transport auto chose tcp: no verbs device

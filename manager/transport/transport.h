@@ -27,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+
 #include "protocol/base/counter_set.h"
 
 namespace rplasma::transport {
@@ -36,22 +37,22 @@ inline constexpr size_t kMaxCallBytes = 64u << 20;
 
 // Where a pinned object lives in its owner's registered arena.
 struct RemoteRegion {
-  uint64_t addr = 0;    // owner's virtual address (verbs) or arena offset (tcp); opaque to the reader
+  uint64_t addr = 0;  // owner's virtual address (verbs) or arena offset (tcp); opaque to the reader
   uint64_t length = 0;
-  uint32_t rkey = 0;    // verbs: the owner's MR rkey; tcp: 0
+  uint32_t rkey = 0;  // verbs: the owner's MR rkey; tcp: 0
 };
 
 struct TransportOptions {
   std::string secret;  // shared secret for peer authentication; empty refuses every peer
   // verbs only (ignored by tcp):
-  std::string rdma_device;        // "" = chosen from the address by rdma_cm
-  int qp_timeout = 14;            // 4.096 us * 2^timeout per retry (14 ~ 67 ms)
-  int retry_count = 7;            // 0..7, never infinite
-  int rnr_retry = 6;              // 0..6 (7 = infinite is refused); credits make RNR rare
-  uint32_t queue_depth = 64;      // send/recv work requests per QP
-  uint32_t message_bytes = 64 * 1024;  // receive buffer size; larger Calls are split
-  uint32_t max_reads_in_flight = 16;   // clamped to the device's max_qp_rd_atom
-  uint64_t read_chunk_bytes = 1 << 20; // one RDMA READ work request
+  std::string rdma_device;                                   // "" = chosen from the address by rdma_cm
+  int qp_timeout = 14;                                       // 4.096 us * 2^timeout per retry (14 ~ 67 ms)
+  int retry_count = 7;                                       // 0..7, never infinite
+  int rnr_retry = 6;                                         // 0..6 (7 = infinite is refused); credits make RNR rare
+  uint32_t queue_depth = 64;                                 // send/recv work requests per QP
+  uint32_t message_bytes = 64 * 1024;                        // receive buffer size; larger Calls are split
+  uint32_t max_reads_in_flight = 16;                         // clamped to the device's max_qp_rd_atom
+  uint64_t read_chunk_bytes = 1 << 20;                       // one RDMA READ work request
   absl::Duration response_send_timeout = absl::Seconds(30);  // serving side: bound on sending one reply
   // Busy-poll the CQ this long after a completion before arming it and sleeping on the completion
   // channel (0 = sleep at once, fewest CPU cycles, a thread wake-up per completion). 0..10 ms.
@@ -62,7 +63,7 @@ struct TransportOptions {
   // (10 ms..1 min). At most max_handshakes run at once, max_handshakes_per_source from one address
   // (1..max_handshakes); past a cap the oldest is closed, so a flood cannot lock real peers out.
   absl::Duration handshake_timeout = absl::Seconds(1);
-  uint32_t max_handshakes = 128;           // 1..65536
+  uint32_t max_handshakes = 128;  // 1..65536
   uint32_t max_handshakes_per_source = 16;
 
   absl::Status Validate() const;

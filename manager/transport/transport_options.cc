@@ -1,4 +1,5 @@
 #include "absl/strings/str_cat.h"
+
 #include "manager/transport/transport.h"
 #include "protocol/base/status.h"
 
@@ -12,7 +13,8 @@ absl::Status TransportOptions::Validate() const {
   if (queue_depth < 4 || queue_depth > 4096) return invalid("queue_depth must be 4..4096");
   if (message_bytes < 4096 || message_bytes > (16u << 20)) return invalid("message_bytes must be 4 KiB..16 MiB");
   if (max_reads_in_flight < 1 || max_reads_in_flight > 1024) return invalid("max_reads_in_flight must be 1..1024");
-  if (read_chunk_bytes < 4096 || read_chunk_bytes > (1ull << 30)) return invalid("read_chunk_bytes must be 4 KiB..1 GiB");
+  if (read_chunk_bytes < 4096 || read_chunk_bytes > (1ull << 30))
+    return invalid("read_chunk_bytes must be 4 KiB..1 GiB");
   if (connect_timeout <= absl::ZeroDuration()) return invalid("connect_timeout must be positive");
   if (handshake_timeout < absl::Milliseconds(10) || handshake_timeout > absl::Minutes(1)) {
     return invalid("handshake_timeout must be 10 ms..1 min");

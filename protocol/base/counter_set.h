@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+
 #include "protocol/base/json_writer.h"
 
 namespace rplasma {

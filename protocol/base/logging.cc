@@ -42,8 +42,7 @@ std::optional<Severity> ParseLogLevel(std::string_view text) {
 
 bool ShouldLog(Severity severity) { return severity >= FATAL || severity >= MinSeverity(); }
 
-LogMessage::LogMessage(const char* file, int line, Severity severity)
-    : file_(file), line_(line), severity_(severity) {}
+LogMessage::LogMessage(const char* file, int line, Severity severity) : file_(file), line_(line), severity_(severity) {}
 
 LogMessage::~LogMessage() {
   struct timeval tv;
@@ -53,8 +52,8 @@ LogMessage::~LogMessage() {
   const char* base = std::strrchr(file_, '/');
   base = base != nullptr ? base + 1 : file_;
   char prefix[64];
-  std::snprintf(prefix, sizeof(prefix), "%c %02d:%02d:%02d.%03d %d ", "IWEF"[severity_], tm.tm_hour,
-                tm.tm_min, tm.tm_sec, static_cast<int>(tv.tv_usec / 1000), static_cast<int>(getpid()));
+  std::snprintf(prefix, sizeof(prefix), "%c %02d:%02d:%02d.%03d %d ", "IWEF"[severity_], tm.tm_hour, tm.tm_min,
+                tm.tm_sec, static_cast<int>(tv.tv_usec / 1000), static_cast<int>(getpid()));
   std::string out = std::string(prefix) + base + ":" + std::to_string(line_) + "] " + stream_.str() + "\n";
   // One write(2) so lines from several threads or processes do not interleave.
   ssize_t ignored = ::write(STDERR_FILENO, out.data(), out.size());

@@ -44,17 +44,16 @@ std::optional<Severity> ParseLogLevel(std::string_view text);
 
 }  // namespace rplasma::logging
 
-#define LOG(severity)                                                          \
-  !::rplasma::logging::ShouldLog(::rplasma::logging::severity)                 \
-      ? (void)0                                                                \
-      : ::rplasma::logging::Voidify() &                                        \
+#define LOG(severity)                                          \
+  !::rplasma::logging::ShouldLog(::rplasma::logging::severity) \
+      ? (void)0                                                \
+      : ::rplasma::logging::Voidify() &                        \
             ::rplasma::logging::LogMessage(__FILE__, __LINE__, ::rplasma::logging::severity).stream()
 
-#define CHECK(cond)                                                                            \
-  (cond) ? (void)0                                                                             \
-         : ::rplasma::logging::Voidify() &                                                     \
-               ::rplasma::logging::LogMessage(__FILE__, __LINE__, ::rplasma::logging::FATAL)   \
-                       .stream()                                                               \
+#define CHECK(cond)                                                                                   \
+  (cond) ? (void)0                                                                                    \
+         : ::rplasma::logging::Voidify() &                                                            \
+               ::rplasma::logging::LogMessage(__FILE__, __LINE__, ::rplasma::logging::FATAL).stream() \
                    << "Check failed: " #cond " "
 
 #endif  // RPLASMA_PROTOCOL_BASE_LOGGING_H_

@@ -11,6 +11,7 @@
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+
 #include "protocol/base/mutex_lock.h"
 
 namespace rplasma {

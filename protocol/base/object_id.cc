@@ -7,6 +7,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+
 #include "protocol/base/logging.h"
 #include "protocol/base/status.h"
 
@@ -59,7 +60,11 @@ ObjectID ObjectID::FromLabel(absl::string_view label) {
   for (size_t lane = 0; lane * 8 < kSize; ++lane) {
     uint64_t h = 1469598103934665603ull ^ (lane * 0x9e3779b97f4a7c15ull);
     for (unsigned char c : label) h = (h ^ c) * 1099511628211ull;
-    h ^= h >> 30; h *= 0xbf58476d1ce4e5b9ull; h ^= h >> 27; h *= 0x94d049bb133111ebull; h ^= h >> 31;
+    h ^= h >> 30;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 27;
+    h *= 0x94d049bb133111ebull;
+    h ^= h >> 31;
     std::memcpy(id.bytes_.data() + lane * 8, &h, std::min<size_t>(8, kSize - lane * 8));
   }
   return id;

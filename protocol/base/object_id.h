@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace rplasma {
 
@@ -32,9 +32,7 @@ class ObjectID {
 
   const uint8_t* data() const { return bytes_.data(); }
   uint8_t* mutable_data() { return bytes_.data(); }
-  absl::string_view binary() const {
-    return absl::string_view(reinterpret_cast<const char*>(bytes_.data()), kSize);
-  }
+  absl::string_view binary() const { return absl::string_view(reinterpret_cast<const char*>(bytes_.data()), kSize); }
   std::string Hex() const;
 
   friend auto operator<=>(const ObjectID&, const ObjectID&) = default;

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+
 #include "protocol/base/logging.h"
 #include "protocol/base/mutex_lock.h"
 #include "protocol/base/status.h"
@@ -72,7 +73,7 @@ absl::Status ReplyDemultiplexer::ExpireLocked(MutexLock& lock, ReplyWaiter* wait
     return EndAbortedLocked(lock, waiter, expired);
   }
   if (leading) StopLeadingLocked();
-  AbandonLocked(lock, waiter);  // hands leadership over
+  AbandonLocked(lock, waiter);                // hands leadership over
   if (waiter->done_) return waiter->status_;  // the reply came while we gave up
   return expired;
 }

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+
 #include "protocol/base/logging.h"
 #include "protocol/base/status.h"
 
@@ -25,8 +26,7 @@ absl::StatusOr<sockaddr_un> UnixAddress(const std::string& path) {
   addr.sun_family = AF_UNIX;
   if (path.empty() || path.size() >= sizeof(addr.sun_path)) {
     return MakeError(ErrorCode::kInvalidArgument,
-                     absl::StrCat("socket path must be 1..", sizeof(addr.sun_path) - 1,
-                                  " bytes: ", path));
+                     absl::StrCat("socket path must be 1..", sizeof(addr.sun_path) - 1, " bytes: ", path));
   }
   std::memcpy(addr.sun_path, path.data(), path.size());
   return addr;
@@ -82,9 +82,8 @@ absl::StatusOr<UniqueFd> UnixConnect(const std::string& path, absl::Time deadlin
   for (;;) {
     const absl::Duration left = deadline - absl::Now();
     // A zero SO_SNDTIMEO means no timeout: a passed deadline still gets one short try.
-    RETURN_IF_ERROR(set_send_timeout(deadline == absl::InfiniteFuture()
-                                         ? absl::ZeroDuration()
-                                         : std::max(left, absl::Microseconds(1))));
+    RETURN_IF_ERROR(set_send_timeout(deadline == absl::InfiniteFuture() ? absl::ZeroDuration()
+                                                                        : std::max(left, absl::Microseconds(1))));
     if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) break;
     const int err = errno;
     if (err == EINTR && absl::Now() < deadline) continue;
@@ -102,7 +101,7 @@ absl::StatusOr<UniqueFd> UnixConnect(const std::string& path, absl::Time deadlin
 absl::Status PrepareSocketDirectory(const std::string& socket_path, absl::string_view what) {
   size_t slash = socket_path.rfind('/');
   std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : socket_path.substr(0, slash));
-  struct stat st{};
+  struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) {
     if (errno != ENOENT) return ErrnoError("stat", dir, errno);
     if (::mkdir(dir.c_str(), 0700) != 0) return ErrnoError("mkdir", dir, errno);
@@ -118,7 +117,6 @@ absl::Status PrepareSocketDirectory(const std::string& socket_path, absl::string
   return absl::OkStatus();
 }
 
-
 absl::Status SetNonBlocking(int fd, bool non_blocking) {
   int flags = ::fcntl(fd, F_GETFL);
   if (flags < 0) return ErrnoError("fcntl", "F_GETFL", errno);
@@ -128,7 +126,7 @@ absl::Status SetNonBlocking(int fd, bool non_blocking) {
 }
 
 absl::StatusOr<PeerCredentials> GetPeerCredentials(int fd) {
-  struct ucred cred{};
+  struct ucred cred {};
   socklen_t len = sizeof(cred);
   if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
     return ErrnoError("getsockopt", "SO_PEERCRED", errno);
@@ -151,9 +149,7 @@ absl::Status WriteAll(int fd, const void* data, size_t size) {
   return absl::OkStatus();
 }
 
-absl::Status ReadAll(int fd, void* data, size_t size) {
-  return ReadAllUntil(fd, data, size, absl::InfiniteFuture());
-}
+absl::Status ReadAll(int fd, void* data, size_t size) { return ReadAllUntil(fd, data, size, absl::InfiniteFuture()); }
 
 absl::Status ReadAllUntil(int fd, void* data, size_t size, absl::Time deadline) {
   char* p = static_cast<char*>(data);

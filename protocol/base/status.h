@@ -11,29 +11,29 @@
 #define RPLASMA_PROTOCOL_BASE_STATUS_H_
 
 #include <cstdint>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace rplasma {
 
 enum class ErrorCode : uint16_t {
   kOk = 0,
-  kObjectExists = 1,        // create of an id already present
-  kObjectNotFound = 2,      // unknown id
-  kObjectNotSealed = 3,     // operation needs a sealed object
-  kObjectAlreadySealed = 4, // seal/abort of a sealed object
-  kObjectInUse = 5,         // operation needs an unreferenced object
-  kOutOfMemory = 6,         // arena cannot hold the object even after eviction
-  kDeadlineExceeded = 7,    // timeout expired
-  kInvalidArgument = 8,     // malformed or out-of-range request
-  kNotCreator = 9,          // seal/abort by a client that did not create the object
-  kProtocolError = 10,      // bytes on a connection that are not a valid message
-  kUnavailable = 11,        // peer, store, manager or Redis not reachable
-  kInternal = 12,           // a bug; never caused by input
-  kPermissionDenied = 13,   // authentication or credentials refused
-  kStaleObject = 14,        // generation or checksum mismatch during fetch
+  kObjectExists = 1,         // create of an id already present
+  kObjectNotFound = 2,       // unknown id
+  kObjectNotSealed = 3,      // operation needs a sealed object
+  kObjectAlreadySealed = 4,  // seal/abort of a sealed object
+  kObjectInUse = 5,          // operation needs an unreferenced object
+  kOutOfMemory = 6,          // arena cannot hold the object even after eviction
+  kDeadlineExceeded = 7,     // timeout expired
+  kInvalidArgument = 8,      // malformed or out-of-range request
+  kNotCreator = 9,           // seal/abort by a client that did not create the object
+  kProtocolError = 10,       // bytes on a connection that are not a valid message
+  kUnavailable = 11,         // peer, store, manager or Redis not reachable
+  kInternal = 12,            // a bug; never caused by input
+  kPermissionDenied = 13,    // authentication or credentials refused
+  kStaleObject = 14,         // generation or checksum mismatch during fetch
 };
 
 // "ObjectNotFound", ...; "Unknown" for values outside the enum.
@@ -64,10 +64,10 @@ absl::Status ErrnoError(absl::string_view op, absl::string_view object, int err)
 #define RPLASMA_STATUS_CONCAT_INNER_(a, b) a##b
 #define RPLASMA_STATUS_CONCAT_(a, b) RPLASMA_STATUS_CONCAT_INNER_(a, b)
 
-#define RETURN_IF_ERROR(expr)                                  \
-  do {                                                         \
-    ::absl::Status rplasma_status_ = (expr);                   \
-    if (!rplasma_status_.ok()) return rplasma_status_;         \
+#define RETURN_IF_ERROR(expr)                          \
+  do {                                                 \
+    ::absl::Status rplasma_status_ = (expr);           \
+    if (!rplasma_status_.ok()) return rplasma_status_; \
   } while (0)
 
 #define ASSIGN_OR_RETURN(lhs, expr) \

@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+
 #include "protocol/base/byte_size.h"
 #include "protocol/base/status.h"
 #include "protocol/command_line/flag_spelling.h"
@@ -36,9 +37,10 @@ bool Parses(const absl::CommandLineFlag& flag, absl::string_view value, std::str
 // listed here are left to abseil (none of rplasma's flags has one).
 std::string CheckValue(const absl::CommandLineFlag& flag, absl::string_view value) {
   std::string error;
-  (void)(Parses<bool>(flag, value, &error) || Parses<int>(flag, value, &error) || Parses<int64_t>(flag, value, &error) ||
-      Parses<uint32_t>(flag, value, &error) || Parses<uint64_t>(flag, value, &error) ||
-      Parses<double>(flag, value, &error) || Parses<absl::Duration>(flag, value, &error));
+  (void)(Parses<bool>(flag, value, &error) || Parses<int>(flag, value, &error) ||
+         Parses<int64_t>(flag, value, &error) || Parses<uint32_t>(flag, value, &error) ||
+         Parses<uint64_t>(flag, value, &error) || Parses<double>(flag, value, &error) ||
+         Parses<absl::Duration>(flag, value, &error));
   if (error.empty()) return "";
   if (flag.IsOfType<absl::Duration>()) return absl::StrCat("'", value, "' is not a duration (e.g. 500ms, 5s, 2m)");
   if (flag.IsOfType<bool>()) return absl::StrCat("'", value, "' is not true or false");
@@ -157,7 +159,8 @@ std::string CommandLine::Spelling(absl::string_view name) const {
 
 absl::StatusOr<uint64_t> CommandLine::ByteSize(absl::string_view name, absl::string_view text) const {
   absl::StatusOr<uint64_t> bytes = ParseByteSize(text);
-  if (!bytes.ok()) return MakeError(ErrorCode::kInvalidArgument, absl::StrCat(Spelling(name), ": ", bytes.status().message()));
+  if (!bytes.ok())
+    return MakeError(ErrorCode::kInvalidArgument, absl::StrCat(Spelling(name), ": ", bytes.status().message()));
   return bytes;
 }
 
@@ -181,7 +184,8 @@ std::string CommandLineHelp(absl::string_view synopsis) {
     if (IsOwnFlag(*flag)) flags.push_back(flag);
   }
   std::sort(flags.begin(), flags.end(), [](const auto* a, const auto* b) { return a->Name() < b->Name(); });
-  std::string out = absl::StrCat("usage: ", synopsis, "\n\nflags (--some-flag and --some_flag are one flag; "
+  std::string out = absl::StrCat("usage: ", synopsis,
+                                 "\n\nflags (--some-flag and --some_flag are one flag; "
                                  "--flag=VALUE or --flag VALUE):\n");
   for (const absl::CommandLineFlag* flag : flags) {
     std::string default_value = flag->DefaultValue();

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+
 #include "protocol/base/status.h"
 #include "protocol/command_line/build_info.h"
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+
 #include "protocol/base/status.h"
 #include "protocol/base/unique_fd.h"
 
@@ -32,8 +33,8 @@ absl::Status NotifyServiceManager(absl::string_view state) {
   if (!fd) return ErrnoError("socket", "NOTIFY_SOCKET", errno);
   ssize_t sent;
   do {
-    sent = ::sendto(fd.get(), state.data(), state.size(), MSG_NOSIGNAL, reinterpret_cast<const sockaddr*>(&addr),
-                    length);
+    sent =
+        ::sendto(fd.get(), state.data(), state.size(), MSG_NOSIGNAL, reinterpret_cast<const sockaddr*>(&addr), length);
   } while (sent < 0 && errno == EINTR);
   if (sent < 0) return ErrnoError("sendto", path, errno);
   if (static_cast<size_t>(sent) != state.size()) return ErrnoError("sendto", path, EMSGSIZE);

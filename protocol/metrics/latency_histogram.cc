@@ -29,7 +29,8 @@ LatencyHistogram::LatencyHistogram(std::vector<double> bounds)
 void LatencyHistogram::Observe(absl::Duration d) {
   const double seconds = std::max(0.0, absl::ToDoubleSeconds(d));
   // The first bound >= seconds: Prometheus buckets are "less than or equal".
-  const size_t bucket = static_cast<size_t>(std::lower_bound(bounds_.begin(), bounds_.end(), seconds) - bounds_.begin());
+  const size_t bucket =
+      static_cast<size_t>(std::lower_bound(bounds_.begin(), bounds_.end(), seconds) - bounds_.begin());
   buckets_[bucket].fetch_add(1, std::memory_order_relaxed);
   sum_nanos_.fetch_add(static_cast<uint64_t>(std::max<int64_t>(0, absl::ToInt64Nanoseconds(d))),
                        std::memory_order_relaxed);

@@ -1,6 +1,7 @@
 #include "protocol/metrics/metrics_exporter.h"
 
 #include "absl/strings/str_cat.h"
+
 #include "protocol/base/logging.h"
 #include "protocol/base/status.h"
 
@@ -9,9 +10,8 @@ namespace rplasma {
 absl::Status MetricsExportOptions::Validate() const {
   if (address.empty()) return MakeError(ErrorCode::kInvalidArgument, "--metrics-address is empty");
   if (file_interval <= absl::ZeroDuration()) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     absl::StrCat("--metrics-file-interval must be positive (got ", absl::FormatDuration(file_interval),
-                                  ")"));
+    return MakeError(ErrorCode::kInvalidArgument, absl::StrCat("--metrics-file-interval must be positive (got ",
+                                                               absl::FormatDuration(file_interval), ")"));
   }
   return absl::OkStatus();
 }
@@ -24,9 +24,11 @@ absl::StatusOr<std::unique_ptr<MetricsExporter>> MetricsExporter::Start(const Me
   if (!options.file.empty()) {
     absl::StatusOr<std::unique_ptr<MetricsFileWriter>> file =
         MetricsFileWriter::Start(options.file, options.file_interval, render);
-    if (!file.ok()) return MakeError(ErrorCodeOf(file.status()), absl::StrCat("--metrics-file: ", file.status().message()));
+    if (!file.ok())
+      return MakeError(ErrorCodeOf(file.status()), absl::StrCat("--metrics-file: ", file.status().message()));
     exporter->file_ = *std::move(file);
-    LOG(INFO) << who << ": metrics written to " << options.file << " every " << absl::FormatDuration(options.file_interval);
+    LOG(INFO) << who << ": metrics written to " << options.file << " every "
+              << absl::FormatDuration(options.file_interval);
   }
   if (options.port != 0) {
     MetricsHttpServerOptions server_options;

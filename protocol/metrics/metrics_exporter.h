@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+
 #include "protocol/metrics/metrics_file_writer.h"
 #include "protocol/metrics/metrics_http_server.h"
 

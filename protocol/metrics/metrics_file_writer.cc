@@ -9,6 +9,7 @@
 #include <cerrno>
 
 #include "absl/strings/str_cat.h"
+
 #include "protocol/base/logging.h"
 #include "protocol/base/mutex_lock.h"
 #include "protocol/base/socket_io.h"
@@ -32,7 +33,7 @@ absl::Status MetricsFileWriter::WriteAtomically(const std::string& path, const s
 }
 
 absl::StatusOr<std::unique_ptr<MetricsFileWriter>> MetricsFileWriter::Start(std::string path, absl::Duration interval,
-                                                                             RenderFn render) {
+                                                                            RenderFn render) {
   if (interval <= absl::ZeroDuration()) {
     return MakeError(ErrorCode::kInvalidArgument, "metrics file interval must be positive");
   }

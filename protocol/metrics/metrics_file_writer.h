@@ -29,7 +29,7 @@ class MetricsFileWriter {
   using RenderFn = std::function<std::string()>;
 
   static absl::StatusOr<std::unique_ptr<MetricsFileWriter>> Start(std::string path, absl::Duration interval,
-                                                                   RenderFn render);
+                                                                  RenderFn render);
   ~MetricsFileWriter();  // Shutdown()
   MetricsFileWriter(const MetricsFileWriter&) = delete;
   MetricsFileWriter& operator=(const MetricsFileWriter&) = delete;

@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+
 #include "protocol/base/logging.h"
 #include "protocol/base/socket_io.h"
 #include "protocol/base/status.h"
@@ -22,8 +23,7 @@
 namespace rplasma {
 namespace {
 
-std::string Response(absl::string_view status, absl::string_view content_type, absl::string_view body,
-                     bool with_body) {
+std::string Response(absl::string_view status, absl::string_view content_type, absl::string_view body, bool with_body) {
   return absl::StrCat("HTTP/1.1 ", status, "\r\nContent-Type: ", content_type, "\r\nContent-Length: ", body.size(),
                       "\r\nConnection: close\r\n", absl::StartsWith(status, "405") ? "Allow: GET, HEAD\r\n" : "",
                       "\r\n", with_body ? body : "");
@@ -38,9 +38,9 @@ absl::StatusOr<UniqueFd> BindTcp(const MetricsHttpServerOptions& options, uint16
   addrinfo* found = nullptr;
   const int rc = ::getaddrinfo(options.address.c_str(), nullptr, &hints, &found);
   if (rc != 0 || found == nullptr) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     absl::StrCat("metrics address '", options.address, "': not a numeric IP address (",
-                                  ::gai_strerror(rc), ")"));
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        absl::StrCat("metrics address '", options.address, "': not a numeric IP address (", ::gai_strerror(rc), ")"));
   }
   sockaddr_storage address{};
   std::memcpy(&address, found->ai_addr, found->ai_addrlen);
@@ -71,7 +71,7 @@ absl::StatusOr<UniqueFd> BindTcp(const MetricsHttpServerOptions& options, uint16
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(const MetricsHttpServerOptions& options,
-                                                                             RenderFn render) {
+                                                                            RenderFn render) {
   uint16_t port = 0;
   ASSIGN_OR_RETURN(UniqueFd listen_fd, BindTcp(options, &port));
   UniqueFd wake_fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));

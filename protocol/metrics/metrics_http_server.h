@@ -24,13 +24,14 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+
 #include "protocol/base/unique_fd.h"
 
 namespace rplasma {
 
 struct MetricsHttpServerOptions {
   std::string address = "127.0.0.1";  // a numeric IPv4 or IPv6 address to bind
-  uint16_t port = 0;                   // 0: an ephemeral port (see port())
+  uint16_t port = 0;                  // 0: an ephemeral port (see port())
   absl::Duration request_deadline = absl::Seconds(1);
   size_t max_request_bytes = 8192;
   int backlog = 8;
@@ -42,7 +43,7 @@ class MetricsHttpServer {
 
   // Binds and listens, then starts the serving thread.
   static absl::StatusOr<std::unique_ptr<MetricsHttpServer>> Start(const MetricsHttpServerOptions& options,
-                                                                   RenderFn render);
+                                                                  RenderFn render);
   ~MetricsHttpServer();  // Shutdown()
   MetricsHttpServer(const MetricsHttpServer&) = delete;
   MetricsHttpServer& operator=(const MetricsHttpServer&) = delete;

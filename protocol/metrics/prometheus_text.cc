@@ -6,6 +6,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+
 #include "protocol/base/logging.h"
 
 namespace rplasma {
@@ -15,7 +16,8 @@ bool IsName(absl::string_view name, bool allow_colon) {
   if (name.empty()) return false;
   for (size_t i = 0; i < name.size(); ++i) {
     const unsigned char c = static_cast<unsigned char>(name[i]);
-    const bool ok = absl::ascii_isalpha(c) || c == '_' || (allow_colon && c == ':') || (i > 0 && absl::ascii_isdigit(c));
+    const bool ok =
+        absl::ascii_isalpha(c) || c == '_' || (allow_colon && c == ':') || (i > 0 && absl::ascii_isdigit(c));
     if (!ok) return false;
   }
   return true;

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+
 #include "protocol/metrics/latency_histogram.h"
 
 namespace rplasma {

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+
 #include "protocol/base/status.h"
 
 namespace rplasma::shm {
@@ -101,9 +102,8 @@ uint64_t IndexHome(const ObjectID& id, uint64_t capacity) {
 
 absl::StatusOr<ObjectIndexWriter> ObjectIndexWriter::Create(absl::Span<uint8_t> region, uint64_t capacity) {
   if (!ValidCapacity(capacity)) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     absl::StrCat("index capacity ", capacity, ": not a power of two in [", kIndexProbeWindow, ", ",
-                                  kMaxCapacity, "]"));
+    return MakeError(ErrorCode::kInvalidArgument, absl::StrCat("index capacity ", capacity, ": not a power of two in [",
+                                                               kIndexProbeWindow, ", ", kMaxCapacity, "]"));
   }
   if (region.size() < ObjectIndexBytes(capacity) || reinterpret_cast<uintptr_t>(region.data()) % 64 != 0) {
     return MakeError(ErrorCode::kInvalidArgument,
@@ -123,7 +123,8 @@ std::optional<uint64_t> ObjectIndexWriter::Insert(const ObjectID& id, const Inde
     IndexEntry& entry = entries_[at];
     // Only this thread writes entries, so its own relaxed reads are current.
     const bool never_used = entry.words[kSeq].load(std::memory_order_relaxed) == 0;
-    if (!never_used && StateOf(entry.words[kIdHighStateMeta].load(std::memory_order_relaxed)) != IndexState::kTombstone) {
+    if (!never_used &&
+        StateOf(entry.words[kIdHighStateMeta].load(std::memory_order_relaxed)) != IndexState::kTombstone) {
       continue;
     }
     uint64_t words[8] = {};
@@ -153,8 +154,8 @@ void ObjectIndexWriter::SetState(uint64_t entry_number, IndexState state) {
   IndexEntry& entry = entries_[entry_number & (capacity_ - 1)];
   uint64_t words[8];
   for (int i = 0; i < 8; ++i) words[i] = entry.words[i].load(std::memory_order_relaxed);
-  words[kIdHighStateMeta] = (words[kIdHighStateMeta] & ~(uint64_t{0xff} << 32)) |
-                            (uint64_t{static_cast<uint8_t>(state)} << 32);
+  words[kIdHighStateMeta] =
+      (words[kIdHighStateMeta] & ~(uint64_t{0xff} << 32)) | (uint64_t{static_cast<uint8_t>(state)} << 32);
   WriteEntry(entry, words);
 }
 

@@ -39,6 +39,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+
 #include "protocol/base/object_id.h"
 
 namespace rplasma::shm {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+
 #include "protocol/base/status.h"
 
 namespace rplasma::shm {
@@ -68,8 +69,7 @@ void ReferenceSlots::RecordAccess(uint64_t entry) {
 
 bool ReferenceSlots::ClearIf(uint64_t slot, uint64_t generation) {
   uint64_t expected = generation;
-  return generation != 0 &&
-         words_[slot & (slots_ - 1)].compare_exchange_strong(expected, 0, std::memory_order_seq_cst);
+  return generation != 0 && words_[slot & (slots_ - 1)].compare_exchange_strong(expected, 0, std::memory_order_seq_cst);
 }
 
 std::optional<uint64_t> ReferenceSlots::ClearAny(uint64_t generation) {
@@ -84,9 +84,9 @@ std::optional<uint64_t> ReferenceSlots::ClearAny(uint64_t generation) {
 
 absl::StatusOr<ReferenceSlotsView> ReferenceSlotsView::Format(absl::Span<uint8_t> region, uint64_t slots) {
   if (!ValidSlots(slots)) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     absl::StrCat("reference slots: ", slots, " is not a power of two in [", kSlotWindow, ", ",
-                                  kMaxSlots, "]"));
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        absl::StrCat("reference slots: ", slots, " is not a power of two in [", kSlotWindow, ", ", kMaxSlots, "]"));
   }
   if (region.size() < SlotRegionBytes(slots) || reinterpret_cast<uintptr_t>(region.data()) % 64 != 0) {
     return MakeError(ErrorCode::kInvalidArgument,

@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+
 #include "protocol/base/unique_fd.h"
 
 namespace rplasma::shm {

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+
 #include "bench-mpi/launch/child_process.h"
 #include "bench-mpi/launch/process_fds.h"
 #include "nlohmann/json.hpp"
@@ -19,8 +20,12 @@ namespace rplasma::chaos {
 namespace {
 
 // What no log of a healthy run may contain.
-constexpr const char* kAlarms[] = {"ERROR: AddressSanitizer", "WARNING: ThreadSanitizer", "runtime error:",
-                                   "ERROR: LeakSanitizer",    "Check failed",              "chaos-worker"};
+constexpr const char* kAlarms[] = {"ERROR: AddressSanitizer",
+                                   "WARNING: ThreadSanitizer",
+                                   "runtime error:",
+                                   "ERROR: LeakSanitizer",
+                                   "Check failed",
+                                   "chaos-worker"};
 
 std::string Bin(const std::string& name) { return std::string(RPLASMA_BIN_DIR) + "/" + name; }
 
@@ -35,9 +40,7 @@ absl::StatusOr<std::unique_ptr<ChaosCluster>> ChaosCluster::Start(const ChaosClu
   ChaosCluster& c = *cluster;
   ASSIGN_OR_RETURN(c.redis_, bench::RedisServer::Start());
   c.secret_file_ = c.temp_.Join("secret");
-  {
-    std::ofstream(c.secret_file_) << "chaos-cluster-secret-" << options.seed << "\n";
-  }
+  { std::ofstream(c.secret_file_) << "chaos-cluster-secret-" << options.seed << "\n"; }
   ::chmod(c.secret_file_.c_str(), 0600);
   ::mkdir(c.temp_.Join("ids").c_str(), 0700);
   ::mkdir(c.temp_.Join("stats").c_str(), 0700);
@@ -71,11 +74,11 @@ ChaosCluster::~ChaosCluster() {
 absl::Status ChaosCluster::StartStore(int n) {
   Node& node = nodes_[n];
   const size_t log_start = bench::ReadWholeFile(node.store_log).size();
-  ASSIGN_OR_RETURN(bench::ChildProcess process,
-                   bench::ChildProcess::Start({Bin("rplasma-store"), "--socket=" + node.store_socket,
-                                               absl::StrCat("--memory=", options_.store_memory),
-                                               "--name=" + node.name + "-store"},
-                                              node.store_log));
+  ASSIGN_OR_RETURN(
+      bench::ChildProcess process,
+      bench::ChildProcess::Start({Bin("rplasma-store"), "--socket=" + node.store_socket,
+                                  absl::StrCat("--memory=", options_.store_memory), "--name=" + node.name + "-store"},
+                                 node.store_log));
   node.store.emplace(std::move(process));
   const bool up = testing::WaitFor(
       [&] { return LogContains(node.store_log, log_start, ": listening on ") || !node.store->running(); },

@@ -21,6 +21,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+
 #include "bench-mpi/launch/child_process.h"
 #include "bench-mpi/launch/manager_launcher.h"
 #include "bench-mpi/launch/redis_server.h"

@@ -17,13 +17,13 @@
 #include <string>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include <gtest/gtest.h>
+
 #include "nlohmann/json.hpp"
 #include "tests/chaos/chaos_cluster.h"
 #include "tests/chaos/chaos_content.h"
@@ -256,7 +256,8 @@ TEST_F(ChaosTest, KillAnythingNothingIsLost) {
         absl::Seconds(15));
     EXPECT_TRUE(at_baseline) << "node n" << n << " fds: store " << cluster_->StoreFds(n) << " (baseline "
                              << store_fds[n] << "), manager " << cluster_->ManagerFds(n) << " (baseline "
-                             << manager_fds[n] << ")\n" << cluster_->DescribeFds(n);
+                             << manager_fds[n] << ")\n"
+                             << cluster_->DescribeFds(n);
   }
 
   // Stopped, not killed: under ASan, LeakSanitizer runs at exit and fails the exit status.

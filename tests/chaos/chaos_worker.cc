@@ -34,6 +34,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+
 #include "client/client.h"
 #include "protocol/base/object_id.h"
 #include "protocol/base/status.h"

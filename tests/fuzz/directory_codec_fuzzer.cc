@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+
 #include "manager/directory/directory_codec.h"
 #include "protocol/base/logging.h"
 

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+
 #include "manager/directory/directory_codec.h"
 #include "manager/peer/peer_messages.h"
 #include "manager/transport/tcp/tcp_wire.h"
@@ -99,7 +100,8 @@ void WriteStoreFrames(const fs::path& root) {
   stats.fragmentation = 0.25;
   const std::vector<std::pair<std::string, Reply>> replies = {
       {"connect", Reply{1, ErrorCode::kOk, "", ConnectReply{1 << 30, "store", kMaxIdsPerRequest}}},
-      {"connect_shared_index", Reply{1, ErrorCode::kOk, "", ConnectReply{1 << 30, "store", kMaxIdsPerRequest, 4096, 4096}}},
+      {"connect_shared_index",
+       Reply{1, ErrorCode::kOk, "", ConnectReply{1 << 30, "store", kMaxIdsPerRequest, 4096, 4096}}},
       {"create", Reply{2, ErrorCode::kOk, "", CreateReply{4096, 7}}},
       {"objects", Reply{3, ErrorCode::kOk, "", ObjectsReply{{info, missing}, true}}},
       {"codes", Reply{4, ErrorCode::kOk, "", CodesReply{{ErrorCode::kOk, ErrorCode::kObjectInUse}}}},
@@ -113,14 +115,15 @@ void WriteStoreFrames(const fs::path& root) {
 
 void WriteManagerMessages(const fs::path& root) {
   CorpusWriter out(root, "manager_messages");
-  out.Write("fetch", EncodeManagerRequest(
-                         ManagerRequest{1, ManagerFetchRequest{{ObjectID::FromLabel("a"), ObjectID::FromLabel("b")}, 500, "node-b"}}));
+  out.Write("fetch", EncodeManagerRequest(ManagerRequest{
+                         1, ManagerFetchRequest{{ObjectID::FromLabel("a"), ObjectID::FromLabel("b")}, 500, "node-b"}}));
   out.Write("stats", EncodeManagerRequest(ManagerRequest{2, ManagerStatsRequest{}}));
   out.Write("fetch_reply",
-            EncodeManagerReply(ManagerReply{1, ErrorCode::kOk, "",
-                                            ManagerFetchReply{{ErrorCode::kOk, ErrorCode::kObjectNotFound},
-                                                              {"", "no node holds it"}}}));
-  out.Write("stats_reply", EncodeManagerReply(ManagerReply{2, ErrorCode::kOk, "", ManagerStatsReply{"{\"fetches\":1}", "node-a.1"}}));
+            EncodeManagerReply(ManagerReply{
+                1, ErrorCode::kOk, "",
+                ManagerFetchReply{{ErrorCode::kOk, ErrorCode::kObjectNotFound}, {"", "no node holds it"}}}));
+  out.Write("stats_reply",
+            EncodeManagerReply(ManagerReply{2, ErrorCode::kOk, "", ManagerStatsReply{"{\"fetches\":1}", "node-a.1"}}));
   out.Write("error_reply", EncodeManagerReply(ManagerReply{3, ErrorCode::kInvalidArgument, "too many ids", {}}));
 }
 
@@ -215,9 +218,9 @@ void WritePeerAuth(const fs::path& root) {
   const std::string mac(32, '\x3c');
   const std::string challenge = head(0) + nonce;
   const std::string response = head(0) + nonce + mac;
-  out.Write("challenge_then_verdict_ok", challenge + head(0) + mac);      // as the client reads it
+  out.Write("challenge_then_verdict_ok", challenge + head(0) + mac);  // as the client reads it
   out.Write("challenge_then_verdict_denied", challenge + head(1) + std::string(32, '\0'));
-  out.Write("response", response);                                        // as the server reads it
+  out.Write("response", response);  // as the server reads it
   out.Write("challenge_only", challenge);
 }
 
@@ -225,13 +228,13 @@ void WriteDirectoryCodec(const fs::path& root) {
   CorpusWriter out(root, "directory_codec");
   const std::string node_id = "rank1.3fa9c2d1";
   out.Write("node_record", absl::StrCat(node_id, "\n",
-                                        DirectoryCodec::EncodeNodeRecord(
-                                            NodeRecord{node_id, "10.0.0.1:7001", "[fe80::1%eth0]:7002", 1732400000000})));
+                                        DirectoryCodec::EncodeNodeRecord(NodeRecord{
+                                            node_id, "10.0.0.1:7001", "[fe80::1%eth0]:7002", 1732400000000})));
   out.Write("node_record_tcp_only",
             absl::StrCat(node_id, "\n", DirectoryCodec::EncodeNodeRecord(NodeRecord{node_id, "host:1", "", 1})));
   out.Write("location", absl::StrCat(node_id, "\n",
-                                     DirectoryCodec::EncodeLocation(
-                                         ObjectLocation{node_id, ObjectDescription{1 << 20, 16, 9, 18446744073709551615u}})));
+                                     DirectoryCodec::EncodeLocation(ObjectLocation{
+                                         node_id, ObjectDescription{1 << 20, 16, 9, 18446744073709551615u}})));
   out.Write("member", absl::StrCat("rplasma\n", ObjectID::FromLabel("a").Hex()));
   out.Write("number", "rplasma\n18446744073709551615");
 }

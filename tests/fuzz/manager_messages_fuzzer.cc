@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "absl/strings/string_view.h"
+
 #include "protocol/base/logging.h"
 #include "protocol/manager_messages.h"
 

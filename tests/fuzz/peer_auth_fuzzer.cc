@@ -13,6 +13,7 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+
 #include "manager/auth/peer_auth.h"
 #include "protocol/base/logging.h"
 #include "protocol/base/socket_io.h"
@@ -42,8 +43,7 @@ void CheckHandshake(Role role, const uint8_t* data, size_t size) {
                                                     : AuthenticateAsClient(ours.get(), kSecret, deadline);
   CHECK(!status.ok()) << "a peer without the secret was accepted";
   const ErrorCode code = ErrorCodeOf(status);
-  CHECK(code == ErrorCode::kPermissionDenied || code == ErrorCode::kProtocolError ||
-        code == ErrorCode::kUnavailable)
+  CHECK(code == ErrorCode::kPermissionDenied || code == ErrorCode::kProtocolError || code == ErrorCode::kUnavailable)
       << status;
   CHECK(absl::Now() - start < absl::Seconds(4)) << "refusal took " << (absl::Now() - start);
 }

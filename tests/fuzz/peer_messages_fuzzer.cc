@@ -11,9 +11,10 @@
 #include <variant>
 #include <vector>
 
-#include "absl/strings/strip.h"
 #include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 #include "absl/types/span.h"
+
 #include "manager/peer/peer_messages.h"
 #include "protocol/base/logging.h"
 
@@ -61,8 +62,7 @@ std::string Reencode(const PeerReplyView& reply) {
   if (const auto* get = std::get_if<GetReplyView>(&reply)) {
     CHECK(get->payload.size() == get->object.total_size());
     absl::Span<const uint8_t> bytes = Bytes(get->payload);
-    return EncodeGetReply(get->object, bytes.subspan(0, get->object.data_size),
-                          bytes.subspan(get->object.data_size));
+    return EncodeGetReply(get->object, bytes.subspan(0, get->object.data_size), bytes.subspan(get->object.data_size));
   }
   if (const auto* pin = std::get_if<PinReply>(&reply)) {
     CHECK(pin->region.length == pin->object.total_size());

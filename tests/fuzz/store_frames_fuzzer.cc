@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+
 #include "protocol/base/logging.h"
 #include "protocol/frame.h"
 #include "protocol/store_messages.h"

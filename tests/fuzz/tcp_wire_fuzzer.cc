@@ -19,23 +19,12 @@ void CheckHeader(const uint8_t* in, TcpDirection direction) {
   if (!header.ok()) return;
   const bool request = direction == TcpDirection::kRequest;
   switch (header->kind) {
-    case TcpKind::kCall:
-      CHECK(request && header->length <= kMaxCallBytes);
-      break;
-    case TcpKind::kRead:
-      CHECK(request && header->length == kReadRequestBytes);
-      break;
-    case TcpKind::kCallReply:
-      CHECK(!request && header->length <= kMaxCallBytes);
-      break;
-    case TcpKind::kReadData:
-      CHECK(!request);
-      break;
-    case TcpKind::kError:
-      CHECK(!request && header->length <= kMaxErrorBytes);
-      break;
-    default:
-      CHECK(false) << "kind " << static_cast<int>(header->kind) << " accepted";
+    case TcpKind::kCall: CHECK(request && header->length <= kMaxCallBytes); break;
+    case TcpKind::kRead: CHECK(request && header->length == kReadRequestBytes); break;
+    case TcpKind::kCallReply: CHECK(!request && header->length <= kMaxCallBytes); break;
+    case TcpKind::kReadData: CHECK(!request); break;
+    case TcpKind::kError: CHECK(!request && header->length <= kMaxErrorBytes); break;
+    default: CHECK(false) << "kind " << static_cast<int>(header->kind) << " accepted";
   }
   uint8_t again[kTcpHeaderBytes];
   EncodeTcpHeader(*header, again);

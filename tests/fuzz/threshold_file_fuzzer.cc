@@ -18,6 +18,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+
 #include "manager/fetch/threshold_file.h"
 #include "manager/transport/transport.h"
 #include "protocol/base/logging.h"

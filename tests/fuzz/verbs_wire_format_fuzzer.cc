@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "absl/types/span.h"
+
 #include "manager/transport/verbs/wire_format.h"
 #include "protocol/base/logging.h"
 

@@ -1,10 +1,8 @@
 // bench-mpi/launch's ChildProcess (the launcher of benchmarks and tests), with real processes: a
 // child's output goes to its log, its environment gets the extra entries, Wait returns its exit
-// status, an exec failure is Start's error, Stop ends it gracefully or by force, and a child dies with its parent even when the parent is SIGKILLed
-// (PR_SET_PDEATHSIG: an MPI rank killed by mpirun must not leave its store or manager behind).
-#include "bench-mpi/launch/child_process.h"
-
-#include <gtest/gtest.h>
+// status, an exec failure is Start's error, Stop ends it gracefully or by force, and a child dies with its parent even
+// when the parent is SIGKILLed (PR_SET_PDEATHSIG: an MPI rank killed by mpirun must not leave its store or manager
+// behind).
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +13,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include <gtest/gtest.h>
+
+#include "bench-mpi/launch/child_process.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/wait_for.h"
 
@@ -96,9 +97,10 @@ TEST(ChildProcessTest, StopReturnsTheStatusOfAChildThatExitsOnSigterm) {
 TEST(ChildProcessTest, StopKillsAChildThatIgnoresSigterm) {
   ScratchDir dir = ScratchDir::CreateOrDie();
   const std::string ready = dir.Join("ready");
-  ASSERT_OK_AND_ASSIGN(ChildProcess child,
-                       ChildProcess::Start({"/bin/sh", "-c", "trap '' TERM; touch \"$0\"; while :; do sleep 1; done", ready},
-                                           dir.Join("log")));
+  ASSERT_OK_AND_ASSIGN(
+      ChildProcess child,
+      ChildProcess::Start({"/bin/sh", "-c", "trap '' TERM; touch \"$0\"; while :; do sleep 1; done", ready},
+                          dir.Join("log")));
   ASSERT_TRUE(WaitFor([&] { return ::access(ready.c_str(), F_OK) == 0; }, absl::Seconds(10)))
       << "the shell never set its trap";
   const pid_t pid = child.pid();

@@ -1,11 +1,11 @@
 // The pure parts of rplasma-bench-mpi, in process (no MPI): the tuner's cost fit and threshold
 // choice, the fetch plans of each pattern, the byte pattern every fetch is verified against, and
 // option validation.
-#include <gtest/gtest.h>
-
 #include <set>
 
 #include "absl/strings/match.h"
+#include <gtest/gtest.h>
+
 #include "bench-mpi/mpi/auto_ratio.h"
 #include "bench-mpi/mpi/bench_mpi_options.h"
 #include "bench-mpi/mpi/cost_fit.h"
@@ -103,11 +103,13 @@ TEST(CostFitTest, FileHasPeerLinesDefaultAndFitLinesTheManagerIgnores) {
   EXPECT_EQ(table->For("rank0.3fa9c2d1"), 65536u);
 }
 
-int Count(const std::vector<ObjectID>& ids) { return static_cast<int>(std::set<ObjectID>(ids.begin(), ids.end()).size()); }
+int Count(const std::vector<ObjectID>& ids) {
+  return static_cast<int>(std::set<ObjectID>(ids.begin(), ids.end()).size());
+}
 
 TEST(FetchPlanTest, EveryFetchedObjectIsPutByItsOwnerOnce) {
-  for (FetchPattern pattern : {FetchPattern::kPairs, FetchPattern::kBroadcast, FetchPattern::kGather,
-                               FetchPattern::kAllToAll}) {
+  for (FetchPattern pattern :
+       {FetchPattern::kPairs, FetchPattern::kBroadcast, FetchPattern::kGather, FetchPattern::kAllToAll}) {
     for (int ranks : {2, 3, 4}) {
       std::vector<FetchPlan> plans;
       for (int r = 0; r < ranks; ++r) plans.push_back(MakeFetchPlan(pattern, ranks, r, 2, "p"));
@@ -135,7 +137,8 @@ TEST(FetchPlanTest, PatternsMoveTheExpectedNumberOfObjects) {
   FetchPlan shift = MakeShiftPlan(1, 4, 3, 1, "p");
   ASSERT_EQ(shift.fetch_owner.size(), 1u);
   EXPECT_EQ(shift.fetch_owner[0], 0);
-  EXPECT_NE(MakeFetchPlan(FetchPattern::kPairs, 2, 0, 1, "a").puts, MakeFetchPlan(FetchPattern::kPairs, 2, 0, 1, "b").puts);
+  EXPECT_NE(MakeFetchPlan(FetchPattern::kPairs, 2, 0, 1, "a").puts,
+            MakeFetchPlan(FetchPattern::kPairs, 2, 0, 1, "b").puts);
 }
 
 TEST(ObjectPatternTest, FilledBytesVerifyAndAnyFlippedByteIsCaught) {
@@ -212,13 +215,13 @@ TEST(AutoRatioTest, AutoIsComparedWithTheFasterOfTheFixedProtocolsThatRan) {
 }
 
 TEST(AutoRatioTest, SummaryListsEveryPointAndSaysShortWhenOneMissesTheTarget) {
-  std::vector<AutoRatioPoint> points = {{"pairs c=1", 4096, 100, 120, 101}, {"pairs c=1", 65536, 300, 200, 250},
-                                        {"pairs c=1", 1 << 20, 0, 0, 0}};
+  std::vector<AutoRatioPoint> points = {
+      {"pairs c=1", 4096, 100, 120, 101}, {"pairs c=1", 65536, 300, 200, 250}, {"pairs c=1", 1 << 20, 0, 0, 0}};
   const std::string summary = AutoRatioSummary(points);
   EXPECT_TRUE(absl::StrContains(summary, "auto/best 0.990")) << summary;
   EXPECT_TRUE(absl::StrContains(summary, "auto/best 0.800  (< 0.95)")) << summary;
-  EXPECT_TRUE(absl::StrContains(
-      summary, "auto/best worst case 0.800 (pairs c=1 64KiB), 1 of 2 points >= 0.95: SHORT\n"))
+  EXPECT_TRUE(
+      absl::StrContains(summary, "auto/best worst case 0.800 (pairs c=1 64KiB), 1 of 2 points >= 0.95: SHORT\n"))
       << summary;
   points[1].auto_p50_us = 190;
   EXPECT_TRUE(absl::StrContains(AutoRatioSummary(points), "2 of 2 points >= 0.95: PASS\n")) << AutoRatioSummary(points);

@@ -4,9 +4,10 @@
 #include <set>
 
 #include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+
 #include "tests/integration/bench_mpi_run.h"
 
 namespace rplasma::testing {
@@ -49,9 +50,10 @@ std::set<std::string> CheckCsv(const std::string& csv, int ranks) {
 void RunAndCheck(int ranks, const std::vector<std::string>& concurrency_list, const std::string& concurrency) {
   RPLASMA_SKIP_IF_NO_MPI();
   bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
-  MpiRun run = RunBenchMpi(dir, ranks,
-                           {"--sizes=1K,64K,256K", "--protocols=get,pin,auto", "--concurrency=" + concurrency,
-                            "--warmup=1", "--repeat=3", "--fetch_timeout=20s", "--csv=" + dir.Join("out.csv"), "--png=" + dir.Join("out.png")});
+  MpiRun run = RunBenchMpi(
+      dir, ranks,
+      {"--sizes=1K,64K,256K", "--protocols=get,pin,auto", "--concurrency=" + concurrency, "--warmup=1", "--repeat=3",
+       "--fetch_timeout=20s", "--csv=" + dir.Join("out.csv"), "--png=" + dir.Join("out.png")});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   // Every phase reported verified bytes, and none failed verification.
   EXPECT_TRUE(absl::StrContains(run.output, "verified")) << run.output;
@@ -85,17 +87,15 @@ TEST(BenchMpiPatternsTest, TwoRanksRunEveryPatternAndProtocolWithEveryByteVerifi
   RunAndCheck(2, {"1", "2"}, "1,2");
 }
 
-TEST(BenchMpiPatternsTest, FourRanksRunEveryPatternAndProtocolWithEveryByteVerified) {
-  RunAndCheck(4, {"1"}, "1");
-}
+TEST(BenchMpiPatternsTest, FourRanksRunEveryPatternAndProtocolWithEveryByteVerified) { RunAndCheck(4, {"1"}, "1"); }
 
 TEST(BenchMpiPatternsTest, BatchFetchesManyIdsPerCallAndVerifiesEveryOne) {
   RPLASMA_SKIP_IF_NO_MPI();
   bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
-  MpiRun run = RunBenchMpi(dir, 2,
-                           {"--batch=8", "--sizes=1K,256K", "--patterns=pairs", "--protocols=get,pin",
-                            "--concurrency=2", "--warmup=1", "--repeat=2", "--notcp_baseline", "--fetch_timeout=20s",
-                            "--csv=" + dir.Join("out.csv"), "--png="});
+  MpiRun run = RunBenchMpi(
+      dir, 2,
+      {"--batch=8", "--sizes=1K,256K", "--patterns=pairs", "--protocols=get,pin", "--concurrency=2", "--warmup=1",
+       "--repeat=2", "--notcp_baseline", "--fetch_timeout=20s", "--csv=" + dir.Join("out.csv"), "--png="});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_TRUE(absl::StrContains(run.output, "batch 8 ids per Fetch call")) << run.output;
   EXPECT_TRUE(absl::StrContains(run.output, "[pairs c=2 batch=8 1KiB]")) << run.output;

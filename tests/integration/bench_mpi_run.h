@@ -3,7 +3,6 @@
 #ifndef RPLASMA_TESTS_INTEGRATION_BENCH_MPI_RUN_H_
 #define RPLASMA_TESTS_INTEGRATION_BENCH_MPI_RUN_H_
 
-#include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +13,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include <gtest/gtest.h>
+
 #include "bench-mpi/launch/child_process.h"
 #include "tests/support/skip.h"
 #include "tests/support/status_matchers.h"
@@ -28,12 +29,14 @@ inline std::string FindMpirun() {
 }
 
 // The plot needs gnuplot (Debian gnuplot-nox); without it the run still measures and says so.
-inline bool HaveGnuplot() { return access("/usr/bin/gnuplot", X_OK) == 0 || access("/usr/local/bin/gnuplot", X_OK) == 0; }
+inline bool HaveGnuplot() {
+  return access("/usr/bin/gnuplot", X_OK) == 0 || access("/usr/local/bin/gnuplot", X_OK) == 0;
+}
 
-#define RPLASMA_SKIP_IF_NO_MPI()                                                     \
-  do {                                                                               \
+#define RPLASMA_SKIP_IF_NO_MPI()                                                                    \
+  do {                                                                                              \
     if (FindMpirun().empty()) RPLASMA_SKIP_TEST("mpirun", "mpirun is not installed (openmpi-bin)"); \
-    RPLASMA_SKIP_IF_NO_REDIS_SERVER();                                               \
+    RPLASMA_SKIP_IF_NO_REDIS_SERVER();                                                              \
   } while (0)
 
 struct MpiRun {
@@ -57,8 +60,12 @@ inline MpiRun RunBenchMpi(const bench::ScratchDir& dir, int ranks, const std::ve
   std::string asan_options = inherited != nullptr && *inherited != '\0' ? std::string(inherited) + ":" : "";
   asan_options += "detect_leaks=0";
   setenv("ASAN_OPTIONS", asan_options.c_str(), 1);
-  std::vector<std::string> argv = {FindMpirun(), "-np", std::to_string(ranks), "--oversubscribe",
-                                   absl::StrCat(RPLASMA_BIN_DIR, "/rplasma-bench-mpi"), "--start_redis"};
+  std::vector<std::string> argv = {FindMpirun(),
+                                   "-np",
+                                   std::to_string(ranks),
+                                   "--oversubscribe",
+                                   absl::StrCat(RPLASMA_BIN_DIR, "/rplasma-bench-mpi"),
+                                   "--start_redis"};
   argv.insert(argv.end(), args.begin(), args.end());
   MpiRun run;
   const std::string log = dir.Join("mpirun.log");

@@ -13,12 +13,13 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+
 #include "bench-mpi/launch/manager_launcher.h"
 #include "nlohmann/json.hpp"
-#include "protocol/frame.h"
-#include "protocol/manager_messages.h"
 #include "protocol/base/socket_io.h"
 #include "protocol/base/unique_fd.h"
+#include "protocol/frame.h"
+#include "protocol/manager_messages.h"
 #include "tests/integration/bench_mpi_run.h"
 #include "tests/support/store_process.h"
 
@@ -61,12 +62,11 @@ TEST(BenchMpiTunerTest, TunedThresholdFileIsWithinOneStepOfTheCrossoverAndManage
   RPLASMA_SKIP_IF_NO_MPI();
   bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   const std::string file_path = dir.Join("threshold.txt");
-  MpiRun run = RunBenchMpi(dir, 2,
-                           // `--tune=true`, not `--tune`: mpirun takes a bare --tune as its own option.
-                           {"--tune=true", "--tune_out=" + file_path, "--tune_min_size=1K", "--tune_max_size=1M",
-                            "--fetch_timeout=20s",
-                            "--warmup=1", "--repeat=5", "--csv=" + dir.Join("tune.csv"),
-                            "--png=" + dir.Join("tune.png")});
+  MpiRun run = RunBenchMpi(
+      dir, 2,
+      // `--tune=true`, not `--tune`: mpirun takes a bare --tune as its own option.
+      {"--tune=true", "--tune_out=" + file_path, "--tune_min_size=1K", "--tune_max_size=1M", "--fetch_timeout=20s",
+       "--warmup=1", "--repeat=5", "--csv=" + dir.Join("tune.csv"), "--png=" + dir.Join("tune.png")});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const std::string file = bench::ReadWholeFile(file_path);
   const int64_t threshold = DefaultThreshold(file);
@@ -81,8 +81,9 @@ TEST(BenchMpiTunerTest, TunedThresholdFileIsWithinOneStepOfTheCrossoverAndManage
     const std::string peer = absl::StrCat("rank", 1 - rank);
     const int64_t peer_threshold = PeerThreshold(file, peer);
     ASSERT_GE(peer_threshold, 0) << "no line for " << peer << ":\n" << file;
-    const std::string prefix = absl::StrCat("manager stats rank ", rank, ": threshold_mode=file default_threshold=",
-                                            threshold, " peer_thresholds={\"", peer, ".");
+    const std::string prefix =
+        absl::StrCat("manager stats rank ", rank, ": threshold_mode=file default_threshold=", threshold,
+                     " peer_thresholds={\"", peer, ".");
     const size_t at = run.output.find(prefix);
     ASSERT_NE(at, std::string::npos) << prefix << "\n" << run.output;
     const std::string rest = run.output.substr(at + prefix.size(), run.output.find('\n', at) - at - prefix.size());

@@ -20,6 +20,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+
 #include "tests/integration/bench_mpi_run.h"
 #include "tests/integration/manager_test_cluster.h"
 #include "tests/unit/transport_verbs/verbs_test_env.h"
@@ -100,8 +101,13 @@ class BenchMpiVerbsTest : public ::testing::Test {
   }
 
   std::vector<std::string> VerbsArgs() const {
-    return {"--transport=verbs", "--listen_host=" + ip_, "--tcp_baseline=false", "--fetch_timeout=60s",
-            absl::StrCat("--warmup=", kWarmup), absl::StrCat("--repeat=", kRepeat), "--png="};
+    return {"--transport=verbs",
+            "--listen_host=" + ip_,
+            "--tcp_baseline=false",
+            "--fetch_timeout=60s",
+            absl::StrCat("--warmup=", kWarmup),
+            absl::StrCat("--repeat=", kRepeat),
+            "--png="};
   }
 
   std::string ip_;
@@ -111,8 +117,8 @@ TEST_F(BenchMpiVerbsTest, TwoRanksFetchOverVerbsWithGetPinAndAutoAndEveryByteVer
   bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   const std::vector<uint64_t> sizes = {4 * kKiB, 64 * kKiB, 1 * kMiB};
   std::vector<std::string> args = VerbsArgs();
-  args.insert(args.end(), {"--patterns=pairs", "--protocols=get,pin,auto", "--sizes=4K,64K,1M",
-                           "--csv=" + dir.Join("sweep.csv")});
+  args.insert(args.end(),
+              {"--patterns=pairs", "--protocols=get,pin,auto", "--sizes=4K,64K,1M", "--csv=" + dir.Join("sweep.csv")});
   MpiRun run = RunBenchMpi(dir, 2, args, absl::Seconds(300));
   ASSERT_EQ(run.exit_code, 0) << run.output;
   std::printf("%s\n", run.output.c_str());
@@ -120,7 +126,8 @@ TEST_F(BenchMpiVerbsTest, TwoRanksFetchOverVerbsWithGetPinAndAutoAndEveryByteVer
   // for each of the three protocols.
   for (uint64_t size : sizes) {
     EXPECT_EQ(Count(run.output, absl::StrCat(" verified ", (kWarmup + kRepeat) * size, " bytes\n")), 3)
-        << "size " << size << "\n" << run.output;
+        << "size " << size << "\n"
+        << run.output;
   }
   EXPECT_FALSE(absl::StrContains(run.output, "bytes differ")) << run.output;
   const std::map<std::string, double> p50 = AggregateP50(bench::ReadWholeFile(dir.Join("sweep.csv")), "fetch");

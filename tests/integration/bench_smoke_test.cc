@@ -2,7 +2,6 @@
 // runs every local benchmark at tiny sizes and writes a CSV whose header has the shared columns and
 // whose rows carry positive measurements, from which scripts/bench-targets.py judges the targets.
 // Fetch mode likewise, with and without --batch.
-#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +16,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include <gtest/gtest.h>
+
 #include "bench-mpi/launch/child_process.h"
 #include "tests/support/skip.h"
 #include "tests/support/status_matchers.h"
@@ -51,8 +52,8 @@ BenchRun RunBench(const bench::ScratchDir& dir, std::vector<std::string> args) {
 // scripts/bench-targets.py on the CSV of `run` (in `dir`): its output, "" if it failed.
 std::string JudgeTargets(const bench::ScratchDir& dir) {
   const std::string log = dir.Join("targets.log");
-  auto process =
-      bench::ChildProcess::Start({std::string(RPLASMA_SOURCE_DIR) + "/scripts/bench-targets.py", dir.Join("out.csv")}, log);
+  auto process = bench::ChildProcess::Start(
+      {std::string(RPLASMA_SOURCE_DIR) + "/scripts/bench-targets.py", dir.Join("out.csv")}, log);
   EXPECT_OK(process.status());
   if (!process.ok()) return "";
   std::optional<int> status = process->Wait(absl::Seconds(30));
@@ -93,8 +94,8 @@ std::set<std::string> CheckRows(const std::string& csv) {
 
 TEST(BenchSmokeTest, LocalRunWritesCsvWithEveryBenchmarkThatTheTargetScriptJudges) {
   bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
-  BenchRun run = RunBench(dir, {"--sizes", "16,4K", "--iterations", "20", "--duration", "0.05",
-                                "--objects-overhead", "2000", "--batch", "50", "--no-redis"});
+  BenchRun run = RunBench(dir, {"--sizes", "16,4K", "--iterations", "20", "--duration", "0.05", "--objects-overhead",
+                                "2000", "--batch", "50", "--no-redis"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   std::set<std::string> seen = CheckRows(run.csv);
   for (const char* expected :
@@ -111,8 +112,8 @@ TEST(BenchSmokeTest, LocalRunWritesCsvWithEveryBenchmarkThatTheTargetScriptJudge
 TEST(BenchSmokeTest, RedisPeerIsMeasuredAgainstItsOwnRedisServer) {
   RPLASMA_SKIP_IF_NO_REDIS_SERVER();
   bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
-  BenchRun run = RunBench(dir, {"--sizes", "16,64K", "--iterations", "10", "--duration", "0.05",
-                                "--objects-overhead", "0", "--batch", "10", "--redis"});
+  BenchRun run = RunBench(dir, {"--sizes", "16,64K", "--iterations", "10", "--duration", "0.05", "--objects-overhead",
+                                "0", "--batch", "10", "--redis"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   std::set<std::string> seen = CheckRows(run.csv);
   EXPECT_TRUE(seen.count("set/redis")) << run.csv;
@@ -139,8 +140,8 @@ TEST(BenchSmokeTest, FetchModeMeasuresFetchStreamAndRedisAcrossTwoLocalNodes) {
 TEST(BenchSmokeTest, FetchModeBatchRowsFetchManyIdsInOneCallAgainstMgetAndTheStream) {
   RPLASMA_SKIP_IF_NO_REDIS_SERVER();
   bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
-  BenchRun run = RunBench(dir, {"--mode", "fetch", "--batch", "50", "--sizes", "1K", "--rounds", "1",
-                                "--iterations", "5", "--duration", "0.05"});
+  BenchRun run = RunBench(dir, {"--mode", "fetch", "--batch", "50", "--sizes", "1K", "--rounds", "1", "--iterations",
+                                "5", "--duration", "0.05"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   std::set<std::string> seen = CheckRows(run.csv);
   EXPECT_TRUE(seen.count("fetch/rplasma")) << "the single-id rows still run\n" << run.csv;

@@ -1,10 +1,10 @@
 // The client's batched calls against a real rplasma-store: CreateMany, SealAndReleaseMany,
 // PutInlineMany and Release of many ObjectBuffers — one result per object, one object's failure
 // never touching the others, batches far above the per-request and frame limits split.
-#include <gtest/gtest.h>
-
 #include <cstring>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "tests/integration/client_test_fixture.h"
 
@@ -19,8 +19,8 @@ TEST_F(ClientBatchTest, CreateManyAndSealAndReleaseManyReportEachObjectOnItsOwn)
   const ObjectID a = ObjectID::FromLabel("a"), b = ObjectID::FromLabel("b"), empty = ObjectID::FromLabel("empty");
   const ObjectID too_big = ObjectID::FromLabel("too-big"), absurd = ObjectID::FromLabel("absurd");
   ASSERT_OK(client_->Put(existing, AsSpan(TestBytes<std::vector<uint8_t>>(1, 10))));
-  const std::vector<CreateSpec> specs = {{a, 1000, 10},      {existing, 10, 0}, {too_big, client_->arena_size() + 1, 0},
-                                         {b, 100000, 0},     {empty, 0, 0},     {absurd, kMaxObjectBytes, 1}};
+  const std::vector<CreateSpec> specs = {{a, 1000, 10},  {existing, 10, 0}, {too_big, client_->arena_size() + 1, 0},
+                                         {b, 100000, 0}, {empty, 0, 0},     {absurd, kMaxObjectBytes, 1}};
   ASSERT_OK_AND_ASSIGN(std::vector<absl::StatusOr<CreatedObject>> created, client_->CreateMany(specs));
   ASSERT_EQ(created.size(), specs.size());
   EXPECT_THAT(created[1], HasErrorCode(ErrorCode::kObjectExists));
@@ -59,7 +59,8 @@ TEST_F(ClientBatchTest, CreateManyAndSealAndReleaseManyReportEachObjectOnItsOwn)
     size_t k = 0;
     for (size_t i : {0u, 3u, 4u}) {
       ASSERT_TRUE(got[k].valid()) << i;
-      const std::vector<uint8_t> bytes = TestBytes<std::vector<uint8_t>>(i, specs[i].data_size + specs[i].metadata_size);
+      const std::vector<uint8_t> bytes =
+          TestBytes<std::vector<uint8_t>>(i, specs[i].data_size + specs[i].metadata_size);
       std::vector<uint8_t> stored(got[k].data().begin(), got[k].data().end());
       stored.insert(stored.end(), got[k].metadata().begin(), got[k].metadata().end());
       EXPECT_EQ(stored, bytes) << i;
@@ -186,7 +187,8 @@ TEST_F(ClientBatchTest, PutInlineManySplitsByCountAndByFrameAndReportsEachObject
 TEST_F(ClientBatchTest, ReleaseOfBuffersDropsEveryReferenceAndSkipsInvalidOnes) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
   const std::vector<ObjectID> ids = Labels("held", 10);
-  for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(TestBytes<std::vector<uint8_t>>(i, 100))));
+  for (size_t i = 0; i < ids.size(); ++i)
+    ASSERT_OK(client_->Put(ids[i], AsSpan(TestBytes<std::vector<uint8_t>>(i, 100))));
   std::vector<ObjectID> asked = ids;
   asked.insert(asked.end(), ids.begin(), ids.end());  // each id twice: two references each
   asked.push_back(ObjectID::FromLabel("absent"));     // a failed entry: no reference

@@ -2,14 +2,14 @@
 // list and stats output, and errors (one line, non-zero exit).
 #include <sys/wait.h>
 
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
+#include <gtest/gtest.h>
+
 #include "bench-mpi/launch/child_process.h"
 #include "nlohmann/json.hpp"
 #include "tests/integration/client_test_fixture.h"
@@ -51,8 +51,8 @@ class ClientCliTest : public ClientStoreTest {
   // `<prefix>rplasma --store-socket S <args><redirects>` through the shell; stdout and stderr are
   // read back from Out() and Err() (empty when a redirect closed them).
   CliResult Execute(const std::string& prefix, const std::string& args, const std::string& redirects) {
-    const std::string command = absl::StrCat(prefix, RPLASMA_BIN_DIR, "/rplasma --store-socket ",
-                                             store_->socket_path(), " ", args, redirects);
+    const std::string command =
+        absl::StrCat(prefix, RPLASMA_BIN_DIR, "/rplasma --store-socket ", store_->socket_path(), " ", args, redirects);
     const int status = std::system(command.c_str());
     CliResult result;
     result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -141,7 +141,8 @@ TEST_F(ClientCliTest, ListAndStatsShowObjectsWithHumanReadableSizes) {
 TEST_F(ClientCliTest, ListAndStatsWithJsonPrintOneDocumentWithExactNumbers) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
   ASSERT_OK(client_->Put(ObjectID::FromLabel("mib"), AsSpan(TestBytes<std::vector<uint8_t>>(1, 3 << 19))));
-  ASSERT_OK(client_->Put(ObjectID::FromLabel("tiny"), AsSpan(TestBytes<std::vector<uint8_t>>(2, 10)), AsSpan(TestBytes<std::vector<uint8_t>>(4, 3))));
+  ASSERT_OK(client_->Put(ObjectID::FromLabel("tiny"), AsSpan(TestBytes<std::vector<uint8_t>>(2, 10)),
+                         AsSpan(TestBytes<std::vector<uint8_t>>(4, 3))));
   const CliResult list = Run("list --json");
   ASSERT_EQ(list.exit_code, 0) << list.err;
   EXPECT_EQ(std::count(list.out.begin(), list.out.end(), '\n'), 1) << list.out;

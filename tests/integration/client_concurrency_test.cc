@@ -1,12 +1,12 @@
 // Many threads on the client library at once: a seal waking 1000 waiters, threads sharing one
 // Client while another blocks in a long Get, and eviction churn at 8x the store's capacity while
 // readers hold references.
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <map>
 #include <mutex>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "tests/integration/client_test_fixture.h"
 
@@ -71,9 +71,15 @@ TEST_F(ClientConcurrencyTest, LongGetOnASharedClientDoesNotHoldUpOtherThreads) {
         const ObjectID id = ObjectID::FromLabel(absl::StrCat("worker-", t, "-", r));
         const std::vector<uint8_t> data = TestBytes<std::vector<uint8_t>>(t * 1000 + r, 256 + r);
         absl::StatusOr<CreatedObject> created = client_->Create(id, data.size());
-        if (!created.ok()) { failures++; continue; }
+        if (!created.ok()) {
+          failures++;
+          continue;
+        }
         std::copy(data.begin(), data.end(), created->data.begin());
-        if (!client_->Seal(id).ok() || !client_->Release(id).ok()) { failures++; continue; }
+        if (!client_->Seal(id).ok() || !client_->Release(id).ok()) {
+          failures++;
+          continue;
+        }
         absl::StatusOr<ObjectBuffer> got = client_->GetOne(id);
         if (!got.ok() || got->info().checksum != ObjectChecksum(AsSpan(data), {}) ||
             !std::equal(data.begin(), data.end(), got->data().begin(), got->data().end())) {
@@ -99,7 +105,7 @@ TEST_F(ClientConcurrencyTest, EvictionChurnNeverEvictsReferencedObjectsAndEveryR
   constexpr size_t kSize = 64 << 10;
   constexpr int kObjects = 8 * kCapacity / kSize;  // 8x the capacity goes through the store
   ASSERT_NO_FATAL_FAILURE(StartStore(kCapacity));
-  std::mutex mu;  // std::mutex: visible to TSan (the system abseil is not instrumented)
+  std::mutex mu;                      // std::mutex: visible to TSan (the system abseil is not instrumented)
   std::map<int, uint64_t> checksums;  // object index -> checksum, once put
   std::atomic<int> written{0};
   std::atomic<bool> done{false};

@@ -38,7 +38,8 @@ class ClientFaultTest : public ClientStoreTest {
 TEST_F(ClientFaultTest, KilledClientHoldingReferencesLosesThemWithinOneSecond) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
   const std::vector<ObjectID> ids = Labels("held", 100);
-  for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(TestBytes<std::vector<uint8_t>>(i, 4096))));
+  for (size_t i = 0; i < ids.size(); ++i)
+    ASSERT_OK(client_->Put(ids[i], AsSpan(TestBytes<std::vector<uint8_t>>(i, 4096))));
   ASSERT_OK_AND_ASSIGN(bench::ChildProcess worker, StartWorker({"hold-socket", "100", "held"}));
   ASSERT_TRUE(WaitForStats([](const StatsReply& s) { return s.ref_count == 100 && s.clients == 2; }));
   // Referenced: delete is deferred, eviction impossible.
@@ -49,7 +50,8 @@ TEST_F(ClientFaultTest, KilledClientHoldingReferencesLosesThemWithinOneSecond) {
       worker, [](const StatsReply& s) { return s.ref_count == 0 && s.clients == 1 && s.objects_sealed == 0; });
   EXPECT_LE(took, absl::Seconds(1));
   // The ids can be created again.
-  for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(TestBytes<std::vector<uint8_t>>(i + 1000, 4096))));
+  for (size_t i = 0; i < ids.size(); ++i)
+    ASSERT_OK(client_->Put(ids[i], AsSpan(TestBytes<std::vector<uint8_t>>(i + 1000, 4096))));
   ASSERT_OK(client_->Delete(ids));
   ExpectBackAtBaseline();
 }
@@ -59,16 +61,16 @@ TEST_F(ClientFaultTest, KilledReadersHoldingAThousandSlotReferencesEachLoseThemW
   constexpr int kReaders = 4;
   constexpr int kObjects = 1000;
   const std::vector<ObjectID> ids = Labels("slot-held", kObjects);
-  for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(TestBytes<std::vector<uint8_t>>(i, 1024))));
+  for (size_t i = 0; i < ids.size(); ++i)
+    ASSERT_OK(client_->Put(ids[i], AsSpan(TestBytes<std::vector<uint8_t>>(i, 1024))));
   std::vector<bench::ChildProcess> readers;
   for (int r = 0; r < kReaders; ++r) {
     ASSERT_OK_AND_ASSIGN(bench::ChildProcess reader, StartWorker({"hold", absl::StrCat(kObjects), "slot-held"}));
     readers.push_back(std::move(reader));
   }
   // Every reference went through a slot: the store counted none of them and got no Get.
-  ASSERT_TRUE(WaitForStats([](const StatsReply& s) {
-    return s.slot_references == kReaders * kObjects && s.clients == kReaders + 1;
-  }));
+  ASSERT_TRUE(WaitForStats(
+      [](const StatsReply& s) { return s.slot_references == kReaders * kObjects && s.clients == kReaders + 1; }));
   ASSERT_OK_AND_ASSIGN(StatsReply held, client_->Stats());
   EXPECT_EQ(held.ref_count, held.slot_references) << "every reference counted is a slot's";
   // Held through slots: eviction passes over every object, and deletes wait for the slots.
@@ -88,7 +90,8 @@ TEST_F(ClientFaultTest, KilledReadersHoldingAThousandSlotReferencesEachLoseThemW
       },
       absl::Seconds(5)));
   EXPECT_LE(absl::Now() - start, absl::Seconds(1));
-  for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(TestBytes<std::vector<uint8_t>>(i + 7, 1024))));
+  for (size_t i = 0; i < ids.size(); ++i)
+    ASSERT_OK(client_->Put(ids[i], AsSpan(TestBytes<std::vector<uint8_t>>(i + 7, 1024))));
   ASSERT_OK(client_->Delete(ids));
   ExpectBackAtBaseline();
 }
@@ -105,7 +108,8 @@ TEST_F(ClientFaultTest, KilledClientInTheMiddleOfCreatesHasItsObjectsAbortedWith
     return s.objects_created == 0 && s.used_bytes == baseline_.used_bytes && s.clients == 1;
   });
   EXPECT_LE(took, absl::Seconds(1));
-  for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(TestBytes<std::vector<uint8_t>>(i, 1024))));
+  for (size_t i = 0; i < ids.size(); ++i)
+    ASSERT_OK(client_->Put(ids[i], AsSpan(TestBytes<std::vector<uint8_t>>(i, 1024))));
   ASSERT_OK(client_->Delete(ids));
   ExpectBackAtBaseline();
 }

@@ -35,7 +35,8 @@ int ChildChecks(Client& reader, Client& socket_reader, ObjectBuffer& held_by_slo
   absl::StatusOr<std::unique_ptr<Client>> own = Client::Connect(options);
   if (!own.ok()) return 5;
   absl::StatusOr<ObjectBuffer> mine = (*own)->GetOne(x);
-  if (!mine.ok() || mine->data().size() != 3000 || mine->data()[0] != TestBytes<std::vector<uint8_t>>(1, 3000)[0]) return 6;
+  if (!mine.ok() || mine->data().size() != 3000 || mine->data()[0] != TestBytes<std::vector<uint8_t>>(1, 3000)[0])
+    return 6;
   return 0;
 }
 

@@ -1,9 +1,9 @@
 // The object lifecycle through the client library against a real rplasma-store: create, seal,
 // get, release, abort, delete, out-of-memory, get timeouts, batches above the per-request limit.
-#include <gtest/gtest.h>
-
 #include <cstring>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "tests/integration/client_test_fixture.h"
 
@@ -82,7 +82,8 @@ TEST_F(ClientLifecycleTest, SealAndReleaseLeavesNoReferenceAndAFailedOneKeepsIt)
 TEST_F(ClientLifecycleTest, CreatedObjectIsInvisibleUntilSealedAndCreatorKeepsItsReference) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
   const ObjectID id = ObjectID::FromLabel("unsealed");
-  ASSERT_OK_AND_ASSIGN(CreatedObject created, client_->Create(id, 4096, AsSpan(TestBytes<std::vector<uint8_t>>(3, 10))));
+  ASSERT_OK_AND_ASSIGN(CreatedObject created,
+                       client_->Create(id, 4096, AsSpan(TestBytes<std::vector<uint8_t>>(3, 10))));
   EXPECT_EQ(created.data.size(), 4096u);
   EXPECT_EQ(created.metadata.size(), 10u);
   std::memset(created.data.data(), 0x5a, created.data.size());
@@ -301,7 +302,8 @@ TEST_F(ClientLifecycleTest, AStoreThatDiesTurnsEveryCallIntoUnavailable) {
   ASSERT_NE(socket_client, nullptr);
   ASSERT_OK_AND_ASSIGN(ObjectBuffer held, socket_client->GetOne(id));
   absl::Status waiting;
-  std::thread waiter([&] { waiting = client_->GetOne(ObjectID::FromLabel("never"), absl::InfiniteDuration()).status(); });
+  std::thread waiter(
+      [&] { waiting = client_->GetOne(ObjectID::FromLabel("never"), absl::InfiniteDuration()).status(); });
   ASSERT_TRUE(WaitForStats([](const StatsReply& s) { return s.waiting_gets == 1; }));
   store_->Kill();
   waiter.join();
@@ -442,7 +444,8 @@ TEST_F(ClientLifecycleTest, ReadsThroughTheIndexKeepObjectsYoungForEviction) {
     EXPECT_EQ(b.data()[kMiB - 1], TestBytes<std::vector<uint8_t>>(i, kMiB)[kMiB - 1]);
   }
   // Two more objects: two must go, and the least recently used are 2 and 3, not 0 and 1.
-  for (uint64_t i = fits; i < fits + 2; ++i) ASSERT_OK(client_->Put(ids[i], AsSpan(TestBytes<std::vector<uint8_t>>(i, kMiB))));
+  for (uint64_t i = fits; i < fits + 2; ++i)
+    ASSERT_OK(client_->Put(ids[i], AsSpan(TestBytes<std::vector<uint8_t>>(i, kMiB))));
   ASSERT_OK_AND_ASSIGN(std::vector<bool> present, client_->Contains(ids));
   EXPECT_TRUE(present[0]) << "read just before: kept";
   EXPECT_TRUE(present[1]) << "read just before: kept";

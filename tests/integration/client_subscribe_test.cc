@@ -1,7 +1,7 @@
 // Subscriptions: existing sealed objects first, then seal / delete / evict events as they happen.
-#include <gtest/gtest.h>
-
 #include <set>
+
+#include <gtest/gtest.h>
 
 #include "tests/integration/client_test_fixture.h"
 
@@ -13,7 +13,8 @@ class ClientSubscribeTest : public ClientStoreTest {};
 TEST_F(ClientSubscribeTest, ExistingObjectsComeFirstThenSealDeleteAndEvictEvents) {
   ASSERT_NO_FATAL_FAILURE(StartStore());
   const std::vector<ObjectID> existing = Labels("existing", 3);
-  for (size_t i = 0; i < existing.size(); ++i) ASSERT_OK(client_->Put(existing[i], AsSpan(TestBytes<std::vector<uint8_t>>(i, 100 + i))));
+  for (size_t i = 0; i < existing.size(); ++i)
+    ASSERT_OK(client_->Put(existing[i], AsSpan(TestBytes<std::vector<uint8_t>>(i, 100 + i))));
   // An unsealed object is not reported.
   const ObjectID unsealed = ObjectID::FromLabel("unsealed");
   ASSERT_OK(client_->Create(unsealed, 10).status());

@@ -4,8 +4,6 @@
 #ifndef RPLASMA_TESTS_INTEGRATION_CLIENT_TEST_FIXTURE_H_
 #define RPLASMA_TESTS_INTEGRATION_CLIENT_TEST_FIXTURE_H_
 
-#include <gtest/gtest.h>
-
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -13,6 +11,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include <gtest/gtest.h>
+
 #include "client/checksum.h"
 #include "client/client.h"
 #include "tests/support/status_matchers.h"

@@ -8,9 +8,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -20,6 +17,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include "bench-mpi/launch/child_process.h"
 #include "protocol/base/socket_io.h"
 #include "protocol/base/unique_fd.h"
@@ -55,8 +55,8 @@ Ran RunShell(const std::string& command) {
 // Runs the binary `name` from the build tree with `args`. Open MPI may run as root for
 // rplasma-bench-mpi's singleton start (the CI runs as root).
 Ran RunBinary(const std::string& name, const std::string& args) {
-  return RunShell(absl::StrCat("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ", RPLASMA_BIN_DIR, "/",
-                               name, " ", args));
+  return RunShell(absl::StrCat("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ", RPLASMA_BIN_DIR, "/", name,
+                               " ", args));
 }
 
 TEST(DaemonCliTest, EveryBinaryPrintsItsVersionAndGitRevision) {
@@ -83,9 +83,9 @@ TEST(DaemonCliTest, StoreHelpListsEveryFlagWithItsDefault) {
 TEST(DaemonCliTest, ManagerHelpListsEveryFlag) {
   const Ran ran = RunBinary("rplasma-manager", "-h");
   EXPECT_EQ(ran.exit_code, 0) << ran.output;
-  for (const char* flag : {"--store-socket", "--redis", "--listen", "--client-socket", "--transport",
-                           "--pin-threshold", "--rdma-threshold", "--secret-file", "--node-name", "--lease-ttl",
-                           "--read-chunk-bytes", "--cq-spin", "--reconcile-interval"}) {
+  for (const char* flag : {"--store-socket", "--redis", "--listen", "--client-socket", "--transport", "--pin-threshold",
+                           "--rdma-threshold", "--secret-file", "--node-name", "--lease-ttl", "--read-chunk-bytes",
+                           "--cq-spin", "--reconcile-interval"}) {
     EXPECT_THAT(ran.output, HasSubstr(flag)) << flag;
   }
 }
@@ -107,8 +107,8 @@ TEST(DaemonCliTest, BenchAndCliHelpListTheirFlags) {
 TEST(DaemonCliTest, BenchMpiHelpVersionAndSpellingsNeedNoMpirun) {
   const Ran help = RunBinary("rplasma-bench-mpi", "--help");
   EXPECT_EQ(help.exit_code, 0) << help.output;
-  for (const char* flag : {"--patterns", "--protocols", "--sizes", "--min-size", "--fetch-timeout", "--start-redis",
-                           "--tune-out"}) {
+  for (const char* flag :
+       {"--patterns", "--protocols", "--sizes", "--min-size", "--fetch-timeout", "--start-redis", "--tune-out"}) {
     EXPECT_THAT(help.output, HasSubstr(flag)) << flag;
   }
   const Ran version = RunBinary("rplasma-bench-mpi", "--version");
@@ -159,10 +159,11 @@ TEST(DaemonCliTest, UnknownFlagsAndBadDurationsAreNamedAsTyped) {
 
 // Starts rplasma-store with `args` (its socket in `dir`) and returns once it accepts.
 absl::StatusOr<bench::ChildProcess> StartStore(const bench::ScratchDir& dir, const std::vector<std::string>& args,
-                                      const std::vector<std::string>& env = {}) {
+                                               const std::vector<std::string>& env = {}) {
   std::vector<std::string> argv = {absl::StrCat(RPLASMA_BIN_DIR, "/rplasma-store")};
   argv.insert(argv.end(), args.begin(), args.end());
-  ASSIGN_OR_RETURN(bench::ChildProcess store, bench::ChildProcess::Start(argv, {.log_path = dir.Join("store.log"), .env = env}));
+  ASSIGN_OR_RETURN(bench::ChildProcess store,
+                   bench::ChildProcess::Start(argv, {.log_path = dir.Join("store.log"), .env = env}));
   if (!WaitFor([&] { return UnixConnect(dir.Join("store.sock")).ok(); }, absl::Seconds(10))) {
     return absl::DeadlineExceededError("the store did not listen");
   }
@@ -183,7 +184,8 @@ TEST(DaemonCliTest, DashedUnderscoredAndFlagfileSpellingsAllConfigureTheStore) {
 
 TEST(DaemonCliTest, SighupDoesNotStopTheStore) {
   bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
-  ASSERT_OK_AND_ASSIGN(bench::ChildProcess store, StartStore(dir, {"--socket=" + dir.Join("store.sock"), "--memory=4M"}));
+  ASSERT_OK_AND_ASSIGN(bench::ChildProcess store,
+                       StartStore(dir, {"--socket=" + dir.Join("store.sock"), "--memory=4M"}));
   store.Signal(SIGHUP);
   // A signal's default action would have ended it at once; give it the chance, then ask it.
   EXPECT_FALSE(store.Wait(absl::Milliseconds(300)).has_value()) << bench::ReadWholeFile(dir.Join("store.log"));
@@ -205,10 +207,11 @@ TEST(DaemonCliTest, TheStoreSaysReadyOnlyOnceItsSocketAcceptsAndStoppingOnShutdo
   const timeval timeout{10, 0};
   ASSERT_EQ(::setsockopt(notify.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout)), 0);
 
-  ASSERT_OK_AND_ASSIGN(bench::ChildProcess store,
-                       bench::ChildProcess::Start({absl::StrCat(RPLASMA_BIN_DIR, "/rplasma-store"),
-                                          "--socket=" + dir.Join("store.sock"), "--memory=4M"},
-                                         {.log_path = dir.Join("store.log"), .env = {"NOTIFY_SOCKET=" + notify_path}}));
+  ASSERT_OK_AND_ASSIGN(
+      bench::ChildProcess store,
+      bench::ChildProcess::Start(
+          {absl::StrCat(RPLASMA_BIN_DIR, "/rplasma-store"), "--socket=" + dir.Join("store.sock"), "--memory=4M"},
+          {.log_path = dir.Join("store.log"), .env = {"NOTIFY_SOCKET=" + notify_path}}));
   char message[256];
   const ssize_t n = ::recv(notify.get(), message, sizeof(message), 0);
   ASSERT_GT(n, 0) << "no READY=1 within 10 s; " << bench::ReadWholeFile(dir.Join("store.log"));
@@ -236,8 +239,8 @@ TEST(DaemonCliTest, TheSystemdUnitsVerifyClean) {
     ASSERT_THAT(text, HasSubstr("Type=notify"));
     ASSERT_THAT(text, HasSubstr("LimitMEMLOCK=infinity"));
     const std::string copy = dir.Join(unit.substr(unit.rfind('/') + 1));
-    std::ofstream(copy) << absl::StrReplaceAll(text, {{absl::StrCat(RPLASMA_TEST_INSTALL_BINDIR, "/rplasma-"),
-                                                       absl::StrCat(RPLASMA_BIN_DIR, "/rplasma-")}});
+    std::ofstream(copy) << absl::StrReplaceAll(
+        text, {{absl::StrCat(RPLASMA_TEST_INSTALL_BINDIR, "/rplasma-"), absl::StrCat(RPLASMA_BIN_DIR, "/rplasma-")}});
     absl::StrAppend(&units, " ", copy);
   }
   const Ran verify = RunShell(absl::StrCat(analyze, " verify", units));

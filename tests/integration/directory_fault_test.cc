@@ -1,12 +1,12 @@
 // RedisDirectory when Redis dies, hangs, restarts or was never there.
 #include <signal.h>
 
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "bench-mpi/launch/child_process.h"
 #include "bench-mpi/launch/process_fds.h"
@@ -87,7 +87,8 @@ TEST_F(RedisDirectoryFaultTest, ReconnectAfterRestartRepublishesTheNodeAndRunsTh
   ASSERT_OK_AND_ASSIGN(auto directory, RedisDirectory::Create(options_));
   ASSERT_OK(directory->RegisterNode(NodeRecord{"node-a", "127.0.0.1:7000", "", 9}));
   std::vector<std::pair<ObjectID, ObjectLocation>> held;
-  for (int i = 0; i < 20; ++i) held.emplace_back(ObjectID::FromLabel("held-" + std::to_string(i)), ObjectLocation{"", {1, 0, 5, 6}});
+  for (int i = 0; i < 20; ++i)
+    held.emplace_back(ObjectID::FromLabel("held-" + std::to_string(i)), ObjectLocation{"", {1, 0, 5, 6}});
   ASSERT_OK(directory->PublishObjects(held));
 
   // The owner's republish hook: what the manager does after Redis comes back.

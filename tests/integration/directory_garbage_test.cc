@@ -1,11 +1,11 @@
 // RedisDirectory reading garbage that someone else wrote into its keys: wrong types, huge and
 // non-decimal numbers, oversized strings, bad node ids. Garbage is skipped and counted; good
 // entries still come back; nothing crashes; writes repair keys of the wrong type.
-#include <gtest/gtest.h>
-
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "bench-mpi/launch/redis_server.h"
 #include "manager/directory/redis_connection.h"
@@ -122,7 +122,8 @@ TEST_F(RedisDirectoryGarbageTest, MalformedNodeRecordsAreErrorsNotCrashes) {
 
 TEST_F(RedisDirectoryGarbageTest, GarbageInTheNodeSetsDoesNotStopUnregisterOrSweep) {
   std::vector<std::pair<ObjectID, ObjectLocation>> objects;
-  for (int i = 0; i < 5; ++i) objects.emplace_back(ObjectID::FromLabel("g" + std::to_string(i)), ObjectLocation{"", {1, 0, 1, 1}});
+  for (int i = 0; i < 5; ++i)
+    objects.emplace_back(ObjectID::FromLabel("g" + std::to_string(i)), ObjectLocation{"", {1, 0, 1, 1}});
   ASSERT_OK(directory_->PublishObjects(objects));
   Raw({{"SADD", "rplasma:node-objects:node-a", "not-hex", std::string(5000, 'f'), "zz" + std::string(38, '0')},
        {"SADD", "rplasma:nodes", "bad node", std::string(300, 'x'), "ghost"},

@@ -1,10 +1,9 @@
 // The bench::RedisServer test helper: a real redis-server on a free loopback port that tests can kill
 // and restart on the same port.
-#include "bench-mpi/launch/redis_server.h"
-#include "tests/support/skip.h"
-
 #include <gtest/gtest.h>
 
+#include "bench-mpi/launch/redis_server.h"
+#include "tests/support/skip.h"
 #include "tests/support/status_matchers.h"
 
 namespace rplasma::testing {

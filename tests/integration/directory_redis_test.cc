@@ -1,12 +1,12 @@
 // RedisDirectory against a real redis-server: node records, object locations, liveness, cleaning.
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "bench-mpi/launch/redis_server.h"
 #include "manager/directory/redis_connection.h"
@@ -254,7 +254,8 @@ TEST_F(RedisDirectoryTest, ANodeSeenAliveIsNotAskedAboutAgainWithinTheLivenessWi
       ASSERT_OK_AND_ASSIGN(auto found, d->Lookup({id}));
       EXPECT_THAT(NodeIds(found[0]), ElementsAre("node-a"));
       const uint64_t expected = (d == cached.get() && round > 0) ? 1 : 2;
-      EXPECT_EQ(d->stats().ops - ops_before, expected) << (d == cached.get() ? "cached" : "uncached") << " round " << round;
+      EXPECT_EQ(d->stats().ops - ops_before, expected)
+          << (d == cached.get() ? "cached" : "uncached") << " round " << round;
     }
   }
   EXPECT_EQ(cached->stats().liveness_cache_hits, 2u);

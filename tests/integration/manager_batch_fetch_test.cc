@@ -2,11 +2,11 @@
 // sizes on both sides of the threshold, duplicates and absent ids, 10,000 ids at once, and a
 // batch larger than the reader's free arena. Every byte is checked against its seal checksum
 // (CheckTestObject reads the store's copy and compares it with the bytes that were put).
-#include <gtest/gtest.h>
-
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include <gtest/gtest.h>
+
 #include "tests/integration/manager_test_cluster.h"
 #include "tests/support/status_matchers.h"
 
@@ -37,8 +37,7 @@ class ManagerBatchFetchTest : public ::testing::Test {
     EXPECT_TRUE(WaitFor(
         [&] {
           absl::StatusOr<StatsReply> stats = node->client->Stats();
-          return stats.ok() && stats->objects_created == 0 &&
-                 stats->ref_count + stats->slot_references == refs;
+          return stats.ok() && stats->objects_created == 0 && stats->ref_count + stats->slot_references == refs;
         },
         absl::Seconds(10)))
         << "unsealed objects or references left in " << node->name << "'s store";

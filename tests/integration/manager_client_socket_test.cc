@@ -2,8 +2,6 @@
 // is being served is refused and the first keeps serving; a stale socket file is taken over; the
 // connection cap closes the extra connections and frees its slots as connections close; a client
 // that sends half a frame and stalls is dropped.
-#include <gtest/gtest.h>
-
 #include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,6 +12,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include <gtest/gtest.h>
+
 #include "bench-mpi/launch/child_process.h"
 #include "bench-mpi/launch/manager_launcher.h"
 #include "protocol/base/socket_io.h"
@@ -81,9 +81,10 @@ TEST_F(ManagerClientSocketTest, ASecondManagerOnAServedSocketExitsWithAClearErro
   const std::optional<int> status = second.Wait(absl::Seconds(20));
   ASSERT_TRUE(status.has_value()) << "the second manager did not exit";
   EXPECT_NE(*status, 0);
-  EXPECT_NE(bench::ReadWholeFile(log).find("another manager is serving " + a->client_socket), std::string::npos) << bench::ReadWholeFile(log);
+  EXPECT_NE(bench::ReadWholeFile(log).find("another manager is serving " + a->client_socket), std::string::npos)
+      << bench::ReadWholeFile(log);
   EXPECT_OK(StatsVia(a->client_socket).status()) << "the first manager lost its socket";
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::stat(a->client_socket.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u) << "the client socket is private to the manager's user";
 }
@@ -92,7 +93,7 @@ TEST_F(ManagerClientSocketTest, AStaleSocketFileIsTakenOverAndARegularFileIsNot)
   TestNode* a = AddNode();
   ASSERT_NE(a, nullptr);
   a->manager->Kill();  // leaves its socket file behind, with no one serving it
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::stat(a->client_socket.c_str(), &st), 0);
   ASSERT_OK_AND_ASSIGN(bench::ChildProcess second,
                        bench::ChildProcess::Start(ManagerArgv(*cluster_, *a), cluster_->dir() + "/takeover.log"));

@@ -1,17 +1,17 @@
 // Manager fault tests over real processes: a serving manager killed mid-fetch, the owner deleting
 // or re-creating during a fetch, Redis killed and restarted, a node killed, garbage in Redis,
 // malformed and unauthenticated peers, and fetches that only fit thanks to eviction.
-#include <gtest/gtest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <atomic>
 #include <cstring>
 #include <thread>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-
 #include "absl/strings/str_cat.h"
+#include <gtest/gtest.h>
+
 #include "manager/peer/peer_messages.h"
 #include "manager/transport/tcp/tcp_transport.h"
 #include "protocol/base/socket_io.h"
@@ -318,10 +318,13 @@ TEST_F(ManagerFaultTest, GarbageValuesInRedisAreRejectedAndTheManagerKeepsServin
   ASSERT_OK_AND_ASSIGN(nlohmann::json stats_before, ParsedStatsVia(b->client_socket));
   const int64_t requests_before = stats_before.at("fetch_requests").get<int64_t>();
   std::thread fetcher([&] { waited = FetchVia(b->client_socket, {id}, absl::Seconds(5)); });
-  EXPECT_TRUE(WaitFor([&] {
-    absl::StatusOr<nlohmann::json> stats = ParsedStatsVia(b->client_socket);
-    return stats.ok() && stats->at("fetch_requests").get<int64_t>() > requests_before;
-  }, absl::Seconds(5))) << "B's manager took the fetch";
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        absl::StatusOr<nlohmann::json> stats = ParsedStatsVia(b->client_socket);
+        return stats.ok() && stats->at("fetch_requests").get<int64_t>() > requests_before;
+      },
+      absl::Seconds(5)))
+      << "B's manager took the fetch";
   EXPECT_OK(PutTestObject(*a->client, id, 4, 3000));
   fetcher.join();
   ASSERT_OK(waited.status());
@@ -334,8 +337,8 @@ TEST_F(ManagerFaultTest, MalformedAndUnauthenticatedPeersAreRefusedAndTheManager
   ASSERT_TRUE(a);
   ASSERT_FALSE(a->listen_address.empty());
   // Raw garbage on the peer port.
-  for (const std::string& garbage : {std::string(4096, '\xff'), std::string("GET / HTTP/1.0\r\n\r\n"),
-                                    std::string(16, '\0')}) {
+  for (const std::string& garbage :
+       {std::string(4096, '\xff'), std::string("GET / HTTP/1.0\r\n\r\n"), std::string(16, '\0')}) {
     const size_t colon = a->listen_address.rfind(':');
     const int port = std::stoi(a->listen_address.substr(colon + 1));
     int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -364,8 +367,8 @@ TEST_F(ManagerFaultTest, MalformedAndUnauthenticatedPeersAreRefusedAndTheManager
   ASSERT_OK_AND_ASSIGN(auto peer, transport::tcp::TcpTransport::Create(right));
   ASSERT_OK(peer->RegisterArena(arena.data(), arena.size()));
   ASSERT_OK_AND_ASSIGN(auto channel, peer->Connect(a->listen_address, absl::Now() + absl::Seconds(5)));
-  for (const std::string& request : {std::string("nonsense"), std::string(100, '\0'),
-                                    peer::EncodeRequest(peer::ProbeGetRequest{1ull << 40})}) {
+  for (const std::string& request :
+       {std::string("nonsense"), std::string(100, '\0'), peer::EncodeRequest(peer::ProbeGetRequest{1ull << 40})}) {
     absl::StatusOr<std::string> reply = channel->Call(request, absl::Now() + absl::Seconds(5));
     if (reply.ok()) {
       EXPECT_FALSE(peer::DecodeReply(*reply).ok());

@@ -1,13 +1,12 @@
 // Two real nodes (rplasma-store + rplasma-manager each, one redis-server): fetches of several
 // sizes by both peer protocols with every byte checked, and an integrity sweep.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include <gtest/gtest.h>
 
 #include "tests/integration/manager_test_cluster.h"
 #include "tests/support/status_matchers.h"
@@ -108,9 +107,9 @@ TEST(ManagerAutoThresholdTest, FirstConnectProbesThePeerAndTheChosenThresholdSho
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<ManagerTestCluster> cluster, ManagerTestCluster::Start());
   TestNodeOptions options;
   options.store_memory = 128u << 20;
-  ASSERT_OK_AND_ASSIGN(TestNode* a, cluster->AddNode(options));
+  ASSERT_OK_AND_ASSIGN(TestNode * a, cluster->AddNode(options));
   options.threshold = "auto";
-  ASSERT_OK_AND_ASSIGN(TestNode* b, cluster->AddNode(options));
+  ASSERT_OK_AND_ASSIGN(TestNode * b, cluster->AddNode(options));
   std::vector<ObjectID> ids;
   const std::vector<uint64_t> sizes = {10, 5000, 300000, 6u << 20};
   for (size_t i = 0; i < sizes.size(); ++i) {

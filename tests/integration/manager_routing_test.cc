@@ -3,8 +3,6 @@
 // names, and a stale cache entry or a wrong hint costs one attempt — never wrong bytes or a failed
 // fetch the directory could serve. Fetched copies are published lazily. Verbs: the same engine
 // over the other transport runs in the guest (manager_verbs_test).
-#include <gtest/gtest.h>
-
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -12,6 +10,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include <gtest/gtest.h>
+
 #include "bench-mpi/launch/child_process.h"
 #include "tests/integration/manager_test_cluster.h"
 #include "tests/support/status_matchers.h"

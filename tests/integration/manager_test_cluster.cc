@@ -9,15 +9,15 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include <gtest/gtest.h>
 
-#include "absl/strings/str_cat.h"
 #include "bench-mpi/launch/child_process.h"
 #include "manager/directory/redis_directory.h"
-#include "protocol/frame.h"
 #include "protocol/base/socket_io.h"
-#include "protocol/base/unique_fd.h"
 #include "protocol/base/status.h"
+#include "protocol/base/unique_fd.h"
+#include "protocol/frame.h"
 
 namespace rplasma::testing {
 namespace {
@@ -50,8 +50,8 @@ ManagerTestCluster::~ManagerTestCluster() {
   }
   for (const auto& node : nodes_) {
     const std::string log = bench::ReadWholeFile(node->manager_log);
-    for (const char* marker : {"WARNING: ThreadSanitizer", "ERROR: AddressSanitizer", "runtime error:",
-                               "ERROR: LeakSanitizer"}) {
+    for (const char* marker :
+         {"WARNING: ThreadSanitizer", "ERROR: AddressSanitizer", "runtime error:", "ERROR: LeakSanitizer"}) {
       const size_t at = log.find(marker);
       if (at != std::string::npos) {
         ADD_FAILURE() << "sanitizer report in " << node->name << "'s manager log:\n" << log.substr(at, 6000);
@@ -97,7 +97,8 @@ absl::Status ManagerTestCluster::WaitPublished(const TestNode& node, const std::
     for (size_t i = 0; i < ids.size(); ++i) {
       const std::vector<ObjectLocation>& at = (*found)[i];
       if (std::none_of(at.begin(), at.end(), [&](const ObjectLocation& l) { return l.node_id == node.node_id; })) {
-        missing = MakeError(ErrorCode::kDeadlineExceeded, absl::StrCat(ids[i].Hex(), " not published by ", node.node_id));
+        missing =
+            MakeError(ErrorCode::kDeadlineExceeded, absl::StrCat(ids[i].Hex(), " not published by ", node.node_id));
         return false;
       }
     }
@@ -159,13 +160,13 @@ absl::Status ManagerTestCluster::RestartManager(TestNode* node, const TestNodeOp
   return RestartManager(node);
 }
 
-absl::StatusOr<std::vector<absl::Status>> FetchVia(const std::string& client_socket,
-                                                   const std::vector<ObjectID>& ids, absl::Duration timeout,
-                                                   const std::string& hint) {
+absl::StatusOr<std::vector<absl::Status>> FetchVia(const std::string& client_socket, const std::vector<ObjectID>& ids,
+                                                   absl::Duration timeout, const std::string& hint) {
   ASSIGN_OR_RETURN(UniqueFd fd, UnixConnect(client_socket));
   ManagerRequest request{1, ManagerFetchRequest{ids, absl::ToInt64Milliseconds(timeout), hint}};
   RETURN_IF_ERROR(WriteFrame(fd.get(), EncodeManagerRequest(request)));
-  ASSIGN_OR_RETURN(std::string payload, ReadFrame(fd.get(), kMaxManagerFrameBytes, absl::Now() + timeout + absl::Seconds(30)));
+  ASSIGN_OR_RETURN(std::string payload,
+                   ReadFrame(fd.get(), kMaxManagerFrameBytes, absl::Now() + timeout + absl::Seconds(30)));
   ASSIGN_OR_RETURN(ManagerReply reply, DecodeManagerReply(payload));
   RETURN_IF_ERROR(reply.status());
   const auto* fetch = std::get_if<ManagerFetchReply>(&reply.body);

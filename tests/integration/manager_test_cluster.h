@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+
 #include "bench-mpi/launch/child_process.h"
 #include "bench-mpi/launch/manager_launcher.h"
 #include "bench-mpi/launch/redis_server.h"
@@ -21,8 +22,8 @@
 #include "nlohmann/json.hpp"
 #include "protocol/manager_messages.h"
 #include "tests/support/skip.h"
-#include "tests/support/test_bytes.h"
 #include "tests/support/store_process.h"
+#include "tests/support/test_bytes.h"
 #include "tests/support/wait_for.h"
 
 namespace rplasma::testing {
@@ -45,7 +46,7 @@ struct TestNode {
   std::string client_socket;
   std::string manager_log;
   std::string node_id;
-  std::string listen_address;  // the peer listener ("127.0.0.1:PORT")
+  std::string listen_address;      // the peer listener ("127.0.0.1:PORT")
   std::unique_ptr<Client> client;  // connected to the store (manager_socket set)
 };
 
@@ -84,9 +85,8 @@ class ManagerTestCluster {
 };
 
 // Fetch through the manager's client socket: one status per id. `hint`: the request's hint_node.
-absl::StatusOr<std::vector<absl::Status>> FetchVia(const std::string& client_socket,
-                                                   const std::vector<ObjectID>& ids, absl::Duration timeout,
-                                                   const std::string& hint = "");
+absl::StatusOr<std::vector<absl::Status>> FetchVia(const std::string& client_socket, const std::vector<ObjectID>& ids,
+                                                   absl::Duration timeout, const std::string& hint = "");
 // The manager's stats JSON.
 absl::StatusOr<std::string> StatsVia(const std::string& client_socket);
 // The manager's stats JSON, parsed (kInternal if it is not JSON): stats.at("peer_service").at("gets").

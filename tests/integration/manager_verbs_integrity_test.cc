@@ -8,12 +8,12 @@
 // object, which no Call can carry: the fetcher pins anything above kMaxCallBytes - 4096; in the
 // batch also the 16 MiB one, as a Get batch carries at most get_batch_bytes).
 // Each run ends with a leak audit on both nodes.
-#include <gtest/gtest.h>
-
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include <gtest/gtest.h>
+
 #include "manager/transport/transport.h"
 #include "tests/integration/verbs_cluster_test.h"
 
@@ -28,9 +28,19 @@ constexpr uint64_t kLargestGet = transport::kMaxCallBytes - 4096;  // FetchEngin
 constexpr uint64_t kGetBatchBytes = 8 * kMiB;  // FetchEngineOptions::get_batch_bytes (the manager's default)
 
 const std::vector<uint64_t>& Sizes() {
-  static const std::vector<uint64_t> sizes = {
-      1,           7,          4095, 4096, 4097, kFixedThreshold - 1, kFixedThreshold, kFixedThreshold + 1,
-      kMiB + 3,    kReadChunk, kReadChunk + 1,   16 * kMiB,           64 * kMiB};
+  static const std::vector<uint64_t> sizes = {1,
+                                              7,
+                                              4095,
+                                              4096,
+                                              4097,
+                                              kFixedThreshold - 1,
+                                              kFixedThreshold,
+                                              kFixedThreshold + 1,
+                                              kMiB + 3,
+                                              kReadChunk,
+                                              kReadChunk + 1,
+                                              16 * kMiB,
+                                              64 * kMiB};
   return sizes;
 }
 
@@ -130,7 +140,8 @@ TEST_P(ManagerVerbsIntegrityTest, EverySizeFromOneByteTo64MiBArrivesIntactSingly
   EXPECT_EQ(b_stats.at("by_protocol").at("get").at("bytes").get<uint64_t>() +
                 b_stats.at("by_protocol").at("pin").at("bytes").get<uint64_t>(),
             2 * SumOfSizes());
-  EXPECT_GT(b_stats.at("transport_stats").at("reads").get<uint64_t>(), 0u) << "every mode pins at least the 64 MiB object";
+  EXPECT_GT(b_stats.at("transport_stats").at("reads").get<uint64_t>(), 0u)
+      << "every mode pins at least the 64 MiB object";
   EXPECT_EQ(b_stats.at("checksum_mismatches").get<uint64_t>(), 0u);
   EXPECT_EQ(b_stats.at("fetch_failures").get<uint64_t>(), 0u);
   ExpectNoLeaks(a, "A");
@@ -138,8 +149,7 @@ TEST_P(ManagerVerbsIntegrityTest, EverySizeFromOneByteTo64MiBArrivesIntactSingly
 }
 
 INSTANTIATE_TEST_SUITE_P(BothPaths, ManagerVerbsIntegrityTest,
-                         ::testing::Values(SweepMode{"FixedThreshold", kFixedThreshold},
-                                           SweepMode{"AllRdmaRead", 0},
+                         ::testing::Values(SweepMode{"FixedThreshold", kFixedThreshold}, SweepMode{"AllRdmaRead", 0},
                                            SweepMode{"AllSendRecv", transport::kMaxCallBytes}),
                          [](const ::testing::TestParamInfo<SweepMode>& info) { return info.param.name; });
 

@@ -5,14 +5,14 @@
 // RDMA READ end by their deadline with every byte intact or with an error (never a partial
 // object); once the qdisc is gone every fetch succeeds; nothing leaks (leases, references,
 // unsealed objects back to zero).
-#include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include <gtest/gtest.h>
+
 #include "tests/integration/manager_test_cluster.h"
 #include "tests/integration/verbs_veth_link.h"
 #include "tests/support/status_matchers.h"
@@ -37,7 +37,8 @@ class ManagerVerbsNetemTest : public ::testing::Test {
   void TearDown() override {
     if (HasFailure()) {
       for (TestNode* node : nodes_) {
-        std::cerr << "--- " << node->name << "'s manager log (tail) ---\n" << bench::FileTail(node->manager_log, 3000) << "\n";
+        std::cerr << "--- " << node->name << "'s manager log (tail) ---\n"
+                  << bench::FileTail(node->manager_log, 3000) << "\n";
       }
     }
     cluster_.reset();  // the managers go before their devices

@@ -10,13 +10,13 @@
 // (both protocols, duplicates, absent ids) in one fetch, 2,048 small ids in one Client::Fetch
 // whose Get batch replies exceed message_bytes (the verbs Call splits them), and the owner killed
 // mid Pin batch (what was sealed stays intact, the rest fails, nothing partial, no leaks).
-#include <gtest/gtest.h>
-
 #include <csignal>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include <gtest/gtest.h>
+
 #include "tests/integration/verbs_cluster_test.h"
 
 namespace rplasma::testing {
@@ -79,7 +79,6 @@ class ManagerVerbsTest : public VerbsClusterTest {
   static void ExpectNoLeaks(TestNode* node, const std::string& name) {
     EXPECT_OK(WaitStoreReleasedEverything(*node->client, absl::Seconds(10))) << name << "'s store";
   }
-
 };
 
 TEST_F(ManagerVerbsTest, FetchesEverySizeOverSendRecvAndRdmaReadWithEveryByteIntact) {
@@ -115,7 +114,8 @@ TEST_F(ManagerVerbsTest, WarmAndHintedFetchesOverVerbsSkipTheDirectoryWithEveryB
   ASSERT_OK_AND_ASSIGN(nlohmann::json before, ParsedStatsVia(b->client_socket));
   ASSERT_OK(b->client->Delete(ids));
   ASSERT_OK(b->client->Fetch(ids, absl::Seconds(30)));
-  for (size_t i = 0; i < sizes.size(); ++i) EXPECT_OK(CheckTestObject(*b->client, ids[i], i + 1, sizes[i], "meta-warm"));
+  for (size_t i = 0; i < sizes.size(); ++i)
+    EXPECT_OK(CheckTestObject(*b->client, ids[i], i + 1, sizes[i], "meta-warm"));
   ASSERT_OK_AND_ASSIGN(nlohmann::json after, ParsedStatsVia(b->client_socket));
   SCOPED_TRACE("B stats: " + after.dump());
   EXPECT_EQ(after.at("directory_lookups"), before.at("directory_lookups"));
@@ -236,8 +236,8 @@ TEST_F(ManagerVerbsTest, LeaseExpiredWhileTheReaderIsStoppedIsDiscardedAndTheOwn
   fetcher.join();
   EXPECT_TRUE(reading) << "B never started reading";
   EXPECT_TRUE(expired) << "A's lease did not expire while B was stopped: " << a_stats;
-  EXPECT_TRUE(reclaimed) << "A's store still holds " << a_refs << " references (baseline "
-                         << a_baseline.ref_count << ") for the stopped reader";
+  EXPECT_TRUE(reclaimed) << "A's store still holds " << a_refs << " references (baseline " << a_baseline.ref_count
+                         << ") for the stopped reader";
   // The reader discards what it read under the lapsed lease, then fetches again under a new one.
   EXPECT_OK(result);
   EXPECT_OK(CheckTestObject(*b->client, id, 11, size));

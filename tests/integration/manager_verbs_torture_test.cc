@@ -7,8 +7,6 @@
 //
 // RPLASMA_VERBS_TORTURE_FETCHES sets the number of fetches (default 300 in CI, about a minute; the long run
 // recorded in docs/RELIABILITY.md used 10000).
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +17,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include <gtest/gtest.h>
+
 #include "tests/integration/verbs_cluster_test.h"
 
 namespace rplasma::testing {
@@ -92,7 +92,8 @@ TEST_F(ManagerVerbsTortureTest, DeletesEvictionsAndRecreationsDuringReadsNeverYi
     constexpr size_t kPrefix = 64;
     for (int v = latest[i].load() + 1; v >= 0 && !matched; --v) {
       const uint64_t seed = uint64_t(i) * kVersionsPerId + v;
-      if (buffer->data().size() != size || std::memcmp(buffer->data().data(), TestBytes(seed, kPrefix).data(), kPrefix) != 0) {
+      if (buffer->data().size() != size ||
+          std::memcmp(buffer->data().data(), TestBytes(seed, kPrefix).data(), kPrefix) != 0) {
         continue;
       }
       matched = std::memcmp(buffer->data().data(), TestBytes(seed, size).data(), size) == 0;
@@ -136,8 +137,8 @@ TEST_F(ManagerVerbsTortureTest, AFetcherKilledMidReadLeavesNoPinOnTheOwnerWithin
   const absl::Time killed = absl::Now();
   fetcher.join();
   EXPECT_OK(WaitNoLeases(a->client_socket, 2 * kNodeTtl / 3)) << "within two heartbeats";
-  std::cerr << "[ verbs torture ] A's pins for the killed fetcher gone after " << absl::FormatDuration(absl::Now() - killed)
-            << "\n";
+  std::cerr << "[ verbs torture ] A's pins for the killed fetcher gone after "
+            << absl::FormatDuration(absl::Now() - killed) << "\n";
   EXPECT_OK(WaitStoreReleasedEverything(*a->client, absl::Seconds(5)));
   ASSERT_OK(a->client->Delete({id}));
 }

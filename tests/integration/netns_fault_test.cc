@@ -14,7 +14,6 @@
 //
 // Needs root, iproute2 and nftables; says which is missing and skips.
 #include <fcntl.h>
-#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -22,6 +21,8 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include <gtest/gtest.h>
+
 #include "bench-mpi/launch/child_process.h"
 #include "bench-mpi/launch/manager_launcher.h"
 #include "bench-mpi/launch/process_fds.h"
@@ -75,10 +76,10 @@ class NetnsFaultTest : public ::testing::Test {
     ASSERT_OK_AND_ASSIGN(ns_b_, NetworkNamespace::Create(absl::StrCat("rplasma-b-", pid)));
     ASSERT_OK_AND_ASSIGN(peer_link_, VethPair::Create(absl::StrCat("rp", pid, "p"), ns_a_.get(), net_ + "1/30",
                                                       ns_b_.get(), net_ + "2/30"));
-    ASSERT_OK_AND_ASSIGN(link_a_, VethPair::Create(absl::StrCat("rp", pid, "x"), nullptr, net_ + "5/30",
-                                                   ns_a_.get(), net_ + "6/30"));
-    ASSERT_OK_AND_ASSIGN(link_b_, VethPair::Create(absl::StrCat("rp", pid, "y"), nullptr, net_ + "9/30",
-                                                   ns_b_.get(), net_ + "10/30"));
+    ASSERT_OK_AND_ASSIGN(
+        link_a_, VethPair::Create(absl::StrCat("rp", pid, "x"), nullptr, net_ + "5/30", ns_a_.get(), net_ + "6/30"));
+    ASSERT_OK_AND_ASSIGN(
+        link_b_, VethPair::Create(absl::StrCat("rp", pid, "y"), nullptr, net_ + "9/30", ns_b_.get(), net_ + "10/30"));
     bench::RedisServerOptions redis_options;
     redis_options.extra_args = {"--bind", "127.0.0.1", net_ + "5", net_ + "9"};
     ASSERT_OK_AND_ASSIGN(redis_, bench::RedisServer::Start(redis_options));
@@ -91,7 +92,8 @@ class NetnsFaultTest : public ::testing::Test {
       ASSERT_OK(WriteAll(fd.get(), secret.data(), secret.size()));
     }
     a_.name = "owner";
-    ASSERT_OK(StartNode(a_, *ns_a_, net_ + "1", net_ + "5", {absl::StrCat("--lease_ttl=", absl::FormatDuration(kLeaseTtl))}));
+    ASSERT_OK(
+        StartNode(a_, *ns_a_, net_ + "1", net_ + "5", {absl::StrCat("--lease_ttl=", absl::FormatDuration(kLeaseTtl))}));
     b_.name = "requester";
     ASSERT_OK(StartNode(b_, *ns_b_, net_ + "2", net_ + "9", {}));
     for (int i = 0; i < kObjects; ++i) {
@@ -167,7 +169,8 @@ class NetnsFaultTest : public ::testing::Test {
     absl::StatusOr<std::vector<absl::Status>> result = FetchVia(b_.client_socket, asked, timeout);
     const absl::Duration took = absl::Now() - start;
     EXPECT_LE(took, timeout + kSlack) << "a fetch of " << asked.size() << " ids ended past its deadline; "
-                                      << "the requester's manager log ends:\n" << LogTail(b_.log);
+                                      << "the requester's manager log ends:\n"
+                                      << LogTail(b_.log);
     EXPECT_OK(result.status()) << "the manager answers every fetch";
     if (!result.ok() || result->size() != asked.size()) return 0;
     int fetched = 0;
@@ -179,7 +182,8 @@ class NetnsFaultTest : public ::testing::Test {
         EXPECT_OK(b_.client->Delete({ids_[k]}));
       } else {
         absl::StatusOr<bool> present = b_.client->Contains(ids_[k]);
-        EXPECT_TRUE(present.ok() && !*present) << "object " << k << " failed (" << (*result)[j] << ") but is in B's store";
+        EXPECT_TRUE(present.ok() && !*present)
+            << "object " << k << " failed (" << (*result)[j] << ") but is in B's store";
       }
     }
     return fetched;
@@ -188,9 +192,14 @@ class NetnsFaultTest : public ::testing::Test {
   // Every object fetched (singles, then one batch of all) within kHealBound of the heal.
   void ExpectHealed() {
     const absl::Time healed = absl::Now();
-    EXPECT_TRUE(WaitFor([&] { return FetchAndCheck({0, 1}) == 2; }, kHealBound))
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          return FetchAndCheck({0, 1}) == 2;
+        },
+        kHealBound))
         << "fetches still fail " << absl::FormatDuration(kHealBound) << " after the heal";
-    std::cout << "fetches succeed again " << absl::FormatDuration(absl::Now() - healed) << " after the heal" << std::endl;
+    std::cout << "fetches succeed again " << absl::FormatDuration(absl::Now() - healed) << " after the heal"
+              << std::endl;
     std::vector<int> all;
     for (int k = 0; k < kObjects; ++k) {
       EXPECT_EQ(FetchAndCheck({k}, absl::Seconds(5)), 1) << "object " << k << " after the heal";
@@ -219,10 +228,11 @@ class NetnsFaultTest : public ::testing::Test {
     for (NetnsNode* node : {&a_, &b_}) {
       EXPECT_OK(WaitStoreReleasedEverything(*node->client, absl::Seconds(10))) << node->name << "'s store";
     }
-    EXPECT_TRUE(WaitFor([&] { return ManagerFds(a_) <= owner_fds_ && ManagerFds(b_) <= requester_fds_; },
-                        absl::Seconds(30)))
-        << "owner manager fds (baseline " << owner_fds_ << "):\n" << bench::DescribeOpenFds(a_.manager->pid())
-        << "requester manager fds (baseline " << requester_fds_ << "):\n" << bench::DescribeOpenFds(b_.manager->pid());
+    EXPECT_TRUE(
+        WaitFor([&] { return ManagerFds(a_) <= owner_fds_ && ManagerFds(b_) <= requester_fds_; }, absl::Seconds(30)))
+        << "owner manager fds (baseline " << owner_fds_ << "):\n"
+        << bench::DescribeOpenFds(a_.manager->pid()) << "requester manager fds (baseline " << requester_fds_ << "):\n"
+        << bench::DescribeOpenFds(b_.manager->pid());
   }
 
   // Declared in acquisition order: the namespaces go last, with whatever is inside them.

@@ -5,8 +5,6 @@
 // faults every fetch succeeds; leases, store references and manager fds come back to baseline.
 //
 // The seed is printed; RPLASMA_FAULT_SEED=N replays its draws (thread timing still varies).
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <cstdlib>
 #include <iostream>
@@ -14,6 +12,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include <gtest/gtest.h>
+
 #include "bench-mpi/launch/process_fds.h"
 #include "tests/integration/manager_test_cluster.h"
 #include "tests/support/status_matchers.h"
@@ -161,10 +161,13 @@ TEST_F(NetworkFaultTest, LossyDelayedFetchesEndByTheirDeadlineIntactOrFailedAndN
       << "owner leases: " << OwnerLeases();
   ExpectStoreAtBaseline(a_);
   ExpectStoreAtBaseline(b_);
-  EXPECT_TRUE(WaitFor([&] { return ManagerFds(a_) <= owner_fds && ManagerFds(b_) <= requester_fds; },
-                      absl::Seconds(10)))
-      << "owner manager fds now:\n" << bench::DescribeOpenFds(a_->manager->pid()) << "were:\n" << owner_fds_were
-      << "requester manager fds now:\n" << bench::DescribeOpenFds(b_->manager->pid()) << "were:\n" << requester_fds_were;
+  EXPECT_TRUE(
+      WaitFor([&] { return ManagerFds(a_) <= owner_fds && ManagerFds(b_) <= requester_fds; }, absl::Seconds(10)))
+      << "owner manager fds now:\n"
+      << bench::DescribeOpenFds(a_->manager->pid()) << "were:\n"
+      << owner_fds_were << "requester manager fds now:\n"
+      << bench::DescribeOpenFds(b_->manager->pid()) << "were:\n"
+      << requester_fds_were;
 
   // Healed: the requester restarts without faults, and every fetch succeeds.
   TestNodeOptions healthy = faulty_;
@@ -185,7 +188,9 @@ TEST_F(NetworkFaultTest, LossyDelayedFetchesEndByTheirDeadlineIntactOrFailedAndN
   ExpectStoreAtBaseline(b_);
   // The restarted requester's one channel replaced the old one on the owner.
   EXPECT_TRUE(WaitFor([&] { return ManagerFds(a_) <= owner_fds; }, absl::Seconds(10)))
-      << "owner manager fds now:\n" << bench::DescribeOpenFds(a_->manager->pid()) << "were:\n" << owner_fds_were;
+      << "owner manager fds now:\n"
+      << bench::DescribeOpenFds(a_->manager->pid()) << "were:\n"
+      << owner_fds_were;
 }
 
 }  // namespace

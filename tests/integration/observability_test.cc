@@ -5,8 +5,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
-
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +16,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include <gtest/gtest.h>
+
 #include "bench-mpi/launch/child_process.h"
 #include "bench-mpi/launch/loopback_http.h"
 #include "nlohmann/json.hpp"
@@ -46,8 +46,8 @@ struct HttpReply {
 
 // GET http://127.0.0.1:port/path, read to EOF.
 absl::StatusOr<HttpReply> HttpGet(uint16_t port, const std::string& path) {
-  ASSIGN_OR_RETURN(std::string reply,
-                   bench::LoopbackHttpExchange(port, absl::StrCat("GET ", path, " HTTP/1.1\r\nHost: localhost\r\n\r\n")));
+  ASSIGN_OR_RETURN(std::string reply, bench::LoopbackHttpExchange(
+                                          port, absl::StrCat("GET ", path, " HTTP/1.1\r\nHost: localhost\r\n\r\n")));
   const size_t end = reply.find("\r\n\r\n");
   if (end == std::string::npos) return absl::InternalError(absl::StrCat("no HTTP head in: ", reply));
   return HttpReply{reply.substr(0, end), reply.substr(end + 4)};
@@ -148,9 +148,8 @@ TEST_F(ObservabilityTest, StatsManagerPrintsTheManagersDocumentAsJsonAndIndented
   EXPECT_EQ(reparsed.at("fetch_bytes"), 100000);
 
   // A manager socket nobody serves: one error line, exit 1.
-  const CommandResult gone = Shell(absl::StrCat(RPLASMA_BIN_DIR, "/rplasma --store-socket ",
-                                                b_->store->socket_path(), " --manager-socket ", cluster_->dir(),
-                                                "/nobody.sock stats --manager"));
+  const CommandResult gone = Shell(absl::StrCat(RPLASMA_BIN_DIR, "/rplasma --store-socket ", b_->store->socket_path(),
+                                                " --manager-socket ", cluster_->dir(), "/nobody.sock stats --manager"));
   EXPECT_EQ(gone.exit_code, 1);
   EXPECT_EQ(std::count(gone.err.begin(), gone.err.end(), '\n'), 1) << gone.err;
   ASSERT_OK(WaitStoreReleasedEverything(*b_->client, absl::Seconds(10)));
@@ -176,7 +175,8 @@ TEST_F(ObservabilityTest, TheOwnersManagerServesGetsAndPinsThroughTheSharedIndex
 
 TEST_F(ObservabilityTest, BothDaemonsServeMetricsThatPromtoolAcceptsAndThatCountTheFetches) {
   if (std::system("promtool --version >/dev/null 2>&1") != 0) {
-    RPLASMA_SKIP_TEST("promtool", "promtool is not installed (Debian package prometheus; scripts/setup.sh installs it)");
+    RPLASMA_SKIP_TEST("promtool",
+                      "promtool is not installed (Debian package prometheus; scripts/setup.sh installs it)");
   }
   // One fetch by each protocol: 1000 bytes by Get, 1 MiB by Pin (the threshold is 64 KiB).
   ASSERT_NO_FATAL_FAILURE(FetchOneIntoB("metrics-small", 1000));
@@ -212,9 +212,9 @@ TEST_F(ObservabilityTest, BothDaemonsServeMetricsThatPromtoolAcceptsAndThatCount
   // The Pin path's 1 MiB arrived in messages over tcp: the NIC's received bytes are at least that.
   EXPECT_GE(SampleValue(manager.body, "rplasma_manager_transport_received_bytes_total{transport=\"tcp\"}"),
             1000 + (1u << 20));
-  EXPECT_EQ(SampleValue(manager.body, absl::StrCat("rplasma_manager_info{node_id=\"", b_->node_id,
-                                                   "\",transport=\"tcp\"}")),
-            1);
+  EXPECT_EQ(
+      SampleValue(manager.body, absl::StrCat("rplasma_manager_info{node_id=\"", b_->node_id, "\",transport=\"tcp\"}")),
+      1);
 
   // Anything but GET /metrics is refused, and the endpoint still serves afterwards.
   ASSERT_OK_AND_ASSIGN(HttpReply other, HttpGet(manager_port_, "/"));

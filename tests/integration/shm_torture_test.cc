@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include <gtest/gtest.h>
+
 #include "nlohmann/json.hpp"
 #include "tests/integration/client_test_fixture.h"
 
@@ -68,9 +68,10 @@ class ShmTortureTest : public ClientStoreTest {
     Worker w;
     w.name = number < 0 ? role : absl::StrCat(role, "-", number);
     w.log_path = store_->dir() + "/" + w.name + ".log";
-    ASSIGN_OR_RETURN(w.process, bench::ChildProcess::Start({RPLASMA_SHM_TORTURE_WORKER, role, store_->socket_path(),
-                                                   absl::StrCat(seconds), absl::StrCat(seed), absl::StrCat(kIds)},
-                                                  w.log_path));
+    ASSIGN_OR_RETURN(w.process,
+                     bench::ChildProcess::Start({RPLASMA_SHM_TORTURE_WORKER, role, store_->socket_path(),
+                                                 absl::StrCat(seconds), absl::StrCat(seed), absl::StrCat(kIds)},
+                                                w.log_path));
     return w;
   }
 };

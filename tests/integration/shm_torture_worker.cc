@@ -32,6 +32,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+
 #include "client/checksum.h"
 #include "client/client.h"
 #include "nlohmann/json.hpp"

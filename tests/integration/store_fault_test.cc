@@ -10,19 +10,19 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstring>
 #include <fstream>
 #include <iterator>
-#include <cstring>
 #include <random>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
+#include "flatbuffers/flatbuffers.h"
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "absl/strings/str_cat.h"
-#include "flatbuffers/flatbuffers.h"
-#include "protocol/frame.h"
 #include "protocol/base/socket_io.h"
+#include "protocol/frame.h"
 #include "protocol/store_messages.h"
 #include "tests/support/skip.h"
 #include "tests/support/status_matchers.h"
@@ -53,8 +53,8 @@ std::string RequestWithBodyType(uint8_t body_type) {
   flatbuffers::uoffset_t inner_start = b.StartTable();
   flatbuffers::uoffset_t inner = b.EndTable(inner_start);
   flatbuffers::uoffset_t start = b.StartTable();
-  b.AddElement<uint64_t>(4, 9, 0);           // request_id
-  b.AddElement<uint8_t>(6, body_type, 0);    // body_type
+  b.AddElement<uint64_t>(4, 9, 0);                   // request_id
+  b.AddElement<uint8_t>(6, body_type, 0);            // body_type
   b.AddOffset(8, flatbuffers::Offset<void>(inner));  // body
   flatbuffers::uoffset_t root = b.EndTable(start);
   b.Finish(flatbuffers::Offset<void>(root));
@@ -313,8 +313,8 @@ TEST_F(StoreFaultTest, AnArenaLargerThanTheHostCanBackIsRefusedBeforeAnyReservat
   bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   ASSERT_OK_AND_ASSIGN(bench::ChildProcess refused,
                        bench::ChildProcess::Start({absl::StrCat(RPLASMA_BIN_DIR, "/rplasma-store"), "--socket",
-                                          dir.Join("store.sock"), "--memory", absl::StrCat(too_much)},
-                                         dir.Join("store.log")));
+                                                   dir.Join("store.sock"), "--memory", absl::StrCat(too_much)},
+                                                  dir.Join("store.log")));
   std::optional<int> status = refused.Wait(absl::Seconds(10));
   ASSERT_TRUE(status.has_value()) << "the store did not exit";
   EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 1);

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+
 #include "client/checksum.h"
 #include "tests/integration/client_test_fixture.h"
 
@@ -70,8 +71,8 @@ class StoreModelTest : public ClientStoreTest {
     for (auto it = model_.begin(); it != model_.end();) {
       const ModelObject& m = it->second;
       if (!m.delete_pending && !seen.contains(it->first)) {
-        ASSERT_TRUE(m.sealed && m.refs == 0) << step << ": " << it->first.Hex() << " vanished with " << m.refs
-                                             << " references, sealed " << m.sealed;
+        ASSERT_TRUE(m.sealed && m.refs == 0)
+            << step << ": " << it->first.Hex() << " vanished with " << m.refs << " references, sealed " << m.sealed;
         it = model_.erase(it);
         continue;
       }

@@ -66,10 +66,12 @@ class StoreProtocolTest : public ::testing::Test {
     client_.reset();
     ASSERT_OK_AND_ASSIGN(auto auditor, RawStoreClient::Connect(store_->socket_path(), "auditor"));
     StatsReply s;
-    EXPECT_TRUE(WaitFor([&] {
-      s = Stats(*auditor);
-      return s.clients == 1 && s.ref_count == 0 && s.objects_created == 0;
-    }, absl::Seconds(5)));
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          s = Stats(*auditor);
+          return s.clients == 1 && s.ref_count == 0 && s.objects_created == 0;
+        },
+        absl::Seconds(5)));
     EXPECT_EQ(s.ref_count, 0u);
     EXPECT_EQ(s.objects_created, 0u);
     EXPECT_EQ(s.waiting_gets, 0u);

@@ -12,30 +12,30 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <set>
+#include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "absl/strings/str_cat.h"
 #include "protocol/base/logging.h"
 #include "protocol/frame.h"
 #include "protocol/store_messages.h"
+#include "tests/integration/store_protocol_fixture.h"
 #include "tests/support/skip.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/store_process.h"
-#include "tests/integration/store_protocol_fixture.h"
 
 namespace rplasma {
 namespace {
 
 using ::rplasma::testing::BodyOf;
 using ::rplasma::testing::HasErrorCode;
-using ::rplasma::testing::StoreProtocolTest;
 using ::rplasma::testing::RawStoreClient;
 using ::rplasma::testing::StoreProcess;
 using ::rplasma::testing::StoreProcessOptions;
+using ::rplasma::testing::StoreProtocolTest;
 using ::rplasma::testing::WaitFor;
 using ::testing::ElementsAre;
 
@@ -141,7 +141,7 @@ TEST_F(StoreProtocolTest, PassedArenaFdCannotBeResized) {
   EXPECT_NE(::ftruncate(client_->arena_fd(), 4096), 0);
   EXPECT_EQ(errno, EPERM);
   EXPECT_NE(::ftruncate(client_->arena_fd(), int64_t{1} << 32), 0);
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::fstat(client_->arena_fd(), &st), 0);
   EXPECT_EQ(static_cast<uint64_t>(st.st_size), client_->connect_reply().arena_size);
   ExpectNoLeaks();
@@ -232,7 +232,7 @@ TEST_F(StoreProtocolTest, GetTimeoutReportsNotFoundAndNotSealedWithoutReferences
   }
   // Only the two served entries took references.
   EXPECT_EQ(Stats(*client_).ref_count, 2u + 2u);  // writer: sealed + unsealed; us: sealed twice
-  writer.reset();  // aborts `unsealed`, drops the writer's reference on `sealed`
+  writer.reset();                                 // aborts `unsealed`, drops the writer's reference on `sealed`
   EXPECT_TRUE(WaitFor([&] { return Stats(*client_).ref_count == 2; }, absl::Seconds(5)));
   ExpectNoLeaks();
 }
@@ -260,12 +260,13 @@ TEST_F(StoreProtocolTest, DepartingClientLosesItsReferencesAndUnsealedObjects) {
   ASSERT_OK(r.status());
   EXPECT_EQ(Stats(*client_).ref_count, 4u);
   other.reset();
-  EXPECT_TRUE(WaitFor([&] {
-    StatsReply s = Stats(*client_);
-    return s.ref_count == 1 && s.objects_created == 0;
-  }, absl::Seconds(5)));
-  EXPECT_THAT(Codes(*client_, ContainsRequest{{kept, draft}}),
-              ElementsAre(ErrorCode::kOk, ErrorCode::kObjectNotFound));
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        StatsReply s = Stats(*client_);
+        return s.ref_count == 1 && s.objects_created == 0;
+      },
+      absl::Seconds(5)));
+  EXPECT_THAT(Codes(*client_, ContainsRequest{{kept, draft}}), ElementsAre(ErrorCode::kOk, ErrorCode::kObjectNotFound));
   ExpectNoLeaks();
 }
 
@@ -415,7 +416,7 @@ TEST_F(StoreProtocolTest, SigtermShutsDownCleanlyAndRemovesTheSocket) {
   ASSERT_OK_AND_ASSIGN(int status, store_->Stop());
   EXPECT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
-  struct stat st{};
+  struct stat st {};
   EXPECT_NE(::lstat(store_->socket_path().c_str(), &st), 0);
 }
 
@@ -479,7 +480,7 @@ TEST_F(StoreProtocolTest, HugePageArenaCannotBeResizedByAClientAndKeepsServing) 
   errno = 0;
   EXPECT_NE(::ftruncate(fd, static_cast<off_t>(arena * 2)), 0);
   EXPECT_EQ(errno, EPERM);
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::fstat(fd, &st), 0);
   EXPECT_EQ(static_cast<uint64_t>(st.st_size), arena);
 
@@ -512,7 +513,7 @@ TEST_F(StoreProtocolTest, HugePageArenaCannotBeResizedByAClientAndKeepsServing) 
 }
 
 TEST_F(StoreProtocolTest, SocketIsPrivateToTheStoresUser) {
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::stat(store_->socket_path().c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   std::string dir = store_->socket_path().substr(0, store_->socket_path().rfind('/'));
@@ -529,10 +530,10 @@ TEST_F(StoreProtocolTest, CreateBatchCreatesEachObjectIndependentlyAndSealBatchS
   CreateSealed(*client_, existing, 100);
   const uint64_t arena = client_->connect_reply().arena_size;
 
-  ASSERT_OK_AND_ASSIGN(Reply created, client_->Call(CreateBatchRequest{{{a, 100, 10, true},
-                                                                        {existing, 100, 0, true},
-                                                                        {too_big, arena + 1, 0, true},
-                                                                        {b, 5000, 0, true}}}));
+  ASSERT_OK_AND_ASSIGN(
+      Reply created,
+      client_->Call(CreateBatchRequest{
+          {{a, 100, 10, true}, {existing, 100, 0, true}, {too_big, arena + 1, 0, true}, {b, 5000, 0, true}}}));
   ASSERT_OK(created.status());
   const std::vector<ObjectInfo>& objects = BodyOf<ObjectsReply>(created).objects;
   ASSERT_EQ(objects.size(), 4u);
@@ -562,9 +563,9 @@ TEST_F(StoreProtocolTest, CreateBatchCreatesEachObjectIndependentlyAndSealBatchS
   // Another client cannot seal a; its batch fails for a only.
   EXPECT_THAT(Codes(*other, SealBatchRequest{{{a, 1, true}, {missing, 2, true}}}),
               ElementsAre(ErrorCode::kNotCreator, ErrorCode::kObjectNotFound));
-  EXPECT_THAT(Codes(*client_,
-                    SealBatchRequest{{{a, 11, true}, {existing, 0, true}, {b, 22, false}, {missing, 0, true}}}),
-              ElementsAre(ErrorCode::kOk, ErrorCode::kObjectAlreadySealed, ErrorCode::kOk, ErrorCode::kObjectNotFound));
+  EXPECT_THAT(
+      Codes(*client_, SealBatchRequest{{{a, 11, true}, {existing, 0, true}, {b, 22, false}, {missing, 0, true}}}),
+      ElementsAre(ErrorCode::kOk, ErrorCode::kObjectAlreadySealed, ErrorCode::kOk, ErrorCode::kObjectNotFound));
   ASSERT_OK_AND_ASSIGN(Reply got, reader->Receive());
   EXPECT_EQ(got.request_id, get_rid);
   ASSERT_EQ(BodyOf<ObjectsReply>(got).objects.size(), 1u);
@@ -597,8 +598,8 @@ TEST_F(StoreProtocolTest, PutBatchStoresEachObjectIndependentlyAndLeavesNoRefere
                        client_->Call(CreateRequest{ObjectID::FromLabel("filler"), arena - (32 << 10), 0, false}));
   ASSERT_OK(filler.status());
   batch.objects.insert(batch.objects.begin() + 1, PutRequest{no_room, largest, {}, 5, false});
-  EXPECT_THAT(Codes(*client_, batch), ElementsAre(ErrorCode::kOk, ErrorCode::kOutOfMemory, ErrorCode::kObjectExists,
-                                                  ErrorCode::kOk));
+  EXPECT_THAT(Codes(*client_, batch),
+              ElementsAre(ErrorCode::kOk, ErrorCode::kOutOfMemory, ErrorCode::kObjectExists, ErrorCode::kOk));
   ASSERT_OK_AND_ASSIGN(Reply aborted, client_->Call(AbortRequest{ObjectID::FromLabel("filler")}));
   ASSERT_OK(aborted.status());
 

@@ -1,14 +1,14 @@
-// VerbsClusterTest (VerbsClusterTestOn<Base>): the fixture of the manager tests over verbs (label rdma-guest, run inside
-// tests/rdma-vm's Soft-RoCE guest): the RDMA netdev's address (the test skips without a device,
-// and fails inside the guest), a redis-server, and nodes whose managers speak verbs on it.
+// VerbsClusterTest (VerbsClusterTestOn<Base>): the fixture of the manager tests over verbs (label rdma-guest, run
+// inside tests/rdma-vm's Soft-RoCE guest): the RDMA netdev's address (the test skips without a device, and fails inside
+// the guest), a redis-server, and nodes whose managers speak verbs on it.
 #ifndef RPLASMA_TESTS_INTEGRATION_VERBS_CLUSTER_TEST_H_
 #define RPLASMA_TESTS_INTEGRATION_VERBS_CLUSTER_TEST_H_
-
-#include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "tests/integration/manager_test_cluster.h"
 #include "tests/support/status_matchers.h"

@@ -32,6 +32,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+
 #include "bench-mpi/launch/child_process.h"
 #include "protocol/base/status.h"
 
@@ -124,10 +125,12 @@ class VerbsVethLink {
   // Runs a tool to completion; kUnavailable with its output when it fails.
   absl::Status Run(const std::vector<std::string>& argv) {
     absl::StatusOr<bench::ChildProcess> child = bench::ChildProcess::Start(argv, log_path_);
-    if (!child.ok()) return absl::UnavailableError(absl::StrCat(absl::StrJoin(argv, " "), ": ", child.status().message()));
+    if (!child.ok())
+      return absl::UnavailableError(absl::StrCat(absl::StrJoin(argv, " "), ": ", child.status().message()));
     std::optional<int> status = child->Wait(absl::Seconds(30));
     if (!status.has_value() || !WIFEXITED(*status) || WEXITSTATUS(*status) != 0) {
-      return absl::UnavailableError(absl::StrCat(absl::StrJoin(argv, " "), " failed: ", bench::FileTail(log_path_, 400)));
+      return absl::UnavailableError(
+          absl::StrCat(absl::StrJoin(argv, " "), " failed: ", bench::FileTail(log_path_, 400)));
     }
     return absl::OkStatus();
   }

@@ -12,6 +12,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+
 #include "protocol/base/clock.h"
 #include "protocol/base/mutex_lock.h"
 

@@ -7,6 +7,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
+
 #include "protocol/base/logging.h"
 #include "protocol/base/mutex_lock.h"
 #include "protocol/base/status.h"

@@ -29,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+
 #include "manager/transport/transport.h"
 
 namespace rplasma::testing {
@@ -46,7 +47,7 @@ struct NetworkFaults {
 struct NetworkFaultCounts {
   uint64_t messages = 0;  // requests and replies that drew a fault
   uint64_t lost = 0;
-  uint64_t late = 0;      // delayed past their deadline
+  uint64_t late = 0;  // delayed past their deadline
 };
 
 class FaultSource;
@@ -65,8 +66,7 @@ class FaultInjectingTransport : public transport::Transport {
   absl::StatusOr<std::string> Listen(const std::string& address, transport::RequestHandler* handler) override {
     return inner_->Listen(address, handler);
   }
-  absl::StatusOr<std::shared_ptr<transport::Channel>> Connect(const std::string& address,
-                                                              absl::Time deadline) override;
+  absl::StatusOr<std::shared_ptr<transport::Channel>> Connect(const std::string& address, absl::Time deadline) override;
   transport::TransportStats stats() const override { return inner_->stats(); }
   void Shutdown() override;
 

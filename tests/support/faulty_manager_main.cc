@@ -7,6 +7,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
+
 #include "manager/manager_command_line.h"
 #include "tests/support/fault_injecting_transport.h"
 

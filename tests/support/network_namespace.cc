@@ -3,10 +3,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+
 #include "bench-mpi/launch/child_process.h"
 #include "protocol/base/logging.h"
 #include "protocol/base/status.h"
@@ -61,8 +61,10 @@ absl::StatusOr<std::unique_ptr<NetworkNamespace>> NetworkNamespace::Create(const
   std::unique_ptr<NetworkNamespace> ns(new NetworkNamespace(name));
   RETURN_IF_ERROR(RunCommand(ns->Exec({Ip(), "link", "set", "lo", "up"})));
   RETURN_IF_ERROR(ns->Nft(absl::StrCat("add table ", kTable)));
-  RETURN_IF_ERROR(ns->Nft(absl::StrCat("add chain ", kTable, " input { type filter hook input priority 0 ; policy accept ; }")));
-  RETURN_IF_ERROR(ns->Nft(absl::StrCat("add chain ", kTable, " output { type filter hook output priority 0 ; policy accept ; }")));
+  RETURN_IF_ERROR(
+      ns->Nft(absl::StrCat("add chain ", kTable, " input { type filter hook input priority 0 ; policy accept ; }")));
+  RETURN_IF_ERROR(
+      ns->Nft(absl::StrCat("add chain ", kTable, " output { type filter hook output priority 0 ; policy accept ; }")));
   return ns;
 }
 

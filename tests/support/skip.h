@@ -10,14 +10,14 @@
 #ifndef RPLASMA_TESTS_SUPPORT_SKIP_H_
 #define RPLASMA_TESTS_SUPPORT_SKIP_H_
 
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include <gtest/gtest.h>
+
 #include "bench-mpi/launch/redis_server.h"
 
 namespace rplasma::testing {
@@ -36,21 +36,22 @@ inline bool SkipIsFailure(absl::string_view need) {
 
 }  // namespace rplasma::testing
 
-#define RPLASMA_SKIP_TEST(need, reason)                                                            \
-  do {                                                                                             \
-    const std::string rplasma_skip_reason_ = (reason);                                             \
-    if (::rplasma::testing::SkipIsFailure(need)) {                                                 \
-      FAIL() << "this test cannot run here (no " << (need)                                         \
-             << ") and RPLASMA_REQUIRE_ALL=1 forbids skipping it: " << rplasma_skip_reason_;       \
-    }                                                                                              \
-    GTEST_SKIP() << rplasma_skip_reason_;                                                          \
+#define RPLASMA_SKIP_TEST(need, reason)                                                      \
+  do {                                                                                       \
+    const std::string rplasma_skip_reason_ = (reason);                                       \
+    if (::rplasma::testing::SkipIsFailure(need)) {                                           \
+      FAIL() << "this test cannot run here (no " << (need)                                   \
+             << ") and RPLASMA_REQUIRE_ALL=1 forbids skipping it: " << rplasma_skip_reason_; \
+    }                                                                                        \
+    GTEST_SKIP() << rplasma_skip_reason_;                                                    \
   } while (0)
 
 // Skips the current test (with the reason) when no redis-server binary is installed; fails it
 // instead where every test must run (above). Then bench::RedisServer::Start() gives a private one.
-#define RPLASMA_SKIP_IF_NO_REDIS_SERVER()                                                           \
-  if (::rplasma::bench::RedisServer::FindBinary().empty())                                         \
-  RPLASMA_SKIP_TEST("redis-server", "redis-server not found in PATH or /usr/bin/redis-server; "   \
-                                    "install the redis-server package to run this test")
+#define RPLASMA_SKIP_IF_NO_REDIS_SERVER()                                       \
+  if (::rplasma::bench::RedisServer::FindBinary().empty())                      \
+  RPLASMA_SKIP_TEST("redis-server",                                             \
+                    "redis-server not found in PATH or /usr/bin/redis-server; " \
+                    "install the redis-server package to run this test")
 
 #endif  // RPLASMA_TESTS_SUPPORT_SKIP_H_

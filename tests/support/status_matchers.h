@@ -5,18 +5,20 @@
 #ifndef RPLASMA_TESTS_SUPPORT_STATUS_MATCHERS_H_
 #define RPLASMA_TESTS_SUPPORT_STATUS_MATCHERS_H_
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "absl/status/status.h"
-#include "absl/status/statusor.h"
 #include "protocol/base/status.h"
 
 namespace rplasma::testing {
 
 inline const absl::Status& GetStatus(const absl::Status& s) { return s; }
 template <typename T>
-const absl::Status& GetStatus(const absl::StatusOr<T>& s) { return s.status(); }
+const absl::Status& GetStatus(const absl::StatusOr<T>& s) {
+  return s.status();
+}
 
 MATCHER(IsOk, "is OK") {
   const absl::Status& s = GetStatus(arg);

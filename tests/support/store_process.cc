@@ -3,9 +3,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "protocol/frame.h"
+
 #include "protocol/base/socket_io.h"
 #include "protocol/base/status.h"
+#include "protocol/frame.h"
 
 namespace rplasma::testing {
 

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+
 #include "bench-mpi/launch/store_process.h"
 #include "protocol/base/unique_fd.h"
 #include "protocol/store_messages.h"

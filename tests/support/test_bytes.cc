@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/synchronization/mutex.h"
+
 #include "protocol/base/mutex_lock.h"
 
 namespace rplasma::testing {

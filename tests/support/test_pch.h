@@ -1,9 +1,6 @@
 // The precompiled header every test executable reuses (tests/CMakeLists.txt): only headers from
 // outside the project, which change with the toolchain and never with a test. A test file still
 // includes what it uses; this only makes those includes free.
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -34,3 +31,5 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>

@@ -6,6 +6,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
+
 #include "manager/manager_command_line.h"
 #include "tests/support/throttling_request_handler.h"
 

@@ -22,8 +22,6 @@
 #ifndef RPLASMA_TESTS_SUPPORT_TRANSPORT_CONTRACT_H_
 #define RPLASMA_TESTS_SUPPORT_TRANSPORT_CONTRACT_H_
 
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <cstring>
 #include <memory>
@@ -33,6 +31,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include <gtest/gtest.h>
+
 #include "manager/transport/transport.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/test_bytes.h"
@@ -96,8 +96,8 @@ class TransportContractTest : public ::testing::Test {
 TYPED_TEST_SUITE_P(TransportContractTest);
 
 TYPED_TEST_P(TransportContractTest, ACallsReplyIsTheHandlersReplyToExactlyItsRequestAtEverySize) {
-  for (size_t size : {size_t{0}, size_t{1}, size_t{4064}, size_t{4065}, size_t{3 * 4096 + 7}, size_t{70000},
-                      size_t{1} << 20}) {
+  for (size_t size :
+       {size_t{0}, size_t{1}, size_t{4064}, size_t{4065}, size_t{3 * 4096 + 7}, size_t{70000}, size_t{1} << 20}) {
     const std::string request = TestBytes(size, size);
     ASSERT_OK_AND_ASSIGN(std::string reply, this->channel_->Call(request, this->Deadline()));
     EXPECT_TRUE(reply == "re:" + request) << "size " << size << ": a reply of " << reply.size() << " bytes";
@@ -107,8 +107,8 @@ TYPED_TEST_P(TransportContractTest, ACallsReplyIsTheHandlersReplyToExactlyItsReq
 
 TYPED_TEST_P(TransportContractTest, AReadCopiesExactlyItsRegionAtAnyAlignmentAndSize) {
   uint64_t dst = 0;
-  for (uint64_t size : {uint64_t{0}, uint64_t{1}, uint64_t{7}, uint64_t{4096}, uint64_t{65537},
-                        (uint64_t{1} << 20) + 3, uint64_t{3} << 20}) {
+  for (uint64_t size : {uint64_t{0}, uint64_t{1}, uint64_t{7}, uint64_t{4096}, uint64_t{65537}, (uint64_t{1} << 20) + 3,
+                        uint64_t{3} << 20}) {
     const uint64_t offset = (size * 13) % 4093;  // unaligned on both sides
     dst = (dst + 4099) % 8191;
     ASSERT_NO_FATAL_FAILURE(this->ReadAndCheck(offset, size, dst));

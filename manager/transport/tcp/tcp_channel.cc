@@ -9,15 +9,15 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+
 #include "manager/transport/tcp/tcp_socket.h"
-#include "protocol/base/mutex_lock.h"
 #include "protocol/base/logging.h"
+#include "protocol/base/mutex_lock.h"
 #include "protocol/base/status.h"
 
 namespace rplasma::transport::tcp {
 
-absl::StatusOr<std::shared_ptr<TcpChannel>> TcpChannel::Create(UniqueFd fd, std::string peer_address,
-                                                               ArenaView arena,
+absl::StatusOr<std::shared_ptr<TcpChannel>> TcpChannel::Create(UniqueFd fd, std::string peer_address, ArenaView arena,
                                                                std::shared_ptr<TransportCounters> counters,
                                                                absl::Duration stall_timeout) {
   if (!fd.valid()) return MakeError(ErrorCode::kInvalidArgument, "TcpChannel: invalid fd");
@@ -54,12 +54,11 @@ TcpChannel::~TcpChannel() { Close(); }
 
 void TcpChannel::Close() {
   // The shutdown in OnBreak makes the leader's recv() fail.
-  demux_.BreakAndWaitForLeader(MakeError(ErrorCode::kUnavailable, absl::StrCat("channel to ", peer_address_, " closed")));
+  demux_.BreakAndWaitForLeader(
+      MakeError(ErrorCode::kUnavailable, absl::StrCat("channel to ", peer_address_, " closed")));
 }
 
-void TcpChannel::NoteProgress() {
-  last_progress_ns_.store(absl::ToUnixNanos(absl::Now()), std::memory_order_relaxed);
-}
+void TcpChannel::NoteProgress() { last_progress_ns_.store(absl::ToUnixNanos(absl::Now()), std::memory_order_relaxed); }
 
 bool TcpChannel::StalledAt(absl::Time now) const {
   if (outstanding_.load(std::memory_order_acquire) <= 0) return false;
@@ -114,9 +113,9 @@ absl::Status TcpChannel::Execute(Pending& p, TcpHeader header, const void* paylo
   if (expired_unsent) {
     outstanding_.fetch_sub(1, std::memory_order_acq_rel);  // no reply will come for it
     // The channel failed meanwhile: that status; else ours.
-    return demux_.Withdraw(&p, MakeError(ErrorCode::kDeadlineExceeded,
-                                         absl::StrCat("request to ", peer_address_,
-                                                      ": deadline exceeded before it was sent")));
+    return demux_.Withdraw(
+        &p, MakeError(ErrorCode::kDeadlineExceeded,
+                      absl::StrCat("request to ", peer_address_, ": deadline exceeded before it was sent")));
   }
   // Part of the request may be on the wire: the stream position is lost.
   if (!sent.ok()) return demux_.Abort(&p, sent);
@@ -204,9 +203,8 @@ absl::Status TcpChannel::ReadOneReply(absl::Time deadline) {
     RETURN_IF_ERROR(StartReply());
   } else if (in.unclaimed) {
     // A leader stopped mid-reply: its waiter still waits (resume into it) or gave up (drop the rest).
-    ASSIGN_OR_RETURN(ReplyWaiter * again, demux_.Claim(in.parsed.request_id, [](const ReplyWaiter&) {
-      return absl::OkStatus();
-    }));
+    ASSIGN_OR_RETURN(ReplyWaiter * again,
+                     demux_.Claim(in.parsed.request_id, [](const ReplyWaiter&) { return absl::OkStatus(); }));
     in.target = static_cast<Pending*>(again);
     in.unclaimed = false;
   }
@@ -257,8 +255,8 @@ absl::Status TcpChannel::StartReply() {
   ASSIGN_OR_RETURN(ReplyWaiter * claimed, demux_.Claim(header.request_id, [&](const ReplyWaiter& w) {
     const Pending& q = static_cast<const Pending&>(w);
     if (header.kind != TcpKind::kError && header.kind != q.expect) {
-      return ProtocolError(absl::StrCat("reply kind ", static_cast<int>(header.kind), " does not match request ",
-                                        header.request_id));
+      return ProtocolError(
+          absl::StrCat("reply kind ", static_cast<int>(header.kind), " does not match request ", header.request_id));
     }
     if (header.kind == TcpKind::kReadData && header.length != q.length) {
       return ProtocolError(absl::StrCat("read reply of ", header.length, " bytes for a request of ", q.length));
@@ -286,8 +284,8 @@ std::pair<uint8_t*, size_t> TcpChannel::PayloadSpace() {
     return {reinterpret_cast<uint8_t*>(in.error_text.data()) + in.payload_bytes, left};
   }
   if (in.target != nullptr) {
-    uint8_t* base = in.parsed.kind == TcpKind::kCallReply ? reinterpret_cast<uint8_t*>(in.target->reply.data())
-                                                          : in.target->dst;
+    uint8_t* base =
+        in.parsed.kind == TcpKind::kCallReply ? reinterpret_cast<uint8_t*>(in.target->reply.data()) : in.target->dst;
     return {base + in.payload_bytes, left};
   }
   if (scratch_ == nullptr) scratch_.reset(new uint8_t[kScratchBytes]);

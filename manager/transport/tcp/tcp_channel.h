@@ -49,6 +49,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+
 #include "manager/transport/tcp/arena_view.h"
 #include "manager/transport/tcp/tcp_receive_buffer.h"
 #include "manager/transport/tcp/tcp_wire.h"
@@ -62,8 +63,7 @@ class TcpChannel : public Channel {
  public:
   // Takes an authenticated, configured, non-blocking connection. `stall_timeout` (the transport's
   // dead-peer timeout) bounds how long outstanding requests may see no reply byte at all.
-  static absl::StatusOr<std::shared_ptr<TcpChannel>> Create(UniqueFd fd, std::string peer_address,
-                                                            ArenaView arena,
+  static absl::StatusOr<std::shared_ptr<TcpChannel>> Create(UniqueFd fd, std::string peer_address, ArenaView arena,
                                                             std::shared_ptr<TransportCounters> counters,
                                                             absl::Duration stall_timeout);
   ~TcpChannel() override;
@@ -94,13 +94,13 @@ class TcpChannel : public Channel {
   // The reply being received, which outlives any one leader. Touched only by the leader.
   struct Inbound {
     uint8_t header[kTcpHeaderBytes];
-    size_t header_bytes = 0;      // 0 at a reply boundary
-    bool started = false;         // header parsed, its id claimed (or found abandoned)
+    size_t header_bytes = 0;  // 0 at a reply boundary
+    bool started = false;     // header parsed, its id claimed (or found abandoned)
     TcpHeader parsed;
-    Pending* target = nullptr;    // claimed waiter the payload goes into; nullptr: dropped
-    bool unclaimed = false;       // a leader stopped and let go of the target: claim its id again
-    uint64_t payload_bytes = 0;   // payload received so far
-    std::string error_text;       // a kError reply's payload
+    Pending* target = nullptr;   // claimed waiter the payload goes into; nullptr: dropped
+    bool unclaimed = false;      // a leader stopped and let go of the target: claim its id again
+    uint64_t payload_bytes = 0;  // payload received so far
+    std::string error_text;      // a kError reply's payload
   };
 
   TcpChannel(UniqueFd fd, std::string peer_address, ArenaView arena, std::shared_ptr<TransportCounters> counters,

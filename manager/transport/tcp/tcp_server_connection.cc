@@ -7,18 +7,20 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+
 #include "manager/transport/tcp/tcp_socket.h"
 #include "protocol/base/logging.h"
 
 namespace rplasma::transport::tcp {
 
-TcpServerConnection::TcpServerConnection(uint64_t conn_id, UniqueFd fd, std::string peer_address,
-                                         ServerContext context)
+TcpServerConnection::TcpServerConnection(uint64_t conn_id, UniqueFd fd, std::string peer_address, ServerContext context)
     : conn_id_(conn_id), fd_(std::move(fd)), peer_address_(std::move(peer_address)), context_(std::move(context)) {}
 
 TcpServerConnection::~TcpServerConnection() { CHECK(!thread_.joinable()) << "TcpServerConnection not joined"; }
 
-void TcpServerConnection::Start() { thread_ = std::thread([this] { Run(); }); }
+void TcpServerConnection::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
 
 void TcpServerConnection::Stop() { ::shutdown(fd_.get(), SHUT_RDWR); }
 
@@ -89,8 +91,8 @@ absl::Status TcpServerConnection::ServeRead(const TcpHeader& header) {
   return SendReply(TcpKind::kReadData, 0, header.request_id, context_.arena.base + region.addr, region.length);
 }
 
-absl::Status TcpServerConnection::SendReply(TcpKind kind, uint32_t status, uint64_t request_id,
-                                            const void* payload, size_t bytes) {
+absl::Status TcpServerConnection::SendReply(TcpKind kind, uint32_t status, uint64_t request_id, const void* payload,
+                                            size_t bytes) {
   TcpHeader header;
   header.kind = kind;
   header.status = status;

@@ -28,6 +28,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+
 #include "manager/transport/tcp/arena_view.h"
 #include "manager/transport/tcp/tcp_receive_buffer.h"
 #include "manager/transport/tcp/tcp_wire.h"

@@ -16,6 +16,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+
 #include "protocol/base/status.h"
 
 namespace rplasma::transport::tcp {
@@ -26,10 +27,9 @@ absl::Status Unavailable(absl::string_view op, absl::string_view object, int err
 }
 
 // Waits until `fd` is ready for `events`, `deadline` passes, or `max_stall` passes.
-absl::Status WaitReady(int fd, short events, absl::Time deadline, absl::Duration max_stall,
-                       absl::string_view op) {
-  absl::Time limit = std::min(deadline, max_stall == absl::InfiniteDuration() ? absl::InfiniteFuture()
-                                                                               : absl::Now() + max_stall);
+absl::Status WaitReady(int fd, short events, absl::Time deadline, absl::Duration max_stall, absl::string_view op) {
+  absl::Time limit =
+      std::min(deadline, max_stall == absl::InfiniteDuration() ? absl::InfiniteFuture() : absl::Now() + max_stall);
   while (true) {
     int timeout_ms = -1;
     if (limit != absl::InfiniteFuture()) {
@@ -205,7 +205,8 @@ absl::StatusOr<std::string> LocalAddress(int fd) {
 absl::StatusOr<std::string> RemoteAddress(int fd) {
   sockaddr_storage ss{};
   socklen_t len = sizeof(ss);
-  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return Unavailable("getpeername", "socket", errno);
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0)
+    return Unavailable("getpeername", "socket", errno);
   return SockaddrToString(ss);
 }
 

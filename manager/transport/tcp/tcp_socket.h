@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+
 #include "protocol/base/unique_fd.h"
 
 namespace rplasma::transport::tcp {

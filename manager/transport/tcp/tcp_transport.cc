@@ -7,10 +7,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+
 #include "manager/auth/peer_auth.h"
 #include "manager/transport/tcp/tcp_socket.h"
-#include "protocol/base/mutex_lock.h"
 #include "protocol/base/logging.h"
+#include "protocol/base/mutex_lock.h"
 #include "protocol/base/status.h"
 
 namespace rplasma::transport::tcp {
@@ -48,9 +49,7 @@ absl::Status TcpTransport::RegisterArena(uint8_t* base, uint64_t size) {
   return absl::OkStatus();
 }
 
-RemoteRegion TcpTransport::RegionFor(uint64_t offset, uint64_t length) const {
-  return RemoteRegion{offset, length, 0};
-}
+RemoteRegion TcpTransport::RegionFor(uint64_t offset, uint64_t length) const { return RemoteRegion{offset, length, 0}; }
 
 size_t TcpTransport::server_connection_count() const {
   MutexLock lock(&mu_);

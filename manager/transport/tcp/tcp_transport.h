@@ -35,6 +35,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+
 #include "manager/auth/handshake_pool.h"
 #include "manager/transport/tcp/arena_view.h"
 #include "manager/transport/tcp/tcp_channel.h"

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/time/clock.h"
+
 #include "manager/transport/tcp/tcp_socket.h"
 #include "manager/transport/tcp/tcp_transport.h"
 #include "protocol/base/logging.h"
@@ -150,8 +151,10 @@ int Main(int argc, char** argv) {
   std::vector<double> us;
   for (int i = 0; i < 2000; ++i) {
     absl::Time t0 = absl::Now();
-    CHECK(channel->Call("ping-64-bytes-ping-64-bytes-ping-64-bytes-ping-64-bytes-ping-64-by",
-                        absl::Now() + absl::Seconds(5)).ok());
+    CHECK(
+        channel
+            ->Call("ping-64-bytes-ping-64-bytes-ping-64-bytes-ping-64-bytes-ping-64-by", absl::Now() + absl::Seconds(5))
+            .ok());
     us.push_back(absl::ToDoubleMicroseconds(absl::Now() - t0));
   }
   std::sort(us.begin(), us.end());

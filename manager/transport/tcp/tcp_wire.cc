@@ -1,6 +1,7 @@
 #include "manager/transport/tcp/tcp_wire.h"
 
 #include "absl/strings/str_cat.h"
+
 #include "manager/transport/transport.h"
 #include "protocol/base/status.h"
 
@@ -62,12 +63,11 @@ absl::StatusOr<TcpHeader> ParseTcpHeader(const uint8_t in[kTcpHeaderBytes], TcpD
       if (request) break;
       limit = kMaxErrorBytes;
       break;
-    default:
-      break;
+    default: break;
   }
   if (limit == 0) {
-    return ProtocolError(absl::StrCat("tcp transport: message kind ", kind, " not valid in a ",
-                                      request ? "request" : "reply"));
+    return ProtocolError(
+        absl::StrCat("tcp transport: message kind ", kind, " not valid in a ", request ? "request" : "reply"));
   }
   if (h.length > limit) {
     return ProtocolError(absl::StrCat("tcp transport: message of ", h.length, " bytes exceeds the limit of ", limit));

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+
 #include "manager/transport/verbs/device_set.h"
 #include "protocol/base/unique_fd.h"
 
@@ -22,7 +23,8 @@ class AsyncEventMonitor {
   AsyncEventMonitor& operator=(const AsyncEventMonitor&) = delete;
 
  private:
-  AsyncEventMonitor(std::shared_ptr<DeviceSet> devices, UniqueFd wake) : devices_(std::move(devices)), wake_fd_(std::move(wake)) {}
+  AsyncEventMonitor(std::shared_ptr<DeviceSet> devices, UniqueFd wake)
+      : devices_(std::move(devices)), wake_fd_(std::move(wake)) {}
   void Run();
 
   std::shared_ptr<DeviceSet> devices_;

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
+
 #include "manager/auth/peer_auth.h"
 #include "protocol/base/logging.h"
 #include "protocol/base/socket_io.h"
@@ -94,7 +95,7 @@ void AuthPort::Run() {
     sockaddr_storage peer{};
     socklen_t peer_len = sizeof(peer);
     UniqueFd conn(::accept4(listen_fd_.get(), reinterpret_cast<sockaddr*>(&peer), &peer_len, SOCK_CLOEXEC));
-    if (!conn) continue;  // EAGAIN / ECONNABORTED: nothing to serve
+    if (!conn) continue;                             // EAGAIN / ECONNABORTED: nothing to serve
     pool_->Add(std::move(conn), PeerAddress(peer));  // never blocks
   }
 }
@@ -137,7 +138,8 @@ absl::StatusOr<Ticket> RequestTicket(const sockaddr_storage& addr, absl::string_
     socklen_t len = sizeof(err);
     ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
     if (rc < 0 || err != 0) {
-      return MakeError(ErrorCode::kUnavailable, ErrnoError("connect", "verbs auth port", rc < 0 ? errno : err).message());
+      return MakeError(ErrorCode::kUnavailable,
+                       ErrnoError("connect", "verbs auth port", rc < 0 ? errno : err).message());
     }
   }
   int one = 1;

@@ -28,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+
 #include "manager/auth/handshake_pool.h"
 #include "manager/transport/verbs/ticket_book.h"
 #include "manager/transport/verbs/wire_format.h"

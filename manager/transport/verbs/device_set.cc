@@ -3,6 +3,7 @@
 #include <cerrno>
 
 #include "absl/strings/str_format.h"
+
 #include "protocol/base/status.h"
 
 namespace rplasma::transport::verbs {
@@ -48,9 +49,8 @@ absl::Status DeviceSet::RegisterArena(uint8_t* base, uint64_t size) {
   if (base == nullptr || size == 0) return MakeError(ErrorCode::kInvalidArgument, "verbs arena is empty");
   for (auto& dev : devices_) {
     if (size > dev->attr.max_mr_size) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       absl::StrFormat("arena of %u bytes exceeds %s max_mr_size %u", size, dev->name,
-                                       dev->attr.max_mr_size));
+      return MakeError(ErrorCode::kInvalidArgument, absl::StrFormat("arena of %u bytes exceeds %s max_mr_size %u", size,
+                                                                    dev->name, dev->attr.max_mr_size));
     }
     // Remote peers may only read: no REMOTE_WRITE, no REMOTE_ATOMIC.
     dev->arena_mr.reset(ibv_reg_mr(dev->pd.get(), base, size, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ));

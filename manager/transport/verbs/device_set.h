@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+
 #include "manager/transport/verbs/verbs_raii.h"
 
 namespace rplasma::transport::verbs {

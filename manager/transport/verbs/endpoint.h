@@ -48,6 +48,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+
 #include "manager/transport/transport.h"
 #include "manager/transport/verbs/call_table.h"
 #include "manager/transport/verbs/device_set.h"
@@ -206,11 +207,11 @@ class Endpoint {
   absl::flat_hash_map<uint64_t, ReadProgress*> read_ops_ ABSL_GUARDED_BY(mu_);
   // The poller role (endpoint_poll.cc).
   bool poller_active_ ABSL_GUARDED_BY(mu_) = false;
-  bool cq_armed_ ABSL_GUARDED_BY(mu_) = false;     // armed, and no event consumed since
-  uint64_t poll_batches_ ABSL_GUARDED_BY(mu_) = 0;  // non-empty polls so far
+  bool cq_armed_ ABSL_GUARDED_BY(mu_) = false;                  // armed, and no event consumed since
+  uint64_t poll_batches_ ABSL_GUARDED_BY(mu_) = 0;              // non-empty polls so far
   uint64_t idle_at_batch_ ABSL_GUARDED_BY(mu_) = ~uint64_t{0};  // poll_batches_ when a spin last ran dry
-  uint32_t role_wanted_ ABSL_GUARDED_BY(mu_) = 0;   // waiters blocked only because someone else polls
-  uint32_t blocked_waiters_ ABSL_GUARDED_BY(mu_) = 0;  // threads blocked in AwaitLocked
+  uint32_t role_wanted_ ABSL_GUARDED_BY(mu_) = 0;               // waiters blocked only because someone else polls
+  uint32_t blocked_waiters_ ABSL_GUARDED_BY(mu_) = 0;           // threads blocked in AwaitLocked
   SpinWindow spin_window_ ABSL_GUARDED_BY(mu_);
 };
 

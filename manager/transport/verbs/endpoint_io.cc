@@ -5,9 +5,10 @@
 #include <cstring>
 
 #include "absl/strings/str_format.h"
+
 #include "manager/transport/verbs/endpoint.h"
-#include "protocol/base/mutex_lock.h"
 #include "protocol/base/logging.h"
+#include "protocol/base/mutex_lock.h"
 #include "protocol/base/status.h"
 
 namespace rplasma::transport::verbs {
@@ -18,8 +19,8 @@ absl::Status WcError(const ibv_wc& wc, absl::string_view what) {
   if (wc.status == IBV_WC_REM_ACCESS_ERR || wc.status == IBV_WC_REM_INV_REQ_ERR || wc.status == IBV_WC_LOC_PROT_ERR) {
     code = ErrorCode::kInvalidArgument;  // bad rkey / region outside the peer's MR / bad lkey
   }
-  return MakeError(code, absl::StrFormat("%s failed: %s (vendor error 0x%x)", what, ibv_wc_status_str(wc.status),
-                                         wc.vendor_err));
+  return MakeError(
+      code, absl::StrFormat("%s failed: %s (vendor error 0x%x)", what, ibv_wc_status_str(wc.status), wc.vendor_err));
 }
 
 constexpr absl::Duration kFlushBound = absl::Seconds(5);
@@ -29,7 +30,8 @@ constexpr absl::Duration kFlushBound = absl::Seconds(5);
 absl::StatusOr<std::string> Endpoint::Call(absl::string_view request, absl::Time deadline) {
   if (handler_ != nullptr) return MakeError(ErrorCode::kInternal, "Call on a passive verbs endpoint");
   if (request.size() > kMaxCallBytes) {
-    return MakeError(ErrorCode::kInvalidArgument, absl::StrFormat("request of %u bytes exceeds kMaxCallBytes", request.size()));
+    return MakeError(ErrorCode::kInvalidArgument,
+                     absl::StrFormat("request of %u bytes exceeds kMaxCallBytes", request.size()));
   }
   CallTable::Call call;
   uint64_t id;
@@ -40,7 +42,9 @@ absl::StatusOr<std::string> Endpoint::Call(absl::string_view request, absl::Time
   }
   absl::Status sent = SendMessage(MessageType::kRequest, 0, id, request, deadline);
   MutexLock lock(&mu_);
-  if (sent.ok()) AwaitLocked(lock, [&call] { return call.done; }, deadline);
+  if (sent.ok())
+    AwaitLocked(
+        lock, [&call] { return call.done; }, deadline);
   calls_.Remove(id);
   if (!sent.ok()) return sent;
   if (!call.done) return MakeError(ErrorCode::kDeadlineExceeded, "verbs call: no reply before the deadline");
@@ -55,12 +59,13 @@ absl::Status Endpoint::SendMessage(MessageType type, uint8_t flags, uint64_t req
   uint64_t offset = 0;
   do {
     // The sender never sends without a credit: wait for one (and for a free send buffer).
-    AwaitLocked(lock, [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
-      return state_ != State::kConnected || credits_.CanSend();
-    }, deadline);
+    AwaitLocked(
+        lock, [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return state_ != State::kConnected || credits_.CanSend(); },
+        deadline);
     if (state_ != State::kConnected) return error_;
     if (!credits_.CanSend()) {
-      absl::Status late = MakeError(ErrorCode::kDeadlineExceeded, "verbs send: no credit from the peer before the deadline");
+      absl::Status late =
+          MakeError(ErrorCode::kDeadlineExceeded, "verbs send: no credit from the peer before the deadline");
       // Half a message on the wire would leave the peer reassembling forever: rebuild instead.
       if (offset > 0) FailLocked(late);
       return late;
@@ -93,9 +98,7 @@ absl::Status Endpoint::SendMessage(MessageType type, uint8_t flags, uint64_t req
 void Endpoint::ProcessCompletionLocked(const ibv_wc& wc) {
   const uint64_t value = WrValueOf(wc.wr_id);
   switch (WrKindOf(wc.wr_id)) {
-    case WrKind::kRecv:
-      ProcessReceiveLocked(wc);
-      return;
+    case WrKind::kRecv: ProcessReceiveLocked(wc); return;
     case WrKind::kSend:
       --sends_in_flight_;
       credits_.ReturnSlot(static_cast<uint32_t>(value));
@@ -215,10 +218,12 @@ absl::Status Endpoint::Read(const RemoteRegion& region, uint8_t* dst, absl::Time
   if (base == nullptr || device_->arena_mr == nullptr) {
     return MakeError(ErrorCode::kInvalidArgument, "verbs read: RegisterArena was not called");
   }
-  if (dst < base || dst > base + devices_->arena_size() || region.length > static_cast<uint64_t>(base + devices_->arena_size() - dst)) {
+  if (dst < base || dst > base + devices_->arena_size() ||
+      region.length > static_cast<uint64_t>(base + devices_->arena_size() - dst)) {
     return MakeError(ErrorCode::kInvalidArgument, "verbs read: destination lies outside the registered arena");
   }
-  if (region.addr + region.length < region.addr) return MakeError(ErrorCode::kInvalidArgument, "verbs read: region wraps");
+  if (region.addr + region.length < region.addr)
+    return MakeError(ErrorCode::kInvalidArgument, "verbs read: region wraps");
   MutexLock lock(&mu_);
   ReadProgress op(region.length, read_chunk_);
   if (state_ != State::kConnected) return error_;
@@ -248,7 +253,8 @@ absl::Status Endpoint::Read(const RemoteRegion& region, uint8_t* dst, absl::Time
         FailLocked(MakeError(ErrorCode::kDeadlineExceeded, "verbs read: deadline passed with READs outstanding"));
         flush_limit = absl::Now() + kFlushBound;
       }
-    } else if (!AwaitLocked(lock, [&op] { return op.all_back(); }, flush_limit)) {
+    } else if (!AwaitLocked(
+                   lock, [&op] { return op.all_back(); }, flush_limit)) {
       LOG(ERROR) << "verbs read: " << op.outstanding() << " READs did not flush within " << kFlushBound;
       break;
     }

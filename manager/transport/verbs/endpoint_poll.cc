@@ -106,8 +106,8 @@ void Endpoint::SpinLocked(MutexLock& lock, Poller who, absl::FunctionRef<bool()>
   }
   // Let go of the role: arm (unless still armed), then poll once more to close the race. Active
   // side, spinning on: when no thread is blocked waiting, the CQ stays unarmed (see the header).
-  const bool leave_unarmed = options_.cq_spin > absl::ZeroDuration() && handler_ == nullptr &&
-                             blocked_waiters_ == 0 && (who == Poller::kCompletionThread || done());
+  const bool leave_unarmed = options_.cq_spin > absl::ZeroDuration() && handler_ == nullptr && blocked_waiters_ == 0 &&
+                             (who == Poller::kCompletionThread || done());
   while (!leave_unarmed) {
     if (!cq_armed_) {
       if (int rc = ibv_req_notify_cq(cq_.get(), 0); rc != 0) {
@@ -175,7 +175,8 @@ void Endpoint::PollLoop() {
     if (event) cq_armed_ = false;
     if (poller_active_) continue;  // the poller sees the completion, and re-arms when it lets go
     // Spin-then-block; also runs after the 1 s timeout, which drains whatever an arm failure hid.
-    SpinLocked(lock, Poller::kCompletionThread, [this] { return stop_.load(); }, absl::InfiniteFuture());
+    SpinLocked(
+        lock, Poller::kCompletionThread, [this] { return stop_.load(); }, absl::InfiniteFuture());
   }
 }
 

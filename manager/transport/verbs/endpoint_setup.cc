@@ -9,10 +9,11 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+
 #include "manager/transport/verbs/endpoint.h"
-#include "protocol/base/mutex_lock.h"
 #include "manager/transport/verbs/read_plan.h"
 #include "protocol/base/logging.h"
+#include "protocol/base/mutex_lock.h"
 #include "protocol/base/status.h"
 
 namespace rplasma::transport::verbs {
@@ -64,10 +65,11 @@ absl::Status ExpectCmEvent(rdma_event_channel* channel, rdma_cm_event_type want,
     if (ev.private_data.size() >= 4 && std::memcmp(ev.private_data.data(), kAuthRejectMagic, 4) == 0) {
       return MakeError(ErrorCode::kPermissionDenied, "verbs connect: peer refused the connection ticket");
     }
-    return MakeError(ErrorCode::kUnavailable, absl::StrFormat("verbs %s: connection refused (status %d)", step, ev.status));
+    return MakeError(ErrorCode::kUnavailable,
+                     absl::StrFormat("verbs %s: connection refused (status %d)", step, ev.status));
   }
-  return MakeError(ErrorCode::kUnavailable, absl::StrFormat("verbs %s: %s (status %d)", step, rdma_event_str(ev.type),
-                                                            ev.status));
+  return MakeError(ErrorCode::kUnavailable,
+                   absl::StrFormat("verbs %s: %s (status %d)", step, rdma_event_str(ev.type), ev.status));
 }
 
 int TimeoutMs(absl::Time deadline) {
@@ -82,8 +84,13 @@ absl::Span<const uint8_t> AuthRejectData() { return absl::Span<const uint8_t>(kA
 
 Endpoint::Endpoint(const TransportOptions& options, std::shared_ptr<DeviceSet> devices,
                    std::shared_ptr<VerbsCounters> counters, RequestHandler* handler, uint64_t conn_id)
-    : options_(options), devices_(std::move(devices)), counters_(std::move(counters)), handler_(handler),
-      conn_id_(conn_id), inbound_(options.queue_depth), spin_window_(options.cq_spin) {}
+    : options_(options),
+      devices_(std::move(devices)),
+      counters_(std::move(counters)),
+      handler_(handler),
+      conn_id_(conn_id),
+      inbound_(options.queue_depth),
+      spin_window_(options.cq_spin) {}
 
 absl::StatusOr<std::shared_ptr<Endpoint>> Endpoint::Connect(const TransportOptions& options,
                                                             std::shared_ptr<DeviceSet> devices,
@@ -109,11 +116,13 @@ absl::StatusOr<std::shared_ptr<Endpoint>> Endpoint::Connect(const TransportOptio
   }
   RETURN_IF_ERROR(ExpectCmEvent(raw->channel, RDMA_CM_EVENT_ROUTE_RESOLVED, deadline, nullptr, "route resolution"));
   DeviceContext* device = ep->devices_->Find(raw->verbs);
-  if (device == nullptr) return MakeError(ErrorCode::kUnavailable, "verbs connect: peer is reachable only through a device not in use");
+  if (device == nullptr)
+    return MakeError(ErrorCode::kUnavailable, "verbs connect: peer is reachable only through a device not in use");
   RETURN_IF_ERROR(ep->BuildQp(device));
 
   auto data = EncodeConnectData({options.queue_depth, options.message_bytes, ticket});
-  uint32_t initiator = std::min<uint32_t>({options.max_reads_in_flight, static_cast<uint32_t>(device->attr.max_qp_init_rd_atom), 255});
+  uint32_t initiator =
+      std::min<uint32_t>({options.max_reads_in_flight, static_cast<uint32_t>(device->attr.max_qp_init_rd_atom), 255});
   rdma_conn_param param{};
   param.private_data = data.data();
   param.private_data_len = static_cast<uint8_t>(data.size());
@@ -121,7 +130,8 @@ absl::StatusOr<std::shared_ptr<Endpoint>> Endpoint::Connect(const TransportOptio
   param.initiator_depth = static_cast<uint8_t>(initiator);
   param.retry_count = static_cast<uint8_t>(options.retry_count);
   param.rnr_retry_count = static_cast<uint8_t>(options.rnr_retry);
-  if (rdma_connect(raw, &param) != 0) return MakeError(ErrorCode::kUnavailable, ErrnoError("rdma_connect", "peer", errno).message());
+  if (rdma_connect(raw, &param) != 0)
+    return MakeError(ErrorCode::kUnavailable, ErrnoError("rdma_connect", "peer", errno).message());
   std::vector<uint8_t> accept_bytes;
   RETURN_IF_ERROR(ExpectCmEvent(raw->channel, RDMA_CM_EVENT_ESTABLISHED, deadline, &accept_bytes, "connect"));
   ASSIGN_OR_RETURN(AcceptData accepted, DecodeAcceptData(accept_bytes));
@@ -142,7 +152,8 @@ absl::StatusOr<std::shared_ptr<Endpoint>> Endpoint::Accept(const TransportOption
     return s;
   };
   DeviceContext* device = ep->devices_->Find(ep->id_->verbs);
-  if (device == nullptr) return refuse(MakeError(ErrorCode::kUnavailable, "verbs accept: request arrived on a device not in use"));
+  if (device == nullptr)
+    return refuse(MakeError(ErrorCode::kUnavailable, "verbs accept: request arrived on a device not in use"));
   if (absl::Status s = ep->BuildQp(device); !s.ok()) return refuse(s);
   uint8_t responder = static_cast<uint8_t>(std::min<int>(peer_param.initiator_depth, device->attr.max_qp_rd_atom));
   auto data = EncodeAcceptData({options.queue_depth, options.message_bytes, responder});
@@ -150,7 +161,8 @@ absl::StatusOr<std::shared_ptr<Endpoint>> Endpoint::Accept(const TransportOption
   param.private_data = data.data();
   param.private_data_len = static_cast<uint8_t>(data.size());
   param.responder_resources = responder;
-  param.initiator_depth = static_cast<uint8_t>(std::min<int>(peer_param.responder_resources, device->attr.max_qp_init_rd_atom));
+  param.initiator_depth =
+      static_cast<uint8_t>(std::min<int>(peer_param.responder_resources, device->attr.max_qp_init_rd_atom));
   param.retry_count = static_cast<uint8_t>(options.retry_count);
   param.rnr_retry_count = static_cast<uint8_t>(options.rnr_retry);
   if (rdma_accept(ep->id_.get(), &param) != 0) return refuse(ErrnoError("rdma_accept", "peer", errno));
@@ -178,7 +190,8 @@ absl::Status Endpoint::BuildQp(DeviceContext* device) {
                                                                   device->name, device->attr.max_qp_wr));
   }
   int cqe = static_cast<int>(max_send + max_recv);
-  if (cqe > device->attr.max_cqe) return MakeError(ErrorCode::kInvalidArgument, "queue_depth exceeds the device's max_cqe");
+  if (cqe > device->attr.max_cqe)
+    return MakeError(ErrorCode::kInvalidArgument, "queue_depth exceeds the device's max_cqe");
   cq_.reset(ibv_create_cq(ctx, cqe, nullptr, comp_channel_.get(), 0));
   if (!cq_) return ErrnoError("ibv_create_cq", device->name, errno);
   ibv_qp_init_attr qa{};
@@ -270,7 +283,8 @@ absl::Status Endpoint::ForceQpError() {
   ibv_qp_attr attr{};
   attr.qp_state = IBV_QPS_ERR;
   if (int rc = ibv_modify_qp(qp(), &attr, IBV_QP_STATE); rc != 0) {
-    return MakeError(ErrorCode::kUnavailable, absl::StrFormat("ibv_modify_qp(qp %u, ERR): %s", qp()->qp_num, strerror(rc)));
+    return MakeError(ErrorCode::kUnavailable,
+                     absl::StrFormat("ibv_modify_qp(qp %u, ERR): %s", qp()->qp_num, strerror(rc)));
   }
   return absl::OkStatus();
 }
@@ -284,9 +298,9 @@ void Endpoint::Close() {
     // Let flushed work requests come back before the completion thread stops (polling for them
     // like any waiter: the active side's CQ may be unarmed).
     if (poll_thread_.joinable()) {
-      AwaitLocked(lock, [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
-        return reads_in_flight_ == 0 && sends_in_flight_ == 0;
-      }, absl::Now() + absl::Seconds(2));
+      AwaitLocked(
+          lock, [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return reads_in_flight_ == 0 && sends_in_flight_ == 0; },
+          absl::Now() + absl::Seconds(2));
     }
   }
   stop_.store(true);
@@ -318,8 +332,7 @@ void Endpoint::HandleCmEvents() {
       case RDMA_CM_EVENT_ADDR_CHANGE:
         Fail(MakeError(ErrorCode::kUnavailable, absl::StrFormat("peer: %s", rdma_event_str(type))));
         break;
-      default:
-        break;
+      default: break;
     }
   }
 }
@@ -330,9 +343,12 @@ void Endpoint::DispatchLoop() {
     {
       MutexLock lock(&mu_);
       // Between requests this thread polls the CQ itself (cq_spin): the next request needs no hand-off.
-      AwaitLocked(lock, [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
-        return !requests_.empty() || stop_.load() || state_ != State::kConnected;
-      }, absl::InfiniteFuture());
+      AwaitLocked(
+          lock,
+          [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+            return !requests_.empty() || stop_.load() || state_ != State::kConnected;
+          },
+          absl::InfiniteFuture());
       if (requests_.empty() || state_ != State::kConnected) return;
       req = std::move(requests_.front());
       requests_.pop_front();
@@ -347,7 +363,8 @@ void Endpoint::DispatchLoop() {
       MutexLock lock(&mu_);
       credits_.Owe();  // the request's last fragment is consumed now; the reply carries the credit
     }
-    absl::Status s = SendMessage(MessageType::kResponse, flags, req.id, reply, absl::Now() + options_.response_send_timeout);
+    absl::Status s =
+        SendMessage(MessageType::kResponse, flags, req.id, reply, absl::Now() + options_.response_send_timeout);
     if (!s.ok()) {
       Fail(s);
       return;

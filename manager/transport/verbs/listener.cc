@@ -1,5 +1,4 @@
 #include "manager/transport/verbs/listener.h"
-#include "protocol/base/mutex_lock.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -10,8 +9,10 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+
 #include "manager/transport/verbs/socket_address.h"
 #include "protocol/base/logging.h"
+#include "protocol/base/mutex_lock.h"
 #include "protocol/base/status.h"
 
 namespace rplasma::transport::verbs {
@@ -25,8 +26,7 @@ constexpr size_t kMaxOutstandingTickets = 1024;
 
 Listener::Listener(const TransportOptions& options, std::shared_ptr<DeviceSet> devices,
                    std::shared_ptr<VerbsCounters> counters, RequestHandler* handler)
-    : options_(options), devices_(std::move(devices)), counters_(std::move(counters)),
-      handler_(handler) {}
+    : options_(options), devices_(std::move(devices)), counters_(std::move(counters)), handler_(handler) {}
 
 absl::StatusOr<std::unique_ptr<Listener>> Listener::Create(const TransportOptions& options,
                                                            std::shared_ptr<DeviceSet> devices,
@@ -56,7 +56,8 @@ absl::Status Listener::Bind(const TransportOptions& options, const std::string& 
   absl::Status last;
   for (int attempt = 0; attempt < (any_port ? kPortAttempts : 1); ++attempt) {
     rdma_cm_id* raw = nullptr;
-    if (rdma_create_id(events_.get(), &raw, nullptr, RDMA_PS_TCP) != 0) return ErrnoError("rdma_create_id", "listen", errno);
+    if (rdma_create_id(events_.get(), &raw, nullptr, RDMA_PS_TCP) != 0)
+      return ErrnoError("rdma_create_id", "listen", errno);
     CmIdPtr id(raw);
     sockaddr_storage try_addr = addr;
     if (rdma_bind_addr(raw, reinterpret_cast<sockaddr*>(&try_addr)) != 0) {
@@ -65,17 +66,17 @@ absl::Status Listener::Bind(const TransportOptions& options, const std::string& 
     uint16_t port = ntohs(rdma_get_src_port(raw));
     SetPort(try_addr, port);
     // rdma_cm (RoCE/IB) and TCP ports are separate spaces: the auth port takes the same number.
-    absl::StatusOr<std::unique_ptr<AuthPort>> auth =
-        AuthPort::Create(try_addr, options.secret, tickets_.get(), auth_counters,
-                         auth::HandshakeLimits{options.handshake_timeout, options.max_handshakes,
-                                               options.max_handshakes_per_source});
+    absl::StatusOr<std::unique_ptr<AuthPort>> auth = AuthPort::Create(
+        try_addr, options.secret, tickets_.get(), auth_counters,
+        auth::HandshakeLimits{options.handshake_timeout, options.max_handshakes, options.max_handshakes_per_source});
     if (!auth.ok()) {
       last = auth.status();
       continue;  // TCP port taken: with port 0, try another number
     }
     if (rdma_listen(raw, 128) != 0) return ErrnoError("rdma_listen", address, errno);
     if (raw->verbs != nullptr && devices_->Find(raw->verbs) == nullptr) {
-      return MakeError(ErrorCode::kUnavailable, absl::StrFormat("verbs listen: %s is not on the configured device", address));
+      return MakeError(ErrorCode::kUnavailable,
+                       absl::StrFormat("verbs listen: %s is not on the configured device", address));
     }
     auth_ = std::move(*auth);
     listen_id_ = std::move(id);
@@ -132,17 +133,12 @@ void Listener::Run() {
       param.private_data = nullptr;
       rdma_ack_cm_event(ev);
       switch (type) {
-        case RDMA_CM_EVENT_CONNECT_REQUEST:
-          OnConnectRequest(id, private_data, param);
-          break;
-        case RDMA_CM_EVENT_ESTABLISHED:
-          break;
+        case RDMA_CM_EVENT_CONNECT_REQUEST: OnConnectRequest(id, private_data, param); break;
+        case RDMA_CM_EVENT_ESTABLISHED: break;
         case RDMA_CM_EVENT_DISCONNECTED:
         case RDMA_CM_EVENT_CONNECT_ERROR:
         case RDMA_CM_EVENT_UNREACHABLE:
-        case RDMA_CM_EVENT_REJECTED:
-          Drop(id);
-          break;
+        case RDMA_CM_EVENT_REJECTED: Drop(id); break;
         case RDMA_CM_EVENT_DEVICE_REMOVAL:
           LOG(ERROR) << "verbs listener: device removed";
           if (id != listen_id_.get()) Drop(id);

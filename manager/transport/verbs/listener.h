@@ -23,6 +23,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+
 #include "manager/transport/transport.h"
 #include "manager/transport/verbs/auth_port.h"
 #include "manager/transport/verbs/endpoint.h"
@@ -45,8 +46,8 @@ class Listener {
   uint64_t connections() const;
 
  private:
-  Listener(const TransportOptions& options, std::shared_ptr<DeviceSet> devices,
-           std::shared_ptr<VerbsCounters> counters, RequestHandler* handler);
+  Listener(const TransportOptions& options, std::shared_ptr<DeviceSet> devices, std::shared_ptr<VerbsCounters> counters,
+           RequestHandler* handler);
   absl::Status Bind(const TransportOptions& options, const std::string& address, AuthPortCounters* auth_counters);
   void Run();
   void OnConnectRequest(rdma_cm_id* id, const std::vector<uint8_t>& private_data, const rdma_conn_param& param);

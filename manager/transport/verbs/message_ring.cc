@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_format.h"
+
 #include "protocol/base/status.h"
 
 namespace rplasma::transport::verbs {

@@ -26,6 +26,7 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
+
 #include "manager/transport/verbs/verbs_raii.h"
 
 namespace rplasma::transport::verbs {
@@ -50,7 +51,9 @@ class MessageRing {
   uint32_t data_credits() const { return data_credits_; }
   uint32_t slots() const { return data_credits_ + kControlBuffers; }  // receive == send slots
   uint32_t message_bytes() const { return message_bytes_; }
-  uint32_t credit_threshold() const { return data_credits_ / kCreditReturnDivisor > 0 ? data_credits_ / kCreditReturnDivisor : 1; }
+  uint32_t credit_threshold() const {
+    return data_credits_ / kCreditReturnDivisor > 0 ? data_credits_ / kCreditReturnDivisor : 1;
+  }
 
   uint8_t* recv_buffer(uint32_t slot) { return base_ + static_cast<uint64_t>(slot) * message_bytes_; }
   uint8_t* send_buffer(uint32_t slot) { return base_ + static_cast<uint64_t>(slots() + slot) * message_bytes_; }
@@ -61,7 +64,8 @@ class MessageRing {
   absl::Status PostSend(ibv_qp* qp, uint32_t slot, uint32_t length);
 
  private:
-  MessageRing(uint32_t data_credits, uint32_t message_bytes) : data_credits_(data_credits), message_bytes_(message_bytes) {}
+  MessageRing(uint32_t data_credits, uint32_t message_bytes)
+      : data_credits_(data_credits), message_bytes_(message_bytes) {}
   const uint32_t data_credits_;
   const uint32_t message_bytes_;
   uint8_t* base_ = nullptr;  // 2 * slots() buffers, page-aligned, freed after mr_

@@ -31,7 +31,9 @@ inline uint32_t ReadWindow(uint32_t max_reads_in_flight, uint32_t device_init_rd
 }
 
 // Number of READ work requests for `length` bytes.
-inline uint64_t ReadChunkCount(uint64_t length, uint64_t chunk) { return length == 0 ? 0 : (length + chunk - 1) / chunk; }
+inline uint64_t ReadChunkCount(uint64_t length, uint64_t chunk) {
+  return length == 0 ? 0 : (length + chunk - 1) / chunk;
+}
 
 class ReadProgress {
  public:
@@ -70,7 +72,7 @@ class ReadProgress {
  private:
   const uint64_t length_;
   const uint64_t chunk_;
-  uint64_t next_ = 0;        // first byte not yet posted
+  uint64_t next_ = 0;         // first byte not yet posted
   uint32_t outstanding_ = 0;  // READs posted, not come back
   absl::Status status_;       // first failure
 };

@@ -7,8 +7,7 @@
 
 namespace rplasma::transport::verbs {
 
-absl::StatusOr<std::optional<std::string>> Reassembler::Add(const MessageHeader& h,
-                                                            absl::Span<const uint8_t> payload) {
+absl::StatusOr<std::optional<std::string>> Reassembler::Add(const MessageHeader& h, absl::Span<const uint8_t> payload) {
   if (h.offset > h.total_length || payload.size() > h.total_length - h.offset) {
     return ProtocolError("verbs fragment lies outside its message");  // DecodeMessageHeader's check, kept local
   }

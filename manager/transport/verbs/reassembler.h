@@ -18,6 +18,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+
 #include "manager/transport/verbs/wire_format.h"
 
 namespace rplasma::transport::verbs {

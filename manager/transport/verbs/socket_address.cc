@@ -8,13 +8,15 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+
 #include "protocol/base/status.h"
 
 namespace rplasma::transport::verbs {
 
 absl::StatusOr<sockaddr_storage> ResolveHostPort(const std::string& address) {
   size_t colon = address.rfind(':');
-  if (colon == std::string::npos) return MakeError(ErrorCode::kInvalidArgument, absl::StrFormat("address %s has no port", address));
+  if (colon == std::string::npos)
+    return MakeError(ErrorCode::kInvalidArgument, absl::StrFormat("address %s has no port", address));
   std::string host = address.substr(0, colon);
   std::string port_text = address.substr(colon + 1);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);

@@ -1,9 +1,9 @@
 #include "manager/transport/verbs/ticket_book.h"
-#include "protocol/base/mutex_lock.h"
 
 #include <cstring>
 
 #include "manager/auth/peer_auth.h"
+#include "protocol/base/mutex_lock.h"
 
 namespace rplasma::transport::verbs {
 

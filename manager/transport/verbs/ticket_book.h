@@ -17,6 +17,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+
 #include "manager/transport/verbs/wire_format.h"
 
 namespace rplasma::transport::verbs {

@@ -13,6 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+
 #include "manager/transport/verbs/verbs_transport.h"
 
 ABSL_FLAG(std::string, address, "", "IP of the RDMA netdev to listen on (required)");
@@ -50,7 +51,8 @@ double Percentile(std::vector<double>& v, double p) {
   return v[std::min(v.size() - 1, static_cast<size_t>(p * v.size()))];
 }
 
-void Row(const char* bench, const char* protocol, uint64_t size, size_t ops, double seconds, std::vector<double>& lat_us) {
+void Row(const char* bench, const char* protocol, uint64_t size, size_t ops, double seconds,
+         std::vector<double>& lat_us) {
   double ops_s = ops / seconds;
   std::printf("%s,rplasma,verbs,%s,%llu,%.1f,%.4f,%.1f,%.1f\n", bench, protocol, static_cast<unsigned long long>(size),
               ops_s, ops_s * size / 1e9, Percentile(lat_us, 0.5), Percentile(lat_us, 0.99));
@@ -80,7 +82,8 @@ int main(int argc, char** argv) {
   auto server = rplasma::transport::VerbsTransport::Create(o);
   auto client = rplasma::transport::VerbsTransport::Create(o);
   if (!server.ok() || !client.ok()) {
-    std::fprintf(stderr, "no verbs transport: %s\n", (server.ok() ? client.status() : server.status()).ToString().c_str());
+    std::fprintf(stderr, "no verbs transport: %s\n",
+                 (server.ok() ? client.status() : server.status()).ToString().c_str());
     return 1;
   }
   Echo echo;
@@ -117,10 +120,11 @@ int main(int argc, char** argv) {
     }
     Row("call_rtt", "send", size, iters, absl::ToDoubleSeconds(absl::Now() - start), lat);
     // Which completion path ran (both sides): wake-ups of completion threads vs own polling.
-    std::fprintf(stderr, "call %llu B: per call %.2f completion-thread wake-ups, %.2f completions polled by waiters\n",
-                 static_cast<unsigned long long>(size),
-                 static_cast<double>((*client)->cq_events() + (*server)->cq_events() - events0) / iters,
-                 static_cast<double>((*client)->waiter_completions() + (*server)->waiter_completions() - polled0) / iters);
+    std::fprintf(
+        stderr, "call %llu B: per call %.2f completion-thread wake-ups, %.2f completions polled by waiters\n",
+        static_cast<unsigned long long>(size),
+        static_cast<double>((*client)->cq_events() + (*server)->cq_events() - events0) / iters,
+        static_cast<double>((*client)->waiter_completions() + (*server)->waiter_completions() - polled0) / iters);
   }
 
   for (uint64_t size : read_sizes) {

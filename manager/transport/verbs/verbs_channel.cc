@@ -1,6 +1,6 @@
 #include "manager/transport/verbs/verbs_channel.h"
-#include "protocol/base/mutex_lock.h"
 
+#include "protocol/base/mutex_lock.h"
 #include "protocol/base/status.h"
 
 namespace rplasma::transport::verbs {

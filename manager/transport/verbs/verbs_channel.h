@@ -13,6 +13,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+
 #include "manager/transport/transport.h"
 #include "manager/transport/verbs/endpoint.h"
 
@@ -25,7 +26,9 @@ class VerbsChannel : public Channel {
 
   VerbsChannel(std::string peer_address, Connector connector, std::shared_ptr<Endpoint> endpoint,
                std::shared_ptr<VerbsCounters> counters)
-      : peer_address_(std::move(peer_address)), connector_(std::move(connector)), counters_(std::move(counters)),
+      : peer_address_(std::move(peer_address)),
+        connector_(std::move(connector)),
+        counters_(std::move(counters)),
         endpoint_(std::move(endpoint)) {}
   ~VerbsChannel() override { Close(); }
 

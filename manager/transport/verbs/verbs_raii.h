@@ -10,10 +10,10 @@
 #ifndef RPLASMA_MANAGER_TRANSPORT_VERBS_VERBS_RAII_H_
 #define RPLASMA_MANAGER_TRANSPORT_VERBS_VERBS_RAII_H_
 
+#include <memory>
+
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
-
-#include <memory>
 
 #include "protocol/base/logging.h"
 

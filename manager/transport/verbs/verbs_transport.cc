@@ -1,5 +1,4 @@
 #include "manager/transport/verbs/verbs_transport.h"
-#include "protocol/base/mutex_lock.h"
 
 #include <cstring>
 
@@ -10,6 +9,7 @@
 #include "manager/transport/verbs/listener.h"
 #include "manager/transport/verbs/socket_address.h"
 #include "manager/transport/verbs/verbs_channel.h"
+#include "protocol/base/mutex_lock.h"
 #include "protocol/base/status.h"
 
 namespace rplasma::transport {
@@ -23,7 +23,8 @@ absl::StatusOr<std::unique_ptr<VerbsTransport>> VerbsTransport::Create(const Tra
                                                                        verbs::VerbsConnectSeams seams) {
   RETURN_IF_ERROR(options.Validate());
   ASSIGN_OR_RETURN(std::shared_ptr<verbs::DeviceSet> devices, verbs::DeviceSet::Create(options.rdma_device));
-  if (seams.tickets == nullptr) seams.tickets = verbs::MakeAuthPortTicketSource(options.secret, options.connect_timeout);
+  if (seams.tickets == nullptr)
+    seams.tickets = verbs::MakeAuthPortTicketSource(options.secret, options.connect_timeout);
   std::unique_ptr<VerbsTransport> t(new VerbsTransport(options, std::move(seams), devices));
   ASSIGN_OR_RETURN(t->monitor_, verbs::AsyncEventMonitor::Create(devices));
   return t;
@@ -61,8 +62,8 @@ absl::StatusOr<std::string> VerbsTransport::Listen(const std::string& address, R
   if (shut_down_) return MakeError(ErrorCode::kUnavailable, "verbs transport shut down");
   if (listener_) return MakeError(ErrorCode::kInvalidArgument, "verbs transport already listening");
   arena_frozen_ = true;
-  ASSIGN_OR_RETURN(listener_, verbs::Listener::Create(options_, devices_, counters_,
-                                                      auth_counters_.get(), address, handler));
+  ASSIGN_OR_RETURN(listener_,
+                   verbs::Listener::Create(options_, devices_, counters_, auth_counters_.get(), address, handler));
   return listener_->bound_address();
 }
 
@@ -75,8 +76,9 @@ absl::StatusOr<std::shared_ptr<Channel>> VerbsTransport::Connect(const std::stri
     arena_frozen_ = true;
   }
   // One endpoint presenting `ticket_bytes`; the observer hears of it once it is up.
-  auto connect_endpoint = [options = options_, devices = devices_, counters = counters_, addr, address, observer = seams_.observer](
-                              absl::string_view ticket_bytes, absl::Time d) -> absl::StatusOr<std::shared_ptr<Endpoint>> {
+  auto connect_endpoint = [options = options_, devices = devices_, counters = counters_, addr, address,
+                           observer = seams_.observer](absl::string_view ticket_bytes,
+                                                       absl::Time d) -> absl::StatusOr<std::shared_ptr<Endpoint>> {
     Ticket ticket{};
     std::memcpy(ticket.data(), ticket_bytes.data(), std::min(ticket_bytes.size(), ticket.size()));
     ASSIGN_OR_RETURN(std::shared_ptr<Endpoint> ep, Endpoint::Connect(options, devices, counters, addr, ticket, d));
@@ -89,8 +91,8 @@ absl::StatusOr<std::shared_ptr<Channel>> VerbsTransport::Connect(const std::stri
     }
     return ep;
   };
-  auto connector = [connect_endpoint, address, tickets = seams_.tickets,
-                    timeout = options_.connect_timeout](absl::Time deadline) -> absl::StatusOr<std::shared_ptr<Endpoint>> {
+  auto connector = [connect_endpoint, address, tickets = seams_.tickets, timeout = options_.connect_timeout](
+                       absl::Time deadline) -> absl::StatusOr<std::shared_ptr<Endpoint>> {
     absl::Time d = std::min(deadline, absl::Now() + timeout);
     ASSIGN_OR_RETURN(std::string t, tickets->Fetch(address, d));
     return connect_endpoint(t, d);

@@ -24,6 +24,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+
 #include "manager/transport/transport.h"
 #include "manager/transport/verbs/connect_seams.h"
 
@@ -47,7 +48,7 @@ class VerbsTransport : public Transport {
   // kUnavailable when there is no RDMA device (or not the one named in options.rdma_device).
   // `seams`: what tests of connection set-up replace (connect_seams.h); production passes none.
   static absl::StatusOr<std::unique_ptr<VerbsTransport>> Create(const TransportOptions& options,
-                                                                 verbs::VerbsConnectSeams seams = {});
+                                                                verbs::VerbsConnectSeams seams = {});
   ~VerbsTransport() override;
   VerbsTransport(const VerbsTransport&) = delete;
   VerbsTransport& operator=(const VerbsTransport&) = delete;
@@ -62,10 +63,10 @@ class VerbsTransport : public Transport {
   void Shutdown() override;
 
   // Diagnostics.
-  uint64_t qps_created() const;          // QPs this transport ever created (both sides)
-  uint64_t ticket_refusals() const;      // CONNECT_REQUESTs rejected for their ticket
-  uint64_t cq_events() const;            // completion-channel wake-ups of completion threads
-  uint64_t waiter_completions() const;   // completions polled by the thread waiting for them
+  uint64_t qps_created() const;         // QPs this transport ever created (both sides)
+  uint64_t ticket_refusals() const;     // CONNECT_REQUESTs rejected for their ticket
+  uint64_t cq_events() const;           // completion-channel wake-ups of completion threads
+  uint64_t waiter_completions() const;  // completions polled by the thread waiting for them
 
  private:
   VerbsTransport(const TransportOptions& options, verbs::VerbsConnectSeams seams,

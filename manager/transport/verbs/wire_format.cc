@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "absl/strings/str_format.h"
+
 #include "protocol/base/status.h"
 
 namespace rplasma::transport::verbs {
@@ -16,9 +17,15 @@ constexpr uint32_t kMaxAnnouncedCredits = 1u << 16;
 constexpr uint32_t kMinMessageBytes = 4096;
 constexpr uint32_t kMaxMessageBytes = 16u << 20;
 
-void Put16(uint8_t* p, uint16_t v) { for (int i = 0; i < 2; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i)); }
-void Put32(uint8_t* p, uint32_t v) { for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i)); }
-void Put64(uint8_t* p, uint64_t v) { for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i)); }
+void Put16(uint8_t* p, uint16_t v) {
+  for (int i = 0; i < 2; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+void Put32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+void Put64(uint8_t* p, uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
 uint16_t Get16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
 uint32_t Get32(const uint8_t* p) {
   uint32_t v = 0;
@@ -78,8 +85,8 @@ absl::StatusOr<MessageHeader> DecodeMessageHeader(absl::Span<const uint8_t> mess
   if ((h.flags & ~kFlagError) != 0) return ProtocolError("verbs message: unknown flags");
   if (h.type == MessageType::kRequest && h.flags != 0) return ProtocolError("verbs request with flags");
   if (h.total_length > max_message_bytes) {
-    return ProtocolError(absl::StrFormat("verbs message of %u bytes exceeds the %u-byte limit", h.total_length,
-                                         max_message_bytes));
+    return ProtocolError(
+        absl::StrFormat("verbs message of %u bytes exceeds the %u-byte limit", h.total_length, max_message_bytes));
   }
   if (h.offset > h.total_length || payload > h.total_length - h.offset) {
     return ProtocolError("verbs message fragment lies outside its message");

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "absl/synchronization/mutex.h"
 #include "manager/auth/peer_auth.h"
 #include "protocol/base/mutex_lock.h"
 #include "protocol/base/unique_fd.h"

@@ -69,8 +69,14 @@ std::vector<uint8_t> RecvBytes(int fd, size_t n) {
 }
 
 std::vector<uint8_t> Prefix(uint16_t last = 0) {
-  return {0x52, 0x50, 0x41, 0x55, kAuthVersion & 0xff, kAuthVersion >> 8,
-          static_cast<uint8_t>(last), static_cast<uint8_t>(last >> 8)};
+  return {0x52,
+          0x50,
+          0x41,
+          0x55,
+          kAuthVersion & 0xff,
+          kAuthVersion >> 8,
+          static_cast<uint8_t>(last),
+          static_cast<uint8_t>(last >> 8)};
 }
 
 TEST(PeerAuthTest, MacIsHmacSha256OfLabelAndBothInputs) {
@@ -119,8 +125,7 @@ TEST(PeerAuthTest, EmptySecretRefusesOnEitherSide) {
 // sends back a MAC it saw the server produce (server-label MAC), or replays an old client proof.
 TEST(PeerAuthTest, ReflectedServerMacIsRefused) {
   SocketPair pair = MakePair();
-  auto server = std::async(std::launch::async,
-                           [&] { return AuthenticateAsServer(pair.server.get(), "k", Soon()); });
+  auto server = std::async(std::launch::async, [&] { return AuthenticateAsServer(pair.server.get(), "k", Soon()); });
   std::vector<uint8_t> challenge = RecvBytes(pair.client.get(), kChallengeBytes);
   ASSERT_EQ(challenge.size(), kChallengeBytes);
   Nonce ns;
@@ -146,8 +151,7 @@ TEST(PeerAuthTest, ReplayedClientProofFromAnEarlierSessionIsRefused) {
   std::vector<uint8_t> recorded;
   {
     SocketPair pair = MakePair();
-    auto client = std::async(std::launch::async,
-                             [&] { return AuthenticateAsClient(pair.client.get(), "k", Soon()); });
+    auto client = std::async(std::launch::async, [&] { return AuthenticateAsClient(pair.client.get(), "k", Soon()); });
     Nonce ns = RandomNonce();
     std::vector<uint8_t> challenge = Prefix();
     challenge.insert(challenge.end(), ns.begin(), ns.end());
@@ -159,8 +163,7 @@ TEST(PeerAuthTest, ReplayedClientProofFromAnEarlierSessionIsRefused) {
   }
   // Replay it against a real server: its fresh nonce makes the proof worthless.
   SocketPair pair = MakePair();
-  auto server = std::async(std::launch::async,
-                           [&] { return AuthenticateAsServer(pair.server.get(), "k", Soon()); });
+  auto server = std::async(std::launch::async, [&] { return AuthenticateAsServer(pair.server.get(), "k", Soon()); });
   ASSERT_EQ(RecvBytes(pair.client.get(), kChallengeBytes).size(), kChallengeBytes);
   SendBytes(pair.client.get(), recorded);
   EXPECT_THAT(server.get(), HasErrorCode(ErrorCode::kPermissionDenied));
@@ -169,8 +172,7 @@ TEST(PeerAuthTest, ReplayedClientProofFromAnEarlierSessionIsRefused) {
 // A fake server that does not know the secret replies "ok" with a made-up MAC.
 TEST(PeerAuthTest, ClientRefusesAServerThatCannotProveTheSecret) {
   SocketPair pair = MakePair();
-  auto client = std::async(std::launch::async,
-                           [&] { return AuthenticateAsClient(pair.client.get(), "k", Soon()); });
+  auto client = std::async(std::launch::async, [&] { return AuthenticateAsClient(pair.client.get(), "k", Soon()); });
   Nonce ns = RandomNonce();
   std::vector<uint8_t> challenge = Prefix();
   challenge.insert(challenge.end(), ns.begin(), ns.end());
@@ -186,8 +188,7 @@ TEST(PeerAuthTest, ClientRefusesAServerThatCannotProveTheSecret) {
 
 TEST(PeerAuthTest, GarbageInsteadOfAResponseIsAProtocolError) {
   SocketPair pair = MakePair();
-  auto server = std::async(std::launch::async,
-                           [&] { return AuthenticateAsServer(pair.server.get(), "k", Soon()); });
+  auto server = std::async(std::launch::async, [&] { return AuthenticateAsServer(pair.server.get(), "k", Soon()); });
   ASSERT_EQ(RecvBytes(pair.client.get(), kChallengeBytes).size(), kChallengeBytes);
   SendBytes(pair.client.get(), std::vector<uint8_t>(kResponseBytes, 0xAB));
   EXPECT_THAT(server.get(), HasErrorCode(ErrorCode::kProtocolError));
@@ -195,8 +196,7 @@ TEST(PeerAuthTest, GarbageInsteadOfAResponseIsAProtocolError) {
 
 TEST(PeerAuthTest, WrongVersionIsAProtocolError) {
   SocketPair pair = MakePair();
-  auto client = std::async(std::launch::async,
-                           [&] { return AuthenticateAsClient(pair.client.get(), "k", Soon()); });
+  auto client = std::async(std::launch::async, [&] { return AuthenticateAsClient(pair.client.get(), "k", Soon()); });
   std::vector<uint8_t> challenge = Prefix();
   challenge[4] = 99;
   challenge.resize(kChallengeBytes, 0);
@@ -206,8 +206,7 @@ TEST(PeerAuthTest, WrongVersionIsAProtocolError) {
 
 TEST(PeerAuthTest, ShortMessageThenCloseIsUnavailable) {
   SocketPair pair = MakePair();
-  auto server = std::async(std::launch::async,
-                           [&] { return AuthenticateAsServer(pair.server.get(), "k", Soon()); });
+  auto server = std::async(std::launch::async, [&] { return AuthenticateAsServer(pair.server.get(), "k", Soon()); });
   ASSERT_EQ(RecvBytes(pair.client.get(), kChallengeBytes).size(), kChallengeBytes);
   SendBytes(pair.client.get(), Prefix());
   pair.client.reset();

@@ -6,10 +6,10 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "absl/strings/str_cat.h"
 #include "bench-mpi/launch/child_process.h"
 #include "protocol/base/unique_fd.h"
 #include "tests/support/status_matchers.h"

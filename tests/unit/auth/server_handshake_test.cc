@@ -169,9 +169,8 @@ TEST(ServerHandshakeTest, AuthenticateAsServerRunsTheMachineAgainstTheRealClient
   int fds[2];
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
   UniqueFd server(fds[0]), client(fds[1]);
-  auto client_side = std::async(std::launch::async, [&] {
-    return AuthenticateAsClient(client.get(), kSecret, absl::Now() + absl::Seconds(5));
-  });
+  auto client_side = std::async(
+      std::launch::async, [&] { return AuthenticateAsClient(client.get(), kSecret, absl::Now() + absl::Seconds(5)); });
   EXPECT_THAT(AuthenticateAsServer(server.get(), kSecret, absl::Now() + absl::Seconds(5)), IsOk());
   EXPECT_THAT(client_side.get(), IsOk());
 }

@@ -53,9 +53,29 @@ TEST(ByteSizeTest, DecimalsAreAcceptedWhenTheyComeToWholeBytes) {
 }
 
 TEST(ByteSizeTest, RejectsGarbageSignsUnknownUnitsAndOverflow) {
-  for (const char* bad : {"", "M", "MiB", "K", "-1", "-5", "-4K", "+5", "12X", "12Q", "0x10", "12 apples",
-                          "12 parsecs", "4KK", "4Kb2", "99999999999999999999", "18446744073709551616", "20000000T",
-                          "17179869184G", "99999999999999G", "20000000E", "16E", "1.5E1"}) {
+  for (const char* bad : {"",
+                          "M",
+                          "MiB",
+                          "K",
+                          "-1",
+                          "-5",
+                          "-4K",
+                          "+5",
+                          "12X",
+                          "12Q",
+                          "0x10",
+                          "12 apples",
+                          "12 parsecs",
+                          "4KK",
+                          "4Kb2",
+                          "99999999999999999999",
+                          "18446744073709551616",
+                          "20000000T",
+                          "17179869184G",
+                          "99999999999999G",
+                          "20000000E",
+                          "16E",
+                          "1.5E1"}) {
     EXPECT_THAT(ParseByteSize(bad), HasErrorCode(ErrorCode::kInvalidArgument)) << bad;
   }
 }
@@ -74,7 +94,8 @@ TEST(ByteSizeTest, FormatsWithTheLargestExactUnitAndParsesBack) {
   EXPECT_EQ(FormatByteSize(64u << 20), "64MiB");
   EXPECT_EQ(FormatByteSize(uint64_t{3} << 30), "3GiB");
   EXPECT_EQ(FormatByteSize(uint64_t{1} << 63), "8EiB");
-  for (uint64_t bytes : {uint64_t{0}, uint64_t{1}, uint64_t{1536}, uint64_t{4} << 20, ~uint64_t{0}, uint64_t{1} << 63}) {
+  for (uint64_t bytes :
+       {uint64_t{0}, uint64_t{1}, uint64_t{1536}, uint64_t{4} << 20, ~uint64_t{0}, uint64_t{1} << 63}) {
     const absl::StatusOr<uint64_t> back = ParseByteSize(FormatByteSize(bytes));
     ASSERT_TRUE(back.ok()) << FormatByteSize(bytes) << ": " << back.status();
     EXPECT_EQ(*back, bytes);

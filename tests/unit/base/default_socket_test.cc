@@ -3,10 +3,9 @@
 
 #include <unistd.h>
 
-#include <gtest/gtest.h>
-
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include <gtest/gtest.h>
 
 namespace rplasma {
 namespace {

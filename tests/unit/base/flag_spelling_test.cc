@@ -1,10 +1,10 @@
 // Flag spelling shared by every binary: dashes or underscores, --flagfile, --version's line.
 #include "protocol/command_line/flag_spelling.h"
 
+#include <fstream>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
-#include <fstream>
 
 #include "bench-mpi/launch/child_process.h"
 #include "protocol/command_line/build_info.h"
@@ -55,14 +55,14 @@ TEST(FlagSpellingTest, FlagfilesExpandInPlaceSkippingCommentsAndBlankLines) {
   bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   {
     std::ofstream(dir.Join("inner.flags")) << "--name=inner\n";
-    std::ofstream(dir.Join("store.flags")) << "# the store\n\n  --memory=1G  \n--flagfile=" << dir.Join("inner.flags")
-                                           << "\n--max-output-bytes\n8M\n";
+    std::ofstream(dir.Join("store.flags"))
+        << "# the store\n\n  --memory=1G  \n--flagfile=" << dir.Join("inner.flags") << "\n--max-output-bytes\n8M\n";
   }
   ASSERT_OK_AND_ASSIGN(std::vector<std::string> args,
                        ExpandFlagfiles({"--socket=/s", "--flagfile", dir.Join("store.flags"), "--name=last", "--",
                                         "--flagfile=not-read"}));
-  EXPECT_THAT(args, ElementsAre("--socket=/s", "--memory=1G", "--name=inner", "--max-output-bytes", "8M",
-                                "--name=last", "--", "--flagfile=not-read"));
+  EXPECT_THAT(args, ElementsAre("--socket=/s", "--memory=1G", "--name=inner", "--max-output-bytes", "8M", "--name=last",
+                                "--", "--flagfile=not-read"));
 }
 
 TEST(FlagSpellingTest, AMissingOrSelfIncludingFlagfileIsAnError) {

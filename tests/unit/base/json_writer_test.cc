@@ -3,6 +3,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+
 #include "nlohmann/json.hpp"
 
 namespace rplasma {

@@ -4,9 +4,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -15,6 +12,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include "bench-mpi/launch/child_process.h"
 #include "bench-mpi/launch/loopback_http.h"
 #include "protocol/base/unique_fd.h"
@@ -64,7 +64,7 @@ TEST(MetricsHttpServerTest, GetMetricsAnswersTheRenderedTextWithTheExpositionCon
 TEST(MetricsHttpServerTest, OtherPathsMethodsAndGarbageAreRefusedAndServingGoesOn) {
   std::unique_ptr<MetricsHttpServer> server = StartServer();
   ASSERT_NE(server, nullptr);
-  EXPECT_TRUE(absl::StartsWith(Exchange(server->port(), "GET / HTTP/1.0\r\n\r\n"), "HTTP/1.1 404")) ;
+  EXPECT_TRUE(absl::StartsWith(Exchange(server->port(), "GET / HTTP/1.0\r\n\r\n"), "HTTP/1.1 404"));
   EXPECT_TRUE(absl::StartsWith(Exchange(server->port(), "POST /metrics HTTP/1.1\r\n\r\n"), "HTTP/1.1 405"));
   EXPECT_TRUE(absl::StartsWith(Exchange(server->port(), "\x01\x02 garbage\r\n\r\n"), "HTTP/1.1 400"));
   // A head longer than the cap, never ending: refused, not buffered without end.
@@ -102,8 +102,9 @@ TEST(MetricsFileWriterTest, WritesAtStartAndAtShutdownThroughARename) {
   const std::string path = dir.Join("rplasma.prom");
   int renders = 0;
   {
-    ASSERT_OK_AND_ASSIGN(std::unique_ptr<MetricsFileWriter> writer,
-                         MetricsFileWriter::Start(path, absl::Hours(1), [&] { return absl::StrCat("n ", ++renders, "\n"); }));
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<MetricsFileWriter> writer, MetricsFileWriter::Start(path, absl::Hours(1), [&] {
+                           return absl::StrCat("n ", ++renders, "\n");
+                         }));
     std::ifstream first(path);
     std::stringstream text;
     text << first.rdbuf();

@@ -1,12 +1,11 @@
 #include "protocol/base/notification.h"
 
-#include <gtest/gtest.h>
-
 #include <string>
 #include <thread>
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include <gtest/gtest.h>
 
 namespace rplasma {
 namespace {

@@ -1,12 +1,13 @@
 #include "protocol/base/object_id.h"
 
-#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include <gtest/gtest.h>
+
 #include "tests/support/status_matchers.h"
 
 namespace rplasma {

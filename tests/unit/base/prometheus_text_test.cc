@@ -1,9 +1,9 @@
 #include "protocol/metrics/prometheus_text.h"
 
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <limits>
+
+#include <gtest/gtest.h>
 
 #include "protocol/metrics/latency_histogram.h"
 
@@ -48,11 +48,11 @@ TEST(PrometheusTextTest, DoublesRoundTripAndNonFiniteValuesUseTheFormatsSpelling
 
 TEST(PrometheusTextTest, HistogramBucketsAreCumulativeEndWithInfAndCarrySumAndCount) {
   LatencyHistogram histogram({0.001, 0.01, 0.1});
-  histogram.Observe(absl::Microseconds(500));   // <= 0.001
-  histogram.Observe(absl::Milliseconds(1));     // == 0.001: "less or equal" puts it in the first bucket
-  histogram.Observe(absl::Milliseconds(50));    // <= 0.1
-  histogram.Observe(absl::Seconds(2));          // above every bound: +Inf only
-  histogram.Observe(absl::Milliseconds(-5));    // a clock step backwards counts as 0
+  histogram.Observe(absl::Microseconds(500));  // <= 0.001
+  histogram.Observe(absl::Milliseconds(1));    // == 0.001: "less or equal" puts it in the first bucket
+  histogram.Observe(absl::Milliseconds(50));   // <= 0.1
+  histogram.Observe(absl::Seconds(2));         // above every bound: +Inf only
+  histogram.Observe(absl::Milliseconds(-5));   // a clock step backwards counts as 0
   const HistogramSnapshot s = histogram.Snapshot();
   EXPECT_EQ(s.cumulative, (std::vector<uint64_t>{3, 3, 4}));
   EXPECT_EQ(s.count, 5u);

@@ -14,12 +14,12 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "absl/strings/str_cat.h"
-#include "protocol/base/notification.h"
 #include "protocol/base/mutex_lock.h"
+#include "protocol/base/notification.h"
 #include "protocol/base/status.h"
 #include "tests/support/status_matchers.h"
 
@@ -74,8 +74,9 @@ class Wire {
   absl::Status ReadOne(ReplyDemultiplexer& demux, absl::Time deadline) {
     pollfd pfd{local_, POLLIN, 0};
     const absl::Duration left = deadline - absl::Now();
-    const int timeout_ms =
-        deadline == absl::InfiniteFuture() ? -1 : static_cast<int>(std::max<int64_t>(0, absl::ToInt64Milliseconds(left)));
+    const int timeout_ms = deadline == absl::InfiniteFuture()
+                               ? -1
+                               : static_cast<int>(std::max<int64_t>(0, absl::ToInt64Milliseconds(left)));
     int rc;
     do {
       rc = ::poll(&pfd, 1, timeout_ms);

@@ -1,13 +1,13 @@
 #include "protocol/base/run_shared.h"
 
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <set>
 #include <thread>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include <gtest/gtest.h>
+
 #include "protocol/base/mutex_lock.h"
 
 namespace rplasma {

@@ -5,9 +5,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
-
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "bench-mpi/launch/child_process.h"
 #include "bench-mpi/launch/process_fds.h"

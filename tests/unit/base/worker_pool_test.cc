@@ -1,7 +1,5 @@
 #include "protocol/base/worker_pool.h"
 
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <filesystem>
 #include <set>
@@ -9,6 +7,8 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include <gtest/gtest.h>
+
 #include "protocol/base/mutex_lock.h"
 #include "protocol/base/notification.h"
 
@@ -57,9 +57,7 @@ TEST(WorkerPoolTest, NestedCallsAndABusyPoolStillFinishOnTheCallersThread) {
   // Both pool threads are held by the items of an outer call, each of which runs a nested call:
   // the nested items must run on their callers.
   std::atomic<int> inner{0};
-  pool.RunShared(3, 3, [&](size_t) {
-    pool.RunShared(10, 4, [&](size_t) { inner.fetch_add(1); });
-  });
+  pool.RunShared(3, 3, [&](size_t) { pool.RunShared(10, 4, [&](size_t) { inner.fetch_add(1); }); });
   EXPECT_EQ(inner.load(), 30);
 
   // Every pool thread blocked elsewhere: a new call runs everything itself.

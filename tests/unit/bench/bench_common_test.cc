@@ -1,9 +1,9 @@
 // The benchmark common library's pure parts: size units, latency statistics, CSV output, and
 // parsing of /proc/<pid>/status.
-#include <gtest/gtest.h>
-
 #include <fstream>
 #include <sstream>
+
+#include <gtest/gtest.h>
 
 #include "bench-mpi/common/csv_writer.h"
 #include "bench-mpi/common/latency_recorder.h"
@@ -104,9 +104,7 @@ TEST(CsvWriterTest, WritesHeaderAndRowsToTheFile) {
             "get,rplasma,unix,store,16,1000.000,0.000016,1.500,3.250,x;y\n");
 }
 
-TEST(CsvWriterTest, OpenOfAnUnwritablePathFails) {
-  EXPECT_FALSE(CsvWriter::Open("/nonexistent-dir/out.csv").ok());
-}
+TEST(CsvWriterTest, OpenOfAnUnwritablePathFails) { EXPECT_FALSE(CsvWriter::Open("/nonexistent-dir/out.csv").ok()); }
 
 TEST(ResultReporterTest, ThroughputFollowsFromLatencyAndSize) {
   LatencyRecorder r;

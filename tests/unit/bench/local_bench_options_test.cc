@@ -1,10 +1,11 @@
 // rplasma-bench's command line: the spec's flags, defaults, and clear errors for bad input.
-#include <gtest/gtest.h>
+#include "bench-mpi/local/local_bench_options.h"
 
 #include <string>
 #include <vector>
 
-#include "bench-mpi/local/local_bench_options.h"
+#include <gtest/gtest.h>
+
 #include "protocol/base/status.h"
 #include "tests/support/status_matchers.h"
 
@@ -34,9 +35,9 @@ TEST(LocalBenchOptionsTest, DefaultsMatchTheSpec) {
 
 TEST(LocalBenchOptionsTest, ParsesEveryFlagInBothSpellings) {
   ASSERT_OK_AND_ASSIGN(LocalBenchOptions o,
-                       Parse({"--mode", "local", "--sizes=16,1M", "--iterations", "7", "--duration", "0.5",
-                              "--csv", "/tmp/x.csv", "--store-socket", "/tmp/s.sock", "--no-redis",
-                              "--objects-overhead=0", "--batch", "10", "--memory", "2G", "--rounds=3"}));
+                       Parse({"--mode", "local", "--sizes=16,1M", "--iterations", "7", "--duration", "0.5", "--csv",
+                              "/tmp/x.csv", "--store-socket", "/tmp/s.sock", "--no-redis", "--objects-overhead=0",
+                              "--batch", "10", "--memory", "2G", "--rounds=3"}));
   EXPECT_EQ(o.sizes, (std::vector<uint64_t>{16, 1u << 20}));
   EXPECT_EQ(o.iterations, 7);
   EXPECT_EQ(o.duration, absl::Milliseconds(500));
@@ -104,10 +105,10 @@ TEST(LocalBenchOptionsTest, FetchModeRunsNoBatchRowsUnlessAskedAndFiveRoundsOfTh
 
 TEST(LocalBenchOptionsTest, BatchCountIsCappedByBatchBytesButNeverZero) {
   ASSERT_OK_AND_ASSIGN(LocalBenchOptions o, Parse({"--mode", "fetch", "--batch", "1000"}));
-  EXPECT_EQ(o.BatchCount(1024), 1000);              // 1000 KiB fits in 256 MiB
-  EXPECT_EQ(o.BatchCount(1u << 20), 256);           // 1000 MiB does not: 256 x 1 MiB
+  EXPECT_EQ(o.BatchCount(1024), 1000);     // 1000 KiB fits in 256 MiB
+  EXPECT_EQ(o.BatchCount(1u << 20), 256);  // 1000 MiB does not: 256 x 1 MiB
   EXPECT_EQ(o.BatchCount(16u << 20), 16);
-  EXPECT_EQ(o.BatchCount(uint64_t{1} << 30), 1);    // one object larger than the cap still runs
+  EXPECT_EQ(o.BatchCount(uint64_t{1} << 30), 1);  // one object larger than the cap still runs
   o.batch = 100;
   EXPECT_EQ(o.BatchCount(1u << 20), 100);
 }

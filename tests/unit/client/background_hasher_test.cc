@@ -1,10 +1,10 @@
 #include "client/background_hasher.h"
 
-#include <gtest/gtest.h>
-
 #include <cstring>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "client/checksum.h"
 #include "tests/support/test_bytes.h"

@@ -1,11 +1,11 @@
 #include "client/checksum.h"
 
-#include <gtest/gtest.h>
-#include <xxhash.h>
-
 #include <algorithm>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
+#include <xxhash.h>
 
 #include "tests/support/test_bytes.h"
 
@@ -28,9 +28,7 @@ TEST(ObjectChecksumTest, WithoutMetadataIsXxh3OfData) {
   EXPECT_EQ(ObjectChecksum(Bytes(data), {}), XXH3_64bits(data.data(), data.size()));
 }
 
-TEST(ObjectChecksumTest, EmptyObjectHasTheEmptyHash) {
-  EXPECT_EQ(ObjectChecksum({}, {}), XXH3_64bits(nullptr, 0));
-}
+TEST(ObjectChecksumTest, EmptyObjectHasTheEmptyHash) { EXPECT_EQ(ObjectChecksum({}, {}), XXH3_64bits(nullptr, 0)); }
 
 TEST(ObjectChecksumTest, MovingTheSplitBetweenDataAndMetadataKeepsTheChecksum) {
   // The checksum covers the object's bytes as laid out in the arena (data then metadata).

@@ -24,9 +24,7 @@ TEST(FormatSizeTest, LargerSizesUseBinaryUnitsWithOneDecimal) {
   EXPECT_EQ(FormatSize(5ull << 40), "5.0 TiB");
 }
 
-TEST(FormatSizeTest, RoundingUpMovesToTheNextUnit) {
-  EXPECT_EQ(FormatSize((1ull << 20) - 1), "1.0 MiB");
-}
+TEST(FormatSizeTest, RoundingUpMovesToTheNextUnit) { EXPECT_EQ(FormatSize((1ull << 20) - 1), "1.0 MiB"); }
 
 TEST(CliParseByteSizeTest, AcceptsPlainBytesAndBinarySuffixes) {
   EXPECT_EQ(*ParseByteSize("4096"), 4096u);

@@ -5,15 +5,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <thread>
 
+#include <gtest/gtest.h>
+
 #include "bench-mpi/launch/child_process.h"
 #include "client/client.h"
-#include "protocol/frame.h"
 #include "protocol/base/socket_io.h"
+#include "protocol/frame.h"
 #include "protocol/store_messages.h"
 #include "tests/support/status_matchers.h"
 

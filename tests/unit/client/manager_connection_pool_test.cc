@@ -1,17 +1,16 @@
 #include "client/manager_connection_pool.h"
 
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 #include <cerrno>
 #include <cstdio>
-
-#include <gtest/gtest.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-
 #include <vector>
 
 #include "absl/time/clock.h"
+#include <gtest/gtest.h>
+
 #include "bench-mpi/launch/child_process.h"
 #include "client/store_subscription.h"
 #include "protocol/base/socket_io.h"

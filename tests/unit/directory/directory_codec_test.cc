@@ -1,9 +1,9 @@
 // DirectoryCodec: key schema and bounded decoding of values read from Redis.
 #include "manager/directory/directory_codec.h"
 
-#include <gtest/gtest.h>
-
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "tests/support/status_matchers.h"
 
@@ -57,11 +57,10 @@ TEST(DirectoryCodecTest, LocationRoundTripsThroughItsEncoding) {
 
 TEST(DirectoryCodecTest, MalformedLocationsAreRejected) {
   for (const std::string& bad :
-       {std::string(""), std::string("1,2,3"), std::string("1,2,3,4,5"), std::string("1,,3,4"),
-        std::string("a,2,3,4"), std::string("-1,2,3,4"), std::string("1,2,3,18446744073709551616"),
-        std::string(100, '1'), std::string(1 << 20, ','), std::string("1,2,3,4\n")}) {
-    EXPECT_THAT(DirectoryCodec::DecodeLocation("n", bad), HasErrorCode(ErrorCode::kProtocolError))
-        << bad.substr(0, 40);
+       {std::string(""), std::string("1,2,3"), std::string("1,2,3,4,5"), std::string("1,,3,4"), std::string("a,2,3,4"),
+        std::string("-1,2,3,4"), std::string("1,2,3,18446744073709551616"), std::string(100, '1'),
+        std::string(1 << 20, ','), std::string("1,2,3,4\n")}) {
+    EXPECT_THAT(DirectoryCodec::DecodeLocation("n", bad), HasErrorCode(ErrorCode::kProtocolError)) << bad.substr(0, 40);
   }
   EXPECT_THAT(DirectoryCodec::DecodeLocation("bad node", "1,2,3,4"), HasErrorCode(ErrorCode::kProtocolError));
   EXPECT_THAT(DirectoryCodec::DecodeLocation("", "1,2,3,4"), HasErrorCode(ErrorCode::kProtocolError));

@@ -30,9 +30,8 @@ TEST(RedisAddressTest, HostPortAndUnixSocketAddressesParse) {
 }
 
 TEST(RedisAddressTest, MalformedAddressesAreInvalidArguments) {
-  for (const char* bad : {"", "localhost", ":6379", "host:", "host:0", "host:65536", "host:-1", "host:12a",
-                          "host:+80", "[::1]", "[::1:80", "a b:80", "unix:", "unix:relative.sock",
-                          "host:123456"}) {
+  for (const char* bad : {"", "localhost", ":6379", "host:", "host:0", "host:65536", "host:-1", "host:12a", "host:+80",
+                          "[::1]", "[::1:80", "a b:80", "unix:", "unix:relative.sock", "host:123456"}) {
     EXPECT_THAT(ParseRedisAddress(bad), HasErrorCode(ErrorCode::kInvalidArgument)) << bad;
   }
   EXPECT_THAT(ParseRedisAddress("unix:/" + std::string(200, 'a')), HasErrorCode(ErrorCode::kInvalidArgument));

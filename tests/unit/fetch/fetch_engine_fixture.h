@@ -4,10 +4,10 @@
 #ifndef RPLASMA_TESTS_UNIT_FETCH_FETCH_ENGINE_FIXTURE_H_
 #define RPLASMA_TESTS_UNIT_FETCH_FETCH_ENGINE_FIXTURE_H_
 
-#include <gtest/gtest.h>
-
 #include <memory>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "manager/fetch/fetch_engine.h"
 #include "manager/peer/peer_service.h"
@@ -41,7 +41,8 @@ class FetchEngineTest : public ::testing::Test {
     FetchEngineOptions options;
     options.self_node_id = "a";
     options.read_chunk_bytes = 64 << 10;
-    engine_ = std::make_unique<FetchEngine>(options, &directory_, &local_, &connector_, policy_.get(), &stats_, &clock_);
+    engine_ =
+        std::make_unique<FetchEngine>(options, &directory_, &local_, &connector_, policy_.get(), &stats_, &clock_);
   }
   ~FetchEngineTest() override {
     channel_.reset();

@@ -1,18 +1,17 @@
 #include "manager/fetch/fetch_engine.h"
 
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "protocol/base/notification.h"
-#include "tests/support/wait_for.h"
+#include <gtest/gtest.h>
 
 #include "manager/peer/peer_service.h"
-#include "tests/support/status_matchers.h"
 #include "nlohmann/json.hpp"
+#include "protocol/base/notification.h"
 #include "tests/support/fake_clock.h"
+#include "tests/support/status_matchers.h"
+#include "tests/support/wait_for.h"
 #include "tests/unit/fetch/fetch_engine_fixture.h"
 
 namespace rplasma::fetch {
@@ -362,7 +361,6 @@ TEST_F(FetchEngineTest, APinNobodyUnpinsIsReleasedWhenItsLeaseRunsOutOnTheServic
   service->Shutdown();
 }
 
-
 // ---- Batches: several ids from one source travel together (issue 10) ----
 
 TEST_F(FetchEngineTest, AMixedBatchMovesInOneGetBatchAndOnePinBatchWithEveryByteIntact) {
@@ -376,7 +374,7 @@ TEST_F(FetchEngineTest, AMixedBatchMovesInOneGetBatchAndOnePinBatchWithEveryByte
     if (i % 3 == 0) bytes.back() += "m";
   }
   std::vector<ObjectID> asked = ids;
-  asked.push_back(ids[3]);   // duplicates share the outcome
+  asked.push_back(ids[3]);  // duplicates share the outcome
   asked.push_back(ids[25]);
   std::vector<absl::Status> result = engine_->Fetch(asked, absl::Seconds(5));
   ASSERT_EQ(result.size(), asked.size());

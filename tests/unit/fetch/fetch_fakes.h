@@ -7,8 +7,6 @@
 #ifndef RPLASMA_TESTS_UNIT_FETCH_FETCH_FAKES_H_
 #define RPLASMA_TESTS_UNIT_FETCH_FETCH_FAKES_H_
 
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <cstring>
 #include <map>
@@ -17,14 +15,16 @@
 #include <string>
 #include <vector>
 
-#include "protocol/base/mutex_lock.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
+#include <gtest/gtest.h>
+
 #include "client/checksum.h"
-#include "manager/fetch/peer_connector.h"
 #include "manager/directory/directory.h"
+#include "manager/fetch/peer_connector.h"
 #include "manager/peer/local_store.h"
 #include "manager/transport/transport.h"
+#include "protocol/base/mutex_lock.h"
 #include "protocol/base/status.h"
 #include "protocol/object_description.h"
 #include "store/object_table.h"
@@ -217,7 +217,8 @@ class FakeDirectory : public Directory {
     if (down_) return MakeError(ErrorCode::kUnavailable, "fake directory down");
     ++lookups_;
     std::vector<std::vector<ObjectLocation>> out;
-    for (const ObjectID& id : ids) out.push_back(locations_.contains(id) ? locations_[id] : std::vector<ObjectLocation>{});
+    for (const ObjectID& id : ids)
+      out.push_back(locations_.contains(id) ? locations_[id] : std::vector<ObjectLocation>{});
     return out;
   }
   absl::StatusOr<NodeRecord> GetNode(const std::string& node_id) override { return NodeRecord{node_id, "", "", 0}; }

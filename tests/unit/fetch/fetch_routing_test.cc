@@ -1,13 +1,13 @@
 // How the fetch engine finds a source: the location cache (location_cache.h), the caller's hint,
 // the directory; and that a wrong cache entry or hint costs one attempt, never the fetch or its
 // bytes. Node "a" fetches; "b" (the fixture's owner) and "c" (OtherNode) hold objects.
-#include <gtest/gtest.h>
-
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include <gtest/gtest.h>
+
 #include "manager/fetch/location_cache.h"
 #include "tests/unit/fetch/fetch_engine_fixture.h"
 
@@ -69,7 +69,7 @@ TEST_F(FetchRoutingTest, ACachedOrHintedIdSealedHereIsNotTransferredAgain) {
   const std::vector<ObjectID> ids = PutRemoteBatch("here already ", 3, 100);
   ExpectAllOk(engine_->Fetch(ids, absl::Seconds(5)));
   const int calls = channel_->calls.load();
-  ExpectAllOk(engine_->Fetch(ids, absl::Seconds(5)));     // cached, and sealed here
+  ExpectAllOk(engine_->Fetch(ids, absl::Seconds(5)));  // cached, and sealed here
   ExpectAllOk(engine_->Fetch({ids[0]}, absl::Seconds(5), "b"));
   EXPECT_EQ(channel_->calls.load(), calls) << "the shared index said: here";
   EXPECT_EQ(local_.contains_round_trips(), 0);

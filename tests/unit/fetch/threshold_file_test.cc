@@ -1,8 +1,8 @@
 #include "manager/fetch/threshold_file.h"
 
-#include <gtest/gtest.h>
-
 #include <fstream>
+
+#include <gtest/gtest.h>
 
 #include "bench-mpi/launch/child_process.h"
 #include "tests/support/status_matchers.h"
@@ -24,13 +24,12 @@ TEST(ThresholdFileTest, ByteSizesAcceptUnits) {
 }
 
 TEST(ThresholdFileTest, TunerOutputWithCommentsAndFitLinesParses) {
-  ASSERT_OK_AND_ASSIGN(ThresholdTable table, ParseThresholdFile(
-      "# written by rplasma-bench-mpi --tune\n"
-      "fit get: 12.5us + 0.31ns/B; pin: 30us + 0.08ns/B\n"
-      "\n"
-      "default 262144   # crossover\n"
-      "peer node-b.42 128KiB\n"
-      "sample 4096 get=10us pin=31us\n"));
+  ASSERT_OK_AND_ASSIGN(ThresholdTable table, ParseThresholdFile("# written by rplasma-bench-mpi --tune\n"
+                                                                "fit get: 12.5us + 0.31ns/B; pin: 30us + 0.08ns/B\n"
+                                                                "\n"
+                                                                "default 262144   # crossover\n"
+                                                                "peer node-b.42 128KiB\n"
+                                                                "sample 4096 get=10us pin=31us\n"));
   EXPECT_EQ(table.default_bytes, 262144u);
   ASSERT_EQ(table.per_peer.size(), 1u);
   EXPECT_EQ(table.per_peer.at("node-b.42"), 131072u);
@@ -61,11 +60,10 @@ TEST(ThresholdFileTest, NodeNameOfIdStripsTheRandomSuffixOnly) {
 }
 
 TEST(ThresholdFileTest, PeerLinesMatchTheExactIdFirstThenTheNodeName) {
-  ASSERT_OK_AND_ASSIGN(ThresholdTable table, ParseThresholdFile(
-      "default 64KiB\n"
-      "peer rank1 16KiB\n"
-      "peer rank2.0000beef 4KiB\n"
-      "peer rank2 1MiB\n"));
+  ASSERT_OK_AND_ASSIGN(ThresholdTable table, ParseThresholdFile("default 64KiB\n"
+                                                                "peer rank1 16KiB\n"
+                                                                "peer rank2.0000beef 4KiB\n"
+                                                                "peer rank2 1MiB\n"));
   EXPECT_EQ(table.For("rank1.3fa9c2d1"), 16384u) << "any start of rank1";
   EXPECT_EQ(table.For("rank1.77777777"), 16384u);
   EXPECT_EQ(table.For("rank1"), 16384u);

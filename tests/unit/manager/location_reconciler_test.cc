@@ -1,9 +1,9 @@
 // PlanReconcile: the store is the truth; the directory's entries of this node follow it.
 #include "manager/location_reconciler.h"
 
-#include <gtest/gtest.h>
-
 #include <string>
+
+#include <gtest/gtest.h>
 
 namespace rplasma::manager {
 namespace {

@@ -1,9 +1,10 @@
 // rplasma-manager's command line: --pin-threshold and its old spelling --rdma-threshold.
-#include <gtest/gtest.h>
+#include "manager/manager_command_line.h"
 
 #include <string>
 
-#include "manager/manager_command_line.h"
+#include <gtest/gtest.h>
+
 #include "manager/manager_options.h"
 #include "tests/support/status_matchers.h"
 

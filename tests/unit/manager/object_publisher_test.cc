@@ -2,16 +2,16 @@
 // becomes one directory call per run of one kind, in stream order.
 #include "manager/object_publisher.h"
 
-#include <gtest/gtest.h>
-
 #include <deque>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
-#include "protocol/base/mutex_lock.h"
+#include <gtest/gtest.h>
+
 #include "manager/fetch/expected_copies.h"
+#include "protocol/base/mutex_lock.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/wait_for.h"
 #include "tests/unit/fetch/fetch_fakes.h"

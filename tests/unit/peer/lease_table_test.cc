@@ -1,8 +1,8 @@
 #include "manager/peer/lease_table.h"
 
-#include <gtest/gtest.h>
-
 #include <memory>
+
+#include <gtest/gtest.h>
 
 #include "tests/support/status_matchers.h"
 

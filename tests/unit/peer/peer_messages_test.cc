@@ -1,13 +1,13 @@
 #include "manager/peer/peer_messages.h"
 
-#include <gtest/gtest.h>
-
 #include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "absl/strings/escaping.h"
+#include <gtest/gtest.h>
+
 #include "tests/support/status_matchers.h"
 
 namespace rplasma::peer {
@@ -17,8 +17,8 @@ using ::rplasma::testing::HasErrorCode;
 
 TEST(PeerMessagesTest, EveryRequestKindRoundTrips) {
   const ObjectID id = ObjectID::FromLabel("object");
-  const std::vector<PeerRequest> requests = {GetRequest{id}, PinRequest{id}, UnpinRequest{42},
-                                             ProbeGetRequest{4096}, ProbePinRequest{1 << 20}};
+  const std::vector<PeerRequest> requests = {GetRequest{id}, PinRequest{id}, UnpinRequest{42}, ProbeGetRequest{4096},
+                                             ProbePinRequest{1 << 20}};
   for (const PeerRequest& request : requests) {
     ASSERT_OK_AND_ASSIGN(PeerRequest decoded, DecodeRequest(EncodeRequest(request)));
     ASSERT_EQ(decoded.index(), request.index()) << RequestName(request);
@@ -185,7 +185,8 @@ TEST(PeerMessagesTest, RandomCorruptionNeverCrashesTheDecoders) {
   std::mt19937_64 rng(1234);
   const std::vector<uint8_t> data(300, 5);
   const std::vector<std::string> seeds = {
-      EncodeRequest(GetRequest{ObjectID::FromLabel("x")}), EncodeRequest(UnpinRequest{3}),
+      EncodeRequest(GetRequest{ObjectID::FromLabel("x")}),
+      EncodeRequest(UnpinRequest{3}),
       EncodeGetReply(ObjectDescription{300, 0, 1, 2}, data, {}),
       EncodePinReply(PinReply{ObjectDescription{10, 0, 1, 2}, {0, 10, 0}, 1, 1}),
       EncodeRequest(GetBatchRequest{{ObjectID::FromLabel("x"), ObjectID::FromLabel("y")}}),

@@ -1,11 +1,11 @@
 #include "manager/peer/read_and_hash.h"
 
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "client/checksum.h"
 #include "tests/support/fake_clock.h"
@@ -49,9 +49,13 @@ TEST(ReadAndHashTest, EveryChunkSizeGivesTheBytesAndTheirObjectChecksum) {
     CopyChannel channel(source);
     std::vector<uint8_t> dst(length);
     int checks = 0;
-    absl::StatusOr<ReadAndHashResult> r =
-        ReadAndHash(channel, transport::RemoteRegion{offset, length, 0}, dst.data(), chunk,
-                    absl::InfiniteFuture(), [&] { ++checks; return absl::OkStatus(); }, clock);
+    absl::StatusOr<ReadAndHashResult> r = ReadAndHash(
+        channel, transport::RemoteRegion{offset, length, 0}, dst.data(), chunk, absl::InfiniteFuture(),
+        [&] {
+          ++checks;
+          return absl::OkStatus();
+        },
+        clock);
     ASSERT_OK(r.status()) << chunk;
     EXPECT_EQ(r->checksum, expected) << chunk;
     EXPECT_EQ(std::memcmp(dst.data(), source.data() + offset, length), 0) << chunk;
@@ -67,16 +71,17 @@ TEST(ReadAndHashTest, AFailedReadOrCheckStopsTheReadsAndIsReturned) {
   std::vector<uint8_t> dst(1 << 20);
   CopyChannel failing(source);
   failing.fail_at = 2;
-  absl::StatusOr<ReadAndHashResult> r = ReadAndHash(failing, transport::RemoteRegion{0, 1 << 20, 0}, dst.data(),
-                                                    65536, absl::InfiniteFuture(), [] { return absl::OkStatus(); }, clock);
+  absl::StatusOr<ReadAndHashResult> r = ReadAndHash(
+      failing, transport::RemoteRegion{0, 1 << 20, 0}, dst.data(), 65536, absl::InfiniteFuture(),
+      [] { return absl::OkStatus(); }, clock);
   EXPECT_THAT(r.status(), HasErrorCode(ErrorCode::kUnavailable));
   EXPECT_EQ(failing.reads.load(), 3) << "no Read after the failed one";
 
   CopyChannel refused(source);
   int checks = 0;
-  r = ReadAndHash(refused, transport::RemoteRegion{0, 1 << 20, 0}, dst.data(), 65536, absl::InfiniteFuture(), [&] {
-    return ++checks > 4 ? MakeError(ErrorCode::kStaleObject, "lease over") : absl::OkStatus();
-  }, clock);
+  r = ReadAndHash(
+      refused, transport::RemoteRegion{0, 1 << 20, 0}, dst.data(), 65536, absl::InfiniteFuture(),
+      [&] { return ++checks > 4 ? MakeError(ErrorCode::kStaleObject, "lease over") : absl::OkStatus(); }, clock);
   EXPECT_THAT(r.status(), HasErrorCode(ErrorCode::kStaleObject));
   EXPECT_EQ(refused.reads.load(), 4);
 }
@@ -84,8 +89,9 @@ TEST(ReadAndHashTest, AFailedReadOrCheckStopsTheReadsAndIsReturned) {
 TEST(ReadAndHashTest, AnEmptyRegionReadsNothingAndHasTheEmptyChecksum) {
   testing::FakeClock clock;
   CopyChannel channel({});
-  absl::StatusOr<ReadAndHashResult> r = ReadAndHash(channel, transport::RemoteRegion{0, 0, 0}, nullptr, 4096,
-                                                    absl::InfiniteFuture(), [] { return absl::OkStatus(); }, clock);
+  absl::StatusOr<ReadAndHashResult> r = ReadAndHash(
+      channel, transport::RemoteRegion{0, 0, 0}, nullptr, 4096, absl::InfiniteFuture(), [] { return absl::OkStatus(); },
+      clock);
   ASSERT_OK(r.status());
   EXPECT_EQ(r->checksum, ObjectChecksum({}, {}));
   EXPECT_EQ(channel.reads.load(), 0);

@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
+#include "flatbuffers/flatbuffers.h"
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "flatbuffers/flatbuffers.h"
 #include "protocol/frame.h"
 #include "protocol/object_id_fb.h"
 #include "protocol/store_generated.h"
@@ -82,16 +82,15 @@ TEST(StoreBatchMessagesTest, PutBatchRoundTripsTheBytesOfEveryObject) {
   for (size_t i = 0; i < got.objects.size(); ++i) {
     EXPECT_EQ(got.objects[i].id, batch.objects[i].id) << i;
     EXPECT_EQ(std::vector<uint8_t>(got.objects[i].data.begin(), got.objects[i].data.end()), data[i]) << i;
-    EXPECT_EQ(std::vector<uint8_t>(got.objects[i].metadata.begin(), got.objects[i].metadata.end()), metadata[i])
-        << i;
+    EXPECT_EQ(std::vector<uint8_t>(got.objects[i].metadata.begin(), got.objects[i].metadata.end()), metadata[i]) << i;
     EXPECT_EQ(got.objects[i].checksum, 1000 + i) << i;
     EXPECT_EQ(got.objects[i].evict_if_full, i % 2 == 1) << i;
   }
 }
 
 TEST(StoreBatchMessagesTest, EmptyBatchesAreRejectedWithTheirRequestId) {
-  for (const RequestBody& body : {RequestBody(CreateBatchRequest{}), RequestBody(SealBatchRequest{}),
-                                  RequestBody(PutBatchRequest{})}) {
+  for (const RequestBody& body :
+       {RequestBody(CreateBatchRequest{}), RequestBody(SealBatchRequest{}), RequestBody(PutBatchRequest{})}) {
     uint64_t rid = 0;
     absl::StatusOr<Request> decoded = DecodeRequest(EncodeRequest(Request{77, body}), &rid);
     EXPECT_THAT(decoded, HasErrorCode(ErrorCode::kInvalidArgument));

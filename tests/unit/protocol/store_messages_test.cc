@@ -211,8 +211,8 @@ TEST(StoreMessagesTest, TheSharedIndexFieldsRoundTrip) {
   ASSERT_OK_AND_ASSIGN(Request released, DecodeRequest(EncodeRequest(Request{3, SlotsReleasedRequest{}})));
   EXPECT_TRUE(std::holds_alternative<SlotsReleasedRequest>(released.body));
 
-  ASSERT_OK_AND_ASSIGN(Reply reply, DecodeReply(EncodeReply(Reply{4, ErrorCode::kOk, "",
-                                                                  ConnectReply{1 << 20, "s", 16, 8192, 256}})));
+  ASSERT_OK_AND_ASSIGN(
+      Reply reply, DecodeReply(EncodeReply(Reply{4, ErrorCode::kOk, "", ConnectReply{1 << 20, "s", 16, 8192, 256}})));
   const auto& c = std::get<ConnectReply>(reply.body);
   EXPECT_EQ(c.index_entries, 8192u);
   EXPECT_EQ(c.slots, 256u);

@@ -15,13 +15,13 @@
 #include <thread>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include <gtest/gtest.h>
+
 #include "protocol/base/mutex_lock.h"
 #include "protocol/shm_index/object_index.h"
 #include "protocol/shm_index/reference_slots.h"
@@ -36,7 +36,9 @@ constexpr int kBlockWords = 32;
 constexpr int kReaders = 3;
 constexpr uint64_t kSlotsPerReader = 64;
 
-uint64_t Pattern(uint64_t generation, int word) { return generation * 0x9e3779b97f4a7c15 + static_cast<uint64_t>(word); }
+uint64_t Pattern(uint64_t generation, int word) {
+  return generation * 0x9e3779b97f4a7c15 + static_cast<uint64_t>(word);
+}
 constexpr uint64_t kPoison = 0xdeaddeaddeaddeadULL;
 
 absl::Duration TortureLength() {
@@ -56,8 +58,8 @@ class Torture {
     reader_.emplace(*ObjectIndexReader::Open(index));
     for (int r = 0; r < kReaders; ++r) {
       slot_regions_.emplace_back(SlotRegionBytes(kSlotsPerReader));
-      views_.push_back(*ReferenceSlotsView::Format(slot_regions_.back().span(SlotRegionBytes(kSlotsPerReader)),
-                                                   kSlotsPerReader));
+      views_.push_back(
+          *ReferenceSlotsView::Format(slot_regions_.back().span(SlotRegionBytes(kSlotsPerReader)), kSlotsPerReader));
     }
     for (int i = 0; i < kIds; ++i) ids_.push_back(ObjectID::FromLabel(absl::StrCat("torture ", i)));
   }
@@ -142,10 +144,10 @@ class Torture {
         const int block = free_blocks_.back();
         const uint64_t generation = next_generation++;
         for (int w = 0; w < kBlockWords; ++w) arena_[block * kBlockWords + w] = Pattern(generation, w);
-        const std::optional<uint64_t> entry = writer_->Insert(
-            ids_[i], {.offset = static_cast<uint64_t>(block) * kBlockWords * 8,
-                      .data_size = kBlockWords * 8,
-                      .generation = generation});
+        const std::optional<uint64_t> entry =
+            writer_->Insert(ids_[i], {.offset = static_cast<uint64_t>(block) * kBlockWords * 8,
+                                      .data_size = kBlockWords * 8,
+                                      .generation = generation});
         if (!entry.has_value()) continue;  // window full: left to the socket path
         free_blocks_.pop_back();
         live_[i] = Object{*entry, generation, block, false};
@@ -225,10 +227,11 @@ TEST(HandshakeTortureTest, NoReaderSeesAReclaimedBlockAndEveryWaitingDeleteFinis
   Torture torture;
   torture.Run(TortureLength());
   const Counts& counts = torture.counts();
-  std::printf("reads %lu, mismatches %lu, backoffs %lu, notices %lu, reclaimed %lu, deletes that waited %lu, "
-              "finished by a notice %lu\n",
-              counts.reads.load(), counts.mismatches.load(), counts.backoffs.load(), counts.notices.load(),
-              torture.reclaimed(), torture.waited_deletes(), torture.finished_by_notice());
+  std::printf(
+      "reads %lu, mismatches %lu, backoffs %lu, notices %lu, reclaimed %lu, deletes that waited %lu, "
+      "finished by a notice %lu\n",
+      counts.reads.load(), counts.mismatches.load(), counts.backoffs.load(), counts.notices.load(), torture.reclaimed(),
+      torture.waited_deletes(), torture.finished_by_notice());
   EXPECT_EQ(counts.mismatches.load(), 0u);
   EXPECT_GT(counts.reads.load(), 100u);
   EXPECT_GT(torture.reclaimed(), 100u);

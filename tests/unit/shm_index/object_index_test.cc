@@ -4,10 +4,10 @@
 #include <cstring>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "absl/strings/str_cat.h"
 #include "tests/support/status_matchers.h"
 #include "tests/unit/shm_index/aligned_region.h"
 
@@ -15,7 +15,10 @@ namespace rplasma::shm {
 namespace {
 
 IndexedPlacement PlacementFor(uint64_t generation) {
-  return {.offset = generation * 64, .data_size = generation + 1, .metadata_size = 3, .generation = generation,
+  return {.offset = generation * 64,
+          .data_size = generation + 1,
+          .metadata_size = 3,
+          .generation = generation,
           .checksum = generation * 7};
 }
 
@@ -73,7 +76,8 @@ TEST(ObjectIndexTest, AFullWindowRefusesAndATombstoneIsReused) {
   Index index(kIndexProbeWindow);
   std::vector<uint64_t> entries;
   for (uint64_t i = 0; i < kIndexProbeWindow; ++i) {
-    const std::optional<uint64_t> entry = index.writer->Insert(ObjectID::FromLabel(absl::StrCat(i)), PlacementFor(100 + i));
+    const std::optional<uint64_t> entry =
+        index.writer->Insert(ObjectID::FromLabel(absl::StrCat(i)), PlacementFor(100 + i));
     ASSERT_TRUE(entry.has_value()) << i;
     entries.push_back(*entry);
   }

@@ -1,10 +1,10 @@
 // LRU eviction in ObjectTable: what is evicted, in which order, and how much.
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "absl/strings/str_cat.h"
 #include "store/object_table.h"
 #include "tests/support/status_matchers.h"
 
@@ -26,7 +26,9 @@ class EvictionTest : public ::testing::Test {
         }) {
     for (int i = 0; i < 20; ++i) ids_.push_back(ObjectID::FromLabel(absl::StrCat("evict-", i)));
   }
-  int Index(const ObjectID& id) const { return static_cast<int>(std::find(ids_.begin(), ids_.end(), id) - ids_.begin()); }
+  int Index(const ObjectID& id) const {
+    return static_cast<int>(std::find(ids_.begin(), ids_.end(), id) - ids_.begin());
+  }
   // Creates, seals and releases object i: it becomes evictable, most recently used.
   void Put(int i, uint64_t size = kUnit) {
     ASSERT_OK(table_.Create(kWriter, ids_[i], size, 0, false));
@@ -54,7 +56,7 @@ TEST_F(EvictionTest, EvictsLeastRecentlyReleasedFirst) {
 
 TEST_F(EvictionTest, NeverEvictsReferencedOrUnsealedObjects) {
   Put(0);
-  ASSERT_OK(table_.Get(kReader, ids_[0]));                       // referenced
+  ASSERT_OK(table_.Get(kReader, ids_[0]));                      // referenced
   ASSERT_OK(table_.Create(kWriter, ids_[1], kUnit, 0, false));  // unsealed
   Put(2);
   EvictResult r = table_.Evict(100 * kUnit);

@@ -1,10 +1,10 @@
 #include "store/memory_budget.h"
 
-#include <gtest/gtest.h>
-
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include <gtest/gtest.h>
+
 #include "tests/support/status_matchers.h"
 
 namespace rplasma {

@@ -9,10 +9,10 @@
 #include <optional>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "absl/strings/str_cat.h"
 #include "store/object_table.h"
 #include "store/shared_index.h"
 #include "tests/support/status_matchers.h"

@@ -5,10 +5,10 @@
 #include <random>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "absl/strings/str_cat.h"
 #include "tests/support/status_matchers.h"
 
 namespace rplasma {
@@ -28,7 +28,9 @@ struct Event {
 class ObjectTableTest : public ::testing::Test {
  protected:
   ObjectTableTest()
-      : table_(1 << 20, 1000, [this](EventKind kind, const ObjectInfo& info) { events_.push_back({kind, info.id}); }) {}
+      : table_(1 << 20, 1000, [this](EventKind kind, const ObjectInfo& info) {
+          events_.push_back({kind, info.id});
+        }) {}
 
   // Create + Seal by `client`, which keeps its creator reference.
   void CreateSealed(ClientId client, const ObjectID& id, uint64_t size = 100) {
@@ -246,10 +248,13 @@ TEST(ObjectTableRandomTest, RandomOperationsKeepReferenceAndMemoryBooksBalanced)
       case 1: (void)table.Seal(c, id, step); break;
       case 2: (void)table.Abort(c, id); break;
       case 3: (void)table.Get(c, id); break;
-      case 4: case 5: (void)table.Release(c, id); break;
+      case 4:
+      case 5: (void)table.Release(c, id); break;
       case 6: (void)table.Delete(id); break;
       case 7: (void)table.Evict(rng() % 8000); break;
-      case 8: if (rng() % 20 == 0) table.RemoveClient(c); break;
+      case 8:
+        if (rng() % 20 == 0) table.RemoveClient(c);
+        break;
     }
     bool more = false;
     std::vector<ObjectInfo> visible = table.List(std::nullopt, kMaxListPage, &more);
@@ -273,7 +278,8 @@ TEST(ObjectTableRandomTest, RandomOperationsKeepReferenceAndMemoryBooksBalanced)
   }
   for (ClientId c : clients) table.RemoveClient(c);
   bool more = false;
-  for (const ObjectInfo& o : table.List(std::nullopt, kMaxListPage, &more)) EXPECT_EQ(table.Delete(o.id), ErrorCode::kOk);
+  for (const ObjectInfo& o : table.List(std::nullopt, kMaxListPage, &more))
+    EXPECT_EQ(table.Delete(o.id), ErrorCode::kOk);
   EXPECT_EQ(table.size(), 0u);
   EXPECT_EQ(table.stats().ref_count, 0u);
   EXPECT_EQ(table.allocator().used_bytes(), 0u);

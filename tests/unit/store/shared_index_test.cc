@@ -14,10 +14,10 @@
 #include <random>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "absl/container/flat_hash_set.h"
 #include "tests/support/status_matchers.h"
 
 namespace rplasma {
@@ -299,7 +299,7 @@ TEST_F(SharedIndexTest, AccessRecordsNameTheObjectsReadAndGarbageCostsAtMostOneR
   ASSERT_TRUE(alice.has_value());
   const uint64_t entry = index_->Publish(a_, PlacementFor(1000));
   for (int i = 0; i < 3; ++i) alice->slots.RecordAccess(entry);
-  alice->slots.RecordAccess(kEntries + 5);         // out of range
+  alice->slots.RecordAccess(kEntries + 5);            // out of range
   alice->slots.RecordAccess((entry + 1) % kEntries);  // holds nothing
   std::vector<ObjectID> used;
   auto drain = [&] {

@@ -1,10 +1,9 @@
 #include "store/store_metrics.h"
 
-#include <gtest/gtest.h>
-
 #include <string>
 
 #include "absl/strings/match.h"
+#include <gtest/gtest.h>
 
 namespace rplasma {
 namespace {
@@ -27,23 +26,16 @@ TEST(StoreMetricsTest, RenderShowsCountedRequestsEventsAndThePublishedState) {
   s.fragmentation = 0.25;
   metrics.Publish(s);
   const std::string text = metrics.Render("my \"store\"");
-  for (const char* line : {"rplasma_store_info{name=\"my \\\"store\\\"\"} 1\n",
-                           "rplasma_store_capacity_bytes 1048576\n",
-                           "rplasma_store_used_bytes 4096\n",
-                           "rplasma_store_objects{state=\"sealed\"} 2\n",
-                           "rplasma_store_objects{state=\"created\"} 1\n",
-                           "rplasma_store_clients 3\n",
-                           "rplasma_store_fragmentation_ratio 0.25\n",
-                           "rplasma_store_requests_total{request=\"get\"} 2\n",
-                           "rplasma_store_requests_total{request=\"put_batch\"} 1\n",
-                           "rplasma_store_requests_total{request=\"connect\"} 0\n",
-                           "rplasma_store_seals_total 2\n",
-                           "rplasma_store_sealed_bytes_total 128\n",
-                           "rplasma_store_evictions_total 1\n",
-                           "rplasma_store_evicted_bytes_total 64\n",
-                           "rplasma_store_deletes_total 0\n",
-                           "# TYPE rplasma_store_requests_total counter\n",
-                           "# TYPE rplasma_store_used_bytes gauge\n"}) {
+  for (const char* line :
+       {"rplasma_store_info{name=\"my \\\"store\\\"\"} 1\n", "rplasma_store_capacity_bytes 1048576\n",
+        "rplasma_store_used_bytes 4096\n", "rplasma_store_objects{state=\"sealed\"} 2\n",
+        "rplasma_store_objects{state=\"created\"} 1\n", "rplasma_store_clients 3\n",
+        "rplasma_store_fragmentation_ratio 0.25\n", "rplasma_store_requests_total{request=\"get\"} 2\n",
+        "rplasma_store_requests_total{request=\"put_batch\"} 1\n",
+        "rplasma_store_requests_total{request=\"connect\"} 0\n", "rplasma_store_seals_total 2\n",
+        "rplasma_store_sealed_bytes_total 128\n", "rplasma_store_evictions_total 1\n",
+        "rplasma_store_evicted_bytes_total 64\n", "rplasma_store_deletes_total 0\n",
+        "# TYPE rplasma_store_requests_total counter\n", "# TYPE rplasma_store_used_bytes gauge\n"}) {
     EXPECT_TRUE(absl::StrContains(text, line)) << line << " missing from\n" << text;
   }
 }

@@ -11,8 +11,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
-#include "protocol/base/mutex_lock.h"
+
 #include "manager/transport/transport.h"
+#include "protocol/base/mutex_lock.h"
 
 namespace rplasma::transport::testing {
 

@@ -116,9 +116,9 @@ TEST(TcpReceiveBufferTest, NothingArrivingBeforeTheDeadlineIsDeadlineExceeded) {
   std::string header(24, '\0');
   EXPECT_THAT(rx.ReadExact(pair.reader.get(), header.data(), header.size(), absl::Now() + absl::Milliseconds(20)),
               HasErrorCode(ErrorCode::kDeadlineExceeded));
-  EXPECT_THAT(rx.ReadExact(pair.reader.get(), header.data(), header.size(), absl::InfiniteFuture(),
-                           absl::Milliseconds(20)),
-              HasErrorCode(ErrorCode::kDeadlineExceeded))
+  EXPECT_THAT(
+      rx.ReadExact(pair.reader.get(), header.data(), header.size(), absl::InfiniteFuture(), absl::Milliseconds(20)),
+      HasErrorCode(ErrorCode::kDeadlineExceeded))
       << "a stalled peer";
 }
 

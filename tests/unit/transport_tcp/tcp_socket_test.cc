@@ -31,8 +31,8 @@ TEST(ParseHostPortTest, AcceptsNamesIpv4AndBracketedIpv6) {
 }
 
 TEST(ParseHostPortTest, RefusesMalformedAddresses) {
-  for (const char* bad : {"", "host", ":80", "host:", "host:65536", "host:-1", "host:8x", "::1:80", "[::1:80",
-                          "[]:80", "host:123456"}) {
+  for (const char* bad :
+       {"", "host", ":80", "host:", "host:65536", "host:-1", "host:8x", "::1:80", "[::1:80", "[]:80", "host:123456"}) {
     EXPECT_THAT(ParseHostPort(bad), HasErrorCode(ErrorCode::kInvalidArgument)) << bad;
   }
 }
@@ -108,9 +108,7 @@ TEST(TcpSocketTest, EofIsUnavailable) {
   ASSERT_OK_AND_ASSIGN(UniqueFd listener, TcpListen("127.0.0.1:0"));
   ASSERT_OK_AND_ASSIGN(std::string address, LocalAddress(listener.get()));
   ASSERT_OK_AND_ASSIGN(UniqueFd client, TcpConnect(address, absl::Now() + absl::Seconds(5)));
-  {
-    ASSERT_OK_AND_ASSIGN(UniqueFd server, TcpAccept(listener.get(), absl::Now() + absl::Seconds(5)));
-  }
+  { ASSERT_OK_AND_ASSIGN(UniqueFd server, TcpAccept(listener.get(), absl::Now() + absl::Seconds(5))); }
   uint8_t buf[4];
   EXPECT_THAT(RecvAll(client.get(), buf, 4, absl::Now() + absl::Seconds(5)), HasErrorCode(ErrorCode::kUnavailable));
 }

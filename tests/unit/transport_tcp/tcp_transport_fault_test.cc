@@ -14,11 +14,11 @@
 #include <gtest/gtest.h>
 
 #include "bench-mpi/launch/process_fds.h"
-#include "protocol/base/notification.h"
 #include "manager/auth/peer_auth.h"
 #include "manager/transport/tcp/tcp_socket.h"
 #include "manager/transport/tcp/tcp_transport.h"
 #include "manager/transport/tcp/tcp_wire.h"
+#include "protocol/base/notification.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/wait_for.h"
 #include "tests/unit/transport_tcp/fake_request_handler.h"
@@ -84,8 +84,7 @@ class FakeOwner {
         (void)SendAll(fd->get(), iov, 2, absl::Now() + absl::Seconds(10));
         return;  // dies mid-stream: the fd closes
       }
-      case Behaviour::kSilent:
-        break;
+      case Behaviour::kSilent: break;
       case Behaviour::kGarbageReply: {
         std::memset(encoded, 0xEE, sizeof(encoded));
         iovec iov[1] = {{encoded, sizeof(encoded)}};

@@ -1,18 +1,17 @@
 // TcpTransport over real loopback sockets, with a fake RequestHandler on the owner side.
 #include "manager/transport/tcp/tcp_transport.h"
 
-#include "absl/strings/str_cat.h"
-#include "manager/transport/tcp/tcp_socket.h"
-
 #include <atomic>
 #include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "manager/transport/tcp/tcp_socket.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/wait_for.h"
 #include "tests/unit/transport_tcp/fake_request_handler.h"
@@ -154,8 +153,12 @@ TEST_F(TcpTransportTest, ReadsOfEverySizeCopyEveryByte) {
   struct Case {
     uint64_t offset, length, dst_offset;
   };
-  const Case cases[] = {{0, 1, 0},         {13, 7, 1},           {4096, 4096, 8192},
-                        {5, 65537, 3},     {999, (1 << 20) + 3, 77}, {0, 16u << 20, 4096},
+  const Case cases[] = {{0, 1, 0},
+                        {13, 7, 1},
+                        {4096, 4096, 8192},
+                        {5, 65537, 3},
+                        {999, (1 << 20) + 3, 77},
+                        {0, 16u << 20, 4096},
                         {4096, 64u << 20, 0}};
   for (const Case& c : cases) {
     SCOPED_TRACE(c.length);
@@ -283,9 +286,8 @@ TEST_F(TcpTransportTest, AReadWhoseDeadlinePassesAbandonsOnlyItselfAndItsLateByt
   handler_.DelayNextReads(1, absl::Milliseconds(300));
   absl::Status hasty, patient;
   const absl::Time start = absl::Now();
-  std::thread leader([&] {
-    hasty = channel_->Read(owner_->RegionFor(0, kLength), hasty_dst, absl::Now() + absl::Milliseconds(50));
-  });
+  std::thread leader(
+      [&] { hasty = channel_->Read(owner_->RegionFor(0, kLength), hasty_dst, absl::Now() + absl::Milliseconds(50)); });
   ASSERT_TRUE(WaitFor([&] { return handler_.allow_read_calls() >= 1; }, absl::Seconds(5)));
   std::thread waiter([&] { patient = channel_->Read(owner_->RegionFor(4 << 20, kLength), patient_dst, Deadline()); });
   leader.join();
@@ -378,8 +380,7 @@ TEST_F(TcpTransportTest, UnhealthyChannelIsReplacedOnConnect) {
 }
 
 TEST_F(TcpTransportTest, RequestWhoseDeadlinePassedBeforeSendingLeavesTheChannelHealthy) {
-  EXPECT_THAT(channel_->Call("never sent", absl::Now() - absl::Seconds(1)),
-              HasErrorCode(ErrorCode::kDeadlineExceeded));
+  EXPECT_THAT(channel_->Call("never sent", absl::Now() - absl::Seconds(1)), HasErrorCode(ErrorCode::kDeadlineExceeded));
   EXPECT_TRUE(channel_->healthy());
   EXPECT_EQ(handler_.calls(), 0);
   EXPECT_THAT(channel_->Call("sent", Deadline()), IsOk());

@@ -1,12 +1,12 @@
 // The verbs endpoint's device-free parts: SendCredits, Reassembler, CallTable, SpinWindow,
 // ReadProgress.
-#include <gtest/gtest.h>
-
 #include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "manager/transport/verbs/call_table.h"
 #include "manager/transport/verbs/read_plan.h"
@@ -167,7 +167,7 @@ TEST(SpinWindowTest, TheQuietPeriodCountsFromTheFirstDrySpinAndCompletionsWithou
   w.Completed(t0 + absl::Seconds(1));
   EXPECT_EQ(w.get(), absl::Microseconds(50)) << "no dry spin, nothing to adapt";
   w.RanDry(t0);
-  w.RanDry(t0 + absl::Microseconds(700));  // a later dry spin in the same quiet period
+  w.RanDry(t0 + absl::Microseconds(700));     // a later dry spin in the same quiet period
   w.Completed(t0 + absl::Microseconds(900));  // 900 us after the first: beyond the 800 us cap
   EXPECT_EQ(w.get(), absl::Microseconds(50)) << "halved, floored at cq_spin";
 }

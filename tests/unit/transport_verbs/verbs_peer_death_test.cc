@@ -1,13 +1,13 @@
 // A serving process killed in the middle of RDMA READs: the reader gets an error within the
 // configured bound (QP timeout x retries, or sooner through the peer's DISCONNECT) — never a hang.
 // The server is a child process (posix_spawn) started before this process registers memory.
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <cstring>
 #include <fstream>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "bench-mpi/launch/child_process.h"
 #include "manager/transport/verbs/verbs_transport.h"
@@ -28,8 +28,8 @@ TEST(VerbsPeerDeathTest, ServerKilledMidReadFailsTheReadWithinTheRetryBound) {
   bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
   const std::string info = dir.Join("peer.info");
   ASSERT_OK_AND_ASSIGN(bench::ChildProcess peer, bench::ChildProcess::Start({VERBS_TEST_PEER, ip, info, "death-secret",
-                                                           std::to_string(kArenaMiB)},
-                                                          dir.Join("peer.log")));
+                                                                             std::to_string(kArenaMiB)},
+                                                                            dir.Join("peer.log")));
   ASSERT_TRUE(WaitFor([&] { return std::ifstream(info).good(); }, absl::Seconds(60)))
       << "peer never listened; see " << dir.Join("peer.log");
   std::string address;

@@ -3,8 +3,6 @@
 // skips without one). Every request must end before its deadline with verified data or an error,
 // the channel must report itself unhealthy, rebuild its endpoint on the next request, a new
 // Connect must work, and every QP must be gone on both sides once the channels are dropped.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -13,6 +11,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include <gtest/gtest.h>
+
 #include "manager/transport/verbs/verbs_transport.h"
 #include "protocol/base/mutex_lock.h"
 #include "protocol/base/status.h"
@@ -59,7 +59,7 @@ TransportOptions Options() {
   TransportOptions o;
   o.secret = "verbs-qp-error-test-secret";
   o.message_bytes = 4096;
-  o.queue_depth = 16;  // fewer credits than Calls: some wait for a credit when the QP fails
+  o.queue_depth = 16;             // fewer credits than Calls: some wait for a credit when the QP fails
   o.read_chunk_bytes = 64 << 10;  // 4 chunks per Read
   o.max_reads_in_flight = 4;      // most Reads queue behind the window
   o.connect_timeout = absl::Seconds(20);
@@ -121,8 +121,8 @@ TEST(VerbsQpErrorTest, QpForcedToErrorWithManyRequestsInFlightFailsThemCleanlyAn
       reads[i].ended = absl::Now();
     });
   }
-  ASSERT_TRUE(WaitFor([&] { return handler.calls.load() >= 1 && started.load() == kCalls + kReads; },
-                      absl::Seconds(30)))
+  ASSERT_TRUE(
+      WaitFor([&] { return handler.calls.load() >= 1 && started.load() == kCalls + kReads; }, absl::Seconds(30)))
       << "no Call reached the server's handler";
   const verbs::QpFaultInjector failed_endpoint = injectors->last();
   const absl::Time faulted = absl::Now();

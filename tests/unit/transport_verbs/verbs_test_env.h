@@ -8,10 +8,11 @@
 #include <string>
 
 #include "absl/synchronization/mutex.h"
+
 #include "manager/transport/transport.h"
-#include "tests/support/skip.h"
-#include "protocol/base/mutex_lock.h"
 #include "manager/transport/verbs/verbs_transport.h"
+#include "protocol/base/mutex_lock.h"
+#include "tests/support/skip.h"
 
 namespace rplasma::transport::testing {
 
@@ -29,10 +30,10 @@ inline std::string VerbsTestIp(std::string* why) {
   return "";
 }
 
-#define RPLASMA_REQUIRE_VERBS_IP(ip_var)                 \
-  std::string ip_var;                                    \
-  {                                                      \
-    std::string why;                                     \
+#define RPLASMA_REQUIRE_VERBS_IP(ip_var)                       \
+  std::string ip_var;                                          \
+  {                                                            \
+    std::string why;                                           \
     ip_var = ::rplasma::transport::testing::VerbsTestIp(&why); \
     if (ip_var.empty()) RPLASMA_SKIP_TEST("rdma-device", why); \
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+
 #include "manager/transport/verbs/verbs_transport.h"
 
 namespace {

@@ -2,8 +2,6 @@
 // in one process, connected through rdma_cm on the device's IP. Skips without a device.
 #include "manager/transport/verbs/verbs_transport.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -11,9 +9,10 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include <gtest/gtest.h>
+
 #include "protocol/base/mutex_lock.h"
 #include "protocol/base/status.h"
-
 #include "tests/support/skip.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/test_bytes.h"
@@ -241,8 +240,8 @@ TEST_F(VerbsTransportTest, ReadCopiesEveryByteFromOneByteToSeveralMebibytes) {
   EXPECT_GE(windows->windows()[0], 1u);
   EXPECT_LE(windows->windows()[0], 4u);  // max_reads_in_flight
   uint64_t dst_offset = 0;
-  for (uint64_t size : {uint64_t{1}, uint64_t{7}, uint64_t{4096}, uint64_t{65537}, (uint64_t{1} << 20) + 3,
-                        uint64_t{3} << 20}) {
+  for (uint64_t size :
+       {uint64_t{1}, uint64_t{7}, uint64_t{4096}, uint64_t{65537}, (uint64_t{1} << 20) + 3, uint64_t{3} << 20}) {
     uint64_t src_offset = (size * 13) % 4093;  // unaligned on both sides
     dst_offset = (dst_offset + 4099) % 8191;
     std::memset(client_arena_.data(), 0, client_arena_.size());
@@ -309,7 +308,8 @@ TEST_F(VerbsTransportTest, ConnectWithoutOrWithForgedTicketIsRejectedBeforeAnySe
 TEST_F(VerbsTransportTest, ReplayedTicketIsRejected) {
   // One real ticket from the auth port, then the same ticket again.
   verbs::VerbsConnectSeams seams;
-  seams.tickets = std::make_shared<ScriptedTicketSource>(Options(), std::vector<std::optional<std::string>>{std::nullopt});
+  seams.tickets =
+      std::make_shared<ScriptedTicketSource>(Options(), std::vector<std::optional<std::string>>{std::nullopt});
   ASSERT_NO_FATAL_FAILURE(Start(Options(), Options(), seams));
   {
     ASSERT_OK_AND_ASSIGN(std::shared_ptr<Channel> ch, client_->Connect(address_, Deadline()));
@@ -381,7 +381,8 @@ TEST_F(VerbsTransportTest, ConcurrentCallsAndReadsWithLongSpinsShareThePollerRol
         absl::StatusOr<std::string> r = ch->Call(req, Deadline(120));
         uint8_t* dst = client_arena_.data() + t * (256 << 10);
         absl::Status read = ch->Read(server_->RegionFor(t * 1000 + i, 200000), dst, Deadline(120));
-        if (r.ok() && *r == "re:" + req && read.ok() && std::memcmp(dst, server_arena_.data() + t * 1000 + i, 200000) == 0) {
+        if (r.ok() && *r == "re:" + req && read.ok() &&
+            std::memcmp(dst, server_arena_.data() + t * 1000 + i, 200000) == 0) {
           good.fetch_add(1);
         }
       }

@@ -2,9 +2,9 @@
 // one-time tickets, READ chunking arithmetic.
 #include "manager/transport/verbs/wire_format.h"
 
-#include <gtest/gtest.h>
-
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "manager/transport/transport.h"
 #include "manager/transport/verbs/message_ring.h"
