@@ -17,6 +17,7 @@
 #include "protocol/base/logging.h"
 #include "protocol/command_line/command_line.h"
 #include "protocol/command_line/default_socket.h"
+#include "protocol/command_line/metrics_flags.h"
 #include "protocol/command_line/service_notify.h"
 
 namespace {
@@ -53,15 +54,6 @@ ABSL_FLAG(absl::Duration, cq_spin, kDefaults.peer_transport.cq_spin,
           "verbs: how long a waiting thread busy-polls the completion queue before blocking (0: block at once)");
 ABSL_FLAG(std::string, read_chunk_bytes, rplasma::FormatByteSize(kDefaults.fetch.read_chunk_bytes),
           "Pin path: bytes per Read (each chunk is checksummed while the next one is read)");
-
-ABSL_FLAG(int32_t, metrics_port, kDefaults.metrics.port,
-          "serve Prometheus metrics at http://ADDRESS:PORT/metrics; 0 = off");
-ABSL_FLAG(std::string, metrics_address, kDefaults.metrics.address,
-          "address the metrics endpoint binds (numeric IPv4 or IPv6)");
-ABSL_FLAG(std::string, metrics_file, kDefaults.metrics.file,
-          "also write the metrics to this file (through a rename) for node_exporter's textfile collector; '' = off");
-ABSL_FLAG(absl::Duration, metrics_file_interval, kDefaults.metrics.file_interval,
-          "how often --metrics-file is rewritten");
 
 namespace rplasma::manager {
 
@@ -112,14 +104,9 @@ ManagerOptions ParseManagerCommandLine(int argc, char** argv) {
       command_line.ByteSize("read_chunk_bytes", absl::GetFlag(FLAGS_read_chunk_bytes));
   if (!read_chunk_bytes.ok()) command_line.ExitWithUsageError(read_chunk_bytes.status());
   options.fetch.read_chunk_bytes = *read_chunk_bytes;
-  const int32_t metrics_port = absl::GetFlag(FLAGS_metrics_port);
-  if (metrics_port < 0 || metrics_port > 65535) {
-    command_line.ExitWithUsageError(absl::InvalidArgumentError("--metrics-port must be 0..65535"));
-  }
-  options.metrics.port = static_cast<uint16_t>(metrics_port);
-  options.metrics.address = absl::GetFlag(FLAGS_metrics_address);
-  options.metrics.file = absl::GetFlag(FLAGS_metrics_file);
-  options.metrics.file_interval = absl::GetFlag(FLAGS_metrics_file_interval);
+  absl::StatusOr<MetricsExportOptions> metrics = MetricsExportOptionsFromFlags();
+  if (!metrics.ok()) command_line.ExitWithUsageError(metrics.status());
+  options.metrics = *std::move(metrics);
   return options;
 }
 

@@ -15,6 +15,7 @@
 #include "protocol/base/logging.h"
 #include "protocol/command_line/command_line.h"
 #include "protocol/command_line/default_socket.h"
+#include "protocol/command_line/metrics_flags.h"
 #include "protocol/command_line/service_notify.h"
 #include "store/store_options.h"
 #include "store/store_server.h"
@@ -46,14 +47,6 @@ ABSL_FLAG(std::string, index_entries, "auto",
 ABSL_FLAG(
     uint64_t, slots_per_client, kDefaults.slots_per_client,
     "references each client can hold through its shared-memory slots (a power of two >= 16); more use the socket");
-ABSL_FLAG(int32_t, metrics_port, kDefaults.metrics.port,
-          "serve Prometheus metrics at http://ADDRESS:PORT/metrics; 0 = off");
-ABSL_FLAG(std::string, metrics_address, kDefaults.metrics.address,
-          "address the metrics endpoint binds (numeric IPv4 or IPv6)");
-ABSL_FLAG(std::string, metrics_file, kDefaults.metrics.file,
-          "also write the metrics to this file (through a rename) for node_exporter's textfile collector; '' = off");
-ABSL_FLAG(absl::Duration, metrics_file_interval, kDefaults.metrics.file_interval,
-          "how often --metrics-file is rewritten");
 
 namespace {
 
@@ -83,14 +76,7 @@ absl::StatusOr<rplasma::StoreOptions> StoreOptionsFromFlags(const rplasma::Comma
     options.index_entries = value;
   }
   options.slots_per_client = absl::GetFlag(FLAGS_slots_per_client);
-  const int32_t metrics_port = absl::GetFlag(FLAGS_metrics_port);
-  if (metrics_port < 0 || metrics_port > 65535) {
-    return rplasma::MakeError(rplasma::ErrorCode::kInvalidArgument, "--metrics-port must be 0..65535");
-  }
-  options.metrics.port = static_cast<uint16_t>(metrics_port);
-  options.metrics.address = absl::GetFlag(FLAGS_metrics_address);
-  options.metrics.file = absl::GetFlag(FLAGS_metrics_file);
-  options.metrics.file_interval = absl::GetFlag(FLAGS_metrics_file_interval);
+  ASSIGN_OR_RETURN(options.metrics, rplasma::MetricsExportOptionsFromFlags());
   RETURN_IF_ERROR(options.Validate());
   return options;
 }
