@@ -212,6 +212,18 @@ absl::StatusOr<std::string> ExecutableDir() {
   return exe.parent_path().string();
 }
 
+absl::StatusOr<std::string> RplasmaBinary(const std::string& configured, absl::string_view name) {
+  std::string binary = configured;
+  if (binary.empty()) {
+    ASSIGN_OR_RETURN(std::string dir, ExecutableDir());
+    binary = absl::StrCat(dir, "/", name);
+  }
+  if (::access(binary.c_str(), X_OK) != 0) {
+    return MakeError(ErrorCode::kUnavailable, absl::StrCat(name, " not found at ", binary));
+  }
+  return binary;
+}
+
 absl::StatusOr<ScratchDir> ScratchDir::Create(const std::string& prefix) {
   const char* tmp = std::getenv("TMPDIR");
   std::string pattern = absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/", prefix, "-XXXXXX");

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
 namespace rplasma::bench {
@@ -81,6 +82,9 @@ class ChildProcess {
 
 // The directory holding this executable (/proc/self/exe), e.g. ".../build/bin".
 absl::StatusOr<std::string> ExecutableDir();
+// The rplasma binary `name` to launch: `configured` if set, else ExecutableDir()/name.
+// kUnavailable naming the path when it is not an executable file.
+absl::StatusOr<std::string> RplasmaBinary(const std::string& configured, absl::string_view name);
 
 // A private (0700) directory under $TMPDIR (or /tmp), removed with its contents on destruction.
 class ScratchDir {

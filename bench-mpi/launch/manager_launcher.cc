@@ -45,14 +45,7 @@ absl::Status ManagerLaunchOptions::Validate() const {
 absl::StatusOr<std::vector<std::string>> ManagerCommandLine(const ManagerLaunchOptions& options,
                                                             const std::string& client_socket) {
   RETURN_IF_ERROR(options.Validate());
-  std::string binary = options.binary;
-  if (binary.empty()) {
-    ASSIGN_OR_RETURN(std::string dir, ExecutableDir());
-    binary = dir + "/rplasma-manager";
-  }
-  if (::access(binary.c_str(), X_OK) != 0) {
-    return MakeError(ErrorCode::kUnavailable, absl::StrFormat("rplasma-manager not found at %s", binary));
-  }
+  ASSIGN_OR_RETURN(const std::string binary, RplasmaBinary(options.binary, "rplasma-manager"));
   std::vector<std::string> argv = options.command_prefix;
   argv.insert(argv.end(), {binary, "--store_socket=" + options.store_socket, "--redis=" + options.redis});
   if (!options.listen_host.empty()) argv.push_back("--listen=" + options.listen_host + ":0");

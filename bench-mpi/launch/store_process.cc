@@ -33,14 +33,7 @@ absl::StatusOr<std::unique_ptr<StoreProcess>> StoreProcess::Start(const StorePro
 
 absl::Status StoreProcess::Launch(const StoreProcessOptions& options) {
   RETURN_IF_ERROR(options.Validate());
-  std::string binary = options.binary;
-  if (binary.empty()) {
-    ASSIGN_OR_RETURN(std::string dir, ExecutableDir());
-    binary = dir + "/rplasma-store";
-  }
-  if (::access(binary.c_str(), X_OK) != 0) {
-    return MakeError(ErrorCode::kUnavailable, absl::StrFormat("rplasma-store not found at %s", binary));
-  }
+  ASSIGN_OR_RETURN(const std::string binary, RplasmaBinary(options.binary, "rplasma-store"));
   ASSIGN_OR_RETURN(dir_, ScratchDir::Create("rplasma-store"));
   socket_path_ = dir_.Join("store/store.sock");
   log_path_ = dir_.Join("store.log");
