@@ -32,8 +32,9 @@ absl::Status DeadlineError(const ObjectID& id, const absl::Status& last) {
                              : absl::StrCat("fetch ", id.Hex(), ": deadline passed; last error: ", last.message()));
 }
 
-FetchEngineOptions WithBatchChunk(FetchEngineOptions options) {
+FetchEngineOptions WithBatchLimits(FetchEngineOptions options) {
   options.batch.read_chunk_bytes = options.read_chunk_bytes;
+  options.batch.inline_budget_bytes = options.get_batch_bytes;
   return options;
 }
 
@@ -52,7 +53,7 @@ absl::Status FetchEngineOptions::Validate() const {
 
 FetchEngine::FetchEngine(FetchEngineOptions options, Directory* directory, peer::LocalStore* store,
                          PeerConnector* connector, ThresholdPolicy* policy, manager::ManagerStats* stats, Clock* clock)
-    : options_(WithBatchChunk(std::move(options))),
+    : options_(WithBatchLimits(std::move(options))),
       directory_(directory),
       store_(store),
       connector_(connector),
@@ -418,39 +419,34 @@ void FetchEngine::TransferFrom(const std::string& node, std::vector<Transfer>& t
     }
     return;
   }
-  // Several: split by protocol, then into batches no larger than the peer protocol's id limit and
-  // the engine's byte limits (a Get batch's bytes travel in one reply; a Pin batch's are leased
-  // and created here at once). An unknown size (a hinted source) counts as 0: the owner refuses
-  // what does not fit a Get reply, and that id goes through the directory next.
-  struct Batch {
-    PeerProtocol protocol;
-    std::vector<size_t> at;
-    uint64_t bytes = 0;
-  };
-  std::vector<Batch> batches;
-  Batch open[2] = {{PeerProtocol::kGet, {}, 0}, {PeerProtocol::kPin, {}, 0}};
+  // Several: one round trip per batch whatever the sizes (the owner inlines those up to the
+  // peer's threshold and pins the rest), in batches no larger than the peer protocol's id limit,
+  // with at most get_batch_bytes expected inline (the owner pins what would not fit its reply)
+  // and pin_batch_bytes expected pinned (created here at once), by hinted sizes. An unknown size
+  // (a hinted source) counts as 0.
+  const uint64_t inline_max = policy_->BatchThreshold(node);
+  std::vector<std::vector<size_t>> batches(1);
+  uint64_t inline_bytes = 0;
+  uint64_t pinned_bytes = 0;
   for (size_t i : which) {
     const uint64_t hinted = transfers[i].current().object.total_size();
-    PeerProtocol protocol = policy_->Choose(node, hinted);
-    if (hinted > options_.get_batch_bytes) protocol = PeerProtocol::kPin;
-    Batch& b = open[protocol == PeerProtocol::kGet ? 0 : 1];
-    const uint64_t limit = protocol == PeerProtocol::kGet ? options_.get_batch_bytes : options_.pin_batch_bytes;
-    if (!b.at.empty() && (b.at.size() == peer::kMaxBatchIds || b.bytes + hinted > limit)) {
-      batches.push_back(std::move(b));
-      b = Batch{protocol, {}, 0};
+    const bool inline_expected = hinted <= inline_max && hinted <= options_.get_batch_bytes;
+    uint64_t& bytes = inline_expected ? inline_bytes : pinned_bytes;
+    const uint64_t limit = inline_expected ? options_.get_batch_bytes : options_.pin_batch_bytes;
+    if (!batches.back().empty() && (batches.back().size() == peer::kMaxBatchIds || bytes + hinted > limit)) {
+      batches.emplace_back();
+      inline_bytes = 0;
+      pinned_bytes = 0;
     }
-    b.at.push_back(i);
-    b.bytes += hinted;
+    batches.back().push_back(i);
+    bytes += hinted;
   }
-  for (Batch& b : open) {
-    if (!b.at.empty()) batches.push_back(std::move(b));
-  }
-  for (const Batch& batch : batches) {
+  for (const std::vector<size_t>& at : batches) {
     if (clock_->Now() >= deadline) {
-      for (size_t i : batch.at) transfers[i].status = DeadlineError(transfers[i].id, absl::OkStatus());
+      for (size_t i : at) transfers[i].status = DeadlineError(transfers[i].id, absl::OkStatus());
       continue;
     }
-    TransferBatchFrom(node, transfers, batch.protocol, batch.at, deadline, lookup_time);
+    TransferBatchFrom(node, transfers, inline_max, at, deadline, lookup_time);
   }
 }
 
@@ -486,13 +482,11 @@ void FetchEngine::Unreachable(const std::string& node, transport::Channel* chann
   locations_.ForgetNode(node);
 }
 
-void FetchEngine::TransferBatchFrom(const std::string& node, std::vector<Transfer>& transfers, PeerProtocol protocol,
+void FetchEngine::TransferBatchFrom(const std::string& node, std::vector<Transfer>& transfers, uint64_t inline_max,
                                     const std::vector<size_t>& at, absl::Time deadline, absl::Duration lookup_time) {
   manager::FetchRecord record;
   record.id = transfers[at[0]].id;
-  record.objects = at.size();
   record.peer = node;
-  record.protocol = protocol;
   record.phases.lookup = lookup_time;
   const absl::Time t0 = clock_->Now();
   absl::StatusOr<std::shared_ptr<transport::Channel>> channel = connector_->ChannelTo(node, deadline);
@@ -508,7 +502,7 @@ void FetchEngine::TransferBatchFrom(const std::string& node, std::vector<Transfe
   peer::BatchTransferOptions batch_options = options_.batch;
   batch_options.pool = &pool_;
   peer::BatchTransferResult result =
-      peer::TransferBatch(**channel, *store_, batch_ids, protocol, deadline, batch_options, *clock_);
+      peer::TransferBatch(**channel, *store_, batch_ids, inline_max, deadline, batch_options, *clock_);
   stats_->batch_transfers.fetch_add(1, std::memory_order_relaxed);
   bool transport_failed = false;
   for (size_t k = 0; k < at.size(); ++k) {
@@ -519,11 +513,25 @@ void FetchEngine::TransferBatchFrom(const std::string& node, std::vector<Transfe
     NoteOutcome(node, t);
   }
   if (transport_failed) Unreachable(node, channel->get());
-  record.bytes = result.bytes;
   record.phases.transfer = result.transfer;
   record.phases.verify = result.verify;
   record.phases.seal = result.seal;
-  stats_->RecordFetch(record);
+  // A mixed batch counts once under each protocol that moved some of it.
+  const uint64_t sealed = static_cast<uint64_t>(
+      std::count_if(result.statuses.begin(), result.statuses.end(), [](const absl::Status& s) { return s.ok(); }));
+  const struct {
+    PeerProtocol protocol;
+    uint64_t objects;
+    uint64_t bytes;
+  } parts[2] = {{PeerProtocol::kGet, sealed - result.pinned_objects, result.bytes - result.pinned_bytes},
+                {PeerProtocol::kPin, result.pinned_objects, result.pinned_bytes}};
+  for (const auto& part : parts) {
+    if (part.objects == 0) continue;
+    record.protocol = part.protocol;
+    record.objects = part.objects;
+    record.bytes = part.bytes;
+    stats_->RecordFetch(record);
+  }
 }
 
 void FetchEngine::FetchFrom(Transfer& transfer, absl::Time deadline, absl::Duration lookup_time) {

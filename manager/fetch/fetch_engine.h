@@ -13,8 +13,10 @@
 //   3. every id with a source is transferred at once (TransferAll): each id goes to its first
 //      source; the ids of one source travel together and sources are served side by side (up to
 //      sources_in_flight threads). A source with one id gets the single-object protocols
-//      (TransferObject); a source with several gets batches (TransferBatch), split by protocol
-//      (ThresholdPolicy), by kMaxBatchIds and by bytes (get_batch_bytes, pin_batch_bytes). Ids
+//      (TransferObject, the protocol chosen by ThresholdPolicy); a source with several gets
+//      batches of one round trip each (TransferBatch: the owner inlines objects up to the peer's
+//      threshold, within get_batch_bytes of reply, and pins the rest), split by kMaxBatchIds and
+//      pin_batch_bytes. Ids
 //      that failed move on to their next source, the same way, until one succeeds; a failed
 //      transfer has already aborted its local object. If creating the local object fails with
 //      ObjectExists, the store is asked (one batch): sealed here -> OK. One id's failure never
@@ -66,10 +68,10 @@ struct FetchEngineOptions {
   absl::Duration poll_initial = absl::Milliseconds(5);  // first re-lookup delay
   absl::Duration poll_max = absl::Milliseconds(250);    // backoff cap
   uint64_t read_chunk_bytes = 4u << 20;                 // Pin path: bytes per Read call
-  // Batches (several ids from one source): Get batches carry at most get_batch_bytes of objects
-  // (hinted sizes; a larger object always goes by Pin); Pin batches lease and create at most
-  // pin_batch_bytes at once. Reads, chunk size and the store path: `batch` (its read_chunk_bytes
-  // is set from the one above).
+  // Batches (several ids from one source): a reply carries at most get_batch_bytes of objects
+  // inline (the owner pins the rest); a batch leases and creates at most pin_batch_bytes (hinted
+  // sizes) at once. Reads, chunk size and the store path: `batch` (its read_chunk_bytes and
+  // inline_budget_bytes are set from these).
   uint64_t get_batch_bytes = 8u << 20;
   uint64_t pin_batch_bytes = 256u << 20;
   int sources_in_flight = 8;  // sources served at once (a thread each, the caller's included)
@@ -132,8 +134,8 @@ class FetchEngine {
   // The transfers at `which` from `node` (each one's current source).
   void TransferFrom(const std::string& node, std::vector<Transfer>& transfers, const std::vector<size_t>& which,
                     absl::Time deadline, absl::Duration lookup_time);
-  // One batch (the transfers at `at`, one protocol) from `node`.
-  void TransferBatchFrom(const std::string& node, std::vector<Transfer>& transfers, PeerProtocol protocol,
+  // One batch (the transfers at `at`) from `node`, objects up to `inline_max` bytes inline.
+  void TransferBatchFrom(const std::string& node, std::vector<Transfer>& transfers, uint64_t inline_max,
                          const std::vector<size_t>& at, absl::Time deadline, absl::Duration lookup_time);
   void FetchFrom(Transfer& transfer, absl::Time deadline, absl::Duration lookup_time);
   // Counts a finished transfer from `node` and keeps the cache true to it: the owner's reply is

@@ -58,6 +58,11 @@ uint64_t ThresholdPolicy::ThresholdFor(const std::string& peer) const {
   return options_.setting.table.For(peer);
 }
 
+uint64_t ThresholdPolicy::BatchThreshold(const std::string& peer) {
+  MutexLock lock(&mu_);
+  return StateLocked(peer).threshold;
+}
+
 bool ThresholdPolicy::Calibrated(const std::string& peer) const {
   MutexLock lock(&mu_);
   auto it = peers_.find(peer);

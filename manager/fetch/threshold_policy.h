@@ -70,6 +70,10 @@ class ThresholdPolicy {
   // The protocol for `size` bytes from `peer` (may explore, hence not const).
   PeerProtocol Choose(const std::string& peer, uint64_t size);
   uint64_t ThresholdFor(const std::string& peer) const;
+  // The inline limit of a batch from `peer`: its objects of at most this many bytes come inline,
+  // larger ones by Pin. The owner applies it to each object's true size, so nothing explores here.
+  // Makes `peer` known, as Choose does.
+  uint64_t BatchThreshold(const std::string& peer);
   // True once Calibrate ran for `peer` (auto mode calibrates each peer once).
   bool Calibrated(const std::string& peer) const;
   // Sets the peer's threshold from probe samples (sorted by size or not). Ignored unless adaptive.

@@ -109,63 +109,72 @@ std::vector<std::pair<size_t, CreatedObject>> CreateAll(LocalStore& store, Outco
   return created;
 }
 
-// One batch Call of `out`'s ids as a Request. The reply, of kind Reply with one entry per id, lives
-// in `reply` (its bytes in `wire`); null after failing every id (the Call failed, or the peer
-// answered another kind or count).
-template <typename Request, typename Reply>
-Reply* CallBatch(transport::Channel& channel, Outcomes& out, absl::Time deadline, std::string& wire,
-                 absl::StatusOr<PeerReplyView>& reply) {
-  Request request;
-  request.ids.assign(out.ids().begin(), out.ids().end());
-  reply = CallPeer(channel, request, deadline, wire);
-  if (!reply.ok()) {
-    out.FailAll(reply.status());
-    return nullptr;
-  }
-  Reply* batch = std::get_if<Reply>(&*reply);
-  if (batch == nullptr || batch->objects.size() != out.size()) {
-    out.FailAll(ProtocolError(absl::StrCat("peer answered ", RequestName(PeerRequest(std::move(request))),
-                                           " with another reply kind or count")));
-    return nullptr;
-  }
-  return batch;
-}
+// What one FetchBatch reply entry needs here, after the Call: its object created locally and the
+// entry's bytes copied (inline) or read (pinned) into it, then checked against `checksum`.
+struct Placed {
+  size_t i = 0;  // position in the batch
+  CreatedObject created;
+  const PinReply* pin = nullptr;  // pinned: read from here; else the bytes are inline
+  absl::string_view bytes;        // inline
+  uint64_t checksum = 0;          // inline: verified already; pinned: of the bytes read
+  absl::Status status;
+  absl::Time reads_done;
+  absl::Duration hash_tail;
+};
 
-void ByGetBatch(transport::Channel& channel, LocalStore& store, Outcomes& out, absl::Time deadline,
-                const BatchTransferOptions& options, const Clock& clock) {
+// One Call for the whole batch; every object then lands by the way the owner chose for it: the
+// inline ones verified in the reply buffer (the smallest stored sealed with one request), the rest
+// created with one request, the inline ones copied and the pinned ones read into place
+// `reads_in_flight` at a time, all sealed with one request, and every lease ended with one Unpin.
+void ByFetchBatch(transport::Channel& channel, LocalStore& store, Outcomes& out, uint64_t inline_max,
+                  absl::Time deadline, const BatchTransferOptions& options, const Clock& clock) {
   BatchTransferResult& result = out.result();
   const absl::Time t0 = clock.Now();
   std::string wire;
-  absl::StatusOr<PeerReplyView> reply;
-  const auto* batch = CallBatch<GetBatchRequest, GetBatchReplyView>(channel, out, deadline, wire, reply);
-  if (batch == nullptr) return;
+  FetchBatchRequest request{std::vector<ObjectID>(out.ids().begin(), out.ids().end()), inline_max,
+                            options.inline_budget_bytes};
+  absl::StatusOr<PeerReplyView> reply = CallPeer(channel, request, deadline, wire);
+  if (!reply.ok()) {
+    out.FailAll(reply.status());
+    return;
+  }
+  const auto* batch = std::get_if<FetchBatchReplyView>(&*reply);
+  if (batch == nullptr || batch->objects.size() != out.size()) {
+    out.FailAll(ProtocolError("peer answered fetch-batch with another reply kind or count"));
+    return;
+  }
   const absl::Time t1 = clock.Now();
-  result.transfer = t1 - t0;
 
-  // Verify every object's bytes against the owner's checksum before any is stored.
+  // Inline bytes are verified against the owner's checksum before anything is stored.
   std::vector<SealedBytes> small;
   std::vector<size_t> small_at;
-  std::vector<size_t> large_at;
+  std::vector<size_t> create_at;
+  std::vector<uint64_t> leases;
   std::vector<uint64_t> checksum_of(out.size());
   for (size_t i = 0; i < out.size(); ++i) {
-    const absl::StatusOr<GetReplyView>& entry = batch->objects[i];
+    const absl::StatusOr<FetchedEntryView>& entry = batch->objects[i];
     if (!entry.ok()) {
       out.Set(i, entry.status());
       continue;
     }
-    result.objects[i] = entry->object;
-    const absl::Span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(entry->payload.data()),
-                                          entry->payload.size());
-    const uint64_t data_size = entry->object.data_size;
-    const uint64_t checksum = ObjectChecksum(bytes.first(data_size), bytes.subspan(data_size));
-    absl::Status verified = VerifyChecksum(out.id(i), checksum, entry->object);
+    if (const auto* pin = std::get_if<PinReply>(&*entry)) {
+      result.objects[i] = pin->object;
+      leases.push_back(pin->lease_id);
+      create_at.push_back(i);
+      continue;
+    }
+    const GetReplyView& got = std::get<GetReplyView>(*entry);
+    result.objects[i] = got.object;
+    const absl::Span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(got.payload.data()), got.payload.size());
+    const uint64_t checksum = ObjectChecksum(bytes.first(got.object.data_size), bytes.subspan(got.object.data_size));
+    absl::Status verified = VerifyChecksum(out.id(i), checksum, got.object);
     if (!verified.ok()) {
       out.Set(i, std::move(verified));
     } else if (bytes.size() <= options.inline_store_bytes) {
-      small.push_back(SealedBytes{out.id(i), bytes, data_size, checksum});
+      small.push_back(SealedBytes{out.id(i), bytes, got.object.data_size, checksum});
       small_at.push_back(i);
     } else {
-      large_at.push_back(i);
+      create_at.push_back(i);
       checksum_of[i] = checksum;
     }
   }
@@ -181,117 +190,102 @@ void ByGetBatch(transport::Channel& channel, LocalStore& store, Outcomes& out, a
       }
     }
   }
-  // Larger objects: created in place with one request, one copy each, sealed with one request.
-  std::vector<size_t> sealing;
-  std::vector<uint64_t> checksums;
-  for (const auto& [i, created] : CreateAll(store, out, large_at)) {
-    const absl::string_view bytes = batch->objects[i]->payload;
-    if (!bytes.empty()) std::memcpy(created.base(), bytes.data(), bytes.size());
-    sealing.push_back(i);
-    checksums.push_back(checksum_of[i]);
-  }
-  SealCreated(store, out, sealing, checksums);
-  result.seal = clock.Now() - t2;
-}
-
-void ByPinBatch(transport::Channel& channel, LocalStore& store, Outcomes& out, absl::Time deadline,
-                const BatchTransferOptions& options, const Clock& clock) {
-  BatchTransferResult& result = out.result();
-  const absl::Time t0 = clock.Now();
-  std::string wire;
-  absl::StatusOr<PeerReplyView> reply;
-  const auto* batch = CallBatch<PinBatchRequest, PinBatchReply>(channel, out, deadline, wire, reply);
-  if (batch == nullptr) return;
-  std::vector<uint64_t> leases;
-  std::vector<size_t> pinned_at;
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (!batch->objects[i].ok()) {
-      out.Set(i, batch->objects[i].status());
-      continue;
+  std::vector<Placed> placed;
+  std::vector<size_t> reading;  // positions in `placed` of the pinned ones
+  for (const auto& [i, created] : CreateAll(store, out, create_at)) {
+    Placed p;
+    p.i = i;
+    p.created = created;
+    const FetchedEntryView& entry = *batch->objects[i];
+    if (const auto* pin = std::get_if<PinReply>(&entry)) {
+      p.pin = pin;
+      reading.push_back(placed.size());
+    } else {
+      p.bytes = std::get<GetReplyView>(entry).payload;
+      p.checksum = checksum_of[i];
+      if (!p.bytes.empty()) std::memcpy(created.base(), p.bytes.data(), p.bytes.size());
     }
-    result.objects[i] = batch->objects[i]->object;
-    leases.push_back(batch->objects[i]->lease_id);
-    pinned_at.push_back(i);
+    placed.push_back(p);
   }
-  const std::vector<std::pair<size_t, CreatedObject>> created = CreateAll(store, out, pinned_at);
+  const absl::Time t3 = clock.Now();
 
-  // Read `reads_in_flight` objects at a time: each worker takes the next object and reads it chunk
-  // by chunk, checksumming behind its reads. The owner's lease on each started when it received
-  // the PinBatch, after t0: a read completed before t0 + TTL was done while it held the object.
-  struct Landed {
-    absl::Status status;
-    uint64_t checksum = 0;
-    absl::Time reads_done;
-    absl::Duration hash_tail;
-  };
-  std::vector<Landed> landed(created.size());
-  RunSharedOn(options.pool, created.size(), static_cast<size_t>(std::max(options.reads_in_flight, 1)), [&](size_t k) {
-    const size_t i = created[k].first;
-    const PinReply& pin = *batch->objects[i];
+  // Each pinned object is read chunk by chunk, checksummed behind its reads. The owner's lease on
+  // it started when it received the request, after t0: a read completed before t0 + TTL was done
+  // while it held the object.
+  RunSharedOn(options.pool, reading.size(), static_cast<size_t>(std::max(options.reads_in_flight, 1)), [&](size_t k) {
+    Placed& p = placed[reading[k]];
+    const PinReply& pin = *p.pin;
     const absl::Time lease_end = t0 + absl::Milliseconds(pin.lease_ttl_ms);
-    auto lapsed = [&] { return LeaseLapseError(out.id(i), pin.lease_id, pin.lease_ttl_ms); };
+    auto lapsed = [&] { return LeaseLapseError(out.id(p.i), pin.lease_id, pin.lease_ttl_ms); };
     auto lease_live = [&] { return clock.Now() >= lease_end ? lapsed() : absl::OkStatus(); };
-    absl::StatusOr<ReadAndHashResult> read = ReadAndHash(channel, pin.region, created[k].second.base(),
-                                                         options.read_chunk_bytes, deadline, lease_live, clock);
+    absl::StatusOr<ReadAndHashResult> read =
+        ReadAndHash(channel, pin.region, p.created.base(), options.read_chunk_bytes, deadline, lease_live, clock);
     if (read.ok() && read->reads_done >= lease_end) read = lapsed();
-    Landed& l = landed[k];
     if (!read.ok()) {
-      l.status = read.status();
+      p.status = read.status();
       return;
     }
-    l.checksum = read->checksum;
-    l.reads_done = read->reads_done;
-    l.hash_tail = read->hash_tail;
-    l.status = VerifyChecksum(out.id(i), read->checksum, pin.object);
+    p.checksum = read->checksum;
+    p.reads_done = read->reads_done;
+    p.hash_tail = read->hash_tail;
+    p.status = VerifyChecksum(out.id(p.i), read->checksum, pin.object);
   });
 
   std::vector<size_t> sealing;
   std::vector<uint64_t> checksums;
   std::vector<size_t> abort;
-  absl::Time reads_done = t0;
-  for (size_t k = 0; k < created.size(); ++k) {
-    const size_t i = created[k].first;
-    if (!landed[k].status.ok()) {
-      out.Set(i, landed[k].status);
-      abort.push_back(i);
+  absl::Time reads_done = t1;
+  absl::Duration hash_tail;
+  for (const Placed& p : placed) {
+    if (!p.status.ok()) {
+      out.Set(p.i, p.status);
+      abort.push_back(p.i);
       continue;
     }
-    sealing.push_back(i);
-    checksums.push_back(landed[k].checksum);
-    reads_done = std::max(reads_done, landed[k].reads_done);
-    result.verify = std::max(result.verify, landed[k].hash_tail);
+    sealing.push_back(p.i);
+    checksums.push_back(p.checksum);
+    if (p.pin != nullptr) {
+      reads_done = std::max(reads_done, p.reads_done);
+      hash_tail = std::max(hash_tail, p.hash_tail);
+    }
   }
   AbortAll(store, out, abort);
   result.transfer = reads_done - t0;
-  const absl::Time t1 = clock.Now();
+  result.verify += hash_tail;
+  const absl::Time t4 = clock.Now();
   SealCreated(store, out, sealing, checksums);
-  result.seal = clock.Now() - t1;
+  result.seal = (t3 - t2) + (clock.Now() - t4);
+  for (const Placed& p : placed) {
+    if (p.pin == nullptr || !result.statuses[p.i].ok()) continue;
+    ++result.pinned_objects;
+    result.pinned_bytes += p.pin->object.total_size();
+  }
 
   // Every lease ends now, sealed or not; the seal did not wait for this. Within the fetch's
-  // deadline, like ByPin's Unpin: one lost or too late only costs the owner leases until their TTL.
+  // deadline, like TransferObject's Unpin: one lost or too late only costs the owner leases until
+  // their TTL.
   if (!leases.empty()) {
+    const size_t count = leases.size();
     std::string unpin_wire;
     absl::StatusOr<PeerReplyView> unpinned =
         CallPeer(channel, UnpinBatchRequest{std::move(leases)}, deadline, unpin_wire);
-    if (!unpinned.ok()) LOG(INFO) << "unpin of " << pinned_at.size() << " leases: " << unpinned.status();
+    if (!unpinned.ok()) LOG(INFO) << "unpin of " << count << " leases: " << unpinned.status();
   }
 }
 
 }  // namespace
 
 BatchTransferResult TransferBatch(transport::Channel& channel, LocalStore& store, absl::Span<const ObjectID> ids,
-                                  PeerProtocol protocol, absl::Time deadline, const BatchTransferOptions& options,
+                                  uint64_t inline_max, absl::Time deadline, const BatchTransferOptions& options,
                                   const Clock& clock) {
   Outcomes out(ids);
   if (ids.empty() || ids.size() > kMaxBatchIds) {
     out.FailAll(MakeError(ErrorCode::kInvalidArgument, absl::StrCat("batch transfer: need 1..", kMaxBatchIds, " ids")));
-  } else if (protocol == PeerProtocol::kGet) {
-    ByGetBatch(channel, store, out, deadline, options, clock);
-  } else {
-    BatchTransferOptions pin_options = options;
-    if (pin_options.read_chunk_bytes == 0) pin_options.read_chunk_bytes = ~uint64_t{0};
-    ByPinBatch(channel, store, out, deadline, pin_options, clock);
+    return std::move(out.result());
   }
+  BatchTransferOptions adjusted = options;
+  if (adjusted.read_chunk_bytes == 0) adjusted.read_chunk_bytes = ~uint64_t{0};
+  ByFetchBatch(channel, store, out, inline_max, deadline, adjusted, clock);
   return std::move(out.result());
 }
 

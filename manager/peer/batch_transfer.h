@@ -1,14 +1,18 @@
-// TransferBatch: moves many objects from one peer's manager into the local store at once, by one
-// protocol, and makes each visible only if it is exactly the owner's object.
+// TransferBatch: moves many objects from one peer's manager into the local store in one round
+// trip, whatever their sizes, and makes each visible only if it is exactly the owner's object.
 //
-//   Get: one Call(GetBatch) -> every object's description + bytes -> each checksum verified ->
-//        the small ones stored sealed with one store request (PutSealedMany), the others created
-//        with one request, copied, and sealed with one (CreateMany, SealAndReleaseMany)
-//   Pin: one Call(PinBatch) -> a lease + RemoteRegion per object -> all created with one store
-//        request -> read straight into place, `reads_in_flight` objects at a time (each chunk by
-//        chunk, checksummed as it lands: read_and_hash.h) -> the verified ones sealed with one
-//        store request -> one UnpinBatch for every lease, after the seal (a lost Unpin costs the
-//        owner a lease until its TTL, never a wait here)
+//   one Call(FetchBatch{ids, inline_max, inline_budget}) -> per id, as the owner chose by the
+//   object's true size: its description + bytes inline (at most inline_max bytes, within the
+//   reply's budget), or a lease + RemoteRegion, or its error ->
+//     inline: each checksum verified in the reply buffer; the smallest stored sealed with one
+//             store request (PutSealedMany)
+//     the rest: created with one store request; inline bytes copied in, pinned ones read straight
+//             into place `reads_in_flight` objects at a time (each chunk by chunk, checksummed as
+//             it lands: read_and_hash.h) -> the verified ones sealed with one store request
+//   -> one UnpinBatch for every lease, after the seal (a lost Unpin costs the owner a lease until
+//      its TTL, never a wait here)
+//
+// inline_max 0 moves every object with bytes by Pin + Read; ~0 inlines every object that fits.
 //
 // One object's failure fails that object only; objects created locally and not sealed are
 // aborted, so nothing partial is ever visible. A Call that fails (peer gone, deadline) fails every
@@ -16,8 +20,8 @@
 // (object_transfer.h): the peer's error, transport errors, kStaleObject (checksum mismatch or a
 // lapsed lease), and the local store's (ObjectExists, OutOfMemory...).
 //
-// REQUIRES: 1..kMaxBatchIds ids (peer_messages.h); the caller splits larger fetches, and sizes Get
-// batches so their bytes fit one reply. Duplicate ids are the caller's to remove.
+// REQUIRES: 1..kMaxBatchIds ids (peer_messages.h); the caller splits larger fetches, and sizes
+// batches so that what they pin fits the local store. Duplicate ids are the caller's to remove.
 // Thread-safety: a free function; safe to run concurrently for different ids. Every thread it
 // starts has finished when it returns.
 #ifndef RPLASMA_MANAGER_PEER_BATCH_TRANSFER_H_
@@ -31,7 +35,6 @@
 #include "absl/types/span.h"
 
 #include "manager/peer/local_store.h"
-#include "manager/peer/peer_protocol.h"
 #include "manager/transport/transport.h"
 #include "protocol/base/clock.h"
 #include "protocol/base/object_id.h"
@@ -41,9 +44,11 @@
 namespace rplasma::peer {
 
 struct BatchTransferOptions {
-  uint64_t read_chunk_bytes = 4u << 20;  // Pin: bytes per Read call
-  int reads_in_flight = 4;               // Pin: objects read at once (each one chunk at a time)
-  // Get: objects up to this size are stored with PutSealedMany (their bytes travel to the store
+  uint64_t read_chunk_bytes = 4u << 20;  // pinned: bytes per Read call
+  int reads_in_flight = 4;               // pinned: objects read at once (each one chunk at a time)
+  // Inline bytes one reply may carry (the owner pins what does not fit).
+  uint64_t inline_budget_bytes = 8u << 20;
+  // Inline objects up to this size are stored with PutSealedMany (their bytes travel to the store
   // in the request); larger ones are copied straight into objects created in place.
   uint64_t inline_store_bytes = 512;
   // Threads for the reads (borrowed); nullptr: started for each batch (run_shared.h).
@@ -54,13 +59,15 @@ struct BatchTransferResult {
   std::vector<absl::Status> statuses;      // one per id, in order
   std::vector<ObjectDescription> objects;  // the owner's description of each id (zero if unknown)
   uint64_t bytes = 0;                      // data + metadata of the objects sealed here
-  absl::Duration transfer;                 // first request to last byte in place
-  absl::Duration verify;                   // checksums not overlapped with the transfer
-  absl::Duration seal;                     // the store requests that made them visible
+  uint64_t pinned_objects = 0;             // of those, the ones that came by Pin + Read (the rest inline)
+  uint64_t pinned_bytes = 0;
+  absl::Duration transfer;  // first request to last byte in place
+  absl::Duration verify;    // checksums not overlapped with the transfer
+  absl::Duration seal;      // the store requests that made them visible
 };
 
 BatchTransferResult TransferBatch(transport::Channel& channel, LocalStore& store, absl::Span<const ObjectID> ids,
-                                  PeerProtocol protocol, absl::Time deadline, const BatchTransferOptions& options,
+                                  uint64_t inline_max, absl::Time deadline, const BatchTransferOptions& options,
                                   const Clock& clock);
 
 }  // namespace rplasma::peer

@@ -1,6 +1,7 @@
 #include "manager/peer/peer_messages.h"
 
 #include <cstring>
+#include <iterator>
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
@@ -147,45 +148,32 @@ absl::StatusOr<PinReply> PinFromFb(const fb::PinReply* r) {
   return out;
 }
 
-absl::StatusOr<GetBatchReplyView> GetBatchFromFb(const fb::GetBatchReply* r, absl::string_view payload) {
+absl::StatusOr<FetchBatchReplyView> FetchBatchFromFb(const fb::FetchBatchReply* r, absl::string_view payload) {
   // A batch request has 1..kMaxBatchIds ids, so no reply to one is empty.
   if (r->objects() == nullptr || r->objects()->size() == 0 || r->objects()->size() > kMaxBatchIds) {
-    return ProtocolError("peer get-batch reply: no entries or too many");
+    return ProtocolError("peer fetch-batch reply: no entries or too many");
   }
-  GetBatchReplyView out;
+  FetchBatchReplyView out;
   out.objects.reserve(r->objects()->size());
   uint64_t at = 0;
-  for (const fb::GetOutcome* entry : *r->objects()) {
+  for (const fb::FetchOutcome* entry : *r->objects()) {
+    const int kinds = (entry->error() != 0) + (entry->object() != nullptr) + (entry->pin() != nullptr);
+    if (kinds != 1) return ProtocolError("peer fetch-batch reply: an entry is not exactly one of error, inline, pin");
     if (entry->error() != 0) {
       out.objects.emplace_back(PeerError(entry->error(), entry->error_message()));
-      continue;
-    }
-    ASSIGN_OR_RETURN(ObjectDescription object, FromFb(entry->object()));
-    if (object.total_size() > payload.size() - at) {
-      return ProtocolError("peer get-batch reply: payload shorter than its entries");
-    }
-    out.objects.emplace_back(GetReplyView{object, payload.substr(at, object.total_size())});
-    at += object.total_size();
-  }
-  if (at != payload.size()) return ProtocolError("peer get-batch reply: payload longer than its entries");
-  return out;
-}
-
-absl::StatusOr<PinBatchReply> PinBatchFromFb(const fb::PinBatchReply* r) {
-  // A batch request has 1..kMaxBatchIds ids, so no reply to one is empty.
-  if (r->objects() == nullptr || r->objects()->size() == 0 || r->objects()->size() > kMaxBatchIds) {
-    return ProtocolError("peer pin-batch reply: no entries or too many");
-  }
-  PinBatchReply out;
-  out.objects.reserve(r->objects()->size());
-  for (const fb::PinOutcome* entry : *r->objects()) {
-    if (entry->error() != 0) {
-      out.objects.emplace_back(PeerError(entry->error(), entry->error_message()));
-    } else {
+    } else if (entry->pin() != nullptr) {
       ASSIGN_OR_RETURN(PinReply pin, PinFromFb(entry->pin()));
       out.objects.emplace_back(pin);
+    } else {
+      ASSIGN_OR_RETURN(ObjectDescription object, FromFb(entry->object()));
+      if (object.total_size() > payload.size() - at) {
+        return ProtocolError("peer fetch-batch reply: payload shorter than its entries");
+      }
+      out.objects.emplace_back(GetReplyView{object, payload.substr(at, object.total_size())});
+      at += object.total_size();
     }
   }
+  if (at != payload.size()) return ProtocolError("peer fetch-batch reply: payload longer than its entries");
   return out;
 }
 
@@ -212,12 +200,9 @@ std::string EncodeRequest(const PeerRequest& request) {
           return FinishRequest(b, fb::PeerRequestBody::UnpinRequest, fb::CreateUnpinRequest(b, r.lease_id));
         } else if constexpr (std::is_same_v<T, ProbeGetRequest>) {
           return FinishRequest(b, fb::PeerRequestBody::ProbeGetRequest, fb::CreateProbeGetRequest(b, r.bytes));
-        } else if constexpr (std::is_same_v<T, GetBatchRequest>) {
-          return FinishRequest(b, fb::PeerRequestBody::GetBatchRequest,
-                               fb::CreateGetBatchRequest(b, IdsToFb(b, r.ids)));
-        } else if constexpr (std::is_same_v<T, PinBatchRequest>) {
-          return FinishRequest(b, fb::PeerRequestBody::PinBatchRequest,
-                               fb::CreatePinBatchRequest(b, IdsToFb(b, r.ids)));
+        } else if constexpr (std::is_same_v<T, FetchBatchRequest>) {
+          return FinishRequest(b, fb::PeerRequestBody::FetchBatchRequest,
+                               fb::CreateFetchBatchRequest(b, IdsToFb(b, r.ids), r.inline_max, r.inline_budget));
         } else if constexpr (std::is_same_v<T, UnpinBatchRequest>) {
           return FinishRequest(b, fb::PeerRequestBody::UnpinBatchRequest,
                                fb::CreateUnpinBatchRequest(b, b.CreateVector(r.lease_ids)));
@@ -259,13 +244,10 @@ absl::StatusOr<PeerRequest> DecodeRequest(absl::string_view wire) {
       RETURN_IF_ERROR(CheckProbeBytes(bytes));
       return ProbePinRequest{bytes};
     }
-    case fb::PeerRequestBody::GetBatchRequest: {
-      ASSIGN_OR_RETURN(std::vector<ObjectID> ids, BatchIds(root->body_as_GetBatchRequest()->ids(), "get-batch"));
-      return GetBatchRequest{std::move(ids)};
-    }
-    case fb::PeerRequestBody::PinBatchRequest: {
-      ASSIGN_OR_RETURN(std::vector<ObjectID> ids, BatchIds(root->body_as_PinBatchRequest()->ids(), "pin-batch"));
-      return PinBatchRequest{std::move(ids)};
+    case fb::PeerRequestBody::FetchBatchRequest: {
+      const fb::FetchBatchRequest* batch = root->body_as_FetchBatchRequest();
+      ASSIGN_OR_RETURN(std::vector<ObjectID> ids, BatchIds(batch->ids(), "fetch-batch"));
+      return FetchBatchRequest{std::move(ids), batch->inline_max(), batch->inline_budget()};
     }
     case fb::PeerRequestBody::UnpinBatchRequest: {
       const auto* leases = root->body_as_UnpinBatchRequest()->lease_ids();
@@ -296,43 +278,29 @@ std::string EncodePinReply(const PinReply& reply) {
   return Envelope(b, 0);
 }
 
-std::string EncodeGetBatchReply(absl::Span<const GetBatchEntry> entries) {
-  FlatBufferBuilder b(64 + 64 * entries.size());
-  std::vector<flatbuffers::Offset<fb::GetOutcome>> outcomes;
+std::string EncodeFetchBatchReply(absl::Span<const FetchBatchEntry> entries) {
+  FlatBufferBuilder b(64 + 96 * entries.size());
+  std::vector<flatbuffers::Offset<fb::FetchOutcome>> outcomes;
   outcomes.reserve(entries.size());
   size_t payload_bytes = 0;
-  for (const GetBatchEntry& e : entries) {
-    if (e.status.ok()) {
-      outcomes.push_back(fb::CreateGetOutcome(b, 0, 0, ToFb(b, e.object)));
-      payload_bytes += e.bytes.size();
+  for (const FetchBatchEntry& e : entries) {
+    if (!e.status.ok()) {
+      outcomes.push_back(
+          fb::CreateFetchOutcome(b, WireCode(e.status), b.CreateString(std::string(e.status.message()))));
+    } else if (e.pin.has_value()) {
+      outcomes.push_back(fb::CreateFetchOutcome(b, 0, 0, 0, PinToFb(b, *e.pin)));
     } else {
-      outcomes.push_back(fb::CreateGetOutcome(b, WireCode(e.status), b.CreateString(std::string(e.status.message()))));
+      outcomes.push_back(fb::CreateFetchOutcome(b, 0, 0, ToFb(b, e.object)));
+      payload_bytes += e.bytes.size();
     }
   }
-  auto body = fb::CreateGetBatchReply(b, b.CreateVector(outcomes));
-  b.Finish(fb::CreatePeerReply(b, 0, 0, fb::PeerReplyBody::GetBatchReply, body.Union()));
+  auto body = fb::CreateFetchBatchReply(b, b.CreateVector(outcomes));
+  b.Finish(fb::CreatePeerReply(b, 0, 0, fb::PeerReplyBody::FetchBatchReply, body.Union()));
   std::string out = Envelope(b, payload_bytes);
-  for (const GetBatchEntry& e : entries) {
-    if (e.status.ok()) AppendBytes(out, e.bytes);
+  for (const FetchBatchEntry& e : entries) {
+    if (e.status.ok() && !e.pin.has_value()) AppendBytes(out, e.bytes);
   }
   return out;
-}
-
-std::string EncodePinBatchReply(const PinBatchReply& reply) {
-  FlatBufferBuilder b(64 + 96 * reply.objects.size());
-  std::vector<flatbuffers::Offset<fb::PinOutcome>> outcomes;
-  outcomes.reserve(reply.objects.size());
-  for (const absl::StatusOr<PinReply>& pin : reply.objects) {
-    if (pin.ok()) {
-      outcomes.push_back(fb::CreatePinOutcome(b, 0, 0, PinToFb(b, *pin)));
-    } else {
-      outcomes.push_back(
-          fb::CreatePinOutcome(b, WireCode(pin.status()), b.CreateString(std::string(pin.status().message()))));
-    }
-  }
-  auto body = fb::CreatePinBatchReply(b, b.CreateVector(outcomes));
-  b.Finish(fb::CreatePeerReply(b, 0, 0, fb::PeerReplyBody::PinBatchReply, body.Union()));
-  return Envelope(b, 0);
 }
 
 std::string EncodeUnpinReply() {
@@ -366,7 +334,7 @@ absl::StatusOr<PeerReplyView> DecodeReply(absl::string_view wire) {
   }
   if (root->body() == nullptr) return ProtocolError("peer reply: missing body");
   const bool payload_allowed =
-      root->body_type() == fb::PeerReplyBody::GetReply || root->body_type() == fb::PeerReplyBody::GetBatchReply;
+      root->body_type() == fb::PeerReplyBody::GetReply || root->body_type() == fb::PeerReplyBody::FetchBatchReply;
   if (!payload_allowed && !parsed.payload.empty()) return ProtocolError("peer reply: unexpected payload");
   switch (root->body_type()) {
     case fb::PeerReplyBody::GetReply: {
@@ -382,12 +350,8 @@ absl::StatusOr<PeerReplyView> DecodeReply(absl::string_view wire) {
       return pin;
     }
     case fb::PeerReplyBody::UnpinReply: return UnpinReply{};
-    case fb::PeerReplyBody::GetBatchReply: {
-      ASSIGN_OR_RETURN(GetBatchReplyView batch, GetBatchFromFb(root->body_as_GetBatchReply(), parsed.payload));
-      return batch;
-    }
-    case fb::PeerReplyBody::PinBatchReply: {
-      ASSIGN_OR_RETURN(PinBatchReply batch, PinBatchFromFb(root->body_as_PinBatchReply()));
+    case fb::PeerReplyBody::FetchBatchReply: {
+      ASSIGN_OR_RETURN(FetchBatchReplyView batch, FetchBatchFromFb(root->body_as_FetchBatchReply(), parsed.payload));
       return batch;
     }
     default: return ProtocolError("peer reply: unknown or missing body");
@@ -395,8 +359,9 @@ absl::StatusOr<PeerReplyView> DecodeReply(absl::string_view wire) {
 }
 
 absl::string_view RequestName(const PeerRequest& request) {
-  static constexpr absl::string_view kNames[] = {"get",       "pin",       "unpin",     "probe-get",
-                                                 "probe-pin", "get-batch", "pin-batch", "unpin-batch"};
+  static constexpr absl::string_view kNames[] = {"get",       "pin",         "unpin",      "probe-get",
+                                                 "probe-pin", "fetch-batch", "unpin-batch"};
+  static_assert(std::size(kNames) == std::variant_size_v<PeerRequest>);
   return kNames[request.index()];
 }
 

@@ -7,8 +7,8 @@
 //   offset 4  uint32 fb_length length of the flatbuffer that follows (PeerRequest / PeerReply)
 //   offset 8  fb_length bytes  the flatbuffer (manager/peer/peer.fbs), padded with zeros to 8
 //   then      payload          Get/ProbeGet replies only: data then metadata, exactly
-//                              data_size + metadata_size bytes. GetBatch replies: the bytes of
-//                              every entry that succeeded, in entry order, back to back
+//                              data_size + metadata_size bytes. FetchBatch replies: the bytes of
+//                              every inline entry, in entry order, back to back
 //
 // Decode* checks the envelope, runs the flatbuffers Verifier (always, in every build), then
 // semantic checks (sizes, their sum, region length = object size, payload length). Anything that
@@ -17,6 +17,7 @@
 #define RPLASMA_MANAGER_PEER_PEER_MESSAGES_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -59,19 +60,21 @@ struct ProbePinRequest {
   uint64_t bytes = 0;
 };  // 1 .. kMaxProbeBytes
 
-// Batches: 1..kMaxBatchIds entries; ids may repeat (each gets its own outcome).
-struct GetBatchRequest {
+// Batches: 1..kMaxBatchIds entries; ids may repeat (each gets its own outcome). The owner answers
+// every id in one reply: its bytes inline when it has at most `inline_max` bytes and they fit the
+// reply's `inline_budget` (and the owner's own Get limit), else a pin under its own lease.
+// inline_max 0 pins every object with bytes (a Pin batch); inline_max ~0 inlines all that fit.
+struct FetchBatchRequest {
   std::vector<ObjectID> ids;
-};
-struct PinBatchRequest {
-  std::vector<ObjectID> ids;
+  uint64_t inline_max = 0;
+  uint64_t inline_budget = 0;
 };
 struct UnpinBatchRequest {
   std::vector<uint64_t> lease_ids;
 };
 
 using PeerRequest = std::variant<GetRequest, PinRequest, UnpinRequest, ProbeGetRequest, ProbePinRequest,
-                                 GetBatchRequest, PinBatchRequest, UnpinBatchRequest>;
+                                 FetchBatchRequest, UnpinBatchRequest>;
 
 // ---- Replies ----
 // Get and Pin replies carry the owner's ObjectDescription (protocol/object_description.h): the
@@ -88,16 +91,14 @@ struct PinReply {
   uint64_t lease_ttl_ms = 0;
 };
 struct UnpinReply {};
-// GetBatch: one entry per requested id, in order: the object and its bytes, or its error.
-struct GetBatchReplyView {
-  std::vector<absl::StatusOr<GetReplyView>> objects;
-};
-// PinBatch: one entry per requested id, in order: a pin under its own lease, or its error.
-struct PinBatchReply {
-  std::vector<absl::StatusOr<PinReply>> objects;
+// FetchBatch: one entry per requested id, in order: the object and its bytes (inline), a pin under
+// its own lease, or its error.
+using FetchedEntryView = std::variant<GetReplyView, PinReply>;
+struct FetchBatchReplyView {
+  std::vector<absl::StatusOr<FetchedEntryView>> objects;
 };
 
-using PeerReplyView = std::variant<GetReplyView, PinReply, UnpinReply, GetBatchReplyView, PinBatchReply>;
+using PeerReplyView = std::variant<GetReplyView, PinReply, UnpinReply, FetchBatchReplyView>;
 
 std::string EncodeRequest(const PeerRequest& request);
 absl::StatusOr<PeerRequest> DecodeRequest(absl::string_view wire);
@@ -107,16 +108,16 @@ absl::StatusOr<PeerRequest> DecodeRequest(absl::string_view wire);
 std::string EncodeGetReply(const ObjectDescription& object, absl::Span<const uint8_t> data,
                            absl::Span<const uint8_t> metadata);
 std::string EncodePinReply(const PinReply& reply);
-// A GetBatch reply from one entry per id: the object and its bytes (data then metadata, as one
-// span of object.total_size() bytes), or the id's error. Each OK entry's bytes are copied once,
-// straight into the wire buffer.
-struct GetBatchEntry {
-  absl::Status status;  // OK: `object` and `bytes` are set
-  ObjectDescription object;
-  absl::Span<const uint8_t> bytes;
+// A FetchBatch reply from one entry per id: inline, the object and its bytes (data then metadata,
+// as one span of object.total_size() bytes, copied once, straight into the wire buffer); pinned,
+// its pin; or the id's error.
+struct FetchBatchEntry {
+  absl::Status status;              // OK: `pin`, or else `object` and `bytes`, are set
+  ObjectDescription object;         // inline
+  absl::Span<const uint8_t> bytes;  // inline
+  std::optional<PinReply> pin;      // pinned
 };
-std::string EncodeGetBatchReply(absl::Span<const GetBatchEntry> entries);
-std::string EncodePinBatchReply(const PinBatchReply& reply);
+std::string EncodeFetchBatchReply(absl::Span<const FetchBatchEntry> entries);
 std::string EncodeUnpinReply();
 // An error reply carrying `status` (its ErrorCode and message).
 std::string EncodeErrorReply(const absl::Status& status);

@@ -109,8 +109,7 @@ absl::StatusOr<std::string> PeerService::Handle(uint64_t conn_id, const PeerRequ
     unpins_.fetch_add(1, std::memory_order_relaxed);
     return EncodeUnpinReply();
   }
-  if (const auto* batch = std::get_if<GetBatchRequest>(&request)) return HandleGetBatch(batch->ids);
-  if (const auto* batch = std::get_if<PinBatchRequest>(&request)) return HandlePinBatch(conn_id, batch->ids);
+  if (const auto* batch = std::get_if<FetchBatchRequest>(&request)) return HandleFetchBatch(conn_id, *batch);
   if (const auto* batch = std::get_if<UnpinBatchRequest>(&request)) return HandleUnpinBatch(conn_id, batch->lease_ids);
   if (const auto* probe = std::get_if<ProbeGetRequest>(&request)) return HandleProbe(conn_id, probe->bytes, false);
   return HandleProbe(conn_id, std::get<ProbePinRequest>(request).bytes, true);
@@ -150,59 +149,45 @@ absl::StatusOr<PinReply> PeerService::Lease(uint64_t conn_id, std::unique_ptr<Pi
   return reply;
 }
 
-std::string PeerService::HandleGetBatch(const std::vector<ObjectID>& ids) {
+std::string PeerService::HandleFetchBatch(uint64_t conn_id, const FetchBatchRequest& request) {
+  const std::vector<ObjectID>& ids = request.ids;
   std::vector<absl::StatusOr<std::unique_ptr<PinnedObject>>> pinned = store_->PinMany(ids);
-  std::vector<GetBatchEntry> entries(ids.size());
-  std::vector<std::unique_ptr<PinnedObject>> held;
+  std::vector<FetchBatchEntry> entries(ids.size());
+  std::vector<std::unique_ptr<PinnedObject>> held;  // the inline ones, until their bytes are in the reply
   held.reserve(ids.size());
+  const uint64_t budget = std::min(request.inline_budget, options_.max_get_bytes);
   uint64_t reply_bytes = 0;
   for (size_t i = 0; i < ids.size(); ++i) {
-    GetBatchEntry& entry = entries[i];
+    FetchBatchEntry& entry = entries[i];
     if (i >= pinned.size()) {
-      entry.status = MakeError(ErrorCode::kInternal, "get-batch: the store answered fewer ids than asked");
+      entry.status = MakeError(ErrorCode::kInternal, "fetch-batch: the store answered fewer ids than asked");
     } else if (!pinned[i].ok()) {
       entry.status = pinned[i].status();
     } else {
       const ObjectInfo& info = (*pinned[i])->info();
       const uint64_t total = info.description().total_size();
-      if (total > options_.max_get_bytes - reply_bytes) {
-        entry.status =
-            MakeError(ErrorCode::kInvalidArgument,
-                      absl::StrCat("get ", ids[i].Hex(), ": ", total, " bytes do not fit the reply's limit of ",
-                                   options_.max_get_bytes, " (", reply_bytes, " taken); use Pin"));
-      } else {
+      if (total <= request.inline_max && total <= budget - reply_bytes) {
         reply_bytes += total;
         entry.object = info.description();
         entry.bytes = {(*pinned[i])->base(), total};
         held.push_back(*std::move(pinned[i]));
+      } else {
+        absl::StatusOr<PinReply> pin = Lease(conn_id, *std::move(pinned[i]));
+        if (pin.ok()) {
+          entry.pin = *std::move(pin);
+        } else {
+          entry.status = pin.status();
+        }
       }
     }
     if (!entry.status.ok()) failed_entries_.fetch_add(1, std::memory_order_relaxed);
   }
-  std::string reply = EncodeGetBatchReply(entries);
-  get_batches_.fetch_add(1, std::memory_order_relaxed);
+  std::string reply = EncodeFetchBatchReply(entries);
+  fetch_batches_.fetch_add(1, std::memory_order_relaxed);
   gets_.fetch_add(held.size(), std::memory_order_relaxed);
   get_bytes_.fetch_add(reply_bytes, std::memory_order_relaxed);
-  store_->ReleaseMany(std::move(held));  // the bytes are in the reply: one release for the batch
+  store_->ReleaseMany(std::move(held));  // the bytes are in the reply: one release for them all
   return reply;
-}
-
-std::string PeerService::HandlePinBatch(uint64_t conn_id, const std::vector<ObjectID>& ids) {
-  std::vector<absl::StatusOr<std::unique_ptr<PinnedObject>>> pinned = store_->PinMany(ids);
-  PinBatchReply reply;
-  reply.objects.reserve(ids.size());
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (i >= pinned.size()) {
-      reply.objects.emplace_back(MakeError(ErrorCode::kInternal, "pin-batch: the store answered fewer ids than asked"));
-    } else if (!pinned[i].ok()) {
-      reply.objects.emplace_back(pinned[i].status());
-    } else {
-      reply.objects.push_back(Lease(conn_id, *std::move(pinned[i])));
-    }
-    if (!reply.objects.back().ok()) failed_entries_.fetch_add(1, std::memory_order_relaxed);
-  }
-  pin_batches_.fetch_add(1, std::memory_order_relaxed);
-  return EncodePinBatchReply(reply);
 }
 
 std::string PeerService::HandleUnpinBatch(uint64_t conn_id, const std::vector<uint64_t>& lease_ids) {

@@ -4,10 +4,12 @@
 //   Get{id}        -> the object's bytes inline (refused above max_get_bytes: use Pin)
 //   Pin{id}        -> a store reference under a lease (LeaseTable) + the RemoteRegion to read
 //   Unpin{lease}   -> ends the lease (only the connection that took it may)
-//   GetBatch{ids}  -> each id's bytes inline, or its own error: one store request to pin them
-//                     all, one to release them all once the reply is built; the ids beyond
-//                     max_get_bytes of reply get an error (the requester sizes its batches)
-//   PinBatch{ids}  -> each id pinned under its own lease (one store request), or its own error
+//   FetchBatch{ids, inline_max, inline_budget}
+//                  -> one entry per id in one reply: its bytes inline (objects of at most
+//                     inline_max bytes, while the reply's inline bytes stay within inline_budget
+//                     and max_get_bytes), else pinned under its own lease, or its own error. One
+//                     store request pins them all; one releases the inline ones once the reply
+//                     is built
 //   UnpinBatch{ls} -> ends each lease of this connection (unknown ones are ignored: the requester
 //                     does not wait for this reply, and a lost Unpin only costs a lease's TTL)
 //   ProbeGet{n}    -> n bytes inline from the probe region       (auto threshold calibration)
@@ -82,8 +84,7 @@ class PeerService : public transport::RequestHandler {
   absl::StatusOr<std::string> Handle(uint64_t conn_id, const PeerRequest& request);
   absl::StatusOr<std::string> HandleGet(const ObjectID& id);
   absl::StatusOr<std::string> HandlePin(uint64_t conn_id, const ObjectID& id);
-  std::string HandleGetBatch(const std::vector<ObjectID>& ids);
-  std::string HandlePinBatch(uint64_t conn_id, const std::vector<ObjectID>& ids);
+  std::string HandleFetchBatch(uint64_t conn_id, const FetchBatchRequest& request);
   std::string HandleUnpinBatch(uint64_t conn_id, const std::vector<uint64_t>& lease_ids);
   // A lease of `conn_id` on `pinned` (a sealed object), as a Pin reply.
   absl::StatusOr<PinReply> Lease(uint64_t conn_id, std::unique_ptr<PinnedObject> pinned);
@@ -111,8 +112,7 @@ class PeerService : public transport::RequestHandler {
   Counter pins_{&counters_, "pins"};
   Counter unpins_{&counters_, "unpins"};
   Counter probes_{&counters_, "probes"};
-  Counter get_batches_{&counters_, "get_batches"};          // each also counts its objects in gets / get_bytes
-  Counter pin_batches_{&counters_, "pin_batches"};          // each also counts its objects in pins
+  Counter fetch_batches_{&counters_, "fetch_batches"};      // each also counts its objects in gets+get_bytes, pins
   Counter failed_entries_{&counters_, "failed_entries"};    // batch entries answered with an error
   Counter bad_requests_{&counters_, "bad_requests"};        // undecodable or invalid requests
   Counter failed_requests_{&counters_, "failed_requests"};  // valid, answered with an error (not found...)

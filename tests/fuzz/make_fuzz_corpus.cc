@@ -136,8 +136,7 @@ void WritePeerMessages(const fs::path& root) {
   out.Write("unpin", peer::EncodeRequest(peer::UnpinRequest{9}));
   out.Write("probe_get", peer::EncodeRequest(peer::ProbeGetRequest{4096}));
   out.Write("probe_pin", peer::EncodeRequest(peer::ProbePinRequest{1 << 20}));
-  out.Write("get_batch", peer::EncodeRequest(peer::GetBatchRequest{{a, b, a}}));
-  out.Write("pin_batch", peer::EncodeRequest(peer::PinBatchRequest{{a, b}}));
+  out.Write("fetch_batch", peer::EncodeRequest(peer::FetchBatchRequest{{a, b, a}, 4096, 8u << 20}));
   out.Write("unpin_batch", peer::EncodeRequest(peer::UnpinBatchRequest{{1, 2, 3}}));
 
   const std::string bytes = "object bytes+meta";
@@ -147,15 +146,13 @@ void WritePeerMessages(const fs::path& root) {
   const peer::PinReply pin{object, transport::RemoteRegion{0x1000, object.total_size(), 77}, 5, 30000};
   out.Write("pin_reply", peer::EncodePinReply(pin));
   out.Write("unpin_reply", peer::EncodeUnpinReply());
-  const std::vector<peer::GetBatchEntry> entries = {
-      peer::GetBatchEntry{absl::OkStatus(), object, all},
-      peer::GetBatchEntry{MakeError(ErrorCode::kObjectNotFound, "gone"), {}, {}},
+  const std::vector<peer::FetchBatchEntry> entries = {
+      peer::FetchBatchEntry{absl::OkStatus(), object, all, std::nullopt},
+      peer::FetchBatchEntry{MakeError(ErrorCode::kObjectNotFound, "gone"), {}, {}, std::nullopt},
+      peer::FetchBatchEntry{absl::OkStatus(), {}, {}, pin},
+      peer::FetchBatchEntry{MakeError(ErrorCode::kObjectNotSealed, "not sealed"), {}, {}, std::nullopt},
   };
-  out.Write("get_batch_reply", peer::EncodeGetBatchReply(entries));
-  peer::PinBatchReply pins;
-  pins.objects.push_back(pin);
-  pins.objects.push_back(MakeError(ErrorCode::kObjectNotSealed, "not sealed"));
-  out.Write("pin_batch_reply", peer::EncodePinBatchReply(pins));
+  out.Write("fetch_batch_reply", peer::EncodeFetchBatchReply(entries));
   out.Write("error_reply", peer::EncodeErrorReply(MakeError(ErrorCode::kUnavailable, "store gone")));
 }
 

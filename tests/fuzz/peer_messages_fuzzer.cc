@@ -40,7 +40,7 @@ void CheckRequest(absl::string_view wire) {
   std::visit(
       [](const auto& r) {
         using T = std::decay_t<decltype(r)>;
-        if constexpr (std::is_same_v<T, GetBatchRequest> || std::is_same_v<T, PinBatchRequest>) {
+        if constexpr (std::is_same_v<T, FetchBatchRequest>) {
           CHECK(!r.ids.empty() && r.ids.size() <= kMaxBatchIds) << r.ids.size();
         } else if constexpr (std::is_same_v<T, UnpinBatchRequest>) {
           CHECK(!r.lease_ids.empty() && r.lease_ids.size() <= kMaxBatchIds) << r.lease_ids.size();
@@ -69,39 +69,34 @@ std::string Reencode(const PeerReplyView& reply) {
     return EncodePinReply(*pin);
   }
   if (std::holds_alternative<UnpinReply>(reply)) return EncodeUnpinReply();
-  if (const auto* batch = std::get_if<GetBatchReplyView>(&reply)) {
-    CHECK(!batch->objects.empty() && batch->objects.size() <= kMaxBatchIds) << batch->objects.size();
-    std::vector<GetBatchEntry> entries;
-    for (const absl::StatusOr<GetReplyView>& object : batch->objects) {
-      GetBatchEntry entry;
-      if (object.ok()) {
-        CHECK(object->payload.size() == object->object.total_size());
-        entry.object = object->object;
-        entry.bytes = Bytes(object->payload);
-      } else {
-        entry.status = AsSent(object.status());
-      }
-      entries.push_back(entry);
-    }
-    return EncodeGetBatchReply(entries);
-  }
-  PinBatchReply pins = std::get<PinBatchReply>(reply);
-  CHECK(!pins.objects.empty() && pins.objects.size() <= kMaxBatchIds) << pins.objects.size();
-  for (absl::StatusOr<PinReply>& object : pins.objects) {
-    if (object.ok()) {
-      CHECK(object->region.length == object->object.total_size());
+  const FetchBatchReplyView& batch = std::get<FetchBatchReplyView>(reply);
+  CHECK(!batch.objects.empty() && batch.objects.size() <= kMaxBatchIds) << batch.objects.size();
+  std::vector<FetchBatchEntry> entries;
+  for (const absl::StatusOr<FetchedEntryView>& object : batch.objects) {
+    FetchBatchEntry entry;
+    if (!object.ok()) {
+      entry.status = AsSent(object.status());
+    } else if (const auto* pin = std::get_if<PinReply>(&*object)) {
+      CHECK(pin->region.length == pin->object.total_size());
+      entry.pin = *pin;
     } else {
-      object = AsSent(object.status());
+      const GetReplyView& got = std::get<GetReplyView>(*object);
+      CHECK(got.payload.size() == got.object.total_size());
+      entry.object = got.object;
+      entry.bytes = Bytes(got.payload);
     }
+    entries.push_back(entry);
   }
-  return EncodePinBatchReply(pins);
+  return EncodeFetchBatchReply(entries);
 }
 
 void CheckPayloadsInside(const PeerReplyView& reply, absl::string_view wire) {
   if (const auto* get = std::get_if<GetReplyView>(&reply)) CHECK(Inside(get->payload, wire));
-  if (const auto* batch = std::get_if<GetBatchReplyView>(&reply)) {
+  if (const auto* batch = std::get_if<FetchBatchReplyView>(&reply)) {
     for (const auto& object : batch->objects) {
-      if (object.ok()) CHECK(Inside(object->payload, wire));
+      if (object.ok() && std::holds_alternative<GetReplyView>(*object)) {
+        CHECK(Inside(std::get<GetReplyView>(*object).payload, wire));
+      }
     }
   }
 }

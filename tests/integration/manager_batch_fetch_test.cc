@@ -51,7 +51,7 @@ TEST_F(ManagerBatchFetchTest, AMixedBatchFromTwoOwnersArrivesIntactWithAbsentIds
   TestNode* c = AddNode("c", 128 * kMiB);
   TestNode* b = AddNode("b", 128 * kMiB);
   ASSERT_TRUE(a && b && c);
-  // The threshold is 64 KiB: 0 B .. 64 KiB by Get batches, the rest by Pin batches.
+  // The threshold is 64 KiB: 0 B .. 64 KiB inline, the rest pinned, in one round trip per owner.
   const std::vector<uint64_t> sizes = {0, 1, 100, 1024, 4096, 16384, 65536, 65537, 300000, 1 * kMiB, 3 * kMiB + 7};
   std::vector<ObjectID> ids;
   std::vector<std::pair<TestNode*, uint64_t>> where;  // owner, size
@@ -88,11 +88,11 @@ TEST_F(ManagerBatchFetchTest, AMixedBatchFromTwoOwnersArrivesIntactWithAbsentIds
                 stats.at("by_protocol").at("pin").at("objects").get<uint64_t>(),
             ids.size())
       << stats;
-  EXPECT_EQ(stats.at("batch_transfers").get<uint64_t>(), 4u) << "a Get and a Pin batch per owner: " << stats;
+  EXPECT_EQ(stats.at("batch_transfers").get<uint64_t>(), 2u) << "one round trip per owner: " << stats;
   for (TestNode* owner : {a, c}) {
     ASSERT_OK_AND_ASSIGN(nlohmann::json owner_stats, ParsedStatsVia(owner->client_socket));
     EXPECT_EQ(owner_stats.at("peer_service").at("leases_live").get<uint64_t>(), 0u) << owner_stats;
-    EXPECT_EQ(owner_stats.at("peer_service").at("get_batches").get<uint64_t>(), 1u) << owner_stats;
+    EXPECT_EQ(owner_stats.at("peer_service").at("fetch_batches").get<uint64_t>(), 1u) << owner_stats;
     ExpectNoLeaks(owner);
   }
   ExpectNoLeaks(b);
@@ -113,8 +113,8 @@ TEST_F(ManagerBatchFetchTest, TenThousandIdsInOneClientFetchAllArrive) {
   for (int i = 0; i < 10000; ++i) ASSERT_OK(CheckTestObject(*b->client, ids[i], i, 64 + i % 200)) << i;
   ASSERT_OK_AND_ASSIGN(nlohmann::json owner_stats, ParsedStatsVia(a->client_socket));
   EXPECT_EQ(owner_stats.at("peer_service").at("gets").get<uint64_t>(), 10000u) << owner_stats;
-  // The fetch engine leads ids in chunks of 256 (FetchEngineOptions::pipeline_ids), a GetBatch each.
-  EXPECT_LE(owner_stats.at("peer_service").at("get_batches").get<uint64_t>(), 10000u / 256 + 3)
+  // The fetch engine leads ids in chunks of 256 (FetchEngineOptions::pipeline_ids), a FetchBatch each.
+  EXPECT_LE(owner_stats.at("peer_service").at("fetch_batches").get<uint64_t>(), 10000u / 256 + 3)
       << "batches, not one request per id: " << owner_stats;
   ExpectNoLeaks(a);
   ExpectNoLeaks(b);

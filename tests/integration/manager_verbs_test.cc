@@ -289,14 +289,14 @@ TEST_F(ManagerVerbsTest, AMixedBatchInOneFetchArrivesIntactWithAbsentIdsFailingA
   ASSERT_OK_AND_ASSIGN(nlohmann::json a_stats, ParsedStatsVia(a->client_socket));
   SCOPED_TRACE("B stats: " + b_stats.dump() + "\nA stats: " + a_stats.dump());
   EXPECT_EQ(b_stats.at("transport"), "verbs");
-  EXPECT_EQ(b_stats.at("batch_transfers").get<uint64_t>(), 2u) << "one Get batch and one Pin batch";
+  EXPECT_EQ(b_stats.at("batch_transfers").get<uint64_t>(), 1u) << "one round trip for both sides of the threshold";
   EXPECT_EQ(b_stats.at("by_protocol").at("get").at("objects").get<uint64_t>(), ids.size() - pinned);
   EXPECT_EQ(b_stats.at("by_protocol").at("pin").at("objects").get<uint64_t>(), pinned);
   EXPECT_GE(TransportStat(b_stats, "reads"), pinned) << "B read the pinned objects with RDMA READ";
   EXPECT_GE(TransportStat(b_stats, "read_bytes"), 2 * (2 * 64 * kKiB + 1 + 5 * kMiB + 7));
   EXPECT_EQ(b_stats.at("checksum_mismatches").get<uint64_t>(), 0u);
-  EXPECT_EQ(a_stats.at("peer_service").at("get_batches").get<uint64_t>(), 1u);
-  EXPECT_EQ(a_stats.at("peer_service").at("pin_batches").get<uint64_t>(), 1u);
+  EXPECT_EQ(a_stats.at("peer_service").at("fetch_batches").get<uint64_t>(), 1u);
+  EXPECT_EQ(a_stats.at("peer_service").at("pins").get<uint64_t>(), pinned) << "pinned in the same reply";
   EXPECT_TRUE(WaitFor(
       [&] {
         absl::StatusOr<nlohmann::json> stats = ParsedStatsVia(a->client_socket);
@@ -329,7 +329,7 @@ TEST_F(ManagerVerbsTest, TwoThousandSmallIdsInOneClientFetchArriveThroughSplitMe
   SCOPED_TRACE("B stats: " + b_stats.dump() + "\nA stats: " + a_stats.dump());
   const nlohmann::json& service = a_stats.at("peer_service");
   EXPECT_EQ(service.at("gets").get<uint64_t>(), static_cast<uint64_t>(kCount));
-  const uint64_t batches = service.at("get_batches").get<uint64_t>();
+  const uint64_t batches = service.at("fetch_batches").get<uint64_t>();
   ASSERT_GE(batches, 1u);
   EXPECT_LE(batches, 16u) << "batches, not one request per id";
   EXPECT_GT(service.at("get_bytes").get<uint64_t>() / batches, 64 * kKiB)
@@ -345,8 +345,8 @@ TEST_F(ManagerVerbsTest, OwnerKilledMidBatchKeepsWhatWasSealedAndFailsTheRestCle
   TestNode* a = AddVerbsNode("16384", {"--node_ttl=1s"});
   TestNode* b = AddVerbsNode("16384", {"--read_chunk_bytes=1048576"});
   ASSERT_TRUE(a && b);
-  // 16 small objects go first, in one Get batch; then 8 x 4 MiB in one Pin batch, a second or more
-  // at the guest's 10-30 MB/s, sealed together once all were read.
+  // One batch: 16 small objects inline and 8 x 4 MiB pinned in the same reply; the READs take a
+  // second or more at the guest's 10-30 MB/s. The inline bytes are in hand before the kill.
   std::vector<ObjectID> ids;
   std::vector<uint64_t> sizes;
   for (int i = 0; i < 24; ++i) {
@@ -376,7 +376,7 @@ TEST_F(ManagerVerbsTest, OwnerKilledMidBatchKeepsWhatWasSealedAndFailsTheRestCle
   EXPECT_LT(took, deadline + absl::Seconds(2)) << "every id answered within the fetch deadline";
   const int sealed = ExpectSealedIntactAndFailedAbsent(*b->client, ids, sizes, result);
   EXPECT_LT(sealed, static_cast<int>(ids.size())) << "the kill came before the Pin batch was sealed";
-  EXPECT_GT(sealed, 0) << "the small objects came first, in one Get batch";
+  EXPECT_GT(sealed, 0) << "the small objects came inline, before any READ";
   ASSERT_OK_AND_ASSIGN(std::vector<ObjectInfo> listed, b->client->List());
   EXPECT_EQ(listed.size(), static_cast<size_t>(sealed));
   ExpectNoLeaks(b, "B");

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include <gtest/gtest.h>
 
+#include "manager/peer/batch_transfer.h"
 #include "manager/peer/peer_service.h"
 #include "nlohmann/json.hpp"
 #include "protocol/base/notification.h"
@@ -61,7 +62,7 @@ TEST_F(FetchEngineTest, ABatchListedOnOtherNodesOnlyCostsNoStoreContains) {
   std::vector<absl::Status> result = engine_->Fetch(ids, absl::Seconds(5));
   for (const absl::Status& s : result) EXPECT_OK(s);
   EXPECT_EQ(local_.contains_round_trips(), 0);
-  EXPECT_EQ(channel_->calls.load(), 1) << "one GetBatch for the five distinct ids of one source";
+  EXPECT_EQ(channel_->calls.load(), 1) << "one FetchBatch for the five distinct ids of one source";
   for (int i = 0; i < 5; ++i) EXPECT_EQ(local_.Bytes(ids[i]), testing::TestBytes(i, 100 + i));
   EXPECT_EQ(stats_.batch_transfers.load(), 1u);
 }
@@ -173,7 +174,7 @@ TEST_F(FetchEngineTest, ABatchAsksTheLocalStoreOnceAndFetchesOnlyWhatIsMissing) 
   for (const absl::Status& s : result) EXPECT_OK(s);
   EXPECT_EQ(local_.contains_round_trips(), 1) << "one store round trip for the ids listed nowhere";
   EXPECT_EQ(stats_.fetch_local.load(), 10u);
-  EXPECT_EQ(channel_->calls.load(), 1) << "one GetBatch for the ten missing ids";
+  EXPECT_EQ(channel_->calls.load(), 1) << "one FetchBatch for the ten missing ids";
   for (int i = 1; i < 20; i += 2) EXPECT_EQ(local_.Bytes(ids[i]), testing::TestBytes(i, 1000 + i));
 }
 
@@ -363,7 +364,7 @@ TEST_F(FetchEngineTest, APinNobodyUnpinsIsReleasedWhenItsLeaseRunsOutOnTheServic
 
 // ---- Batches: several ids from one source travel together (issue 10) ----
 
-TEST_F(FetchEngineTest, AMixedBatchMovesInOneGetBatchAndOnePinBatchWithEveryByteIntact) {
+TEST_F(FetchEngineTest, AMixedBatchMovesInOneRoundTripWithEveryByteIntact) {
   std::vector<ObjectID> ids;
   std::vector<std::string> bytes;
   for (int i = 0; i < 30; ++i) {
@@ -380,18 +381,53 @@ TEST_F(FetchEngineTest, AMixedBatchMovesInOneGetBatchAndOnePinBatchWithEveryByte
   ASSERT_EQ(result.size(), asked.size());
   for (const absl::Status& s : result) EXPECT_OK(s);
   for (int i = 0; i < 30; ++i) EXPECT_EQ(local_.Bytes(ids[i]), bytes[i]) << i;
-  EXPECT_EQ(service_->stats()["get_batches"], 1u);
-  EXPECT_EQ(service_->stats()["gets"], 20u);
-  EXPECT_EQ(service_->stats()["pin_batches"], 1u);
-  EXPECT_EQ(service_->stats()["pins"], 10u);
+  EXPECT_EQ(service_->stats()["fetch_batches"], 1u);
+  EXPECT_EQ(service_->stats()["gets"], 20u) << "the small ones inline";
+  EXPECT_EQ(service_->stats()["pins"], 10u) << "the large ones pinned, in the same reply";
   EXPECT_EQ(service_->stats()["unpins"], 10u) << "one UnpinBatch ends every lease";
-  EXPECT_EQ(channel_->calls.load(), 3) << "GetBatch, PinBatch, UnpinBatch";
+  EXPECT_EQ(channel_->calls.load(), 2) << "FetchBatch, UnpinBatch";
   EXPECT_EQ(owner_.total_refs(), 0) << "no store reference or lease left on the owner";
   EXPECT_EQ(local_.total_refs(), 0);
   EXPECT_EQ(local_.unsealed(), 0);
   const nlohmann::json json = nlohmann::json::parse(stats_.ToJson({}));
   EXPECT_EQ(json.at("by_protocol").at("get").at("objects"), 20) << json;
   EXPECT_EQ(json.at("by_protocol").at("pin").at("objects"), 10) << json;
+}
+
+// The owner chooses by each object's true size and by what its reply may still carry: what does
+// not fit the reply's inline budget is pinned in the same reply, never refused.
+TEST_F(FetchEngineTest, ObjectsBeyondTheRepliesInlineBudgetArePinnedInTheSameRoundTrip) {
+  std::vector<ObjectID> ids;
+  for (int i = 0; i < 5; ++i) {
+    ids.push_back(ObjectID::FromLabel(absl::StrCat("budget ", i)));
+    PutRemote(ids.back(), testing::TestBytes(i, 1000));
+  }
+  peer::BatchTransferOptions options;
+  options.inline_budget_bytes = 2500;  // two of the five fit
+  const peer::BatchTransferResult result =
+      peer::TransferBatch(*channel_, local_, ids, ~uint64_t{0}, clock_.Now() + absl::Seconds(5), options, clock_);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_OK(result.statuses[i]) << i;
+    EXPECT_EQ(local_.Bytes(ids[i]), testing::TestBytes(i, 1000)) << i;
+  }
+  EXPECT_EQ(service_->stats()["gets"], 2u);
+  EXPECT_EQ(service_->stats()["pins"], 3u);
+  EXPECT_EQ(result.pinned_objects, 3u);
+  EXPECT_EQ(result.pinned_bytes, 3000u);
+  EXPECT_EQ(result.bytes, 5000u);
+  EXPECT_EQ(channel_->calls.load(), 2) << "FetchBatch, then one UnpinBatch for the three leases";
+  EXPECT_EQ(owner_.total_refs(), 0);
+  EXPECT_EQ(local_.unsealed(), 0);
+  // inline_max 0: every object with bytes is pinned.
+  std::vector<ObjectID> more = {ObjectID::FromLabel("pin all 1"), ObjectID::FromLabel("pin all 2")};
+  PutRemote(more[0], testing::TestBytes(7, 10));
+  PutRemote(more[1], testing::TestBytes(8, 20));
+  const peer::BatchTransferResult pinned =
+      peer::TransferBatch(*channel_, local_, more, 0, clock_.Now() + absl::Seconds(5), options, clock_);
+  EXPECT_OK(pinned.statuses[0]);
+  EXPECT_OK(pinned.statuses[1]);
+  EXPECT_EQ(pinned.pinned_objects, 2u);
+  EXPECT_EQ(local_.Bytes(more[1]), testing::TestBytes(8, 20));
 }
 
 TEST_F(FetchEngineTest, AbsentIdsInABatchFailAloneAndTheRestArrive) {
@@ -464,7 +500,7 @@ TEST_F(FetchEngineTest, TenThousandIdsInOneFetchAreSplitNeverRefused) {
   ASSERT_EQ(result.size(), ids.size());
   for (const absl::Status& s : result) ASSERT_OK(s);
   for (int i = 0; i < 10000; i += 7) EXPECT_EQ(local_.Bytes(ids[i]), absl::StrCat("object number ", i));
-  // Led in chunks of pipeline_ids (each at most kMaxBatchIds): one GetBatch per chunk.
+  // Led in chunks of pipeline_ids (each at most kMaxBatchIds): one FetchBatch per chunk.
   const size_t chunk = std::min(FetchEngineOptions{}.pipeline_ids, peer::kMaxBatchIds);
   EXPECT_EQ(channel_->calls.load(), static_cast<int>((10000 + chunk - 1) / chunk));
   EXPECT_EQ(service_->stats()["gets"], 10000u);

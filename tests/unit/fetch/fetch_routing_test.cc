@@ -60,7 +60,7 @@ TEST_F(FetchRoutingTest, AWarmFetchGoesStraightToTheOwnerWithoutTheDirectory) {
   EXPECT_EQ(directory_.lookups(), 1) << "warm: no directory call";
   EXPECT_EQ(stats_.location_cache_hits.load(), 5u);
   EXPECT_EQ(stats_.directory_lookups.load(), 5u) << "five ids asked of the directory in all";
-  EXPECT_EQ(channel_->calls.load(), 2) << "one GetBatch each time";
+  EXPECT_EQ(channel_->calls.load(), 2) << "one FetchBatch each time";
   for (int i = 0; i < 5; ++i) EXPECT_EQ(local_.Bytes(ids[i]), testing::TestBytes(i, 1000));
   EXPECT_EQ(stats_.location_cache_stale.load(), 0u);
 }
@@ -171,6 +171,24 @@ TEST_F(FetchRoutingTest, AHintedFetchGoesToTheHintedNodeWithoutTheDirectory) {
   EXPECT_EQ(stats_.hinted_fetches.load(), 1u);
   EXPECT_EQ(stats_.hint_misses.load(), 0u);
   EXPECT_EQ(stats_.generation_hint_mismatches.load(), 0u) << "a hint names no generation to differ from";
+}
+
+// A hint names no sizes; the owner knows them: small ones inline, large ones pinned, one round trip.
+TEST_F(FetchRoutingTest, AHintedBatchOfUnknownSizesComesInOneRoundTripSmallInlineLargePinned) {
+  std::vector<ObjectID> ids;
+  for (int i = 0; i < 5; ++i) {
+    ids.push_back(ObjectID::FromLabel(absl::StrCat("hinted sizes ", i)));
+    owner_.Put(ids.back(), testing::TestBytes(i, i < 3 ? 900 : 200000));  // threshold 4096
+  }
+  ExpectAllOk(engine_->Fetch(ids, absl::Seconds(5), "b"));
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(local_.Bytes(ids[i]), testing::TestBytes(i, i < 3 ? 900 : 200000));
+  EXPECT_EQ(service_->stats()["fetch_batches"], 1u);
+  EXPECT_EQ(service_->stats()["gets"], 3u);
+  EXPECT_EQ(service_->stats()["pins"], 2u) << "the large ones by their true size";
+  EXPECT_EQ(channel_->calls.load(), 2) << "FetchBatch and UnpinBatch";
+  EXPECT_EQ(directory_.lookups(), 0);
+  EXPECT_EQ(stats_.hint_misses.load(), 0u);
+  EXPECT_EQ(owner_.total_refs(), 0);
 }
 
 TEST_F(FetchRoutingTest, AWrongOrUnknownHintFallsBackToTheDirectory) {
