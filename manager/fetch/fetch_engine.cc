@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 
-#include "manager/peer/object_transfer.h"
+#include "manager/peer/peer_call.h"
 #include "manager/transport/transport.h"
 #include "protocol/base/logging.h"
 #include "protocol/base/mutex_lock.h"
@@ -25,6 +25,9 @@ bool TransportFailure(const absl::Status& status) {
   const ErrorCode code = ErrorCodeOf(status);
   return code == ErrorCode::kUnavailable || code == ErrorCode::kProtocolError || code == ErrorCode::kDeadlineExceeded;
 }
+
+// The largest object a reply may carry inline (the rest of a Call is the envelope and entry).
+constexpr uint64_t kLargestInline = transport::kMaxCallBytes - 4096;
 
 absl::Status DeadlineError(const ObjectID& id, const absl::Status& last) {
   return MakeError(ErrorCode::kDeadlineExceeded,
@@ -410,13 +413,19 @@ void FetchEngine::TransferFrom(const std::string& node, std::vector<Transfer>& t
     for (size_t i : which) incoming.push_back(transfers[i].id);
     options_.expected_copies->Add(incoming);
   }
-  if (which.size() == 1) {  // one object: the single-object protocols, fewest bytes and steps
+  if (which.size() == 1) {
+    // One object: by the protocol the policy chooses for its size (which may explore the other
+    // one near the threshold); an unknown size (a hinted source) is left to the owner with the
+    // peer's threshold.
     Transfer& t = transfers[which[0]];
     if (clock_->Now() >= deadline) {
       t.status = DeadlineError(t.id, absl::OkStatus());
-    } else {
-      FetchFrom(t, deadline, lookup_time);
+      return;
     }
+    const uint64_t hinted = t.current().object.total_size();
+    uint64_t inline_max = policy_->BatchThreshold(node);
+    if (hinted != 0) inline_max = policy_->Choose(node, hinted) == PeerProtocol::kGet ? ~uint64_t{0} : 0;
+    TransferBatchFrom(node, transfers, inline_max, which, deadline, lookup_time);
     return;
   }
   // Several: one round trip per batch whatever the sizes (the owner inlines those up to the
@@ -501,9 +510,11 @@ void FetchEngine::TransferBatchFrom(const std::string& node, std::vector<Transfe
   for (size_t i : at) batch_ids.push_back(transfers[i].id);
   peer::BatchTransferOptions batch_options = options_.batch;
   batch_options.pool = &pool_;
+  // A single object may come inline up to the largest Call.
+  if (at.size() == 1) batch_options.inline_budget_bytes = kLargestInline;
   peer::BatchTransferResult result =
       peer::TransferBatch(**channel, *store_, batch_ids, inline_max, deadline, batch_options, *clock_);
-  stats_->batch_transfers.fetch_add(1, std::memory_order_relaxed);
+  if (at.size() > 1) stats_->batch_transfers.fetch_add(1, std::memory_order_relaxed);
   bool transport_failed = false;
   for (size_t k = 0; k < at.size(); ++k) {
     Transfer& t = transfers[at[k]];
@@ -531,41 +542,9 @@ void FetchEngine::TransferBatchFrom(const std::string& node, std::vector<Transfe
     record.objects = part.objects;
     record.bytes = part.bytes;
     stats_->RecordFetch(record);
+    // A single object's transfer time is what the threshold policy learns from.
+    if (at.size() == 1) policy_->Observe(node, part.protocol, part.bytes, result.transfer);
   }
-}
-
-void FetchEngine::FetchFrom(Transfer& transfer, absl::Time deadline, absl::Duration lookup_time) {
-  const ObjectLocation& source = transfer.current();
-  manager::FetchRecord record;
-  record.id = transfer.id;
-  record.peer = source.node_id;
-  record.phases.lookup = lookup_time;
-  const absl::Time t0 = clock_->Now();
-  absl::StatusOr<std::shared_ptr<transport::Channel>> channel = connector_->ChannelTo(source.node_id, deadline);
-  record.phases.connect = clock_->Now() - t0;
-  if (!channel.ok()) {
-    transfer.status = channel.status();
-    Unreachable(source.node_id, nullptr);
-    return;
-  }
-  const uint64_t hinted = source.object.total_size();
-  record.protocol = policy_->Choose(source.node_id, hinted);
-  if (hinted > transport::kMaxCallBytes - 4096) record.protocol = PeerProtocol::kPin;
-  absl::StatusOr<peer::TransferResult> result = peer::TransferObject(**channel, *store_, transfer.id, record.protocol,
-                                                                     deadline, options_.read_chunk_bytes, *clock_);
-  transfer.status = result.status();
-  if (result.ok()) transfer.owner = result->owner;
-  NoteOutcome(source.node_id, transfer);
-  if (!result.ok()) {
-    if (TransportFailure(result.status())) Unreachable(source.node_id, channel->get());
-    return;
-  }
-  record.bytes = result->bytes;
-  record.phases.transfer = result->transfer;
-  record.phases.verify = result->verify;
-  record.phases.seal = result->seal;
-  policy_->Observe(source.node_id, record.protocol, record.bytes, result->transfer);
-  stats_->RecordFetch(record);
 }
 
 }  // namespace rplasma::fetch

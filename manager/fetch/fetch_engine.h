@@ -12,11 +12,11 @@
 //      An id listed on other nodes only costs no store round trip before its transfer.
 //   3. every id with a source is transferred at once (TransferAll): each id goes to its first
 //      source; the ids of one source travel together and sources are served side by side (up to
-//      sources_in_flight threads). A source with one id gets the single-object protocols
-//      (TransferObject, the protocol chosen by ThresholdPolicy); a source with several gets
-//      batches of one round trip each (TransferBatch: the owner inlines objects up to the peer's
-//      threshold, within get_batch_bytes of reply, and pins the rest), split by kMaxBatchIds and
-//      pin_batch_bytes. Ids
+//      sources_in_flight threads), in batches of one round trip each (TransferBatch: the owner
+//      inlines objects up to the peer's threshold and pins the rest), split by kMaxBatchIds,
+//      get_batch_bytes expected inline and pin_batch_bytes expected pinned. A source's single id
+//      goes by the protocol ThresholdPolicy chooses for its size (exploration included), inline
+//      up to the largest Call, and its transfer time feeds the policy. Ids
 //      that failed move on to their next source, the same way, until one succeeds; a failed
 //      transfer has already aborted its local object. If creating the local object fails with
 //      ObjectExists, the store is asked (one batch): sealed here -> OK. One id's failure never
@@ -134,10 +134,10 @@ class FetchEngine {
   // The transfers at `which` from `node` (each one's current source).
   void TransferFrom(const std::string& node, std::vector<Transfer>& transfers, const std::vector<size_t>& which,
                     absl::Time deadline, absl::Duration lookup_time);
-  // One batch (the transfers at `at`) from `node`, objects up to `inline_max` bytes inline.
+  // One batch (the transfers at `at`, one or more) from `node`, objects up to `inline_max` bytes
+  // inline: one round trip.
   void TransferBatchFrom(const std::string& node, std::vector<Transfer>& transfers, uint64_t inline_max,
                          const std::vector<size_t>& at, absl::Time deadline, absl::Duration lookup_time);
-  void FetchFrom(Transfer& transfer, absl::Time deadline, absl::Duration lookup_time);
   // Counts a finished transfer from `node` and keeps the cache true to it: the owner's reply is
   // cached, an id the owner failed is forgotten.
   void NoteOutcome(const std::string& node, Transfer& transfer);

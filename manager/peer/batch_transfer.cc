@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "client/checksum.h"
-#include "manager/peer/object_transfer.h"
+#include "manager/peer/peer_call.h"
 #include "manager/peer/peer_messages.h"
 #include "manager/peer/read_and_hash.h"
 #include "protocol/base/logging.h"
@@ -146,6 +146,14 @@ void ByFetchBatch(transport::Channel& channel, LocalStore& store, Outcomes& out,
   const absl::Time t1 = clock.Now();
 
   // Inline bytes are verified against the owner's checksum before anything is stored.
+  uint64_t inline_total = 0;
+  for (const absl::StatusOr<FetchedEntryView>& entry : batch->objects) {
+    if (entry.ok() && std::holds_alternative<GetReplyView>(*entry)) {
+      inline_total += std::get<GetReplyView>(*entry).payload.size();
+    }
+  }
+  const uint64_t put_up_to =
+      inline_total <= options.inline_store_total_bytes ? inline_total : options.inline_store_bytes;
   std::vector<SealedBytes> small;
   std::vector<size_t> small_at;
   std::vector<size_t> create_at;
@@ -170,7 +178,7 @@ void ByFetchBatch(transport::Channel& channel, LocalStore& store, Outcomes& out,
     absl::Status verified = VerifyChecksum(out.id(i), checksum, got.object);
     if (!verified.ok()) {
       out.Set(i, std::move(verified));
-    } else if (bytes.size() <= options.inline_store_bytes) {
+    } else if (bytes.size() <= put_up_to) {
       small.push_back(SealedBytes{out.id(i), bytes, got.object.data_size, checksum});
       small_at.push_back(i);
     } else {
@@ -262,7 +270,7 @@ void ByFetchBatch(transport::Channel& channel, LocalStore& store, Outcomes& out,
   }
 
   // Every lease ends now, sealed or not; the seal did not wait for this. Within the fetch's
-  // deadline, like TransferObject's Unpin: one lost or too late only costs the owner leases until
+  // deadline: one lost or too late only costs the owner leases until
   // their TTL.
   if (!leases.empty()) {
     const size_t count = leases.size();

@@ -4,8 +4,8 @@
 //   one Call(FetchBatch{ids, inline_max, inline_budget}) -> per id, as the owner chose by the
 //   object's true size: its description + bytes inline (at most inline_max bytes, within the
 //   reply's budget), or a lease + RemoteRegion, or its error ->
-//     inline: each checksum verified in the reply buffer; the smallest stored sealed with one
-//             store request (PutSealedMany)
+//     inline: each checksum verified in the reply buffer; the smallest (or all, when they are
+//             few bytes) stored sealed with one store request (PutSealedMany)
 //     the rest: created with one store request; inline bytes copied in, pinned ones read straight
 //             into place `reads_in_flight` objects at a time (each chunk by chunk, checksummed as
 //             it lands: read_and_hash.h) -> the verified ones sealed with one store request
@@ -16,9 +16,9 @@
 //
 // One object's failure fails that object only; objects created locally and not sealed are
 // aborted, so nothing partial is ever visible. A Call that fails (peer gone, deadline) fails every
-// object of the batch that was not sealed yet. Errors per object are those of TransferObject
-// (object_transfer.h): the peer's error, transport errors, kStaleObject (checksum mismatch or a
-// lapsed lease), and the local store's (ObjectExists, OutOfMemory...).
+// object of the batch that was not sealed yet. Errors per object: the peer's error, transport
+// errors, kStaleObject (checksum mismatch or a lapsed lease: peer_call.h), and the local store's
+// (ObjectExists, OutOfMemory...). A single object is a batch of one: the same round trip.
 //
 // REQUIRES: 1..kMaxBatchIds ids (peer_messages.h); the caller splits larger fetches, and sizes
 // batches so that what they pin fits the local store. Duplicate ids are the caller's to remove.
@@ -49,8 +49,12 @@ struct BatchTransferOptions {
   // Inline bytes one reply may carry (the owner pins what does not fit).
   uint64_t inline_budget_bytes = 8u << 20;
   // Inline objects up to this size are stored with PutSealedMany (their bytes travel to the store
-  // in the request); larger ones are copied straight into objects created in place.
+  // in the request); larger ones are copied straight into objects created in place (two store
+  // requests for all of them)...
   uint64_t inline_store_bytes = 512;
+  // ...unless the batch's inline bytes total at most this: then one PutSealedMany stores them all
+  // (one store request beats two). At most the store's inline Put limit.
+  uint64_t inline_store_total_bytes = 64u << 10;
   // Threads for the reads (borrowed); nullptr: started for each batch (run_shared.h).
   WorkerPool* pool = nullptr;
 };
