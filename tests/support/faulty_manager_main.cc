@@ -8,7 +8,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
 
-#include "manager/manager_command_line.h"
+#include "manager/daemon/manager_command_line.h"
 #include "tests/support/fault_injecting_transport.h"
 
 ABSL_FLAG(double, loss, 0, "probability that each request or reply message is lost, in [0, 1]");

@@ -7,7 +7,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
 
-#include "manager/manager_command_line.h"
+#include "manager/daemon/manager_command_line.h"
 #include "tests/support/throttling_request_handler.h"
 
 ABSL_FLAG(uint64_t, serve_bytes_per_sec, 0, "serve Call replies and tcp Reads as if at this rate (required)");

@@ -1,5 +1,5 @@
 // rplasma-manager's command line: --pin-threshold and its old spelling --rdma-threshold.
-#include "manager/manager_command_line.h"
+#include "manager/daemon/manager_command_line.h"
 
 #include <string>
 

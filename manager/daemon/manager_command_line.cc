@@ -1,4 +1,4 @@
-#include "manager/manager_command_line.h"
+#include "manager/daemon/manager_command_line.h"
 
 #include <malloc.h>
 #include <signal.h>

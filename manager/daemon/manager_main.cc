@@ -2,7 +2,7 @@
 // manager_command_line.cc; everything else lives in Manager.
 #include "absl/flags/usage.h"
 
-#include "manager/manager_command_line.h"
+#include "manager/daemon/manager_command_line.h"
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("rplasma-manager --store-socket PATH --redis HOST:PORT --secret-file PATH [...]");
