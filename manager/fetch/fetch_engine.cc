@@ -147,178 +147,29 @@ void FetchEngine::Finish(const ObjectID& id, const std::shared_ptr<InFlight>& fl
 
 std::vector<absl::Status> FetchEngine::FetchLed(const std::vector<ObjectID>& ids, absl::Time deadline,
                                                 const std::string& hint) {
-  struct Led {
-    absl::Status result = absl::OkStatus();
-    absl::Status last_error = absl::OkStatus();  // of the last attempt worth waiting after
-    bool routed = false;                         // the cache and the hint had their chance
-  };
-  std::vector<Led> led(ids.size());
-  std::vector<size_t> pending(ids.size());
-  for (size_t i = 0; i < ids.size(); ++i) pending[i] = i;
-  const bool hinted = !hint.empty() && hint != options_.self_node_id;
+  std::vector<LedId> led(ids.size());
+  std::vector<LedId*> pending;
+  pending.reserve(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    led[i].transfer.id = ids[i];
+    pending.push_back(&led[i]);
+  }
+  const std::string shortcut = hint != options_.self_node_id ? hint : "";
   absl::Duration backoff = options_.poll_initial;
   while (true) {
-    // Route: an id not routed yet goes to its cached location, else to the hint; the rest (and
-    // every id whose shortcut failed) to the directory.
-    std::vector<Route> route(pending.size(), Route::kDirectory);
-    std::vector<Transfer> transfers(pending.size());
-    std::vector<std::optional<absl::Status>> settled(pending.size());
-    {
-      std::vector<ObjectID> first_time;
-      std::vector<size_t> first_at;
-      for (size_t k = 0; k < pending.size(); ++k) {
-        transfers[k].id = ids[pending[k]];
-        if (led[pending[k]].routed) continue;
-        led[pending[k]].routed = true;
-        first_time.push_back(ids[pending[k]]);
-        first_at.push_back(k);
-      }
-      const std::vector<std::optional<ObjectLocation>> cached = locations_.Find(first_time);
-      for (size_t j = 0; j < first_at.size(); ++j) {
-        const size_t k = first_at[j];
-        if ((cached[j].has_value() || hinted) && store_->KnownSealedHere(first_time[j])) {
-          // Here already: the shared index says so with no message (what the directory route
-          // learns from a lookup listing this node and one store request).
-          stats_->fetch_local.fetch_add(1, std::memory_order_relaxed);
-          settled[k] = absl::OkStatus();
-          continue;
-        }
-        if (cached[j].has_value()) {
-          route[k] = Route::kCache;
-          transfers[k].sources.push_back(*cached[j]);
-          stats_->location_cache_hits.fetch_add(1, std::memory_order_relaxed);
-          continue;
-        }
-        stats_->location_cache_misses.fetch_add(1, std::memory_order_relaxed);
-        if (hinted) {
-          route[k] = Route::kHint;
-          transfers[k].sources.push_back(ObjectLocation{hint, ObjectDescription{}});  // size unknown
-          stats_->hinted_fetches.fetch_add(1, std::memory_order_relaxed);
-        }
-      }
-    }
-    std::vector<size_t> lookup;  // positions in `pending`
-    std::vector<ObjectID> lookup_ids;
-    for (size_t k = 0; k < pending.size(); ++k) {
-      if (route[k] != Route::kDirectory || settled[k].has_value()) continue;
-      lookup.push_back(k);
-      lookup_ids.push_back(ids[pending[k]]);
-    }
-    absl::Duration lookup_time;
-    if (!lookup.empty()) {
-      const absl::Time t0 = clock_->Now();
-      absl::StatusOr<std::vector<std::vector<ObjectLocation>>> locations = directory_->Lookup(lookup_ids);
-      lookup_time = clock_->Now() - t0;
-      stats_->directory_lookups.fetch_add(lookup_ids.size(), std::memory_order_relaxed);
-      if (!locations.ok() || locations->size() != lookup_ids.size()) {
-        stats_->directory_errors.fetch_add(1, std::memory_order_relaxed);
-        const absl::Status error = locations.ok()
-                                       ? MakeError(ErrorCode::kInternal, "directory lookup: wrong reply count")
-                                       : locations.status();
-        // Ids sealed here need no directory: this failure path is the only one that asks the
-        // store about every id it looked up.
-        const std::vector<absl::StatusOr<bool>> local = AskLocal(lookup_ids);
-        for (size_t j = 0; j < lookup.size(); ++j) {
-          if (local[j].ok() && *local[j]) {
-            stats_->fetch_local.fetch_add(1, std::memory_order_relaxed);
-            settled[lookup[j]] = absl::OkStatus();
-            continue;
-          }
-          settled[lookup[j]] =
-              MakeError(ErrorCodeOf(error) == ErrorCode::kOk ? ErrorCode::kUnavailable : ErrorCodeOf(error),
-                        absl::StrCat("fetch ", lookup_ids[j].Hex(), ": directory lookup failed: ", error.message()));
-        }
-      } else {
-        // Sources are the other nodes. The store is asked (in one batch) only about ids that may
-        // be here already: listed on this node, or listed nowhere (sealed here, not yet published).
-        std::vector<size_t> ask;  // positions in `pending`
-        std::vector<ObjectID> ask_ids;
-        for (size_t j = 0; j < lookup.size(); ++j) {
-          const size_t k = lookup[j];
-          bool listed_here = false;
-          for (const ObjectLocation& loc : (*locations)[j]) {
-            if (loc.node_id == options_.self_node_id) {
-              listed_here = true;
-            } else {
-              locations_.NodeSeen(loc.node_id);
-              transfers[k].sources.push_back(loc);
-            }
-          }
-          if (listed_here || (*locations)[j].empty()) {
-            ask.push_back(k);
-            ask_ids.push_back(lookup_ids[j]);
-          }
-        }
-        if (!ask.empty()) {
-          const std::vector<absl::StatusOr<bool>> local = AskLocal(ask_ids);
-          for (size_t j = 0; j < ask.size(); ++j) {
-            if (!local[j].ok()) {
-              settled[ask[j]] = local[j].status();
-            } else if (*local[j]) {
-              stats_->fetch_local.fetch_add(1, std::memory_order_relaxed);
-              settled[ask[j]] = absl::OkStatus();
-            }
-          }
-        }
-      }
-    }
-    // Every id with a source is transferred now, all of them at once.
-    std::vector<size_t> moving;  // positions in `pending`
-    std::vector<Transfer> moving_transfers;
-    for (size_t k = 0; k < pending.size(); ++k) {
-      if (settled[k].has_value() || transfers[k].sources.empty()) continue;
-      moving.push_back(k);
-      moving_transfers.push_back(std::move(transfers[k]));
-    }
-    if (!moving.empty()) TransferAll(moving_transfers, deadline, lookup_time);
-    std::vector<std::optional<absl::Status>> transferred(pending.size());
-    for (size_t j = 0; j < moving.size(); ++j) {
-      const Transfer& t = moving_transfers[j];
-      const size_t k = moving[j];
-      transferred[k] = t.status;
-      if (route[k] == Route::kCache && (!t.status.ok() || t.owner.generation != t.current().object.generation)) {
-        stats_->location_cache_stale.fetch_add(1, std::memory_order_relaxed);
-      }
-      if (!t.status.ok() && route[k] == Route::kHint) stats_->hint_misses.fetch_add(1, std::memory_order_relaxed);
-    }
-    std::vector<size_t> still_pending;
-    bool reroute = false;  // a shortcut failed: its ids go to the directory without waiting
-    for (size_t k = 0; k < pending.size(); ++k) {
-      const size_t i = pending[k];
-      if (settled[k].has_value()) {
-        led[i].result = *settled[k];
-        continue;
-      }
-      if (!transferred[k].has_value()) {
-        still_pending.push_back(i);
-        continue;
-      }
-      const absl::Status& status = *transferred[k];
-      if (!status.ok() && route[k] != Route::kDirectory && ErrorCodeOf(status) != ErrorCode::kOutOfMemory &&
-          clock_->Now() < deadline) {
-        reroute = true;
-        still_pending.push_back(i);
-      } else if (status.ok() || !WorthWaiting(status)) {
-        led[i].result = status;
-      } else if (clock_->Now() >= deadline) {
-        // Still worth waiting for, but out of time: the deadline is what failed, whatever the
-        // last attempt said (it stays in the message).
-        led[i].result = DeadlineError(ids[i], status);
-      } else {
-        led[i].last_error = status;
-        still_pending.push_back(i);
-      }
-    }
-    pending = std::move(still_pending);
+    for (LedId* l : pending) l->NewRound();
+    RouteByShortcut(pending, shortcut);
+    const absl::Duration lookup_time = RouteByDirectory(pending);
+    TransferRound(pending, deadline, lookup_time);
+    const bool reroute = Settle(pending, deadline);
     if (pending.empty()) break;
     if (stopping_.load()) {
-      for (size_t i : pending)
-        led[i].result = MakeError(ErrorCode::kUnavailable, "fetch: the manager is shutting down");
+      for (LedId* l : pending) l->result = MakeError(ErrorCode::kUnavailable, "fetch: the manager is shutting down");
       break;
     }
     if (reroute) continue;  // the ids waiting for a seal are looked up early: harmless
     if (clock_->Now() + backoff >= deadline) {
-      for (size_t i : pending) led[i].result = DeadlineError(ids[i], led[i].last_error);
+      for (LedId* l : pending) l->result = DeadlineError(l->transfer.id, l->last_error);
       break;
     }
     stats_->directory_polls.fetch_add(pending.size(), std::memory_order_relaxed);
@@ -327,8 +178,167 @@ std::vector<absl::Status> FetchEngine::FetchLed(const std::vector<ObjectID>& ids
   }
   std::vector<absl::Status> result;
   result.reserve(ids.size());
-  for (const Led& l : led) result.push_back(l.result);
+  for (const LedId& l : led) result.push_back(l.result.value_or(MakeError(ErrorCode::kInternal, "fetch: no outcome")));
   return result;
+}
+
+void FetchEngine::LedId::NewRound() {
+  route = Route::kDirectory;
+  settled.reset();
+  transferred = false;
+  transfer.sources.clear();
+  transfer.source = 0;
+  transfer.owner = ObjectDescription{};
+}
+
+void FetchEngine::RouteByShortcut(const std::vector<LedId*>& pending, const std::string& hint) {
+  std::vector<LedId*> first;
+  std::vector<ObjectID> first_ids;
+  for (LedId* l : pending) {
+    if (l->routed) continue;
+    l->routed = true;
+    first.push_back(l);
+    first_ids.push_back(l->transfer.id);
+  }
+  const std::vector<std::optional<ObjectLocation>> cached = locations_.Find(first_ids);
+  for (size_t j = 0; j < first.size(); ++j) {
+    LedId& l = *first[j];
+    if ((cached[j].has_value() || !hint.empty()) && store_->KnownSealedHere(l.transfer.id)) {
+      // Here already: the shared index says so with no message (what the directory route learns
+      // from a lookup listing this node and one store request).
+      stats_->fetch_local.fetch_add(1, std::memory_order_relaxed);
+      l.settled = absl::OkStatus();
+    } else if (cached[j].has_value()) {
+      l.route = Route::kCache;
+      l.transfer.sources.push_back(*cached[j]);
+      stats_->location_cache_hits.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      stats_->location_cache_misses.fetch_add(1, std::memory_order_relaxed);
+      if (!hint.empty()) {
+        l.route = Route::kHint;
+        l.transfer.sources.push_back(ObjectLocation{hint, ObjectDescription{}});  // size unknown
+        stats_->hinted_fetches.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+  }
+}
+
+absl::Duration FetchEngine::RouteByDirectory(const std::vector<LedId*>& pending) {
+  std::vector<LedId*> need;
+  std::vector<ObjectID> need_ids;
+  for (LedId* l : pending) {
+    if (l->route != Route::kDirectory || l->settled.has_value()) continue;
+    need.push_back(l);
+    need_ids.push_back(l->transfer.id);
+  }
+  if (need.empty()) return absl::ZeroDuration();
+  const absl::Time t0 = clock_->Now();
+  absl::StatusOr<std::vector<std::vector<ObjectLocation>>> locations = directory_->Lookup(need_ids);
+  const absl::Duration lookup_time = clock_->Now() - t0;
+  stats_->directory_lookups.fetch_add(need_ids.size(), std::memory_order_relaxed);
+  if (!locations.ok() || locations->size() != need_ids.size()) {
+    stats_->directory_errors.fetch_add(1, std::memory_order_relaxed);
+    const absl::Status error =
+        locations.ok() ? MakeError(ErrorCode::kInternal, "directory lookup: wrong reply count") : locations.status();
+    const ErrorCode code = ErrorCodeOf(error) == ErrorCode::kOk ? ErrorCode::kUnavailable : ErrorCodeOf(error);
+    // Ids sealed here need no directory: this failure path is the only one that asks the store
+    // about every id it looked up.
+    const std::vector<absl::StatusOr<bool>> local = AskLocal(need_ids);
+    for (size_t j = 0; j < need.size(); ++j) {
+      if (local[j].ok() && *local[j]) {
+        stats_->fetch_local.fetch_add(1, std::memory_order_relaxed);
+        need[j]->settled = absl::OkStatus();
+      } else {
+        need[j]->settled =
+            MakeError(code, absl::StrCat("fetch ", need_ids[j].Hex(), ": directory lookup failed: ", error.message()));
+      }
+    }
+    return lookup_time;
+  }
+  // Sources are the other nodes. The store is asked (in one batch) only about ids that may be
+  // here already: listed on this node, or listed nowhere (sealed here, not yet published).
+  std::vector<LedId*> ask;
+  std::vector<ObjectID> ask_ids;
+  for (size_t j = 0; j < need.size(); ++j) {
+    bool listed_here = false;
+    for (const ObjectLocation& loc : (*locations)[j]) {
+      if (loc.node_id == options_.self_node_id) {
+        listed_here = true;
+      } else {
+        locations_.NodeSeen(loc.node_id);
+        need[j]->transfer.sources.push_back(loc);
+      }
+    }
+    if (listed_here || (*locations)[j].empty()) {
+      ask.push_back(need[j]);
+      ask_ids.push_back(need_ids[j]);
+    }
+  }
+  if (!ask.empty()) {
+    const std::vector<absl::StatusOr<bool>> local = AskLocal(ask_ids);
+    for (size_t j = 0; j < ask.size(); ++j) {
+      if (!local[j].ok()) {
+        ask[j]->settled = local[j].status();
+      } else if (*local[j]) {
+        stats_->fetch_local.fetch_add(1, std::memory_order_relaxed);
+        ask[j]->settled = absl::OkStatus();
+      }
+    }
+  }
+  return lookup_time;
+}
+
+void FetchEngine::TransferRound(const std::vector<LedId*>& pending, absl::Time deadline, absl::Duration lookup_time) {
+  std::vector<LedId*> moving;
+  std::vector<Transfer> transfers;
+  for (LedId* l : pending) {
+    if (l->settled.has_value() || l->transfer.sources.empty()) continue;
+    moving.push_back(l);
+    transfers.push_back(std::move(l->transfer));
+  }
+  if (moving.empty()) return;
+  TransferAll(transfers, deadline, lookup_time);
+  for (size_t j = 0; j < moving.size(); ++j) {
+    moving[j]->transfer = std::move(transfers[j]);
+    moving[j]->transferred = true;
+  }
+}
+
+bool FetchEngine::Settle(std::vector<LedId*>& pending, absl::Time deadline) {
+  std::vector<LedId*> still_pending;
+  bool reroute = false;  // a shortcut failed: its ids go to the directory without waiting
+  for (LedId* l : pending) {
+    if (l->settled.has_value()) {
+      l->result = *l->settled;
+      continue;
+    }
+    if (!l->transferred) {  // no source yet: look it up again after the back-off
+      still_pending.push_back(l);
+      continue;
+    }
+    const Transfer& t = l->transfer;
+    const absl::Status& status = t.status;
+    if (l->route == Route::kCache && (!status.ok() || t.owner.generation != t.current().object.generation)) {
+      stats_->location_cache_stale.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (!status.ok() && l->route == Route::kHint) stats_->hint_misses.fetch_add(1, std::memory_order_relaxed);
+    if (!status.ok() && l->route != Route::kDirectory && ErrorCodeOf(status) != ErrorCode::kOutOfMemory &&
+        clock_->Now() < deadline) {
+      reroute = true;
+      still_pending.push_back(l);
+    } else if (status.ok() || !WorthWaiting(status)) {
+      l->result = status;
+    } else if (clock_->Now() >= deadline) {
+      // Still worth waiting for, but out of time: the deadline is what failed, whatever the last
+      // attempt said (it stays in the message).
+      l->result = DeadlineError(t.id, status);
+    } else {
+      l->last_error = status;
+      still_pending.push_back(l);
+    }
+  }
+  pending = std::move(still_pending);
+  return reroute;
 }
 
 std::vector<absl::StatusOr<bool>> FetchEngine::AskLocal(absl::Span<const ObjectID> ids) {

@@ -39,6 +39,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -127,8 +128,34 @@ class FetchEngine {
     const ObjectLocation& current() const { return sources[source]; }
   };
 
-  // Fetches `ids` (led by this call) until `deadline`; one status per id.
+  // One led id through the rounds of FetchLed: this round's route, sources and outcome, and what
+  // carries over between rounds.
+  struct LedId {
+    Transfer transfer;                    // the id; this round's sources and transfer outcome
+    Route route = Route::kDirectory;      // where this round's sources came from
+    std::optional<absl::Status> settled;  // this round's outcome when no transfer was needed
+    bool transferred = false;             // TransferAll tried it this round
+    bool routed = false;                  // the cache and the hint have had their chance
+    absl::Status last_error;              // of the last attempt worth waiting after
+    std::optional<absl::Status> result;   // the final outcome
+
+    void NewRound();
+  };
+
+  // Fetches `ids` (led by this call) until `deadline`; one status per id. Each round: the
+  // shortcuts, the directory, the transfers, then each id's outcome (steps 2-5 above).
   std::vector<absl::Status> FetchLed(const std::vector<ObjectID>& ids, absl::Time deadline, const std::string& hint);
+  // Step 2, first part: an id not routed before goes to its cached location, else to `hint` (""
+  // = none); one the shared index shows sealed here is settled OK.
+  void RouteByShortcut(const std::vector<LedId*>& pending, const std::string& hint);
+  // Step 2, second part: the ids still without a route are looked up in one pipelined batch and
+  // asked of the store where the answer makes it possible. Returns the lookup's time.
+  absl::Duration RouteByDirectory(const std::vector<LedId*>& pending);
+  // Step 3: every id with a source and no outcome yet is transferred (TransferAll).
+  void TransferRound(const std::vector<LedId*>& pending, absl::Time deadline, absl::Duration lookup_time);
+  // Steps 4-5: each id's outcome, or it stays in `pending` for another round. True if a shortcut
+  // failed (its ids go to the directory at once).
+  bool Settle(std::vector<LedId*>& pending, absl::Time deadline);
   // Transfers each id from its sources (tried in turn), grouped by source.
   void TransferAll(std::vector<Transfer>& transfers, absl::Time deadline, absl::Duration lookup_time);
   // The transfers at `which` from `node` (each one's current source).
