@@ -86,13 +86,7 @@ ClientSocketServer::ClientSocketServer(std::string path, const ClientSocketServe
 
 ClientSocketServer::~ClientSocketServer() { Shutdown(); }
 
-ClientSocketStats ClientSocketServer::stats() const {
-  ClientSocketStats s;
-  s.refused_credentials = refused_credentials_.load(std::memory_order_relaxed);
-  s.refused_over_cap = refused_over_cap_.load(std::memory_order_relaxed);
-  s.dropped_stalled = dropped_stalled_.load(std::memory_order_relaxed);
-  return s;
-}
+ClientSocketStats ClientSocketServer::stats() const { return counters_.Snapshot(); }
 
 void ClientSocketServer::Shutdown() {
   std::list<Connection> connections;
@@ -157,7 +151,7 @@ bool ClientSocketServer::Admit(int fd) {
   const bool log = now - last_refusal_log_ >= absl::Seconds(1);
   absl::StatusOr<PeerCredentials> cred = GetPeerCredentials(fd);
   if (!cred.ok() || (cred->uid != uid_ && cred->uid != 0)) {
-    refused_credentials_.fetch_add(1, std::memory_order_relaxed);
+    counters_.refused_credentials.fetch_add(1);
     if (log) {
       last_refusal_log_ = now;
       LOG(WARNING) << "client socket " << path_ << ": refusing a connection "
@@ -167,7 +161,7 @@ bool ClientSocketServer::Admit(int fd) {
     return false;
   }
   if (connections_.size() >= options_.max_connections) {
-    refused_over_cap_.fetch_add(1, std::memory_order_relaxed);
+    counters_.refused_over_cap.fetch_add(1);
     if (log) {
       last_refusal_log_ = now;
       LOG(WARNING) << "client socket " << path_ << ": " << connections_.size()
@@ -216,7 +210,7 @@ void ClientSocketServer::Serve(int fd, std::atomic<bool>* done) {
     absl::StatusOr<std::string> payload = ReadFrame(fd, kMaxManagerFrameBytes, absl::Now() + options_.request_deadline);
     if (!payload.ok()) {
       if (ErrorCodeOf(payload.status()) == ErrorCode::kDeadlineExceeded) {
-        dropped_stalled_.fetch_add(1, std::memory_order_relaxed);
+        counters_.dropped_stalled.fetch_add(1);
         LOG(WARNING) << "client socket " << path_ << ": dropping a client whose request did not arrive within "
                      << absl::FormatDuration(options_.request_deadline);
       }

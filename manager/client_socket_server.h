@@ -40,6 +40,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 
+#include "protocol/base/counter_set.h"
 #include "protocol/base/object_id.h"
 #include "protocol/base/unique_fd.h"
 #include "protocol/manager_messages.h"
@@ -53,11 +54,15 @@ struct ClientSocketServerOptions {
   absl::Status Validate() const;
 };
 
-struct ClientSocketStats {
-  uint64_t refused_credentials = 0;  // connections from another uid (not root), closed
-  uint64_t refused_over_cap = 0;     // connections beyond max_connections, closed
-  uint64_t dropped_stalled = 0;      // connections dropped for a request or reply past the deadline
+// The manager's stats JSON shows a snapshot as "client_socket", in this order (no metrics).
+struct ClientSocketCounters : CounterSet {
+  Counter dropped_stalled{this, "dropped_stalled"};          // dropped for a request or reply past the deadline
+  Counter refused_credentials{this, "refused_credentials"};  // connections from another uid (not root), closed
+  Counter refused_over_cap{this, "refused_over_cap"};        // connections beyond max_connections, closed
 };
+
+// A ClientSocketCounters snapshot: stats()["dropped_stalled"].
+using ClientSocketStats = CounterSnapshot;
 
 class ClientSocketServer {
  public:
@@ -93,9 +98,7 @@ class ClientSocketServer {
   const FetchFn fetch_;
   const StatsFn stats_;
   std::thread accept_thread_;
-  std::atomic<uint64_t> refused_credentials_{0};
-  std::atomic<uint64_t> refused_over_cap_{0};
-  std::atomic<uint64_t> dropped_stalled_{0};
+  ClientSocketCounters counters_;
 
   absl::Mutex mu_;
   bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;

@@ -187,11 +187,7 @@ JsonObject Manager::ClientSocketJson() const {
   JsonObject json;
   const ClientSocketServer* server = client_server_for_stats_.load(std::memory_order_acquire);
   if (server == nullptr) return json;
-  const ClientSocketStats stats = server->stats();
-  json.Number("dropped_stalled", stats.dropped_stalled)
-      .Number("refused_credentials", stats.refused_credentials)
-      .Number("refused_over_cap", stats.refused_over_cap);
-  return json;
+  return server->stats().ToJson();
 }
 
 std::string Manager::StatsJson() const {

@@ -51,7 +51,7 @@ absl::Status RedisDirectory::ConnectLocked(absl::Time deadline) {
   const bool reconnect = ever_connected_;
   if (reconnect && node_.has_value()) {
     // Redis may have restarted empty: put this node's record back before anything else.
-    ops_.fetch_add(1, std::memory_order_relaxed);
+    counters_.ops.fetch_add(1);
     absl::StatusOr<std::vector<RedisReply>> replies = (*connection)->Pipeline(NodeRecordCommands(*node_), deadline);
     if (!replies.ok()) return BackOff(replies.status());
     for (const RedisReply& reply : *replies) {
@@ -63,7 +63,7 @@ absl::Status RedisDirectory::ConnectLocked(absl::Time deadline) {
   connection_ = std::move(connection).value();
   next_connect_attempt_ = absl::InfinitePast();  // backoff_ resets once a command succeeds
   if (reconnect) {
-    reconnects_.fetch_add(1, std::memory_order_relaxed);
+    counters_.reconnects.fetch_add(1);
     reconnect_pending_ = true;
     LOG(INFO) << "directory: reconnected to redis " << options_.address
               << (node_.has_value() ? "; node record re-published" : "");
@@ -86,12 +86,12 @@ absl::StatusOr<std::vector<RedisReply>> RedisDirectory::Run(absl::Span<const Red
   if (connection_ == nullptr) {
     absl::Status connected = ConnectLocked(deadline);
     if (!connected.ok()) {
-      errors_.fetch_add(1, std::memory_order_relaxed);
+      counters_.errors.fetch_add(1);
       return connected;
     }
     fresh = true;
   }
-  ops_.fetch_add(1, std::memory_order_relaxed);
+  counters_.ops.fetch_add(1);
   absl::StatusOr<std::vector<RedisReply>> replies = connection_->Pipeline(commands, deadline);
   if (replies.ok()) {
     backoff_ = absl::ZeroDuration();
@@ -100,27 +100,27 @@ absl::StatusOr<std::vector<RedisReply>> RedisDirectory::Run(absl::Span<const Red
   connection_.reset();
   if (fresh) {
     // A server that accepts but does not answer (hung, overloaded): back off like a refused connect.
-    errors_.fetch_add(1, std::memory_order_relaxed);
+    counters_.errors.fetch_add(1);
     return BackOff(replies.status());
   }
   if (options_.clock->Now() < deadline) {
     // An idle connection can die quietly (Redis restarted): one fresh attempt within the bound.
     absl::Status connected = ConnectLocked(deadline);
     if (!connected.ok()) {
-      errors_.fetch_add(1, std::memory_order_relaxed);
+      counters_.errors.fetch_add(1);
       return connected;
     }
-    ops_.fetch_add(1, std::memory_order_relaxed);
+    counters_.ops.fetch_add(1);
     replies = connection_->Pipeline(commands, deadline);
     if (replies.ok()) {
       backoff_ = absl::ZeroDuration();
       return replies;
     }
     connection_.reset();
-    errors_.fetch_add(1, std::memory_order_relaxed);
+    counters_.errors.fetch_add(1);
     return BackOff(replies.status());
   }
-  errors_.fetch_add(1, std::memory_order_relaxed);
+  counters_.errors.fetch_add(1);
   return replies.status();
 }
 
@@ -157,7 +157,7 @@ absl::Status RedisDirectory::RunWrites(std::vector<RedisCommand> commands, absl:
       }
     }
   }
-  if (!first_error.ok()) errors_.fetch_add(1, std::memory_order_relaxed);
+  if (!first_error.ok()) counters_.errors.fetch_add(1);
   return first_error;
 }
 
@@ -177,7 +177,7 @@ absl::StatusOr<std::string> RedisDirectory::OwnNodeId(absl::string_view op) cons
 }
 
 void RedisDirectory::NoteGarbage(absl::string_view what) {
-  const uint64_t count = garbage_values_.fetch_add(1, std::memory_order_relaxed) + 1;
+  const uint64_t count = counters_.garbage_values.fetch_add(1) + 1;
   if (count <= 10 || count % 1000 == 0) {
     LOG(WARNING) << "directory: skipped malformed data from redis " << options_.address << ": " << what << " (" << count
                  << " so far)";
@@ -200,16 +200,6 @@ void RedisDirectory::FireReconnectCallbackIfPending() {
   if (callback) callback();
 }
 
-RedisDirectoryStats RedisDirectory::stats() const {
-  RedisDirectoryStats stats;
-  stats.ops = ops_.load(std::memory_order_relaxed);
-  stats.errors = errors_.load(std::memory_order_relaxed);
-  stats.reconnects = reconnects_.load(std::memory_order_relaxed);
-  stats.garbage_values = garbage_values_.load(std::memory_order_relaxed);
-  stats.cleaned_entries = cleaned_entries_.load(std::memory_order_relaxed);
-  stats.swept_nodes = swept_nodes_.load(std::memory_order_relaxed);
-  stats.liveness_cache_hits = liveness_cache_hits_.load(std::memory_order_relaxed);
-  return stats;
-}
+RedisDirectoryStats RedisDirectory::stats() const { return counters_.Snapshot(); }
 
 }  // namespace rplasma

@@ -12,14 +12,13 @@
 // re-publishes its objects: a restarted Redis has lost them.
 //
 // Untrusted data: anything read from Redis is bounded and checked; malformed entries are skipped
-// and counted (stats().garbage_values), never fatal. Entries are hints (directory.h).
+// and counted (stats()["garbage_values"]), never fatal. Entries are hints (directory.h).
 //
 // Thread-safety: thread-safe. Calls are serialized on one connection; the reconnect callback runs
 // on the thread of the call that reconnected, after its lock is released, and may call back in.
 #ifndef RPLASMA_MANAGER_DIRECTORY_REDIS_DIRECTORY_H_
 #define RPLASMA_MANAGER_DIRECTORY_REDIS_DIRECTORY_H_
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -41,19 +40,24 @@
 #include "manager/directory/redis_connection.h"
 #include "manager/directory/redis_directory_options.h"
 #include "manager/directory/redis_reply.h"
+#include "protocol/base/counter_set.h"
 #include "protocol/base/mutex_lock.h"
 
 namespace rplasma {
 
-struct RedisDirectoryStats {
-  uint64_t ops = 0;                  // pipelines sent (one per round trip)
-  uint64_t errors = 0;               // operations that failed (Redis down, timeouts, error replies)
-  uint64_t reconnects = 0;           // successful connects after the first one
-  uint64_t garbage_values = 0;       // malformed keys/values read from Redis and skipped
-  uint64_t cleaned_entries = 0;      // location entries of expired nodes removed
-  uint64_t swept_nodes = 0;          // expired nodes whose entries were swept
-  uint64_t liveness_cache_hits = 0;  // lookups' node checks answered by the liveness cache
+// What a RedisDirectory counts (docs/DIRECTORY.md); JSON only, no metrics.
+struct RedisDirectoryCounters : CounterSet {
+  Counter ops{this, "ops"};                                  // pipelines sent (one per round trip)
+  Counter errors{this, "errors"};                            // failed operations (Redis down, timeouts, error replies)
+  Counter reconnects{this, "reconnects"};                    // successful connects after the first one
+  Counter garbage_values{this, "garbage_values"};            // malformed keys/values read from Redis and skipped
+  Counter cleaned_entries{this, "cleaned_entries"};          // location entries of expired nodes removed
+  Counter swept_nodes{this, "swept_nodes"};                  // expired nodes whose entries were swept
+  Counter liveness_cache_hits{this, "liveness_cache_hits"};  // lookups' node checks answered by the liveness cache
 };
+
+// A RedisDirectoryCounters snapshot: stats()["garbage_values"].
+using RedisDirectoryStats = CounterSnapshot;
 
 class RedisDirectory : public Directory {
  public:
@@ -159,13 +163,7 @@ class RedisDirectory : public Directory {
   static constexpr size_t kMaxCachedNodes = 4096;
   absl::flat_hash_map<std::string, absl::Time> alive_until_ ABSL_GUARDED_BY(mu_);
 
-  std::atomic<uint64_t> ops_{0};
-  std::atomic<uint64_t> errors_{0};
-  std::atomic<uint64_t> reconnects_{0};
-  std::atomic<uint64_t> garbage_values_{0};
-  std::atomic<uint64_t> cleaned_entries_{0};
-  std::atomic<uint64_t> swept_nodes_{0};
-  std::atomic<uint64_t> liveness_cache_hits_{0};
+  RedisDirectoryCounters counters_;
 };
 
 }  // namespace rplasma

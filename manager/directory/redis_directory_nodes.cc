@@ -58,7 +58,7 @@ absl::Status RedisDirectory::Heartbeat() {
     RETURN_IF_ERROR(RunWrites(NodeRecordCommands(*node_), "Heartbeat"));
     reconnect_pending_ = true;
   } else if (reply.is_error()) {
-    errors_.fetch_add(1, std::memory_order_relaxed);
+    counters_.errors.fetch_add(1);
     return RedisErrorReplyStatus(reply, options_.address, "Heartbeat");
   }
   if (options_.sweep_interval > absl::ZeroDuration() &&
@@ -102,7 +102,7 @@ absl::StatusOr<NodeRecord> RedisDirectory::GetNode(const std::string& node_id) {
     return node.status();
   }
   if (reply.is_error() && !reply.is_wrong_type()) {
-    errors_.fetch_add(1, std::memory_order_relaxed);
+    counters_.errors.fetch_add(1);
     return RedisErrorReplyStatus(reply, options_.address, absl::StrFormat("GetNode(%s)", node_id));
   }
   NoteGarbage(absl::StrFormat("GET %s: %s", key, reply.Describe()));
@@ -121,7 +121,7 @@ absl::StatusOr<uint64_t> RedisDirectory::CleanNodeLocked(const std::string& node
       break;
     }
     if (members.is_error()) {
-      errors_.fetch_add(1, std::memory_order_relaxed);
+      counters_.errors.fetch_add(1);
       return RedisErrorReplyStatus(members, options_.address, absl::StrFormat("SPOP %s", set_key));
     }
     if (!members.is_array() || members.size() == 0) break;  // set gone (SPOP deletes it when empty)
@@ -158,7 +158,7 @@ absl::Status RedisDirectory::SweepLocked() {
     return RunWrites({RedisCommand{"DEL", nodes_key}}, "sweep");
   }
   if (members.is_error()) {
-    errors_.fetch_add(1, std::memory_order_relaxed);
+    counters_.errors.fetch_add(1);
     return RedisErrorReplyStatus(members, options_.address, absl::StrFormat("SMEMBERS %s", nodes_key));
   }
   std::vector<std::string> candidates;
@@ -188,8 +188,8 @@ absl::Status RedisDirectory::SweepLocked() {
     if (!reply.is_integer() || reply.integer() != 0) continue;  // alive, or unknown: leave it
     ASSIGN_OR_RETURN(uint64_t removed, CleanNodeLocked(candidates[i]));
     RETURN_IF_ERROR(RunWrites({RedisCommand{"SREM", nodes_key, candidates[i]}}, "sweep"));
-    cleaned_entries_.fetch_add(removed, std::memory_order_relaxed);
-    swept_nodes_.fetch_add(1, std::memory_order_relaxed);
+    counters_.cleaned_entries.fetch_add(removed);
+    counters_.swept_nodes.fetch_add(1);
     ++swept;
     LOG(INFO) << "directory: swept expired node " << candidates[i] << " (" << removed << " entries)";
   }

@@ -72,7 +72,7 @@ absl::StatusOr<std::vector<ObjectID>> RedisDirectory::ListOwnObjects() {
                      Run({RedisCommand{"SSCAN", set_key, cursor, "COUNT", std::to_string(kListPage)}}));
     RedisReplyView page = replies[0].view();
     if (page.is_error()) {
-      errors_.fetch_add(1, std::memory_order_relaxed);
+      counters_.errors.fetch_add(1);
       return RedisErrorReplyStatus(page, options_.address, absl::StrFormat("SSCAN %s", set_key));
     }
     if (!page.is_array() || page.size() != 2 || !page.element(0).is_string() || !page.element(1).is_array()) {
@@ -104,7 +104,7 @@ absl::StatusOr<std::vector<std::vector<ObjectLocation>>> RedisDirectory::Lookup(
   for (size_t i = 0; i < ids.size(); ++i) {
     RedisReplyView hash = entries[i].view();
     if (hash.is_error() && !hash.is_wrong_type()) {
-      errors_.fetch_add(1, std::memory_order_relaxed);
+      counters_.errors.fetch_add(1);
       return RedisErrorReplyStatus(hash, options_.address, absl::StrFormat("HGETALL %s", reads[i][1]));
     }
     if (!hash.is_array() || hash.size() % 2 != 0) {
@@ -147,7 +147,7 @@ absl::StatusOr<std::vector<std::vector<ObjectLocation>>> RedisDirectory::Lookup(
     auto cached = alive_until_.find(nodes[n]);
     if (cached != alive_until_.end() && cached->second > now) {
       liveness[n] = Liveness::kAlive;
-      liveness_cache_hits_.fetch_add(1, std::memory_order_relaxed);
+      counters_.liveness_cache_hits.fetch_add(1);
       continue;
     }
     checks.push_back(RedisCommand{"EXISTS", codec_.NodeKey(nodes[n])});
@@ -190,7 +190,7 @@ absl::StatusOr<std::vector<std::vector<ObjectLocation>>> RedisDirectory::Lookup(
     } else {
       for (const RedisReply& reply : *cleaned) {
         if (reply.view().is_integer() && reply.view().integer() > 0) {
-          cleaned_entries_.fetch_add(static_cast<uint64_t>(reply.view().integer()), std::memory_order_relaxed);
+          counters_.cleaned_entries.fetch_add(static_cast<uint64_t>(reply.view().integer()));
         }
       }
     }

@@ -105,22 +105,38 @@ class PeerService : public transport::RequestHandler {
   bool stopping_ ABSL_GUARDED_BY(reap_mu_) = false;
   std::thread reaper_;
 
-  // The manager's stats JSON shows these as "peer_service", in this order.
+  // The manager's stats JSON shows these as "peer_service", in this order; those with a metric are
+  // also in the manager's Prometheus text (manager_metrics.h).
   CounterSet counters_;
-  Counter gets_{&counters_, "gets"};
-  Counter get_bytes_{&counters_, "get_bytes"};
-  Counter pins_{&counters_, "pins"};
+  Counter gets_{&counters_, "gets", "rplasma_manager_served_gets_total", "Objects peers got from this node."};
+  Counter get_bytes_{&counters_, "get_bytes", "rplasma_manager_served_get_bytes_total",
+                     "Bytes peers got from this node."};
+  Counter pins_{&counters_, "pins", "rplasma_manager_served_pins_total", "Objects peers pinned here to read remotely."};
   Counter unpins_{&counters_, "unpins"};
   Counter probes_{&counters_, "probes"};
-  Counter fetch_batches_{&counters_, "fetch_batches"};      // each also counts its objects in gets+get_bytes, pins
-  Counter failed_entries_{&counters_, "failed_entries"};    // batch entries answered with an error
-  Counter bad_requests_{&counters_, "bad_requests"};        // undecodable or invalid requests
+  Counter fetch_batches_{&counters_, "fetch_batches"};    // each also counts its objects in gets+get_bytes, pins
+  Counter failed_entries_{&counters_, "failed_entries"};  // batch entries answered with an error
+  Counter bad_requests_{&counters_, "bad_requests", "rplasma_manager_peer_bad_requests_total",
+                        "Undecodable or invalid requests from peers."};
   Counter failed_requests_{&counters_, "failed_requests"};  // valid, answered with an error (not found...)
-  Counter reads_allowed_{&counters_, "reads_allowed"};
-  Counter reads_refused_{&counters_, "reads_refused"};
-  Reading leases_live_{&counters_, "leases_live", [this] { return leases_.size(); }};
-  Reading leases_expired_{&counters_, "leases_expired", [this] { return leases_.expired_total(); }};
-  Counter leases_dropped_{&counters_, "leases_dropped"};  // by disconnect
+  Counter reads_allowed_{&counters_, "reads_allowed", "rplasma_manager_served_reads_allowed_total",
+                         "Remote reads of this node's arena allowed."};
+  Counter reads_refused_{&counters_, "reads_refused", "rplasma_manager_served_reads_refused_total",
+                         "Remote reads refused (no live lease)."};
+  Reading leases_live_{&counters_,
+                       "leases_live",
+                       MetricType::kGauge,
+                       "rplasma_manager_leases",
+                       "Leases peers hold on local objects now.",
+                       [this] { return leases_.size(); }};
+  Reading leases_expired_{&counters_,
+                          "leases_expired",
+                          MetricType::kCounter,
+                          "rplasma_manager_leases_expired_total",
+                          "Leases that expired before their peer released them.",
+                          [this] { return leases_.expired_total(); }};
+  Counter leases_dropped_{&counters_, "leases_dropped", "rplasma_manager_leases_dropped_total",
+                          "Leases dropped because their peer disconnected."};
   Counter connections_{&counters_, "connections"};
 };
 

@@ -50,34 +50,57 @@ class ManagerStats : public CounterSet {
  public:
   static constexpr size_t kRecentFetches = 32;
 
-  // Counters, in the order the JSON lists them (public: each is bumped with fetch_add by its owner).
-  Counter fetch_requests{this, "fetch_requests"};        // ids asked for
-  Counter fetch_local{this, "fetch_local"};              // already in the local store
-  Counter fetch_merged{this, "fetch_merged"};            // waited on a concurrent fetch of the same id
-  Counter fetch_failures{this, "fetch_failures"};        // ids reported failed
-  Counter transfer_failures{this, "transfer_failures"};  // one source tried and failed (local object aborted)
-  Counter batch_transfers{this, "batch_transfers"};      // batches of several ids moved from one peer at once
-  Counter checksum_mismatches{this, "checksum_mismatches"};
-  Counter lease_lapses{this, "lease_lapses"};  // Pin reads that outlived their lease: discarded
-  Counter generation_hint_mismatches{this, "generation_hint_mismatches"};  // owner's generation != directory's hint
-  Counter directory_polls{this, "directory_polls"};                        // re-lookups of ids not yet sealed anywhere
-  Counter directory_errors{this, "directory_errors"};
-  Counter directory_lookups{this, "directory_lookups"};      // ids asked of the directory (polls included)
-  Counter location_cache_hits{this, "location_cache_hits"};  // ids sent straight to the node that served them
-  Counter location_cache_misses{this, "location_cache_misses"};
+  // Counters, in the order the JSON lists them (public: each is bumped with fetch_add by its owner),
+  // each with its Prometheus metric (manager_metrics.h renders them). fetch_local, fetch_merged and
+  // fetch_failures have none of their own: they are outcomes of rplasma_manager_fetches_total.
+  Counter fetch_requests{this, "fetch_requests", "rplasma_manager_fetch_requests_total",
+                         "Object ids asked for by local clients."};
+  Counter fetch_local{this, "fetch_local"};        // already in the local store
+  Counter fetch_merged{this, "fetch_merged"};      // waited on a concurrent fetch of the same id
+  Counter fetch_failures{this, "fetch_failures"};  // ids reported failed
+  Counter transfer_failures{this, "transfer_failures", "rplasma_manager_transfer_failures_total",
+                            "Transfers from one source that failed (the local object was aborted)."};
+  Counter batch_transfers{this, "batch_transfers", "rplasma_manager_batch_transfers_total",
+                          "Transfers that moved several ids from one peer at once."};
+  Counter checksum_mismatches{this, "checksum_mismatches", "rplasma_manager_checksum_mismatches_total",
+                              "Transferred objects whose checksum did not match."};
+  Counter lease_lapses{this, "lease_lapses", "rplasma_manager_lease_lapses_total",
+                       "Remote reads that outlived their lease and were discarded."};
+  Counter generation_hint_mismatches{this, "generation_hint_mismatches",
+                                     "rplasma_manager_generation_hint_mismatches_total",
+                                     "Owners whose object generation differed from the directory's hint."};
+  Counter directory_polls{this, "directory_polls", "rplasma_manager_directory_polls_total",
+                          "Directory re-lookups of ids not yet sealed anywhere."};
+  Counter directory_errors{this, "directory_errors", "rplasma_manager_directory_errors_total",
+                           "Directory operations that failed."};
+  Counter directory_lookups{this, "directory_lookups", "rplasma_manager_directory_lookups_total",
+                            "Ids a fetch asked the directory about (re-lookups included)."};
+  Counter location_cache_hits{this, "location_cache_hits", "rplasma_manager_location_cache_hits_total",
+                              "Ids fetched straight from the node that served them before, without the directory."};
+  Counter location_cache_misses{this, "location_cache_misses", "rplasma_manager_location_cache_misses_total",
+                                "Ids the location cache did not know (or whose node was silent too long)."};
   Counter location_cache_stale{
-      this, "location_cache_stale"};  // a cached node failed (retried via the directory) or had a new generation
-  Counter hinted_fetches{this, "hinted_fetches"};  // ids sent to the caller's hinted node
-  Counter hint_misses{this, "hint_misses"};        // the hinted node failed them (retried via the directory)
-  Counter objects_published{this, "objects_published"};
-  Counter objects_removed{this, "objects_removed"};
-  Counter publish_errors{this, "publish_errors"};
-  Counter republishes{this, "republishes"};                        // full republish runs after Redis came back
+      this, "location_cache_stale", "rplasma_manager_location_cache_stale_total",
+      "Cached locations that failed (retried through the directory) or held a new generation."};
+  Counter hinted_fetches{this, "hinted_fetches", "rplasma_manager_hinted_fetches_total",
+                         "Ids sent to the node the caller hinted at."};
+  Counter hint_misses{this, "hint_misses", "rplasma_manager_hint_misses_total",
+                      "Hinted ids the hinted node could not serve (retried through the directory)."};
+  Counter objects_published{this, "objects_published", "rplasma_manager_objects_published_total",
+                            "Local objects announced to the directory."};
+  Counter objects_removed{this, "objects_removed", "rplasma_manager_objects_removed_total",
+                          "Local objects withdrawn from the directory."};
+  Counter publish_errors{this, "publish_errors", "rplasma_manager_publish_errors_total",
+                         "Directory announcements that failed."};
+  Counter republishes{this, "republishes", "rplasma_manager_republishes_total",
+                      "Full republish runs after the directory came back."};
   Counter copies_deferred{this, "copies_deferred"};                // fetched copies whose publication waited
   Counter copies_never_published{this, "copies_never_published"};  // deleted before their turn came
-  Counter heartbeat_errors{this, "heartbeat_errors"};
-  Counter transport_fallbacks{this, "transport_fallbacks"};  // --transport auto chose tcp: no verbs device
-  Counter calibrations{this, "calibrations"};                // auto threshold probes run
+  Counter heartbeat_errors{this, "heartbeat_errors", "rplasma_manager_heartbeat_errors_total",
+                           "Directory heartbeats that failed."};
+  Counter transport_fallbacks{this, "transport_fallbacks", "rplasma_manager_transport_fallbacks_total",
+                              "Starts where --transport auto found no verbs device and chose tcp."};
+  Counter calibrations{this, "calibrations", "rplasma_manager_calibrations_total", "Automatic threshold probes run."};
 
   // A completed fetch of one object.
   void RecordFetch(const FetchRecord& record);

@@ -70,18 +70,25 @@ struct TransportOptions {
 };
 
 // The counters every transport keeps, shared (via shared_ptr) by the transport and its
-// connections; the manager's stats JSON shows a snapshot as "transport_stats", in this order.
+// connections; the manager's stats JSON shows a snapshot as "transport_stats", in this order, and
+// its metrics render it with the transport's name as the `transport` label (manager_metrics.h).
+// rx_bytes has no metric of its own: rplasma_manager_transport_received_bytes_total adds to it
+// the bytes a verbs transport pulled by RDMA READ.
 struct TransportCounters : CounterSet {
-  Counter tx_bytes{this, "tx_bytes"};
+  Counter tx_bytes{this, "tx_bytes", "rplasma_manager_transport_sent_bytes_total",
+                   "Bytes this node sent to peers in messages (RDMA READs served by the NIC are not seen)."};
   Counter rx_bytes{this, "rx_bytes"};
-  Counter tx_messages{this, "tx_messages"};
-  Counter rx_messages{this, "rx_messages"};
-  Counter reads{this, "reads"};  // Read() calls completed
-  Counter read_bytes{this, "read_bytes"};
-  Gauge connections{this, "connections"};  // currently open
-  Counter auth_failures{this, "auth_failures"};
-  Counter errors{this, "errors"};          // failed calls/reads
-  Counter reconnects{this, "reconnects"};  // channels (QPs) rebuilt after an error
+  Counter tx_messages{this, "tx_messages", "rplasma_manager_transport_sent_messages_total", "Messages sent to peers."};
+  Counter rx_messages{this, "rx_messages", "rplasma_manager_transport_received_messages_total",
+                      "Messages received from peers."};
+  Counter reads{this, "reads", "rplasma_manager_transport_reads_total", "Remote reads completed."};
+  Counter read_bytes{this, "read_bytes", "rplasma_manager_transport_read_bytes_total", "Bytes pulled by remote reads."};
+  Gauge connections{this, "connections", "rplasma_manager_transport_connections", "Open peer connections."};
+  Counter auth_failures{this, "auth_failures", "rplasma_manager_transport_auth_failures_total",
+                        "Peer handshakes refused for a bad secret."};
+  Counter errors{this, "errors", "rplasma_manager_transport_errors_total", "Failed peer calls and reads."};
+  Counter reconnects{this, "reconnects", "rplasma_manager_transport_reconnects_total",
+                     "Channels rebuilt after an error."};  // channels (QPs)
 };
 
 // A TransportCounters snapshot: stats()["reads"].

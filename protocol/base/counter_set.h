@@ -1,12 +1,15 @@
 // CounterSet: named statistics declared once, as members, and read together.
 //
 //   struct TransportCounters : CounterSet {
-//     Counter tx_bytes{this, "tx_bytes"};          // adding a counter is this one line
-//     Gauge connections{this, "connections"};
+//     Counter tx_bytes{this, "tx_bytes"};                // JSON only
+//     Counter errors{this, "errors", "rplasma_manager_transport_errors_total",
+//                    "Failed peer calls and reads."};   // JSON and Prometheus: still one line
+//     Gauge connections{this, "connections", "rplasma_manager_transport_connections", "Open peer connections."};
 //   };
 //   counters.tx_bytes.fetch_add(n);               // any thread; relaxed unless told otherwise
-//   CounterSnapshot s = counters.Snapshot();      // {"tx_bytes", n}, {"connections", 1}
-//   s.ToJson().str();                             // {"tx_bytes":n,"connections":1}
+//   CounterSnapshot s = counters.Snapshot();      // {"tx_bytes", n}, {"errors", 0}, {"connections", 1}
+//   s.ToJson().str();                             // {"tx_bytes":n,"errors":0,"connections":1}
+//   AppendCounters(text, s);                      // protocol/metrics/counter_set_text.h: HELP, TYPE, sample
 //
 // Each member registers its name with the set it is given when it is constructed, so a snapshot
 // lists the values in declaration order. Three kinds of member:
@@ -16,9 +19,14 @@
 //   Reading — a function evaluated at snapshot time, for values another object keeps (a table's
 //             size). It runs on the snapshotting thread: it must be thread-safe.
 // Counters and gauges use relaxed ordering by default: they count, they do not synchronise.
-// Their fetch_add / fetch_sub / load mirror std::atomic, so call sites read the same.
+// Their fetch_add / fetch_sub / load / store mirror std::atomic, so call sites read the same.
 //
-// REQUIRES: names are string literals (they are kept as views), unique within their set.
+// A member may also carry its Prometheus metric: a name and a HELP text, its type following from
+// the member (Counter: counter, Gauge: gauge; a Reading is given its type). The snapshot keeps
+// them with the value, so a set renders itself; a member without a metric is in the JSON only.
+//
+// REQUIRES: names, metric names and help texts are string literals (they are kept as views);
+// names unique within their set.
 // Thread-safety: members are constructed with their set (one thread); after that, updates and
 // Snapshot are thread-safe. A set is neither copyable nor movable (members point into it).
 #ifndef RPLASMA_PROTOCOL_BASE_COUNTER_SET_H_
@@ -27,12 +35,12 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
-#include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
 
 #include "protocol/base/json_writer.h"
+#include "protocol/base/metric_type.h"
 
 namespace rplasma {
 
@@ -42,6 +50,9 @@ class CounterSnapshot {
   struct Entry {
     absl::string_view name;
     uint64_t value = 0;
+    absl::string_view metric;  // the Prometheus name; empty: JSON only
+    absl::string_view help;
+    MetricType type = MetricType::kCounter;
   };
 
   const std::vector<Entry>& entries() const { return entries_; }
@@ -71,14 +82,20 @@ class CounterSet {
   friend class Counter;
   friend class Gauge;
   friend class Reading;
-  void Register(absl::string_view name, std::function<uint64_t()> read);
+  struct Member {
+    CounterSnapshot::Entry entry;  // all but the value
+    std::function<uint64_t()> read;
+  };
+  void Register(CounterSnapshot::Entry entry, std::function<uint64_t()> read);
 
-  std::vector<std::pair<absl::string_view, std::function<uint64_t()>>> members_;
+  std::vector<Member> members_;
 };
 
 class Counter {
  public:
   Counter(CounterSet* set, absl::string_view name);
+  // Also the Prometheus counter `metric` (by convention ending in _total).
+  Counter(CounterSet* set, absl::string_view name, absl::string_view metric, absl::string_view help);
   Counter(const Counter&) = delete;
   Counter& operator=(const Counter&) = delete;
 
@@ -94,6 +111,8 @@ class Counter {
 class Gauge {
  public:
   Gauge(CounterSet* set, absl::string_view name);
+  // Also the Prometheus gauge `metric`.
+  Gauge(CounterSet* set, absl::string_view name, absl::string_view metric, absl::string_view help);
   Gauge(const Gauge&) = delete;
   Gauge& operator=(const Gauge&) = delete;
 
@@ -104,6 +123,8 @@ class Gauge {
     return value_.fetch_sub(n, order);
   }
   int64_t load(std::memory_order order = std::memory_order_relaxed) const { return value_.load(order); }
+  // For a gauge that mirrors a value kept elsewhere (published, not counted).
+  void store(int64_t value, std::memory_order order = std::memory_order_relaxed) { value_.store(value, order); }
 
  private:
   std::atomic<int64_t> value_{0};
@@ -112,6 +133,9 @@ class Gauge {
 class Reading {
  public:
   Reading(CounterSet* set, absl::string_view name, std::function<uint64_t()> read);
+  // Also the Prometheus metric `metric` of `type` (kCounter or kGauge).
+  Reading(CounterSet* set, absl::string_view name, MetricType type, absl::string_view metric, absl::string_view help,
+          std::function<uint64_t()> read);
   Reading(const Reading&) = delete;
   Reading& operator=(const Reading&) = delete;
 };

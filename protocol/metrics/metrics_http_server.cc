@@ -143,7 +143,7 @@ void MetricsHttpServer::HandleConnection(int fd) {
   while ((end = head.find("\r\n\r\n")) == std::string::npos && (end = head.find("\n\n")) == std::string::npos) {
     if (head.size() > options_.max_request_bytes) break;
     if (!WaitReady(fd, POLLIN, deadline)) {
-      timed_out_.fetch_add(1, std::memory_order_relaxed);
+      timed_out_.fetch_add(1);
       return;
     }
     char chunk[2048];
@@ -166,7 +166,7 @@ void MetricsHttpServer::HandleConnection(int fd) {
     reply = Response("200 OK", kPrometheusContentType, render_(), !head_only);
   }
   const bool ok = absl::StartsWith(reply, "HTTP/1.1 200");
-  (ok ? scrapes_ : rejected_).fetch_add(1, std::memory_order_relaxed);
+  (ok ? scrapes_ : rejected_).fetch_add(1);
   size_t sent = 0;
   while (sent < reply.size()) {
     const ssize_t n = ::send(fd, reply.data() + sent, reply.size() - sent, MSG_NOSIGNAL);
@@ -174,7 +174,7 @@ void MetricsHttpServer::HandleConnection(int fd) {
       sent += static_cast<size_t>(n);
     } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
       if (!WaitReady(fd, POLLOUT, deadline)) {
-        timed_out_.fetch_add(1, std::memory_order_relaxed);
+        timed_out_.fetch_add(1);
         return;
       }
     } else {

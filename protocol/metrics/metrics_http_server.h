@@ -15,7 +15,6 @@
 #ifndef RPLASMA_PROTOCOL_METRICS_METRICS_HTTP_SERVER_H_
 #define RPLASMA_PROTOCOL_METRICS_METRICS_HTTP_SERVER_H_
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -25,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 
+#include "protocol/base/counter_set.h"
 #include "protocol/base/unique_fd.h"
 
 namespace rplasma {
@@ -52,9 +52,9 @@ class MetricsHttpServer {
   void Shutdown();
 
   uint16_t port() const { return port_; }
-  uint64_t scrapes() const { return scrapes_.load(std::memory_order_relaxed); }      // 200 replies
-  uint64_t rejected() const { return rejected_.load(std::memory_order_relaxed); }    // 4xx replies
-  uint64_t timed_out() const { return timed_out_.load(std::memory_order_relaxed); }  // cut at the deadline
+  uint64_t scrapes() const { return scrapes_.load(); }      // 200 replies
+  uint64_t rejected() const { return rejected_.load(); }    // 4xx replies
+  uint64_t timed_out() const { return timed_out_.load(); }  // cut at the deadline
 
  private:
   MetricsHttpServer(MetricsHttpServerOptions options, RenderFn render, UniqueFd listen_fd, UniqueFd wake_fd,
@@ -70,9 +70,10 @@ class MetricsHttpServer {
   UniqueFd listen_fd_;
   UniqueFd wake_fd_;  // an eventfd: Shutdown's signal to the thread
   const uint16_t port_;
-  std::atomic<uint64_t> scrapes_{0};
-  std::atomic<uint64_t> rejected_{0};
-  std::atomic<uint64_t> timed_out_{0};
+  CounterSet counters_;  // read through the accessors above; not in any exposition
+  Counter scrapes_{&counters_, "scrapes"};
+  Counter rejected_{&counters_, "rejected"};
+  Counter timed_out_{&counters_, "timed_out"};
   std::thread thread_;  // last: started once everything above exists
 };
 

@@ -26,11 +26,10 @@
 
 #include "absl/strings/string_view.h"
 
+#include "protocol/base/metric_type.h"
 #include "protocol/metrics/latency_histogram.h"
 
 namespace rplasma {
-
-enum class MetricType { kCounter, kGauge, kHistogram };
 
 // name -> value pairs, written in this order.
 using MetricLabels = std::vector<std::pair<absl::string_view, std::string>>;

@@ -75,7 +75,7 @@ TEST_F(RedisDirectoryGarbageTest, MalformedEntriesAreSkippedAndGoodOnesStillRetu
     Raw({{"SET", std::string("rplasma:node:") + node, "epoch=1|tcp=|verbs="}});
   }
 
-  const uint64_t garbage_before = directory_->stats().garbage_values;
+  const uint64_t garbage_before = directory_->stats()["garbage_values"];
   ASSERT_OK_AND_ASSIGN(auto found, directory_->Lookup({id}));
   EXPECT_THAT(NodeIds(found[0]), ::testing::UnorderedElementsAre("node-a", "node-i"));
   for (const ObjectLocation& location : found[0]) {
@@ -84,7 +84,7 @@ TEST_F(RedisDirectoryGarbageTest, MalformedEntriesAreSkippedAndGoodOnesStillRetu
       EXPECT_EQ(location.object.checksum, 8u);
     }
   }
-  EXPECT_EQ(directory_->stats().garbage_values - garbage_before, 10u);
+  EXPECT_EQ(directory_->stats()["garbage_values"] - garbage_before, 10u);
 }
 
 TEST_F(RedisDirectoryGarbageTest, KeysOfTheWrongTypeAreSkippedOnReadAndReplacedOnWrite) {
@@ -99,7 +99,7 @@ TEST_F(RedisDirectoryGarbageTest, KeysOfTheWrongTypeAreSkippedOnReadAndReplacedO
   EXPECT_THAT(found[0], IsEmpty());
   EXPECT_THAT(NodeIds(found[1]), ElementsAre("node-a"));
   EXPECT_THAT(found[2], IsEmpty());
-  EXPECT_GE(directory_->stats().garbage_values, 2u);
+  EXPECT_GE(directory_->stats()["garbage_values"], 2u);
 
   ASSERT_OK(directory_->PublishObject(as_string, ObjectLocation{"", {2, 0, 2, 2}}));
   ASSERT_OK_AND_ASSIGN(auto repaired, directory_->Lookup({as_string}));
@@ -116,7 +116,7 @@ TEST_F(RedisDirectoryGarbageTest, MalformedNodeRecordsAreErrorsNotCrashes) {
     absl::StatusOr<NodeRecord> record = directory_->GetNode(node);
     EXPECT_THAT(record, HasErrorCode(ErrorCode::kProtocolError)) << node;
   }
-  EXPECT_GE(directory_->stats().garbage_values, 4u);
+  EXPECT_GE(directory_->stats()["garbage_values"], 4u);
   EXPECT_OK(directory_->GetNode("node-a"));
 }
 
@@ -130,7 +130,7 @@ TEST_F(RedisDirectoryGarbageTest, GarbageInTheNodeSetsDoesNotStopUnregisterOrSwe
        {"SET", "rplasma:node-objects:ghost", "wrong type"}});
 
   ASSERT_OK(directory_->SweepExpiredNodes());  // "ghost" has no record: swept despite its bad set
-  EXPECT_EQ(directory_->stats().swept_nodes, 1u);
+  EXPECT_EQ(directory_->stats()["swept_nodes"], 1u);
 
   ASSERT_OK(directory_->UnregisterNode());
   std::vector<ObjectID> ids;
@@ -140,7 +140,7 @@ TEST_F(RedisDirectoryGarbageTest, GarbageInTheNodeSetsDoesNotStopUnregisterOrSwe
   ASSERT_OK_AND_ASSIGN(auto observer, RedisDirectory::Create(options));
   ASSERT_OK_AND_ASSIGN(auto found, observer->Lookup(ids));
   for (const auto& locations : found) EXPECT_THAT(locations, IsEmpty());
-  EXPECT_GE(directory_->stats().garbage_values, 5u);
+  EXPECT_GE(directory_->stats()["garbage_values"], 5u);
 }
 
 TEST_F(RedisDirectoryGarbageTest, AHashWithTooManyEntriesIsReadOnlyUpToItsBound) {
@@ -154,8 +154,8 @@ TEST_F(RedisDirectoryGarbageTest, AHashWithTooManyEntriesIsReadOnlyUpToItsBound)
   Raw({hset});
   ASSERT_OK_AND_ASSIGN(auto found, directory_->Lookup({id}));
   EXPECT_THAT(found[0], IsEmpty());  // none of the ghosts is alive
-  EXPECT_GE(directory_->stats().garbage_values, 1u);
-  EXPECT_GE(directory_->stats().cleaned_entries, 4000u);  // the expired ghosts read were cleaned
+  EXPECT_GE(directory_->stats()["garbage_values"], 1u);
+  EXPECT_GE(directory_->stats()["cleaned_entries"], 4000u);  // the expired ghosts read were cleaned
 }
 
 }  // namespace

@@ -173,7 +173,7 @@ TEST_F(RedisDirectoryTest, NodeWhoseRecordExpiredIsNotReturnedAndItsEntriesAreCl
   EXPECT_THAT(NodeIds(after[0]), ElementsAre("node-a"));
   EXPECT_EQ(Raw({"HEXISTS", "rplasma:obj:" + id.Hex(), "node-b"}), 0);
   EXPECT_EQ(Raw({"HEXISTS", "rplasma:obj:" + id.Hex(), "node-a"}), 1);
-  EXPECT_GE(a->stats().cleaned_entries, 1u);
+  EXPECT_GE(a->stats()["cleaned_entries"], 1u);
 }
 
 TEST_F(RedisDirectoryTest, HeartbeatKeepsTheRecordAliveBeyondItsTtl) {
@@ -227,9 +227,9 @@ TEST_F(RedisDirectoryTest, LookupOfAThousandIdsTakesAtMostTwoRoundTrips) {
     objects.emplace_back(ids.back(), Location(i, 1000 + i));
   }
   ASSERT_OK(a->PublishObjects(objects));
-  const uint64_t ops_before = b->stats().ops;
+  const uint64_t ops_before = b->stats()["ops"];
   ASSERT_OK_AND_ASSIGN(auto found, b->Lookup(ids));
-  EXPECT_LE(b->stats().ops - ops_before, 2u);
+  EXPECT_LE(b->stats()["ops"] - ops_before, 2u);
   ASSERT_EQ(found.size(), ids.size());
   for (int i = 0; i < 1000; ++i) {
     ASSERT_EQ(found[i].size(), 1u) << i;
@@ -250,16 +250,16 @@ TEST_F(RedisDirectoryTest, ANodeSeenAliveIsNotAskedAboutAgainWithinTheLivenessWi
   ASSERT_OK(a->PublishObject(id, Location(7, 1)));
   for (RedisDirectory* d : {cached.get(), uncached.get()}) {
     for (int round = 0; round < 3; ++round) {
-      const uint64_t ops_before = d->stats().ops;
+      const uint64_t ops_before = d->stats()["ops"];
       ASSERT_OK_AND_ASSIGN(auto found, d->Lookup({id}));
       EXPECT_THAT(NodeIds(found[0]), ElementsAre("node-a"));
       const uint64_t expected = (d == cached.get() && round > 0) ? 1 : 2;
-      EXPECT_EQ(d->stats().ops - ops_before, expected)
+      EXPECT_EQ(d->stats()["ops"] - ops_before, expected)
           << (d == cached.get() ? "cached" : "uncached") << " round " << round;
     }
   }
-  EXPECT_EQ(cached->stats().liveness_cache_hits, 2u);
-  EXPECT_EQ(uncached->stats().liveness_cache_hits, 0u);
+  EXPECT_EQ(cached->stats()["liveness_cache_hits"], 2u);
+  EXPECT_EQ(uncached->stats()["liveness_cache_hits"], 0u);
 }
 
 TEST_F(RedisDirectoryTest, LookupOfMoreIdsThanOnePipelineIsSplitAndStillComplete) {
@@ -289,8 +289,8 @@ TEST_F(RedisDirectoryTest, SweepRemovesEveryEntryOfAnExpiredNode) {
   ASSERT_TRUE(testing::WaitFor([&] { return !a->GetNode("node-b").ok(); }, absl::Seconds(5)));
 
   ASSERT_OK(a->SweepExpiredNodes());
-  EXPECT_EQ(a->stats().swept_nodes, 1u);
-  EXPECT_EQ(a->stats().cleaned_entries, 30u);
+  EXPECT_EQ(a->stats()["swept_nodes"], 1u);
+  EXPECT_EQ(a->stats()["cleaned_entries"], 30u);
   EXPECT_EQ(Raw({"EXISTS", "rplasma:node-objects:node-b"}), 0);
   EXPECT_EQ(Raw({"SISMEMBER", "rplasma:nodes", "node-b"}), 0);
   EXPECT_EQ(Raw({"EXISTS", "rplasma:obj:" + objects[0].first.Hex()}), 0);
@@ -365,7 +365,7 @@ TEST_F(RedisDirectoryTest, ConcurrentCallersFromSeveralThreadsAllSucceed) {
   }
   for (std::thread& thread : threads) thread.join();
   EXPECT_EQ(failures.load(), 0);
-  EXPECT_EQ(a->stats().errors, 0u);
+  EXPECT_EQ(a->stats()["errors"], 0u);
 }
 
 }  // namespace

@@ -87,6 +87,32 @@ TEST(CounterSetTest, SetReplacesOneValueOfASnapshot) {
   EXPECT_FALSE(s.contains("closed"));
 }
 
+TEST(CounterSetTest, AGaugeMayBeStoredToMirrorAValueKeptElsewhere) {
+  TestCounters c;
+  c.open.fetch_add(5);
+  c.open.store(2);
+  EXPECT_EQ(c.Snapshot()["open"], 2u);
+}
+
+TEST(CounterSetTest, EachEntryCarriesItsMemberMetricAndTypeOrNone) {
+  struct WithMetrics : CounterSet {
+    Counter plain{this, "plain"};
+    Counter sent{this, "sent", "x_sent_total", "Sent."};
+    Gauge open{this, "open", "x_open", "Open."};
+    Reading size{this, "size", MetricType::kCounter, "x_size_total", "Size.", [] { return uint64_t{3}; }};
+  } c;
+  const CounterSnapshot s = c.Snapshot();
+  const std::vector<CounterSnapshot::Entry>& e = s.entries();
+  ASSERT_EQ(e.size(), 4u);
+  EXPECT_TRUE(e[0].metric.empty());
+  EXPECT_EQ(e[1].metric, "x_sent_total");
+  EXPECT_EQ(e[1].help, "Sent.");
+  EXPECT_EQ(e[1].type, MetricType::kCounter);
+  EXPECT_EQ(e[2].type, MetricType::kGauge);
+  EXPECT_EQ(e[3].type, MetricType::kCounter);
+  EXPECT_EQ(e[3].value, 3u);
+}
+
 TEST(CounterSetDeathTest, AskingForAnUndeclaredNameIsABug) {
   TestCounters c;
   EXPECT_DEATH((void)c.Snapshot()["sen"], "no counter named \"sen\"");
