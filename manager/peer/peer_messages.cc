@@ -278,7 +278,10 @@ std::string EncodePinReply(const PinReply& reply) {
   return Envelope(b, 0);
 }
 
-std::string EncodeFetchBatchReply(absl::Span<const FetchBatchEntry> entries) {
+namespace {
+
+// The envelope and flatbuffer of a FetchBatch reply; with_payload reserves room for the inline bytes.
+std::string FetchBatchHead(absl::Span<const FetchBatchEntry> entries, bool with_payload) {
   FlatBufferBuilder b(64 + 96 * entries.size());
   std::vector<flatbuffers::Offset<fb::FetchOutcome>> outcomes;
   outcomes.reserve(entries.size());
@@ -296,7 +299,17 @@ std::string EncodeFetchBatchReply(absl::Span<const FetchBatchEntry> entries) {
   }
   auto body = fb::CreateFetchBatchReply(b, b.CreateVector(outcomes));
   b.Finish(fb::CreatePeerReply(b, 0, 0, fb::PeerReplyBody::FetchBatchReply, body.Union()));
-  std::string out = Envelope(b, payload_bytes);
+  return Envelope(b, with_payload ? payload_bytes : 0);
+}
+
+}  // namespace
+
+std::string EncodeFetchBatchReplyHead(absl::Span<const FetchBatchEntry> entries) {
+  return FetchBatchHead(entries, /*with_payload=*/false);
+}
+
+std::string EncodeFetchBatchReply(absl::Span<const FetchBatchEntry> entries) {
+  std::string out = FetchBatchHead(entries, /*with_payload=*/true);
   for (const FetchBatchEntry& e : entries) {
     if (e.status.ok() && !e.pin.has_value()) AppendBytes(out, e.bytes);
   }

@@ -118,6 +118,9 @@ struct FetchBatchEntry {
   std::optional<PinReply> pin;      // pinned
 };
 std::string EncodeFetchBatchReply(absl::Span<const FetchBatchEntry> entries);
+// The same reply without its payload: what precedes the inline entries' bytes, which the caller
+// sends right after it, in entry order (gather on send, transport::CallReply).
+std::string EncodeFetchBatchReplyHead(absl::Span<const FetchBatchEntry> entries);
 std::string EncodeUnpinReply();
 // An error reply carrying `status` (its ErrorCode and message).
 std::string EncodeErrorReply(const absl::Status& status);

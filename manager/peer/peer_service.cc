@@ -1,6 +1,7 @@
 #include "manager/peer/peer_service.h"
 
 #include <algorithm>
+#include <memory>
 #include <variant>
 
 #include "absl/strings/str_cat.h"
@@ -10,6 +11,26 @@
 #include "protocol/base/status.h"
 
 namespace rplasma::peer {
+namespace {
+
+// Store pins held until the reply that carries their objects' bytes has been sent: then one store
+// request releases them all.
+class HeldPins {
+ public:
+  HeldPins(LocalStore* store, std::vector<std::unique_ptr<PinnedObject>> pins)
+      : store_(store), pins_(std::move(pins)) {}
+  HeldPins(const HeldPins&) = delete;
+  HeldPins& operator=(const HeldPins&) = delete;
+  ~HeldPins() {
+    if (!pins_.empty()) store_->ReleaseMany(std::move(pins_));
+  }
+
+ private:
+  LocalStore* const store_;
+  std::vector<std::unique_ptr<PinnedObject>> pins_;
+};
+
+}  // namespace
 
 absl::Status PeerServiceOptions::Validate() const {
   RETURN_IF_ERROR(leases.Validate());
@@ -84,14 +105,14 @@ bool PeerService::AllowRead(uint64_t conn_id, const transport::RemoteRegion& reg
   return allowed;
 }
 
-std::string PeerService::HandleCall(uint64_t conn_id, absl::string_view request) {
+transport::CallReply PeerService::HandleCall(uint64_t conn_id, absl::string_view request) {
   absl::StatusOr<PeerRequest> decoded = DecodeRequest(request);
   if (!decoded.ok()) {
     bad_requests_.fetch_add(1, std::memory_order_relaxed);
     LOG(WARNING) << "peer connection " << conn_id << ": bad request: " << decoded.status();
     return EncodeErrorReply(decoded.status());
   }
-  absl::StatusOr<std::string> reply = Handle(conn_id, *decoded);
+  absl::StatusOr<transport::CallReply> reply = Handle(conn_id, *decoded);
   if (!reply.ok()) {
     failed_requests_.fetch_add(1, std::memory_order_relaxed);
     return EncodeErrorReply(reply.status());
@@ -99,7 +120,7 @@ std::string PeerService::HandleCall(uint64_t conn_id, absl::string_view request)
   return *std::move(reply);
 }
 
-absl::StatusOr<std::string> PeerService::Handle(uint64_t conn_id, const PeerRequest& request) {
+absl::StatusOr<transport::CallReply> PeerService::Handle(uint64_t conn_id, const PeerRequest& request) {
   if (const auto* get = std::get_if<GetRequest>(&request)) return HandleGet(get->id);
   if (const auto* pin = std::get_if<PinRequest>(&request)) return HandlePin(conn_id, pin->id);
   if (const auto* unpin = std::get_if<UnpinRequest>(&request)) {
@@ -149,7 +170,7 @@ absl::StatusOr<PinReply> PeerService::Lease(uint64_t conn_id, std::unique_ptr<Pi
   return reply;
 }
 
-std::string PeerService::HandleFetchBatch(uint64_t conn_id, const FetchBatchRequest& request) {
+transport::CallReply PeerService::HandleFetchBatch(uint64_t conn_id, const FetchBatchRequest& request) {
   const std::vector<ObjectID>& ids = request.ids;
   std::vector<absl::StatusOr<std::unique_ptr<PinnedObject>>> pinned = store_->PinMany(ids);
   std::vector<FetchBatchEntry> entries(ids.size());
@@ -182,11 +203,18 @@ std::string PeerService::HandleFetchBatch(uint64_t conn_id, const FetchBatchRequ
     }
     if (!entry.status.ok()) failed_entries_.fetch_add(1, std::memory_order_relaxed);
   }
-  std::string reply = EncodeFetchBatchReply(entries);
+  transport::CallReply reply(EncodeFetchBatchReplyHead(entries));
+  for (const FetchBatchEntry& e : entries) {
+    if (e.status.ok() && !e.pin.has_value()) {
+      reply.tail.emplace_back(reinterpret_cast<const char*>(e.bytes.data()), e.bytes.size());
+    }
+  }
   fetch_batches_.fetch_add(1, std::memory_order_relaxed);
   gets_.fetch_add(held.size(), std::memory_order_relaxed);
   get_bytes_.fetch_add(reply_bytes, std::memory_order_relaxed);
-  store_->ReleaseMany(std::move(held));  // the bytes are in the reply: one release for them all
+  // The inline bytes go from the arena to the wire; the pins end, with one store request for them
+  // all, when the transport drops the reply.
+  reply.keep = std::make_shared<HeldPins>(store_, std::move(held));
   return reply;
 }
 

@@ -8,8 +8,9 @@
 //                  -> one entry per id in one reply: its bytes inline (objects of at most
 //                     inline_max bytes, while the reply's inline bytes stay within inline_budget
 //                     and max_get_bytes), else pinned under its own lease, or its own error. One
-//                     store request pins them all; one releases the inline ones once the reply
-//                     is built
+//                     store request pins them all; the inline ones' bytes are sent straight from
+//                     the arena after the reply's head (gather on send, transport::CallReply),
+//                     and one store request releases them once the transport has sent them
 //   UnpinBatch{ls} -> ends each lease of this connection (unknown ones are ignored: the requester
 //                     does not wait for this reply, and a lost Unpin only costs a lease's TTL)
 //   ProbeGet{n}    -> n bytes inline from the probe region       (auto threshold calibration)
@@ -71,7 +72,7 @@ class PeerService : public transport::RequestHandler {
   ~PeerService() override;
 
   void OnConnect(uint64_t conn_id, const std::string& peer_address) override;
-  std::string HandleCall(uint64_t conn_id, absl::string_view request) override;
+  transport::CallReply HandleCall(uint64_t conn_id, absl::string_view request) override;
   bool AllowRead(uint64_t conn_id, const transport::RemoteRegion& region) override;
   void OnDisconnect(uint64_t conn_id) override;
 
@@ -81,10 +82,10 @@ class PeerService : public transport::RequestHandler {
 
  private:
   PeerService(const PeerServiceOptions& options, LocalStore* store, RegionFor region_for);
-  absl::StatusOr<std::string> Handle(uint64_t conn_id, const PeerRequest& request);
+  absl::StatusOr<transport::CallReply> Handle(uint64_t conn_id, const PeerRequest& request);
   absl::StatusOr<std::string> HandleGet(const ObjectID& id);
   absl::StatusOr<std::string> HandlePin(uint64_t conn_id, const ObjectID& id);
-  std::string HandleFetchBatch(uint64_t conn_id, const FetchBatchRequest& request);
+  transport::CallReply HandleFetchBatch(uint64_t conn_id, const FetchBatchRequest& request);
   std::string HandleUnpinBatch(uint64_t conn_id, const std::vector<uint64_t>& lease_ids);
   // A lease of `conn_id` on `pinned` (a sealed object), as a Pin reply.
   absl::StatusOr<PinReply> Lease(uint64_t conn_id, std::unique_ptr<PinnedObject> pinned);

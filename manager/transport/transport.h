@@ -22,6 +22,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -94,6 +96,35 @@ struct TransportCounters : CounterSet {
 // A TransportCounters snapshot: stats()["reads"].
 using TransportStats = CounterSnapshot;
 
+// A Call's reply as the serving side hands it to its transport: `head`, then each span of `tail`,
+// sent in order as one message. The tail lets a reply carry bytes that live elsewhere (objects in
+// the arena) without first copying them into one buffer (gather on send); `keep` owns what keeps
+// them valid (e.g. store pins) and is dropped once the transport has sent the reply or failed to.
+// A std::string converts to a reply of that head alone.
+struct CallReply {
+  CallReply() = default;
+  CallReply(std::string bytes) : head(std::move(bytes)) {}  // NOLINT(google-explicit-constructor)
+  CallReply(const char* bytes) : head(bytes) {}             // NOLINT(google-explicit-constructor)
+
+  size_t size() const {
+    size_t n = head.size();
+    for (absl::string_view part : tail) n += part.size();
+    return n;
+  }
+  // The whole reply in one buffer (a copy), for in-process callers.
+  std::string Flatten() const {
+    std::string out;
+    out.reserve(size());
+    out.append(head);
+    for (absl::string_view part : tail) out.append(part.data(), part.size());
+    return out;
+  }
+
+  std::string head;
+  std::vector<absl::string_view> tail;
+  std::shared_ptr<const void> keep;
+};
+
 // Serves the requests of remote peers. Called on transport threads, possibly concurrently for
 // different connections: implementations must be thread-safe.
 class RequestHandler {
@@ -102,7 +133,7 @@ class RequestHandler {
   // An authenticated peer connected; `conn_id` is unique for the transport's lifetime.
   virtual void OnConnect(uint64_t conn_id, const std::string& peer_address) {}
   // The reply to one Call. Must not block for long: it runs on a transport thread.
-  virtual std::string HandleCall(uint64_t conn_id, absl::string_view request) = 0;
+  virtual CallReply HandleCall(uint64_t conn_id, absl::string_view request) = 0;
   // tcp only: may `conn_id` read this region (is it inside a live lease of that connection)?
   // verbs never asks: the NIC reads on its own within the registered, read-only MR.
   virtual bool AllowRead(uint64_t conn_id, const RemoteRegion& region) = 0;

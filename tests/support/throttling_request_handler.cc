@@ -6,8 +6,8 @@ void ThrottlingRequestHandler::OnConnect(uint64_t conn_id, const std::string& pe
   inner_->OnConnect(conn_id, peer_address);
 }
 
-std::string ThrottlingRequestHandler::HandleCall(uint64_t conn_id, absl::string_view request) {
-  std::string reply = inner_->HandleCall(conn_id, request);
+transport::CallReply ThrottlingRequestHandler::HandleCall(uint64_t conn_id, absl::string_view request) {
+  transport::CallReply reply = inner_->HandleCall(conn_id, request);
   Throttle(reply.size());
   return reply;
 }

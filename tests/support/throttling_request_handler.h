@@ -25,7 +25,7 @@ class ThrottlingRequestHandler : public transport::RequestHandler {
       : inner_(inner), bytes_per_sec_(bytes_per_sec), clock_(clock) {}
 
   void OnConnect(uint64_t conn_id, const std::string& peer_address) override;
-  std::string HandleCall(uint64_t conn_id, absl::string_view request) override;
+  transport::CallReply HandleCall(uint64_t conn_id, absl::string_view request) override;
   bool AllowRead(uint64_t conn_id, const transport::RemoteRegion& region) override;
   void OnDisconnect(uint64_t conn_id) override;
 

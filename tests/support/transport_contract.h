@@ -17,8 +17,9 @@
 //   INSTANTIATE_TYPED_TEST_SUITE_P(Tcp, TransportContractTest, ::testing::Types<MySetup>);
 //
 // The promises: a Call's reply is the handler's reply to exactly its request, at every size up to
-// the fragmenting ones; a Read copies exactly the region's bytes into exactly the destination,
-// at any alignment and size; concurrent Calls and Reads on one channel never mix.
+// the fragmenting ones, whether the handler gave it as one buffer or as a head and many parts (gather
+// on send; what keeps the parts valid is dropped once the reply is sent); a Read copies exactly the region's bytes into
+// exactly the destination, at any alignment and size; concurrent Calls and Reads on one channel never mix.
 #ifndef RPLASMA_TESTS_SUPPORT_TRANSPORT_CONTRACT_H_
 #define RPLASMA_TESTS_SUPPORT_TRANSPORT_CONTRACT_H_
 
@@ -30,26 +31,43 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include <gtest/gtest.h>
 
 #include "manager/transport/transport.h"
+#include "protocol/base/mutex_lock.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/test_bytes.h"
+#include "tests/support/wait_for.h"
 
 namespace rplasma::testing {
 
-// The handler every contract test serves with: replies "re:" + request; allows every Read (the
-// lease rules are the peer service's, tested there).
+// The handler every contract test serves with: replies "re:" + request, except to "gather:" + P,
+// which it answers with the head "g:" and P cut into parts of 1..97 bytes, kept valid by a copy
+// of P that it watches (last_keep); allows every Read (the lease rules are the peer service's,
+// tested there).
 class ContractHandler : public transport::RequestHandler {
  public:
-  std::string HandleCall(uint64_t conn_id, absl::string_view request) override {
+  transport::CallReply HandleCall(uint64_t conn_id, absl::string_view request) override {
     calls.fetch_add(1);
-    return absl::StrCat("re:", request);
+    if (!absl::ConsumePrefix(&request, "gather:")) return absl::StrCat("re:", request);
+    auto payload = std::make_shared<const std::string>(request);
+    transport::CallReply reply("g:");
+    for (size_t at = 0, n = 1; at < payload->size(); at += n, n = n % 97 + 1) {
+      reply.tail.push_back(absl::string_view(*payload).substr(at, n));
+    }
+    MutexLock lock(&mu);
+    last_keep = payload;
+    reply.keep = std::move(payload);
+    return reply;
   }
   bool AllowRead(uint64_t, const transport::RemoteRegion&) override { return true; }
   void OnDisconnect(uint64_t) override {}
   std::atomic<int> calls{0};
+  absl::Mutex mu;
+  std::weak_ptr<const std::string> last_keep ABSL_GUARDED_BY(mu);
 };
 
 template <typename ChannelSetup>
@@ -105,6 +123,23 @@ TYPED_TEST_P(TransportContractTest, ACallsReplyIsTheHandlersReplyToExactlyItsReq
   EXPECT_TRUE(this->channel_->healthy());
 }
 
+TYPED_TEST_P(TransportContractTest, AReplyGatheredFromManyPartsArrivesAsOneAndItsPartsAreReleased) {
+  // Up to ~2,700 parts: more than one sendmsg's IOV_MAX, and across verbs message fragments.
+  for (size_t size : {size_t{0}, size_t{1}, size_t{5000}, size_t{70000}, size_t{130000}}) {
+    const std::string payload = TestBytes(size + 1, size);
+    ASSERT_OK_AND_ASSIGN(std::string reply, this->channel_->Call("gather:" + payload, this->Deadline()));
+    EXPECT_TRUE(reply == "g:" + payload) << "size " << size << ": a reply of " << reply.size() << " bytes";
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          MutexLock lock(&this->handler_.mu);
+          return this->handler_.last_keep.expired();
+        },
+        absl::Seconds(10)))
+        << "the parts' keeper outlived the reply";
+  }
+  EXPECT_TRUE(this->channel_->healthy());
+}
+
 TYPED_TEST_P(TransportContractTest, AReadCopiesExactlyItsRegionAtAnyAlignmentAndSize) {
   uint64_t dst = 0;
   for (uint64_t size : {uint64_t{0}, uint64_t{1}, uint64_t{7}, uint64_t{4096}, uint64_t{65537}, (uint64_t{1} << 20) + 3,
@@ -140,6 +175,7 @@ TYPED_TEST_P(TransportContractTest, ConcurrentCallsAndReadsOnOneChannelNeverMix)
 }
 
 REGISTER_TYPED_TEST_SUITE_P(TransportContractTest, ACallsReplyIsTheHandlersReplyToExactlyItsRequestAtEverySize,
+                            AReplyGatheredFromManyPartsArrivesAsOneAndItsPartsAreReleased,
                             AReadCopiesExactlyItsRegionAtAnyAlignmentAndSize,
                             ConcurrentCallsAndReadsOnOneChannelNeverMix);
 

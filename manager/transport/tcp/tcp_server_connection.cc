@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 
 #include "manager/transport/tcp/tcp_socket.h"
@@ -65,12 +66,18 @@ absl::Status TcpServerConnection::Serve() {
 absl::Status TcpServerConnection::ServeCall(const TcpHeader& header) {
   std::string request(header.length, '\0');  // length already capped at kMaxCallBytes
   RETURN_IF_ERROR(rx_.ReadExact(fd_.get(), request.data(), request.size(), absl::InfiniteFuture(), kPeerStallTimeout));
-  std::string reply = context_.handler->HandleCall(conn_id_, request);
-  if (reply.size() > kMaxCallBytes) {
-    LOG(ERROR) << "tcp transport: HandleCall produced " << reply.size() << " bytes (> kMaxCallBytes)";
+  const CallReply reply = context_.handler->HandleCall(conn_id_, request);
+  const size_t size = reply.size();
+  if (size > kMaxCallBytes) {
+    LOG(ERROR) << "tcp transport: HandleCall produced " << size << " bytes (> kMaxCallBytes)";
     return SendError(header.request_id, ErrorCode::kInternal, "reply exceeds kMaxCallBytes");
   }
-  return SendReply(TcpKind::kCallReply, 0, header.request_id, reply.data(), reply.size());
+  // The head, then the tail's bytes straight from where they live (the arena): one sendmsg.
+  absl::InlinedVector<absl::string_view, 8> parts;
+  parts.reserve(1 + reply.tail.size());
+  parts.push_back(reply.head);
+  parts.insert(parts.end(), reply.tail.begin(), reply.tail.end());
+  return SendReply(TcpKind::kCallReply, 0, header.request_id, parts);
 }
 
 absl::Status TcpServerConnection::ServeRead(const TcpHeader& header) {
@@ -88,11 +95,14 @@ absl::Status TcpServerConnection::ServeRead(const TcpHeader& header) {
                                   ") is not inside a live lease of this connection"));
   }
   // Straight from the arena mapping into the socket.
-  return SendReply(TcpKind::kReadData, 0, header.request_id, context_.arena.base + region.addr, region.length);
+  const absl::string_view bytes(reinterpret_cast<const char*>(context_.arena.base + region.addr), region.length);
+  return SendReply(TcpKind::kReadData, 0, header.request_id, {bytes});
 }
 
-absl::Status TcpServerConnection::SendReply(TcpKind kind, uint32_t status, uint64_t request_id, const void* payload,
-                                            size_t bytes) {
+absl::Status TcpServerConnection::SendReply(TcpKind kind, uint32_t status, uint64_t request_id,
+                                            absl::Span<const absl::string_view> payload) {
+  size_t bytes = 0;
+  for (absl::string_view part : payload) bytes += part.size();
   TcpHeader header;
   header.kind = kind;
   header.status = status;
@@ -100,8 +110,12 @@ absl::Status TcpServerConnection::SendReply(TcpKind kind, uint32_t status, uint6
   header.length = bytes;
   uint8_t encoded[kTcpHeaderBytes];
   EncodeTcpHeader(header, encoded);
-  iovec iov[2] = {{encoded, kTcpHeaderBytes}, {const_cast<void*>(payload), bytes}};
-  RETURN_IF_ERROR(SendAll(fd_.get(), iov, 2, absl::InfiniteFuture(), kPeerStallTimeout));
+  absl::InlinedVector<iovec, 8> iov;
+  iov.reserve(1 + payload.size());
+  iov.push_back({encoded, kTcpHeaderBytes});
+  for (absl::string_view part : payload) iov.push_back({const_cast<char*>(part.data()), part.size()});
+  RETURN_IF_ERROR(
+      SendAll(fd_.get(), iov.data(), static_cast<int>(iov.size()), absl::InfiniteFuture(), kPeerStallTimeout));
   context_.counters->tx_messages.fetch_add(1);
   context_.counters->tx_bytes.fetch_add(kTcpHeaderBytes + bytes);
   return absl::OkStatus();
@@ -109,7 +123,7 @@ absl::Status TcpServerConnection::SendReply(TcpKind kind, uint32_t status, uint6
 
 absl::Status TcpServerConnection::SendError(uint64_t request_id, ErrorCode code, absl::string_view message) {
   absl::string_view text = message.substr(0, kMaxErrorBytes);
-  return SendReply(TcpKind::kError, static_cast<uint32_t>(code), request_id, text.data(), text.size());
+  return SendReply(TcpKind::kError, static_cast<uint32_t>(code), request_id, {text});
 }
 
 }  // namespace rplasma::transport::tcp

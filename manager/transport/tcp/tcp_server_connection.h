@@ -27,7 +27,9 @@
 #include <thread>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 
 #include "manager/transport/tcp/arena_view.h"
 #include "manager/transport/tcp/tcp_receive_buffer.h"
@@ -68,7 +70,9 @@ class TcpServerConnection {
   absl::Status Serve();
   absl::Status ServeCall(const TcpHeader& header);
   absl::Status ServeRead(const TcpHeader& header);
-  absl::Status SendReply(TcpKind kind, uint32_t status, uint64_t request_id, const void* payload, size_t bytes);
+  // One message of `kind` whose payload is the parts, in order (gathered by one sendmsg).
+  absl::Status SendReply(TcpKind kind, uint32_t status, uint64_t request_id,
+                         absl::Span<const absl::string_view> payload);
   absl::Status SendError(uint64_t request_id, ErrorCode code, absl::string_view message);
 
   const uint64_t conn_id_;

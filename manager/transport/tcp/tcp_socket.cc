@@ -6,13 +6,16 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -228,12 +231,10 @@ absl::Status ConfigureConnection(int fd, absl::Duration dead_peer_timeout, int b
 }
 
 absl::Status SendAll(int fd, const iovec* iov, int iovcnt, absl::Time deadline, absl::Duration max_stall) {
-  // A private copy of the iovecs, advanced as bytes go out.
-  constexpr int kMaxIov = 8;
-  if (iovcnt < 0 || iovcnt > kMaxIov) return MakeError(ErrorCode::kInternal, "SendAll: too many iovecs");
-  iovec local[kMaxIov];
+  // A private copy of the iovecs, advanced as bytes go out; one sendmsg takes at most IOV_MAX.
+  if (iovcnt < 0) return MakeError(ErrorCode::kInternal, "SendAll: negative iovec count");
+  absl::InlinedVector<iovec, 8> local(iov, iov + iovcnt);
   int first = 0;
-  for (int i = 0; i < iovcnt; ++i) local[i] = iov[i];
   while (first < iovcnt) {
     if (local[first].iov_len == 0) {
       ++first;
@@ -241,7 +242,7 @@ absl::Status SendAll(int fd, const iovec* iov, int iovcnt, absl::Time deadline, 
     }
     msghdr msg{};
     msg.msg_iov = &local[first];
-    msg.msg_iovlen = static_cast<size_t>(iovcnt - first);
+    msg.msg_iovlen = static_cast<size_t>(std::min(iovcnt - first, IOV_MAX));
     ssize_t n = ::sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0) {
       if (errno == EINTR) continue;

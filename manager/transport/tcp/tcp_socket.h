@@ -54,8 +54,8 @@ absl::StatusOr<std::string> RemoteAddress(int fd);
 // only send), and socket buffers of `buffer_bytes` if non-zero (0 keeps kernel autotuning).
 absl::Status ConfigureConnection(int fd, absl::Duration dead_peer_timeout, int buffer_bytes);
 
-// Sends every byte of iov[0..iovcnt) (the array is not modified). Fails with kDeadlineExceeded
-// once `deadline` passes or no byte could be sent for `max_stall`; kUnavailable on socket errors.
+// Sends every byte of iov[0..iovcnt) (the array is not modified; any count: IOV_MAX at a time). Fails with
+// kDeadlineExceeded once `deadline` passes or no byte could be sent for `max_stall`; kUnavailable on socket errors.
 absl::Status SendAll(int fd, const iovec* iov, int iovcnt, absl::Time deadline,
                      absl::Duration max_stall = absl::InfiniteDuration());
 // Receives exactly `size` bytes into `dst`. A clean EOF is kUnavailable "connection closed".

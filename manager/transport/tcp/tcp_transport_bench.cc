@@ -84,7 +84,7 @@ double RawStreamGbps(uint8_t* src, uint8_t* dst, size_t size, int rounds, int bu
 
 class BenchHandler : public RequestHandler {
  public:
-  std::string HandleCall(uint64_t, absl::string_view request) override { return std::string(request); }
+  transport::CallReply HandleCall(uint64_t, absl::string_view request) override { return std::string(request); }
   bool AllowRead(uint64_t, const RemoteRegion&) override { return true; }
   void OnDisconnect(uint64_t) override {}
 };

@@ -159,8 +159,11 @@ class Endpoint {
   int PollOnceLocked(MutexLock& lock, Poller who) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Hot path (endpoint_io.cc).
-  absl::Status SendMessage(MessageType type, uint8_t flags, uint64_t request_id, absl::string_view payload,
-                           absl::Time deadline);
+  // One message whose payload is the parts, in order, copied fragment by fragment into the
+  // registered send buffers (gathered across parts: a reply's object bytes go from the arena
+  // straight into them).
+  absl::Status SendMessage(MessageType type, uint8_t flags, uint64_t request_id,
+                           absl::Span<const absl::string_view> payload, absl::Time deadline);
   void ProcessCompletionLocked(const ibv_wc& wc) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ProcessReceiveLocked(const ibv_wc& wc) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void DeliverLocked(const MessageHeader& h, absl::Span<const uint8_t> payload) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

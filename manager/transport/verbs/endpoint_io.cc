@@ -40,7 +40,7 @@ absl::StatusOr<std::string> Endpoint::Call(absl::string_view request, absl::Time
     if (state_ != State::kConnected) return error_;
     id = calls_.Add(&call);
   }
-  absl::Status sent = SendMessage(MessageType::kRequest, 0, id, request, deadline);
+  absl::Status sent = SendMessage(MessageType::kRequest, 0, id, {request}, deadline);
   MutexLock lock(&mu_);
   if (sent.ok())
     AwaitLocked(
@@ -51,12 +51,15 @@ absl::StatusOr<std::string> Endpoint::Call(absl::string_view request, absl::Time
   return std::move(call.result);
 }
 
-absl::Status Endpoint::SendMessage(MessageType type, uint8_t flags, uint64_t request_id, absl::string_view payload,
-                                   absl::Time deadline) {
+absl::Status Endpoint::SendMessage(MessageType type, uint8_t flags, uint64_t request_id,
+                                   absl::Span<const absl::string_view> payload, absl::Time deadline) {
   MutexLock lock(&mu_);
   const uint64_t fragment = std::min(ring_->message_bytes(), peer_message_bytes_) - kMessageHeaderBytes;
-  const uint64_t total = payload.size();
+  uint64_t total = 0;
+  for (absl::string_view part : payload) total += part.size();
   uint64_t offset = 0;
+  size_t part = 0;     // the part the next fragment starts in...
+  size_t part_at = 0;  // ...and where in it
   do {
     // The sender never sends without a credit: wait for one (and for a free send buffer).
     AwaitLocked(
@@ -81,7 +84,16 @@ absl::Status Endpoint::SendMessage(MessageType type, uint8_t flags, uint64_t req
     h.offset = offset;
     uint8_t* buf = ring_->send_buffer(slot);
     EncodeMessageHeader(h, buf);
-    if (len > 0) std::memcpy(buf + kMessageHeaderBytes, payload.data() + offset, len);
+    for (uint64_t copied = 0; copied < len;) {
+      while (part_at == payload[part].size()) {
+        ++part;
+        part_at = 0;
+      }
+      const uint64_t n = std::min<uint64_t>(len - copied, payload[part].size() - part_at);
+      std::memcpy(buf + kMessageHeaderBytes + copied, payload[part].data() + part_at, n);
+      copied += n;
+      part_at += n;
+    }
     if (absl::Status s = ring_->PostSend(qp(), slot, static_cast<uint32_t>(kMessageHeaderBytes + len)); !s.ok()) {
       credits_.ReturnSlot(slot);
       FailLocked(s);

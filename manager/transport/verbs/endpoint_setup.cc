@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_format.h"
 
 #include "manager/transport/verbs/endpoint.h"
@@ -353,18 +354,23 @@ void Endpoint::DispatchLoop() {
       req = std::move(requests_.front());
       requests_.pop_front();
     }
-    std::string reply = handler_->HandleCall(conn_id_, req.data);
+    CallReply reply = handler_->HandleCall(conn_id_, req.data);
     uint8_t flags = 0;
-    if (reply.size() > kMaxCallBytes) {
-      reply = absl::StrFormat("reply of %u bytes exceeds the %u-byte limit", reply.size(), kMaxCallBytes);
+    if (const size_t size = reply.size(); size > kMaxCallBytes) {
+      reply = absl::StrFormat("reply of %u bytes exceeds the %u-byte limit", size, kMaxCallBytes);
       flags = kFlagError;
     }
+    // The head, then the tail's bytes straight from where they live (the arena).
+    absl::InlinedVector<absl::string_view, 8> parts;
+    parts.reserve(1 + reply.tail.size());
+    parts.push_back(reply.head);
+    parts.insert(parts.end(), reply.tail.begin(), reply.tail.end());
     {
       MutexLock lock(&mu_);
       credits_.Owe();  // the request's last fragment is consumed now; the reply carries the credit
     }
     absl::Status s =
-        SendMessage(MessageType::kResponse, flags, req.id, reply, absl::Now() + options_.response_send_timeout);
+        SendMessage(MessageType::kResponse, flags, req.id, parts, absl::Now() + options_.response_send_timeout);
     if (!s.ok()) {
       Fail(s);
       return;

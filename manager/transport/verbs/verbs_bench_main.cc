@@ -32,7 +32,9 @@ using rplasma::transport::RemoteRegion;
 
 class Echo : public rplasma::transport::RequestHandler {
  public:
-  std::string HandleCall(uint64_t, absl::string_view request) override { return std::string(request); }
+  rplasma::transport::CallReply HandleCall(uint64_t, absl::string_view request) override {
+    return std::string(request);
+  }
   bool AllowRead(uint64_t, const RemoteRegion&) override { return false; }
   void OnDisconnect(uint64_t) override {}
 };

@@ -325,8 +325,8 @@ TEST_F(FetchEngineTest, DirectoryDownFailsFastWithUnavailable) {
 }
 
 TEST_F(FetchEngineTest, MalformedPeerRequestsGetErrorRepliesAndTheServiceKeepsServing) {
-  EXPECT_FALSE(peer::DecodeReply(service_->HandleCall(9, "garbage")).ok());
-  EXPECT_FALSE(peer::DecodeReply(service_->HandleCall(9, std::string(100, '\xff'))).ok());
+  EXPECT_FALSE(peer::DecodeReply(service_->HandleCall(9, "garbage").Flatten()).ok());
+  EXPECT_FALSE(peer::DecodeReply(service_->HandleCall(9, std::string(100, '\xff')).Flatten()).ok());
   EXPECT_EQ(service_->stats()["bad_requests"], 2u);
   // A read of a region never leased is refused.
   EXPECT_FALSE(service_->AllowRead(9, transport::RemoteRegion{0, 64, 0}));
@@ -346,8 +346,8 @@ TEST_F(FetchEngineTest, APinNobodyUnpinsIsReleasedWhenItsLeaseRunsOutOnTheServic
       });
   const ObjectID id = ObjectID::FromLabel("pinned, never unpinned");
   owner_.Put(id, testing::TestBytes(11, 5000));
-  absl::StatusOr<peer::PeerReplyView> reply =
-      peer::DecodeReply(service->HandleCall(3, peer::EncodeRequest(peer::PinRequest{id})));
+  const std::string wire = service->HandleCall(3, peer::EncodeRequest(peer::PinRequest{id})).Flatten();
+  absl::StatusOr<peer::PeerReplyView> reply = peer::DecodeReply(wire);
   ASSERT_OK(reply.status());
   const auto* pin = std::get_if<peer::PinReply>(&*reply);
   ASSERT_NE(pin, nullptr);
@@ -428,6 +428,33 @@ TEST_F(FetchEngineTest, ObjectsBeyondTheRepliesInlineBudgetArePinnedInTheSameRou
   EXPECT_OK(pinned.statuses[1]);
   EXPECT_EQ(pinned.pinned_objects, 2u);
   EXPECT_EQ(local_.Bytes(more[1]), testing::TestBytes(8, 20));
+}
+
+// Gather on send: the inline objects' bytes are the reply's tail, views of the pinned objects
+// (no copy into the reply); their pins end when the transport drops the reply, the leases stay.
+TEST_F(FetchEngineTest, AFetchBatchReplyCarriesInlineBytesAsViewsHeldUntilTheReplyIsDropped) {
+  const ObjectID a = ObjectID::FromLabel("gather a");
+  const ObjectID b = ObjectID::FromLabel("gather b");
+  const ObjectID large = ObjectID::FromLabel("gather large");
+  PutRemote(a, testing::TestBytes(1, 1000), "m");
+  PutRemote(b, testing::TestBytes(2, 2000));
+  PutRemote(large, testing::TestBytes(3, 300000));
+  auto reply = std::make_unique<transport::CallReply>(
+      service_->HandleCall(5, peer::EncodeRequest(peer::FetchBatchRequest{{a, b, large}, 4096, 1 << 20})));
+  ASSERT_EQ(reply->tail.size(), 2u);
+  EXPECT_EQ(reply->tail[0], testing::TestBytes(1, 1000) + "m");
+  EXPECT_EQ(reply->tail[1], testing::TestBytes(2, 2000));
+  EXPECT_EQ(owner_.total_refs(), 3) << "two pins held for the inline bytes, one lease";
+  const std::string wire = reply->Flatten();
+  ASSERT_OK_AND_ASSIGN(peer::PeerReplyView decoded, peer::DecodeReply(wire));
+  const auto& batch = std::get<peer::FetchBatchReplyView>(decoded);
+  ASSERT_EQ(batch.objects.size(), 3u);
+  EXPECT_EQ(std::get<peer::GetReplyView>(*batch.objects[1]).payload, testing::TestBytes(2, 2000));
+  EXPECT_TRUE(std::holds_alternative<peer::PinReply>(*batch.objects[2]));
+  reply.reset();
+  EXPECT_EQ(owner_.total_refs(), 1) << "the inline pins end with the reply; the lease stays";
+  service_->OnDisconnect(5);
+  EXPECT_EQ(owner_.total_refs(), 0);
 }
 
 TEST_F(FetchEngineTest, AbsentIdsInABatchFailAloneAndTheRestArrive) {

@@ -254,7 +254,7 @@ class FakeChannel : public transport::Channel {
   absl::StatusOr<std::string> Call(absl::string_view request, absl::Time deadline) override {
     calls++;
     if (before_call) before_call();
-    return handler_->HandleCall(conn_id_, request);
+    return handler_->HandleCall(conn_id_, request).Flatten();
   }
   absl::Status Read(const transport::RemoteRegion& region, uint8_t* dst, absl::Time deadline) override {
     reads++;

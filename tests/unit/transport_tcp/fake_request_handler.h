@@ -23,7 +23,7 @@ class FakeRequestHandler : public RequestHandler {
     MutexLock lock(&mu_);
     connects_[conn_id]++;
   }
-  std::string HandleCall(uint64_t conn_id, absl::string_view request) override {
+  transport::CallReply HandleCall(uint64_t conn_id, absl::string_view request) override {
     calls_.fetch_add(1);
     if (request.substr(0, 6) == "sleep:") {
       absl::SleepFor(absl::Milliseconds(std::stoi(std::string(request.substr(6)))));

@@ -42,7 +42,7 @@ inline std::string VerbsTestIp(std::string* why) {
 class EchoHandler : public RequestHandler {
  public:
   void OnConnect(uint64_t conn_id, const std::string& peer) override { connects.fetch_add(1); }
-  std::string HandleCall(uint64_t conn_id, absl::string_view request) override {
+  transport::CallReply HandleCall(uint64_t conn_id, absl::string_view request) override {
     calls.fetch_add(1);
     MutexLock lock(&mu_);
     while (stalled_) lock.Wait(&cv_);

@@ -16,7 +16,9 @@ namespace {
 
 class Echo : public rplasma::transport::RequestHandler {
  public:
-  std::string HandleCall(uint64_t, absl::string_view request) override { return "re:" + std::string(request); }
+  rplasma::transport::CallReply HandleCall(uint64_t, absl::string_view request) override {
+    return "re:" + std::string(request);
+  }
   bool AllowRead(uint64_t, const rplasma::transport::RemoteRegion&) override { return false; }
   void OnDisconnect(uint64_t) override {}
 };
