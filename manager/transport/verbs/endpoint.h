@@ -5,27 +5,16 @@
 // Read (chunked RDMA READs into the registered arena, read_plan.h), completion processing.
 // The bookkeeping is in device-free parts it holds under mu_: SendCredits (credits both ways and
 // send buffers), Reassembler (fragments into messages), CallTable (calls waiting for replies) and
-// SpinWindow (how long a poller spins).
+// PollerRole (who polls the CQ, when it is armed; with its SpinWindow, how long a poller spins).
 //
 // Threads: one completion thread per endpoint (CQ events; for the active side also its cm events);
 // a passive endpoint also runs one dispatch thread that calls RequestHandler::HandleCall for the
 // connection's requests in arrival order. Everything below mu_ is shared between them. Thread-safe.
 //
-// Completions (endpoint_poll.cc): at most one thread at a time polls the CQ — the "poller". A
-// thread that waits for a completion (a Call for its reply, a Read for its READs, a sender for a
-// credit, the dispatch thread for the next request, Close for flushes) becomes the poller itself
-// if nobody polls, and busy-polls until no completion came for one spin window: the completion it
-// waits for then needs no thread hand-off. The window adapts per endpoint between `cq_spin` and
-// SpinWindowCap(cq_spin): it doubles when a spin ran dry and the next completion still came within
-// the cap, and halves when the CQ then stayed quiet longer than the cap (sparse traffic). Every 32
-// empty polls the spinner yields the CPU once. The completion thread is the fallback: it blocks on
-// the completion channel; when an event wakes it while nobody polls and its first poll finds
-// something, it spins the same way, making way for a waiter that asks for the role. A poller that
-// lets go arms the CQ (ibv_req_notify_cq) unless it is still armed, polls once more so nothing
-// that landed before the arm is stranded, then wakes waiters — except on the active side while no
-// thread is blocked waiting (every completion there answers a thread that polls for it;
-// endpoint_poll.cc says why). With cq_spin 0 nobody spins and the CQ is always re-armed: waiters
-// block on the CondVar and the completion thread drains the CQ after each event.
+// Completions (endpoint_poll.cc): at most one thread at a time polls the CQ. PollerRole
+// (poller_role.h) states the protocol — a thread that waits for a completion polls for it itself
+// while that pays off, the completion thread is the fallback, and the CQ is armed when the poller
+// lets go — and decides each step of it; the endpoint makes the verbs calls it asks for.
 //
 // Errors: any failed work completion, a peer's DISCONNECT, a protocol violation or a deadline hit
 // with READs outstanding moves the endpoint to kError: the QP is forced into the error state so
@@ -53,10 +42,10 @@
 #include "manager/transport/verbs/call_table.h"
 #include "manager/transport/verbs/device_set.h"
 #include "manager/transport/verbs/message_ring.h"
+#include "manager/transport/verbs/poller_role.h"
 #include "manager/transport/verbs/read_plan.h"
 #include "manager/transport/verbs/reassembler.h"
 #include "manager/transport/verbs/send_credits.h"
-#include "manager/transport/verbs/spin_window.h"
 #include "manager/transport/verbs/verbs_raii.h"
 #include "manager/transport/verbs/wire_format.h"
 #include "protocol/base/counter_set.h"
@@ -142,21 +131,20 @@ class Endpoint {
   void HandleCmEvents();
   void FailLocked(const absl::Status& why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  // Completion processing (endpoint_poll.cc).
-  enum class Poller { kWaiter, kCompletionThread };
+  // Completion processing (endpoint_poll.cc), as poller_ decides.
   void PollLoop();
-  // Waits until done() or the deadline; returns done(). Polls the CQ itself while that pays off
-  // (see the header comment), else blocks on cv_.
+  // Waits until done() or the deadline; returns done(). Polls the CQ itself while that pays off,
+  // else blocks on cv_.
   bool AwaitLocked(MutexLock& lock, absl::FunctionRef<bool()> done, absl::Time deadline)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Takes the poller role (REQUIRES: free), polls until done(), the deadline, a spin window without
   // a completion, or (completion thread) a waiter asking for the role or a first poll that found
   // nothing; then arms and lets go.
-  void SpinLocked(MutexLock& lock, Poller who, absl::FunctionRef<bool()> done, absl::Time deadline)
+  void SpinLocked(MutexLock& lock, PollerRole::Who who, absl::FunctionRef<bool()> done, absl::Time deadline)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // One ibv_poll_cq (mu_ released around it) and the processing of what it returned.
   // REQUIRES: the poller role. Returns the number of completions, -1 after a poll failure.
-  int PollOnceLocked(MutexLock& lock, Poller who) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  int PollOnceLocked(MutexLock& lock, PollerRole::Who who) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Hot path (endpoint_io.cc).
   // One message whose payload is the parts, in order, copied fragment by fragment into the
@@ -208,14 +196,7 @@ class Endpoint {
   uint32_t reads_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   uint32_t sends_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   absl::flat_hash_map<uint64_t, ReadProgress*> read_ops_ ABSL_GUARDED_BY(mu_);
-  // The poller role (endpoint_poll.cc).
-  bool poller_active_ ABSL_GUARDED_BY(mu_) = false;
-  bool cq_armed_ ABSL_GUARDED_BY(mu_) = false;                  // armed, and no event consumed since
-  uint64_t poll_batches_ ABSL_GUARDED_BY(mu_) = 0;              // non-empty polls so far
-  uint64_t idle_at_batch_ ABSL_GUARDED_BY(mu_) = ~uint64_t{0};  // poll_batches_ when a spin last ran dry
-  uint32_t role_wanted_ ABSL_GUARDED_BY(mu_) = 0;               // waiters blocked only because someone else polls
-  uint32_t blocked_waiters_ ABSL_GUARDED_BY(mu_) = 0;           // threads blocked in AwaitLocked
-  SpinWindow spin_window_ ABSL_GUARDED_BY(mu_);
+  PollerRole poller_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace rplasma::transport::verbs

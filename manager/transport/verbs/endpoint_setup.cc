@@ -91,7 +91,7 @@ Endpoint::Endpoint(const TransportOptions& options, std::shared_ptr<DeviceSet> d
       handler_(handler),
       conn_id_(conn_id),
       inbound_(options.queue_depth),
-      spin_window_(options.cq_spin) {}
+      poller_(options.cq_spin, handler != nullptr) {}
 
 absl::StatusOr<std::shared_ptr<Endpoint>> Endpoint::Connect(const TransportOptions& options,
                                                             std::shared_ptr<DeviceSet> devices,
@@ -217,7 +217,7 @@ absl::Status Endpoint::BuildQp(DeviceContext* device) {
   if (int rc = ibv_req_notify_cq(cq_.get(), 0); rc != 0) return ErrnoError("ibv_req_notify_cq", device->name, rc);
   {
     MutexLock lock(&mu_);
-    cq_armed_ = true;
+    poller_.Armed();
   }
   wake_fd_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!wake_fd_) return ErrnoError("eventfd", "endpoint", errno);
