@@ -335,33 +335,6 @@ TEST_F(FetchEngineTest, MalformedPeerRequestsGetErrorRepliesAndTheServiceKeepsSe
   EXPECT_OK(engine_->Fetch({id}, absl::Seconds(2))[0]);
 }
 
-TEST_F(FetchEngineTest, APinNobodyUnpinsIsReleasedWhenItsLeaseRunsOutOnTheServicesClock) {
-  peer::PeerServiceOptions options;
-  options.leases.ttl = absl::Seconds(30);
-  options.reap_interval = absl::Milliseconds(5);
-  options.clock = &clock_;
-  std::unique_ptr<peer::PeerService> service =
-      *peer::PeerService::Create(options, &owner_, [](uint64_t offset, uint64_t length) {
-        return transport::RemoteRegion{offset, length, 0};
-      });
-  const ObjectID id = ObjectID::FromLabel("pinned, never unpinned");
-  owner_.Put(id, testing::TestBytes(11, 5000));
-  const std::string wire = service->HandleCall(3, peer::EncodeRequest(peer::PinRequest{id})).Flatten();
-  absl::StatusOr<peer::PeerReplyView> reply = peer::DecodeReply(wire);
-  ASSERT_OK(reply.status());
-  const auto* pin = std::get_if<peer::PinReply>(&*reply);
-  ASSERT_NE(pin, nullptr);
-  const transport::RemoteRegion region = pin->region;
-  EXPECT_EQ(owner_.total_refs(), 1) << "the pin holds a store reference";
-  clock_.Advance(absl::Seconds(29));
-  EXPECT_TRUE(service->AllowRead(3, region)) << "1 s of the lease left on the service's clock";
-  clock_.Advance(absl::Seconds(2));
-  EXPECT_FALSE(service->AllowRead(3, region)) << "the TTL has passed on the service's clock";
-  EXPECT_TRUE(::rplasma::testing::WaitFor([&] { return owner_.total_refs() == 0; }, absl::Seconds(5)))
-      << "the reaper released the pin";
-  service->Shutdown();
-}
-
 // ---- Batches: several ids from one source travel together (issue 10) ----
 
 TEST_F(FetchEngineTest, AMixedBatchMovesInOneRoundTripWithEveryByteIntact) {
@@ -428,33 +401,6 @@ TEST_F(FetchEngineTest, ObjectsBeyondTheRepliesInlineBudgetArePinnedInTheSameRou
   EXPECT_OK(pinned.statuses[1]);
   EXPECT_EQ(pinned.pinned_objects, 2u);
   EXPECT_EQ(local_.Bytes(more[1]), testing::TestBytes(8, 20));
-}
-
-// Gather on send: the inline objects' bytes are the reply's tail, views of the pinned objects
-// (no copy into the reply); their pins end when the transport drops the reply, the leases stay.
-TEST_F(FetchEngineTest, AFetchBatchReplyCarriesInlineBytesAsViewsHeldUntilTheReplyIsDropped) {
-  const ObjectID a = ObjectID::FromLabel("gather a");
-  const ObjectID b = ObjectID::FromLabel("gather b");
-  const ObjectID large = ObjectID::FromLabel("gather large");
-  PutRemote(a, testing::TestBytes(1, 1000), "m");
-  PutRemote(b, testing::TestBytes(2, 2000));
-  PutRemote(large, testing::TestBytes(3, 300000));
-  auto reply = std::make_unique<transport::CallReply>(
-      service_->HandleCall(5, peer::EncodeRequest(peer::FetchBatchRequest{{a, b, large}, 4096, 1 << 20})));
-  ASSERT_EQ(reply->tail.size(), 2u);
-  EXPECT_EQ(reply->tail[0], testing::TestBytes(1, 1000) + "m");
-  EXPECT_EQ(reply->tail[1], testing::TestBytes(2, 2000));
-  EXPECT_EQ(owner_.total_refs(), 3) << "two pins held for the inline bytes, one lease";
-  const std::string wire = reply->Flatten();
-  ASSERT_OK_AND_ASSIGN(peer::PeerReplyView decoded, peer::DecodeReply(wire));
-  const auto& batch = std::get<peer::FetchBatchReplyView>(decoded);
-  ASSERT_EQ(batch.objects.size(), 3u);
-  EXPECT_EQ(std::get<peer::GetReplyView>(*batch.objects[1]).payload, testing::TestBytes(2, 2000));
-  EXPECT_TRUE(std::holds_alternative<peer::PinReply>(*batch.objects[2]));
-  reply.reset();
-  EXPECT_EQ(owner_.total_refs(), 1) << "the inline pins end with the reply; the lease stays";
-  service_->OnDisconnect(5);
-  EXPECT_EQ(owner_.total_refs(), 0);
 }
 
 TEST_F(FetchEngineTest, AbsentIdsInABatchFailAloneAndTheRestArrive) {
