@@ -10,6 +10,7 @@
 #include "absl/time/clock.h"
 
 #include "bench-mpi/common/measure_loop.h"
+#include "bench-mpi/common/object_pattern.h"
 #include "bench-mpi/common/size_units.h"
 #include "protocol/base/object_id.h"
 #include "protocol/base/status.h"
@@ -24,17 +25,6 @@ constexpr absl::Duration kSettleWait = absl::Seconds(10);
 constexpr uint64_t kMsetBytes = 64u << 20;
 
 uint64_t Aligned(uint64_t size) { return (size + 63) / 64 * 64; }
-
-// Object `seed`'s bytes: 8-byte words seed * golden + k, so two objects never share a word at the
-// same place and a mixed-up, shifted or truncated object is caught.
-void FillObject(uint64_t seed, absl::Span<uint8_t> out) {
-  const uint64_t base = seed * 0x9e3779b97f4a7c15ull;
-  size_t at = 0;
-  for (uint64_t k = 0; at < out.size(); ++k, at += 8) {
-    const uint64_t word = base + k;
-    std::memcpy(out.data() + at, &word, std::min<size_t>(8, out.size() - at));
-  }
-}
 
 // Waits until `client`'s store has `bytes` free (a deleted object a peer still references is
 // freed when the reference goes).
@@ -70,11 +60,9 @@ absl::Status WaitListed(Directory& directory, const std::vector<ObjectID>& ids) 
   }
 }
 
-// Checks every fetched object on the reader against the bytes put on the owner.
-absl::Status VerifyBatch(Client& reader, const std::vector<ObjectID>& ids, const std::vector<uint64_t>& seeds,
-                         uint64_t size) {
+// Checks every fetched object on the reader against the bytes put on the owner (its id's pattern).
+absl::Status VerifyBatch(Client& reader, const std::vector<ObjectID>& ids, uint64_t size) {
   ASSIGN_OR_RETURN(std::vector<ObjectBuffer> buffers, reader.Get(ids));
-  std::vector<uint8_t> expected(size);
   for (size_t i = 0; i < ids.size(); ++i) {
     const ObjectBuffer& got = buffers[i];
     if (!got.valid()) {
@@ -82,8 +70,7 @@ absl::Status VerifyBatch(Client& reader, const std::vector<ObjectID>& ids, const
                        absl::StrCat("batch object ", i, " (", ids[i].Hex(),
                                     ") not on the reader after its fetch: ", got.status().message()));
     }
-    FillObject(seeds[i], absl::MakeSpan(expected));
-    if (got.data().size() != size || std::memcmp(got.data().data(), expected.data(), size) != 0) {
+    if (got.data().size() != size || !VerifyPattern(ids[i], got.data()).ok()) {
       return MakeError(ErrorCode::kInternal, absl::StrFormat("batch object %d (%s): %d bytes fetched differ from the "
                                                              "%d put",
                                                              i, ids[i].Hex(), got.data().size(), size));
@@ -92,14 +79,12 @@ absl::Status VerifyBatch(Client& reader, const std::vector<ObjectID>& ids, const
   return absl::OkStatus();  // `buffers` release their references here
 }
 
-// Puts `count` fresh objects of `size` bytes on node A; their ids and seeds.
-absl::Status PutBatch(const BatchFetchPeers& peers, uint64_t size, int64_t count, uint64_t* next_seed,
-                      std::vector<ObjectID>* ids, std::vector<uint64_t>* seeds) {
+// Puts `count` fresh objects of `size` bytes on node A (each its id's pattern); their ids.
+absl::Status PutBatch(const BatchFetchPeers& peers, uint64_t size, int64_t count, std::vector<ObjectID>* ids) {
   std::vector<uint8_t> bytes(size);
   for (int64_t i = 0; i < count; ++i) {
     ids->push_back(ObjectID::Random());
-    seeds->push_back((*next_seed)++);
-    FillObject(seeds->back(), absl::MakeSpan(bytes));
+    FillPattern(ids->back(), absl::MakeSpan(bytes));
     absl::Status status = peers.owner->Put(ids->back(), bytes);
     if (!status.ok()) {
       return MakeError(ErrorCode::kUnavailable, absl::StrFormat("put of batch object %d of %d (%s) on node A: %s", i,
@@ -111,9 +96,8 @@ absl::Status PutBatch(const BatchFetchPeers& peers, uint64_t size, int64_t count
 
 // One timed Fetch of `ids` on node B (`hint` "" = none), then every byte checked (untimed). `*ns`
 // is the Fetch call's duration.
-absl::Status TimedBatchFetch(const BatchFetchPeers& peers, const std::vector<ObjectID>& ids,
-                             const std::vector<uint64_t>& seeds, uint64_t size, const std::string& hint,
-                             const char* what, int64_t* ns) {
+absl::Status TimedBatchFetch(const BatchFetchPeers& peers, const std::vector<ObjectID>& ids, uint64_t size,
+                             const std::string& hint, const char* what, int64_t* ns) {
   const int64_t t0 = NowNs();
   absl::Status status = peers.reader->Fetch(ids, kBatchFetchTimeout, hint);
   *ns = NowNs() - t0;
@@ -121,7 +105,7 @@ absl::Status TimedBatchFetch(const BatchFetchPeers& peers, const std::vector<Obj
     status = MakeError(ErrorCodeOf(status), absl::StrFormat("%s Fetch of %d x %s on node B: %s", what, ids.size(),
                                                             FormatByteSize(size), status.message()));
   }
-  if (status.ok()) status = VerifyBatch(*peers.reader, ids, seeds, size);
+  if (status.ok()) status = VerifyBatch(*peers.reader, ids, size);
   return status;
 }
 
@@ -130,23 +114,21 @@ absl::Status TimedBatchFetch(const BatchFetchPeers& peers, const std::vector<Obj
 //   warm:   the same batch again, B's copies deleted: B's manager knows where the ids live;
 //   hinted: a second fresh batch put on A (untimed) and fetched at once naming A's node.
 // Every fetch is checked byte for byte, and everything put is deleted on both nodes (untimed).
-absl::Status FetchRound(const BatchFetchPeers& peers, uint64_t size, int64_t count, uint64_t* next_seed,
-                        int64_t ns[3]) {
+absl::Status FetchRound(const BatchFetchPeers& peers, uint64_t size, int64_t count, int64_t ns[3]) {
   const uint64_t need = Aligned(size) * static_cast<uint64_t>(count);
   for (int kind = 0; kind < 2; ++kind) {  // the cold/warm batch, then the hinted one
     RETURN_IF_ERROR(WaitForRoom(*peers.owner, need, "A"));
     RETURN_IF_ERROR(WaitForRoom(*peers.reader, need, "B"));
     std::vector<ObjectID> ids;
-    std::vector<uint64_t> seeds;
-    absl::Status status = PutBatch(peers, size, count, next_seed, &ids, &seeds);
+    absl::Status status = PutBatch(peers, size, count, &ids);
     if (kind == 0) {
       if (status.ok()) status = WaitListed(*peers.directory, ids);
-      if (status.ok()) status = TimedBatchFetch(peers, ids, seeds, size, "", "cold", &ns[0]);
+      if (status.ok()) status = TimedBatchFetch(peers, ids, size, "", "cold", &ns[0]);
       if (status.ok()) status = peers.reader->Delete(ids);
       if (status.ok()) status = WaitForRoom(*peers.reader, need, "B");
-      if (status.ok()) status = TimedBatchFetch(peers, ids, seeds, size, "", "warm", &ns[1]);
+      if (status.ok()) status = TimedBatchFetch(peers, ids, size, "", "warm", &ns[1]);
     } else if (status.ok()) {
-      status = TimedBatchFetch(peers, ids, seeds, size, peers.owner_node, "hinted", &ns[2]);
+      status = TimedBatchFetch(peers, ids, size, peers.owner_node, "hinted", &ns[2]);
     }
     // Copies first, then originals; both whatever happened, so the next size starts empty.
     absl::Status deleted_b = peers.reader->Delete(ids);
@@ -165,7 +147,8 @@ absl::Status SetValues(RedisConnection& redis, const std::vector<std::string>& k
     const size_t n = std::min(per_command, keys.size() - first);
     std::vector<std::string> values(n, std::string(size, '\0'));
     for (size_t i = 0; i < n; ++i) {
-      FillObject(first + i + 1, absl::MakeSpan(reinterpret_cast<uint8_t*>(values[i].data()), size));
+      FillPattern(ObjectID::FromLabel(keys[first + i]),
+                  absl::MakeSpan(reinterpret_cast<uint8_t*>(values[i].data()), size));
     }
     RETURN_IF_ERROR(redis.MSet(absl::MakeConstSpan(keys).subspan(first, n), values));
   }
@@ -236,13 +219,12 @@ absl::Status RunBatchFetchSize(const LocalBenchOptions& options, const BatchFetc
   absl::Status status = SetValues(*peers.redis, keys, size);
   std::vector<uint8_t> destination(size * static_cast<uint64_t>(count));
   LatencyRecorder cold, warm, hinted, mget, stream;
-  uint64_t next_seed = 1;
   // Round 0 is the warm-up (connections, page faults on B's arena and the stream buffer).
   for (int64_t round = 0; round <= options.rounds && status.ok(); ++round) {
     int64_t fetch_ns[3] = {0, 0, 0};
     int64_t ns[2] = {0, 0};
     const std::function<absl::Status()> runs[3] = {
-        [&] { return FetchRound(peers, size, count, &next_seed, fetch_ns); },
+        [&] { return FetchRound(peers, size, count, fetch_ns); },
         [&] { return MgetRound(*peers.redis, keys, size, &ns[0]); },
         [&] { return StreamRound(*peers.stream, destination, &ns[1]); },
     };

@@ -7,7 +7,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 
-#include "bench-mpi/mpi/object_pattern.h"
+#include "bench-mpi/common/object_pattern.h"
 #include "protocol/base/mutex_lock.h"
 #include "protocol/base/status.h"
 

@@ -6,11 +6,11 @@
 #include "absl/strings/match.h"
 #include <gtest/gtest.h>
 
+#include "bench-mpi/common/object_pattern.h"
 #include "bench-mpi/mpi/auto_ratio.h"
 #include "bench-mpi/mpi/bench_mpi_options.h"
 #include "bench-mpi/mpi/cost_fit.h"
 #include "bench-mpi/mpi/fetch_plan.h"
-#include "bench-mpi/mpi/object_pattern.h"
 #include "manager/fetch/threshold_file.h"
 #include "tests/support/status_matchers.h"
 

@@ -1,10 +1,11 @@
-// The bytes the benchmark puts in an object, derived from the object's id and the byte offset,
-// so any rank can check every byte it fetched without being sent the original.
+// The bytes every benchmark puts in an object, derived from the object's id and the byte offset,
+// so any rank or node can check every byte it fetched without being sent the original (the one
+// generator of benchmark bytes: bench-mpi's fetches, rplasma-bench's batches and their MGET values).
 //
 // Word i (8 bytes, little-endian) of object `id` is Mix(seed(id) + i); a tail shorter than a word
 // holds that word's first bytes. Pure functions; thread-safe.
-#ifndef RPLASMA_BENCH_MPI_MPI_OBJECT_PATTERN_H_
-#define RPLASMA_BENCH_MPI_MPI_OBJECT_PATTERN_H_
+#ifndef RPLASMA_BENCH_MPI_COMMON_OBJECT_PATTERN_H_
+#define RPLASMA_BENCH_MPI_COMMON_OBJECT_PATTERN_H_
 
 #include <cstdint>
 
@@ -21,4 +22,4 @@ absl::Status VerifyPattern(const ObjectID& id, absl::Span<const uint8_t> data);
 
 }  // namespace rplasma::bench
 
-#endif  // RPLASMA_BENCH_MPI_MPI_OBJECT_PATTERN_H_
+#endif  // RPLASMA_BENCH_MPI_COMMON_OBJECT_PATTERN_H_

@@ -1,4 +1,4 @@
-#include "bench-mpi/mpi/object_pattern.h"
+#include "bench-mpi/common/object_pattern.h"
 
 #include <cstring>
 
