@@ -192,11 +192,29 @@ JsonObject Manager::ClientSocketJson() const {
 
 std::string Manager::StatsJson() const {
   JsonObject thresholds;
-  for (const auto& [peer, bytes] : policy_->Snapshot()) thresholds.Number(peer, bytes);
+  JsonObject policy;
+  for (const auto& [peer, e] : policy_->Explain()) {
+    thresholds.Number(peer, e.threshold);
+    JsonArray estimates;
+    for (const fetch::PeerExplanation::SizeClass& c : e.estimates) {
+      estimates.Object(JsonObject()
+                           .Number("bytes", c.bytes)
+                           .Decimal("get_us", c.get_us, 1)
+                           .Number("get_samples", c.get_samples)
+                           .Decimal("pin_us", c.pin_us, 1)
+                           .Number("pin_samples", c.pin_samples));
+    }
+    policy.Object(peer, JsonObject()
+                            .Number("threshold", e.threshold)
+                            .Number("flips", e.flips)
+                            .String("reason", e.reason)
+                            .Array("estimates", estimates));
+  }
   // In name order, as scripts have always seen them.
   JsonObject extra;
   extra.Number("default_threshold", policy_->default_threshold())
       .String("node_id", node_id_)
+      .Object("peer_policy", policy)
       .Object("peer_service", peer_service_->stats().ToJson())
       .Object("peer_thresholds", thresholds)
       .String("threshold_mode", threshold_mode_)
@@ -213,7 +231,10 @@ std::string Manager::MetricsText() const {
   sources.transport = std::string(transport_->name());
   sources.transport_stats = transport_->stats();
   sources.peer_service = peer_service_->stats();
-  sources.known_peers = policy_->Snapshot().size();
+  for (const auto& [peer, e] : policy_->Explain()) {
+    sources.peer_thresholds.push_back(ManagerMetricsSources::PeerThreshold{peer, e.threshold, e.flips});
+  }
+  sources.known_peers = sources.peer_thresholds.size();
   return RenderManagerMetrics(sources);
 }
 

@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <bit>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
 #include "manager/transport/transport.h"
+#include "protocol/base/byte_size.h"
 #include "protocol/base/mutex_lock.h"
 #include "protocol/base/status.h"
 
@@ -32,8 +36,21 @@ uint64_t ThresholdPolicy::Clamp(uint64_t threshold) const {
 
 ThresholdPolicy::PeerState& ThresholdPolicy::StateLocked(const std::string& peer) {
   auto [it, inserted] = peers_.try_emplace(peer);
-  if (inserted) it->second.threshold = options_.setting.table.For(peer);
+  if (inserted) {
+    it->second.threshold = options_.setting.table.For(peer);
+    switch (options_.setting.mode) {
+      case ThresholdSetting::Mode::kAuto: it->second.reason = "auto: the start value, not calibrated yet"; break;
+      case ThresholdSetting::Mode::kFile: it->second.reason = "file: the threshold file's value for this peer"; break;
+      default: it->second.reason = "fixed: the configured threshold"; break;
+    }
+  }
   return it->second;
+}
+
+void ThresholdPolicy::MoveTo(PeerState& state, uint64_t threshold, std::string reason) {
+  if (threshold != state.threshold) ++state.flips;
+  state.threshold = threshold;
+  state.reason = std::move(reason);
 }
 
 PeerProtocol ThresholdPolicy::Choose(const std::string& peer, uint64_t size) {
@@ -79,13 +96,18 @@ void ThresholdPolicy::Calibrate(const std::string& peer, const std::vector<Probe
   if (sorted.empty()) return;
   // Crossover: the largest size below the first size where Pin wins.
   uint64_t threshold = sorted.back().bytes;
+  std::string reason =
+      absl::StrCat("calibrated: Get was at least as fast as Pin at every probe, up to ", FormatByteSize(threshold));
   for (size_t i = 0; i < sorted.size(); ++i) {
     if (sorted[i].pin_time < sorted[i].get_time) {
       threshold = i == 0 ? sorted[0].bytes / 2 : sorted[i - 1].bytes;
+      reason = absl::StrFormat("calibrated: Pin beat Get from the %s probe (%.1f us against %.1f us)",
+                               FormatByteSize(sorted[i].bytes), absl::ToDoubleMicroseconds(sorted[i].pin_time),
+                               absl::ToDoubleMicroseconds(sorted[i].get_time));
       break;
     }
   }
-  state.threshold = Clamp(threshold);
+  MoveTo(state, Clamp(threshold), std::move(reason));
   for (const ProbeSample& s : sorted) {
     const int b = BucketOf(s.bytes);
     const double scale = static_cast<double>(uint64_t{1} << b) / static_cast<double>(std::max<uint64_t>(s.bytes, 1));
@@ -117,14 +139,18 @@ void ThresholdPolicy::AdaptLocked(PeerState& state) {
   if (ready(t + 1)) {
     const auto& e = state.estimates[t + 1];
     if (e[0].seconds < e[1].seconds * (1 - h)) {  // Get clearly faster above T: raise T
-      state.threshold = Clamp(uint64_t{1} << (t + 1));
+      MoveTo(state, Clamp(uint64_t{1} << (t + 1)),
+             absl::StrFormat("raised: Get %.1f us against Pin %.1f us per object of up to %s, more than %.0f%% faster",
+                             e[0].seconds * 1e6, e[1].seconds * 1e6, FormatByteSize(uint64_t{1} << (t + 1)), h * 100));
       return;
     }
   }
   if (ready(t) && t > 0) {
     const auto& e = state.estimates[t];
     if (e[1].seconds < e[0].seconds * (1 - h)) {  // Pin clearly faster at T: lower T
-      state.threshold = Clamp(uint64_t{1} << (t - 1));
+      MoveTo(state, Clamp(uint64_t{1} << (t - 1)),
+             absl::StrFormat("lowered: Pin %.1f us against Get %.1f us per object of up to %s, more than %.0f%% faster",
+                             e[1].seconds * 1e6, e[0].seconds * 1e6, FormatByteSize(uint64_t{1} << t), h * 100));
     }
   }
 }
@@ -133,6 +159,25 @@ std::map<std::string, uint64_t> ThresholdPolicy::Snapshot() const {
   MutexLock lock(&mu_);
   std::map<std::string, uint64_t> out;
   for (const auto& [peer, state] : peers_) out[peer] = state.threshold;
+  return out;
+}
+
+std::map<std::string, PeerExplanation> ThresholdPolicy::Explain() const {
+  MutexLock lock(&mu_);
+  std::map<std::string, PeerExplanation> out;
+  for (const auto& [peer, state] : peers_) {
+    PeerExplanation& e = out[peer];
+    e.threshold = state.threshold;
+    e.flips = state.flips;
+    e.reason = state.reason;
+    for (int b = 0; b < kBuckets; ++b) {
+      const Estimate& get = state.estimates[b][0];
+      const Estimate& pin = state.estimates[b][1];
+      if (get.samples == 0 && pin.samples == 0) continue;
+      e.estimates.push_back(
+          PeerExplanation::SizeClass{uint64_t{1} << b, get.seconds * 1e6, get.samples, pin.seconds * 1e6, pin.samples});
+    }
+  }
   return out;
 }
 

@@ -15,6 +15,8 @@
 //     by more than `hysteresis` (relative), down one bucket only when Pin beat Get in bucket k by
 //     as much; both estimates need min_samples. To keep both estimates fresh, one transfer in
 //     `explore_every` of the two buckets next to T uses the other protocol.
+// Explain(): per peer, the threshold, how often it moved, why (the setting, the calibration's
+// crossover, or the estimates that moved it), and the estimates behind it.
 //
 // Thread-safety: thread-safe.
 #ifndef RPLASMA_MANAGER_FETCH_THRESHOLD_POLICY_H_
@@ -57,6 +59,23 @@ struct ProbeSample {
   absl::Duration pin_time;  // Pin + Read + Unpin
 };
 
+// Why a peer's threshold is what it is (the manager's stats: "peer_policy"; /metrics).
+struct PeerExplanation {
+  uint64_t threshold = 0;
+  uint64_t flips = 0;  // times the threshold moved (a calibration that changed it included)
+  std::string reason;  // why it has its current value, in words
+  // The estimates behind it: the size classes with a sample of either protocol, smallest first;
+  // times are per object of the class's top size (`bytes`), as Observe scales them.
+  struct SizeClass {
+    uint64_t bytes = 0;
+    double get_us = 0;
+    uint32_t get_samples = 0;
+    double pin_us = 0;
+    uint32_t pin_samples = 0;
+  };
+  std::vector<SizeClass> estimates;
+};
+
 class ThresholdPolicy {
  public:
   static constexpr int kBuckets = 48;
@@ -83,6 +102,8 @@ class ThresholdPolicy {
 
   // peer -> current threshold, for stats.
   std::map<std::string, uint64_t> Snapshot() const;
+  // peer -> its threshold, how often it moved, why, and the estimates behind it.
+  std::map<std::string, PeerExplanation> Explain() const;
   static int BucketOf(uint64_t size);
 
  private:
@@ -94,11 +115,15 @@ class ThresholdPolicy {
     uint64_t threshold = 0;
     bool calibrated = false;
     uint64_t explore_counter = 0;
+    uint64_t flips = 0;
+    std::string reason;
     std::array<std::array<Estimate, 2>, kBuckets> estimates{};  // [bucket][protocol]
   };
 
   PeerState& StateLocked(const std::string& peer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void AdaptLocked(PeerState& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Sets the threshold (a flip if it changed) and why.
+  static void MoveTo(PeerState& state, uint64_t threshold, std::string reason);
   uint64_t Clamp(uint64_t threshold) const;
 
   const ThresholdPolicyOptions options_;

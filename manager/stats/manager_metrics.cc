@@ -65,6 +65,15 @@ std::string RenderManagerMetrics(const ManagerMetricsSources& in) {
   AppendCounters(t, in.peer_service);
   t.Single("rplasma_manager_known_peers", MetricType::kGauge, "Peers this node has fetched from (with a threshold).",
            in.known_peers);
+  t.Family("rplasma_manager_peer_threshold_bytes", MetricType::kGauge,
+           "The Get/Pin switch point for objects from a peer: larger objects are pinned and read.");
+  for (const auto& p : in.peer_thresholds)
+    t.Sample("rplasma_manager_peer_threshold_bytes", {{"peer", p.peer}}, p.bytes);
+  t.Family("rplasma_manager_peer_threshold_flips_total", MetricType::kCounter,
+           "Times a peer's threshold moved (auto: calibration and the estimates).");
+  for (const auto& p : in.peer_thresholds) {
+    t.Sample("rplasma_manager_peer_threshold_flips_total", {{"peer", p.peer}}, p.flips);
+  }
   return t.str();
 }
 

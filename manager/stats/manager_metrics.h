@@ -26,6 +26,13 @@ struct ManagerMetricsSources {
   CounterSnapshot transport_stats;  // TransportCounters
   CounterSnapshot peer_service;     // PeerService's counters
   uint64_t known_peers = 0;         // peers with a threshold in force (fetched from at least once)
+  // Each such peer's threshold and how often it moved (the threshold policy's Explain).
+  struct PeerThreshold {
+    std::string peer;
+    uint64_t bytes = 0;
+    uint64_t flips = 0;
+  };
+  std::vector<PeerThreshold> peer_thresholds;
 };
 
 std::string RenderManagerMetrics(const ManagerMetricsSources& sources);

@@ -52,6 +52,12 @@ TEST_F(ManagerFetchTest, ObjectsOfSeveralSizesArriveIntactByBothProtocols) {
   EXPECT_EQ(stats.at("by_protocol").at("pin").at("objects").get<uint64_t>(), 3u)
       << "larger ones by Pin/Read: " << stats;
   EXPECT_EQ(stats.at("batch_transfers").get<uint64_t>(), 1u) << stats;
+  // The threshold explains itself, per peer.
+  ASSERT_EQ(stats.at("peer_policy").size(), 1u) << stats;
+  const nlohmann::json& policy = stats.at("peer_policy").begin().value();
+  EXPECT_EQ(policy.at("threshold").get<uint64_t>(), 65536u) << stats;
+  EXPECT_EQ(policy.at("flips").get<uint64_t>(), 0u) << stats;
+  EXPECT_NE(policy.at("reason").get<std::string>().find("fixed"), std::string::npos) << stats;
   // A second fetch of the same ids is a local no-op.
   ASSERT_OK_AND_ASSIGN(result, FetchVia(b_->client_socket, ids, absl::Seconds(5)));
   for (const absl::Status& s : result) EXPECT_OK(s);

@@ -79,6 +79,42 @@ TEST(ThresholdPolicyTest, ObservationsMoveTheThresholdOnlyPastTheHysteresis) {
   EXPECT_EQ(policy.ThresholdFor("c"), 65536u);
 }
 
+// The policy explains itself (issue 25): per peer the threshold, its flips, why, and the estimates.
+TEST(ThresholdPolicyTest, ExplainSaysWhyEachPeersThresholdIsWhatItIs) {
+  ThresholdPolicy fixed(Options(ThresholdSetting::Mode::kFixed, 65536));
+  fixed.Choose("f", 100);
+  const PeerExplanation f = fixed.Explain().at("f");
+  EXPECT_EQ(f.threshold, 65536u);
+  EXPECT_EQ(f.flips, 0u);
+  EXPECT_NE(f.reason.find("fixed"), std::string::npos) << f.reason;
+  EXPECT_TRUE(f.estimates.empty());
+
+  ThresholdPolicy policy(Options(ThresholdSetting::Mode::kAuto, 65536));
+  policy.Choose("c", 100);
+  EXPECT_NE(policy.Explain().at("c").reason.find("not calibrated"), std::string::npos);
+  std::vector<ProbeSample> samples;
+  for (uint64_t bytes = 4096; bytes <= (1u << 20); bytes *= 4) {
+    samples.push_back({bytes, absl::Microseconds(10 + bytes * 1e-3), absl::Microseconds(40 + bytes * 0.25e-3)});
+  }
+  policy.Calibrate("c", samples);
+  PeerExplanation c = policy.Explain().at("c");
+  EXPECT_EQ(c.threshold, 16384u);
+  EXPECT_EQ(c.flips, 1u) << "65536 -> 16384";
+  EXPECT_NE(c.reason.find("calibrated: Pin beat Get from the 64KiB probe"), std::string::npos) << c.reason;
+  ASSERT_EQ(c.estimates.size(), 5u) << "4K, 16K, 64K, 256K, 1M";
+  EXPECT_EQ(c.estimates[0].bytes, 4096u);
+  EXPECT_NEAR(c.estimates[0].get_us, 10 + 4.096, 0.01);
+  EXPECT_NEAR(c.estimates[0].pin_us, 40 + 1.024, 0.01);
+  // Get turns clearly faster for 32 KiB objects (bucket 15, just above T = 2^14): T rises.
+  for (int i = 0; i < 30; ++i) policy.Observe("c", PeerProtocol::kGet, 32768, absl::Microseconds(20));
+  for (int i = 0; i < 30; ++i) policy.Observe("c", PeerProtocol::kPin, 32768, absl::Microseconds(60));
+  c = policy.Explain().at("c");
+  EXPECT_EQ(c.threshold, 32768u);
+  EXPECT_EQ(c.flips, 2u);
+  EXPECT_NE(c.reason.find("raised: Get 20.0 us against Pin 60.0 us per object of up to 32KiB"), std::string::npos)
+      << c.reason;
+}
+
 TEST(ThresholdPolicyTest, ExplorationSometimesTriesTheOtherProtocolNearTheThreshold) {
   ThresholdPolicyOptions options = Options(ThresholdSetting::Mode::kAuto, 65536);
   options.explore_every = 4;
