@@ -7,6 +7,7 @@
 
 #include "manager/peer/peer_call.h"
 #include "manager/transport/transport.h"
+#include "protocol/base/byte_size.h"
 #include "protocol/base/logging.h"
 #include "protocol/base/mutex_lock.h"
 #include "protocol/base/status.h"
@@ -433,9 +434,19 @@ void FetchEngine::TransferFrom(const std::string& node, std::vector<Transfer>& t
       return;
     }
     const uint64_t hinted = t.current().object.total_size();
-    uint64_t inline_max = policy_->BatchThreshold(node);
-    if (hinted != 0) inline_max = policy_->Choose(node, hinted) == PeerProtocol::kGet ? ~uint64_t{0} : 0;
-    TransferBatchFrom(node, transfers, inline_max, which, deadline, lookup_time);
+    const uint64_t threshold = policy_->BatchThreshold(node);
+    if (hinted == 0) {
+      TransferBatchFrom(node, transfers, threshold, which, deadline, lookup_time,
+                        absl::StrCat("size unknown here: the owner applied the threshold ", FormatByteSize(threshold)));
+      return;
+    }
+    const PeerProtocol chosen = policy_->Choose(node, hinted);
+    const PeerProtocol by_size = hinted <= threshold ? PeerProtocol::kGet : PeerProtocol::kPin;
+    std::string why = absl::StrCat(FormatByteSize(hinted), hinted <= threshold ? " <= " : " > ", "the threshold ",
+                                   FormatByteSize(threshold));
+    if (chosen != by_size) absl::StrAppend(&why, ", but exploring the other protocol near the threshold");
+    TransferBatchFrom(node, transfers, chosen == PeerProtocol::kGet ? ~uint64_t{0} : 0, which, deadline, lookup_time,
+                      std::move(why));
     return;
   }
   // Several: one round trip per batch whatever the sizes (the owner inlines those up to the
@@ -465,7 +476,9 @@ void FetchEngine::TransferFrom(const std::string& node, std::vector<Transfer>& t
       for (size_t i : at) transfers[i].status = DeadlineError(transfers[i].id, absl::OkStatus());
       continue;
     }
-    TransferBatchFrom(node, transfers, inline_max, at, deadline, lookup_time);
+    TransferBatchFrom(node, transfers, inline_max, at, deadline, lookup_time,
+                      absl::StrCat("batch: inline up to the threshold ", FormatByteSize(inline_max),
+                                   " and within the reply's budget, pinned above, by each object's true size"));
   }
 }
 
@@ -502,8 +515,10 @@ void FetchEngine::Unreachable(const std::string& node, transport::Channel* chann
 }
 
 void FetchEngine::TransferBatchFrom(const std::string& node, std::vector<Transfer>& transfers, uint64_t inline_max,
-                                    const std::vector<size_t>& at, absl::Time deadline, absl::Duration lookup_time) {
+                                    const std::vector<size_t>& at, absl::Time deadline, absl::Duration lookup_time,
+                                    std::string why) {
   manager::FetchRecord record;
+  record.why = std::move(why);
   record.id = transfers[at[0]].id;
   record.peer = node;
   record.phases.lookup = lookup_time;
@@ -548,6 +563,9 @@ void FetchEngine::TransferBatchFrom(const std::string& node, std::vector<Transfe
                 {PeerProtocol::kPin, result.pinned_objects, result.pinned_bytes}};
   for (const auto& part : parts) {
     if (part.objects == 0) continue;
+    if (at.size() == 1 && inline_max != 0 && part.protocol == PeerProtocol::kPin) {
+      absl::StrAppend(&record.why, "; the owner pinned it: too large to send inline");
+    }
     record.protocol = part.protocol;
     record.objects = part.objects;
     record.bytes = part.bytes;

@@ -162,9 +162,10 @@ class FetchEngine {
   void TransferFrom(const std::string& node, std::vector<Transfer>& transfers, const std::vector<size_t>& which,
                     absl::Time deadline, absl::Duration lookup_time);
   // One batch (the transfers at `at`, one or more) from `node`, objects up to `inline_max` bytes
-  // inline: one round trip.
+  // inline: one round trip. `why` says why this way (the fetch's record in the stats).
   void TransferBatchFrom(const std::string& node, std::vector<Transfer>& transfers, uint64_t inline_max,
-                         const std::vector<size_t>& at, absl::Time deadline, absl::Duration lookup_time);
+                         const std::vector<size_t>& at, absl::Time deadline, absl::Duration lookup_time,
+                         std::string why);
   // Counts a finished transfer from `node` and keeps the cache true to it: the owner's reply is
   // cached, an id the owner failed is forgotten.
   void NoteOutcome(const std::string& node, Transfer& transfer);

@@ -74,6 +74,7 @@ std::string ManagerStats::ToJson(const JsonObject& extra) const {
                         .String("id", r.id.Hex())
                         .String("peer", r.peer)
                         .String("protocol", peer::PeerProtocolName(r.protocol))
+                        .String("why", r.why)
                         .Number("objects", r.objects)
                         .Number("bytes", r.bytes)
                         .Object("phases", PhasesJson(r.phases, 1)));

@@ -42,6 +42,7 @@ struct FetchRecord {
   uint64_t objects = 1;
   std::string peer;
   peer::PeerProtocol protocol = peer::PeerProtocol::kGet;
+  std::string why;  // why this protocol, in words (the threshold, exploration, the owner's choice)
   uint64_t bytes = 0;
   FetchPhases phases;
 };

@@ -40,6 +40,28 @@ TEST_F(FetchEngineTest, SmallObjectsComeByGetAndLargeByPinWithEveryByteIntact) {
   EXPECT_EQ(json.at("by_protocol").at("pin").at("fetches"), 1) << json;
 }
 
+// Each fetch's record says which protocol moved it and why (issue 25).
+TEST_F(FetchEngineTest, EachFetchRecordSaysWhyItsProtocolWasChosen) {
+  const ObjectID small = ObjectID::FromLabel("why small");
+  const ObjectID large = ObjectID::FromLabel("why large");
+  PutRemote(small, testing::TestBytes(1, 1000));
+  PutRemote(large, testing::TestBytes(2, 300000));
+  ASSERT_OK(engine_->Fetch({small}, absl::Seconds(5))[0]);
+  ASSERT_OK(engine_->Fetch({large}, absl::Seconds(5))[0]);
+  std::vector<ObjectID> batch = {ObjectID::FromLabel("why batch 1"), ObjectID::FromLabel("why batch 2")};
+  PutRemote(batch[0], testing::TestBytes(3, 100));
+  PutRemote(batch[1], testing::TestBytes(4, 100));
+  for (const absl::Status& s : engine_->Fetch(batch, absl::Seconds(5))) ASSERT_OK(s);
+  const nlohmann::json recent = nlohmann::json::parse(stats_.ToJson({})).at("recent_fetches");
+  ASSERT_EQ(recent.size(), 3u) << recent;
+  EXPECT_EQ(recent[0].at("protocol"), "get");
+  EXPECT_EQ(recent[0].at("why"), "1000B <= the threshold 4KiB") << recent;
+  EXPECT_EQ(recent[1].at("protocol"), "pin");
+  EXPECT_EQ(recent[1].at("why"), "300000B > the threshold 4KiB") << recent;
+  EXPECT_NE(recent[2].at("why").get<std::string>().find("batch: inline up to the threshold 4KiB"), std::string::npos)
+      << recent;
+}
+
 TEST_F(FetchEngineTest, AnIdListedOnOtherNodesOnlyCostsNoStoreContains) {
   const ObjectID id = ObjectID::FromLabel("remote only");
   PutRemote(id, testing::TestBytes(10, 1024));
