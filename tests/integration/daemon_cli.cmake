@@ -10,7 +10,7 @@ target_compile_definitions(daemon_cli_test PRIVATE
   RPLASMA_TEST_PROJECT_VERSION="${PROJECT_VERSION}"
   RPLASMA_TEST_INSTALL_BINDIR="${CMAKE_INSTALL_FULL_BINDIR}"
   RPLASMA_TEST_STORE_UNIT="${CMAKE_BINARY_DIR}/store/rplasma-store.service"
-  RPLASMA_TEST_MANAGER_UNIT="${CMAKE_BINARY_DIR}/manager/rplasma-manager.service")
+  RPLASMA_TEST_MANAGER_UNIT="${CMAKE_BINARY_DIR}/manager/daemon/rplasma-manager.service")
 add_dependencies(daemon_cli_test rplasma_store rplasma-manager rplasma-bench rplasma_cli_main)
 if(RPLASMA_WITH_MPI)
   target_compile_definitions(daemon_cli_test PRIVATE RPLASMA_TEST_WITH_MPI)
