@@ -114,8 +114,7 @@ std::vector<std::pair<size_t, CreatedObject>> CreateAll(LocalStore& store, Outco
 struct Placed {
   size_t i = 0;  // position in the batch
   CreatedObject created;
-  const PinReply* pin = nullptr;  // pinned: read from here; else the bytes are inline
-  absl::string_view bytes;        // inline
+  const PinReply* pin = nullptr;  // pinned: read from here; else the bytes were inline (copied in)
   uint64_t checksum = 0;          // inline: verified already; pinned: of the bytes read
   absl::Status status;
   absl::Time reads_done;
@@ -209,9 +208,9 @@ void ByFetchBatch(transport::Channel& channel, LocalStore& store, Outcomes& out,
       p.pin = pin;
       reading.push_back(placed.size());
     } else {
-      p.bytes = std::get<GetReplyView>(entry).payload;
+      const absl::string_view bytes = std::get<GetReplyView>(entry).payload;
       p.checksum = checksum_of[i];
-      if (!p.bytes.empty()) std::memcpy(created.base(), p.bytes.data(), p.bytes.size());
+      if (!bytes.empty()) std::memcpy(created.base(), bytes.data(), bytes.size());
     }
     placed.push_back(p);
   }

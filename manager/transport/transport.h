@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -110,6 +111,14 @@ struct CallReply {
     size_t n = head.size();
     for (absl::string_view part : tail) n += part.size();
     return n;
+  }
+  // What a transport sends, in order: the head, then each part of the tail.
+  absl::InlinedVector<absl::string_view, 8> Parts() const {
+    absl::InlinedVector<absl::string_view, 8> parts;
+    parts.reserve(1 + tail.size());
+    parts.push_back(head);
+    parts.insert(parts.end(), tail.begin(), tail.end());
+    return parts;
   }
   // The whole reply in one buffer (a copy), for in-process callers.
   std::string Flatten() const {

@@ -73,11 +73,7 @@ absl::Status TcpServerConnection::ServeCall(const TcpHeader& header) {
     return SendError(header.request_id, ErrorCode::kInternal, "reply exceeds kMaxCallBytes");
   }
   // The head, then the tail's bytes straight from where they live (the arena): one sendmsg.
-  absl::InlinedVector<absl::string_view, 8> parts;
-  parts.reserve(1 + reply.tail.size());
-  parts.push_back(reply.head);
-  parts.insert(parts.end(), reply.tail.begin(), reply.tail.end());
-  return SendReply(TcpKind::kCallReply, 0, header.request_id, parts);
+  return SendReply(TcpKind::kCallReply, 0, header.request_id, reply.Parts());
 }
 
 absl::Status TcpServerConnection::ServeRead(const TcpHeader& header) {

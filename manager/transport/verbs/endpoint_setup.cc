@@ -8,7 +8,6 @@
 #include <cstring>
 #include <vector>
 
-#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_format.h"
 
 #include "manager/transport/verbs/endpoint.h"
@@ -360,17 +359,13 @@ void Endpoint::DispatchLoop() {
       reply = absl::StrFormat("reply of %u bytes exceeds the %u-byte limit", size, kMaxCallBytes);
       flags = kFlagError;
     }
-    // The head, then the tail's bytes straight from where they live (the arena).
-    absl::InlinedVector<absl::string_view, 8> parts;
-    parts.reserve(1 + reply.tail.size());
-    parts.push_back(reply.head);
-    parts.insert(parts.end(), reply.tail.begin(), reply.tail.end());
     {
       MutexLock lock(&mu_);
       credits_.Owe();  // the request's last fragment is consumed now; the reply carries the credit
     }
+    // The head, then the tail's bytes straight from where they live (the arena).
     absl::Status s =
-        SendMessage(MessageType::kResponse, flags, req.id, parts, absl::Now() + options_.response_send_timeout);
+        SendMessage(MessageType::kResponse, flags, req.id, reply.Parts(), absl::Now() + options_.response_send_timeout);
     if (!s.ok()) {
       Fail(s);
       return;
