@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "manager/peer/peer_call.h"
+#include "manager/peer/peer_messages.h"
 #include "manager/transport/transport.h"
 #include "protocol/base/byte_size.h"
 #include "protocol/base/logging.h"
@@ -26,9 +27,6 @@ bool TransportFailure(const absl::Status& status) {
   const ErrorCode code = ErrorCodeOf(status);
   return code == ErrorCode::kUnavailable || code == ErrorCode::kProtocolError || code == ErrorCode::kDeadlineExceeded;
 }
-
-// The largest object a reply may carry inline (the rest of a Call is the envelope and entry).
-constexpr uint64_t kLargestInline = transport::kMaxCallBytes - 4096;
 
 absl::Status DeadlineError(const ObjectID& id, const absl::Status& last) {
   return MakeError(ErrorCode::kDeadlineExceeded,
@@ -434,19 +432,18 @@ void FetchEngine::TransferFrom(const std::string& node, std::vector<Transfer>& t
       return;
     }
     const uint64_t hinted = t.current().object.total_size();
-    const uint64_t threshold = policy_->BatchThreshold(node);
     if (hinted == 0) {
+      const uint64_t threshold = policy_->BatchThreshold(node);
       TransferBatchFrom(node, transfers, threshold, which, deadline, lookup_time,
                         absl::StrCat("size unknown here: the owner applied the threshold ", FormatByteSize(threshold)));
       return;
     }
-    const PeerProtocol chosen = policy_->Choose(node, hinted);
-    const PeerProtocol by_size = hinted <= threshold ? PeerProtocol::kGet : PeerProtocol::kPin;
-    std::string why = absl::StrCat(FormatByteSize(hinted), hinted <= threshold ? " <= " : " > ", "the threshold ",
-                                   FormatByteSize(threshold));
-    if (chosen != by_size) absl::StrAppend(&why, ", but exploring the other protocol near the threshold");
-    TransferBatchFrom(node, transfers, chosen == PeerProtocol::kGet ? ~uint64_t{0} : 0, which, deadline, lookup_time,
-                      std::move(why));
+    const ThresholdPolicy::Choice choice = policy_->Decide(node, hinted);
+    std::string why = absl::StrCat(FormatByteSize(hinted), hinted <= choice.threshold ? " <= " : " > ",
+                                   "the threshold ", FormatByteSize(choice.threshold));
+    if (choice.explored) absl::StrAppend(&why, ", but exploring the other protocol near the threshold");
+    TransferBatchFrom(node, transfers, choice.protocol == PeerProtocol::kGet ? ~uint64_t{0} : 0, which, deadline,
+                      lookup_time, std::move(why));
     return;
   }
   // Several: one round trip per batch whatever the sizes (the owner inlines those up to the
@@ -536,7 +533,7 @@ void FetchEngine::TransferBatchFrom(const std::string& node, std::vector<Transfe
   peer::BatchTransferOptions batch_options = options_.batch;
   batch_options.pool = &pool_;
   // A single object may come inline up to the largest Call.
-  if (at.size() == 1) batch_options.inline_budget_bytes = kLargestInline;
+  if (at.size() == 1) batch_options.inline_budget_bytes = peer::kMaxInlineObjectBytes;
   peer::BatchTransferResult result =
       peer::TransferBatch(**channel, *store_, batch_ids, inline_max, deadline, batch_options, *clock_);
   if (at.size() > 1) stats_->batch_transfers.fetch_add(1, std::memory_order_relaxed);

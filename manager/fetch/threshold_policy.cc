@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-#include "manager/transport/transport.h"
+#include "manager/peer/peer_messages.h"
 #include "protocol/base/byte_size.h"
 #include "protocol/base/mutex_lock.h"
 #include "protocol/base/status.h"
@@ -53,20 +53,23 @@ void ThresholdPolicy::MoveTo(PeerState& state, uint64_t threshold, std::string r
   state.reason = std::move(reason);
 }
 
-PeerProtocol ThresholdPolicy::Choose(const std::string& peer, uint64_t size) {
+ThresholdPolicy::Choice ThresholdPolicy::Decide(const std::string& peer, uint64_t size) {
   MutexLock lock(&mu_);
   PeerState& state = StateLocked(peer);
-  PeerProtocol protocol = size <= state.threshold ? PeerProtocol::kGet : PeerProtocol::kPin;
+  Choice choice;
+  choice.threshold = state.threshold;
+  choice.protocol = size <= state.threshold ? PeerProtocol::kGet : PeerProtocol::kPin;
   if (adaptive() && options_.explore_every > 0) {
     // Explore only next to the threshold, where the decision could change.
     const int bucket = BucketOf(size);
     const int t = BucketOf(state.threshold);
     if ((bucket == t || bucket == t + 1) && ++state.explore_counter % options_.explore_every == 0 &&
-        size <= transport::kMaxCallBytes - 4096) {
-      protocol = protocol == PeerProtocol::kGet ? PeerProtocol::kPin : PeerProtocol::kGet;
+        size <= peer::kMaxInlineObjectBytes) {
+      choice.protocol = choice.protocol == PeerProtocol::kGet ? PeerProtocol::kPin : PeerProtocol::kGet;
+      choice.explored = true;
     }
   }
-  return protocol;
+  return choice;
 }
 
 uint64_t ThresholdPolicy::ThresholdFor(const std::string& peer) const {

@@ -86,8 +86,15 @@ class ThresholdPolicy {
   ThresholdSetting::Mode mode() const { return options_.setting.mode; }
   // The threshold for a peer without a per-peer value (auto: the start value before calibration).
   uint64_t default_threshold() const { return options_.setting.table.default_bytes; }
-  // The protocol for `size` bytes from `peer` (may explore, hence not const).
-  PeerProtocol Choose(const std::string& peer, uint64_t size);
+  // The protocol for `size` bytes from `peer`, the threshold it was chosen by, and whether it is an
+  // exploration of the other protocol (may explore, hence not const).
+  struct Choice {
+    PeerProtocol protocol = PeerProtocol::kGet;
+    uint64_t threshold = 0;
+    bool explored = false;
+  };
+  Choice Decide(const std::string& peer, uint64_t size);
+  PeerProtocol Choose(const std::string& peer, uint64_t size) { return Decide(peer, size).protocol; }
   uint64_t ThresholdFor(const std::string& peer) const;
   // The inline limit of a batch from `peer`: its objects of at most this many bytes come inline,
   // larger ones by Pin. The owner applies it to each object's true size, so nothing explores here.

@@ -40,6 +40,9 @@ inline constexpr size_t kEnvelopeHeaderBytes = 8;
 inline constexpr uint64_t kMaxPeerObjectBytes = uint64_t{1} << 46;
 // Largest probe a peer may ask for (auto threshold calibration).
 inline constexpr uint64_t kMaxProbeBytes = 4u << 20;
+// Largest object a reply carries inline: a Call less room for the envelope and the object's entry.
+// Anything larger is pinned and read.
+inline constexpr uint64_t kMaxInlineObjectBytes = transport::kMaxCallBytes - 4096;
 // Most ids (or leases) in one batch request. A Fetch of more is split by the requester.
 inline constexpr size_t kMaxBatchIds = 1024;
 

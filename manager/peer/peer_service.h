@@ -50,7 +50,7 @@ namespace rplasma::peer {
 struct PeerServiceOptions {
   LeaseTableOptions leases;
   // Largest object served by Get (its reply must fit one Call).
-  uint64_t max_get_bytes = transport::kMaxCallBytes - 4096;
+  uint64_t max_get_bytes = kMaxInlineObjectBytes;
   // How often the reaper looks for expired leases (capped by ttl / 4).
   absl::Duration reap_interval = absl::Milliseconds(500);
   // Time for lease starts and expiry. Borrowed; tests pass a fake one to expire leases at will.

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include <gtest/gtest.h>
 
+#include "manager/peer/peer_messages.h"
 #include "manager/transport/transport.h"
 #include "tests/integration/verbs_cluster_test.h"
 
@@ -24,7 +25,7 @@ constexpr uint64_t kKiB = 1u << 10;
 constexpr uint64_t kMiB = 1u << 20;
 constexpr uint64_t kFixedThreshold = 16 * kKiB;
 constexpr uint64_t kReadChunk = 4 * kMiB;
-constexpr uint64_t kLargestGet = transport::kMaxCallBytes - 4096;  // FetchEngine pins anything larger
+constexpr uint64_t kLargestGet = peer::kMaxInlineObjectBytes;  // FetchEngine pins anything larger
 constexpr uint64_t kGetBatchBytes = 8 * kMiB;  // FetchEngineOptions::get_batch_bytes (the manager's default)
 
 const std::vector<uint64_t>& Sizes() {

@@ -125,6 +125,15 @@ TEST(ThresholdPolicyTest, ExplorationSometimesTriesTheOtherProtocolNearTheThresh
   int far_pins = 0;
   for (int i = 0; i < 40; ++i) far_pins += policy.Choose("d", 100) == PeerProtocol::kPin;
   EXPECT_EQ(far_pins, 0) << "no exploration far from the threshold";
+  // Decide says which choices explored, and the threshold they were measured against.
+  int explored = 0;
+  for (int i = 0; i < 40; ++i) {
+    const ThresholdPolicy::Choice choice = policy.Decide("d", 60000);
+    EXPECT_EQ(choice.threshold, 65536u);
+    EXPECT_EQ(choice.protocol == PeerProtocol::kPin, choice.explored) << "60000 <= 65536: Pin only when exploring";
+    explored += choice.explored;
+  }
+  EXPECT_EQ(explored, 10);
 }
 
 TEST(ThresholdPolicyTest, BucketsAreCeilLog2) {
