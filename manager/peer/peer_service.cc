@@ -174,7 +174,8 @@ transport::CallReply PeerService::HandleFetchBatch(uint64_t conn_id, const Fetch
   const std::vector<ObjectID>& ids = request.ids;
   std::vector<absl::StatusOr<std::unique_ptr<PinnedObject>>> pinned = store_->PinMany(ids);
   std::vector<FetchBatchEntry> entries(ids.size());
-  std::vector<std::unique_ptr<PinnedObject>> held;  // the inline ones, until their bytes are in the reply
+  std::vector<std::unique_ptr<PinnedObject>> held;  // the inline ones, until their bytes are sent
+  std::vector<absl::string_view> tail;              // their bytes, in entry order
   held.reserve(ids.size());
   const uint64_t budget = std::min(request.inline_budget, options_.max_get_bytes);
   uint64_t reply_bytes = 0;
@@ -191,6 +192,7 @@ transport::CallReply PeerService::HandleFetchBatch(uint64_t conn_id, const Fetch
         reply_bytes += total;
         entry.object = info.description();
         entry.bytes = {(*pinned[i])->base(), total};
+        tail.emplace_back(reinterpret_cast<const char*>(entry.bytes.data()), total);
         held.push_back(*std::move(pinned[i]));
       } else {
         absl::StatusOr<PinReply> pin = Lease(conn_id, *std::move(pinned[i]));
@@ -204,11 +206,7 @@ transport::CallReply PeerService::HandleFetchBatch(uint64_t conn_id, const Fetch
     if (!entry.status.ok()) failed_entries_.fetch_add(1, std::memory_order_relaxed);
   }
   transport::CallReply reply(EncodeFetchBatchReplyHead(entries));
-  for (const FetchBatchEntry& e : entries) {
-    if (e.status.ok() && !e.pin.has_value()) {
-      reply.tail.emplace_back(reinterpret_cast<const char*>(e.bytes.data()), e.bytes.size());
-    }
-  }
+  reply.tail = std::move(tail);
   fetch_batches_.fetch_add(1, std::memory_order_relaxed);
   gets_.fetch_add(held.size(), std::memory_order_relaxed);
   get_bytes_.fetch_add(reply_bytes, std::memory_order_relaxed);
