@@ -190,25 +190,37 @@ JsonObject Manager::ClientSocketJson() const {
   return server->stats().ToJson();
 }
 
+namespace {
+
+// One concurrency class of a peer's policy (stats "peer_policy").
+JsonObject PolicyJson(const fetch::PeerExplanation& e) {
+  JsonArray estimates;
+  for (const fetch::PeerExplanation::SizeClass& c : e.estimates) {
+    estimates.Object(JsonObject()
+                         .Number("bytes", c.bytes)
+                         .Decimal("get_us", c.get_us, 1)
+                         .Number("get_samples", c.get_samples)
+                         .Decimal("pin_us", c.pin_us, 1)
+                         .Number("pin_samples", c.pin_samples));
+  }
+  return JsonObject()
+      .String("objects", e.objects)
+      .Number("threshold", e.threshold)
+      .Number("flips", e.flips)
+      .String("reason", e.reason)
+      .Array("estimates", estimates);
+}
+
+}  // namespace
+
 std::string Manager::StatsJson() const {
   JsonObject thresholds;
   JsonObject policy;
   for (const auto& [peer, e] : policy_->Explain()) {
     thresholds.Number(peer, e.threshold);
-    JsonArray estimates;
-    for (const fetch::PeerExplanation::SizeClass& c : e.estimates) {
-      estimates.Object(JsonObject()
-                           .Number("bytes", c.bytes)
-                           .Decimal("get_us", c.get_us, 1)
-                           .Number("get_samples", c.get_samples)
-                           .Decimal("pin_us", c.pin_us, 1)
-                           .Number("pin_samples", c.pin_samples));
-    }
-    policy.Object(peer, JsonObject()
-                            .Number("threshold", e.threshold)
-                            .Number("flips", e.flips)
-                            .String("reason", e.reason)
-                            .Array("estimates", estimates));
+    JsonArray batches;
+    for (const fetch::PeerExplanation& b : e.batches) batches.Object(PolicyJson(b));
+    policy.Object(peer, PolicyJson(e).Array("batches", batches));
   }
   // In name order, as scripts have always seen them.
   JsonObject extra;
@@ -231,10 +243,14 @@ std::string Manager::MetricsText() const {
   sources.transport = std::string(transport_->name());
   sources.transport_stats = transport_->stats();
   sources.peer_service = peer_service_->stats();
-  for (const auto& [peer, e] : policy_->Explain()) {
-    sources.peer_thresholds.push_back(ManagerMetricsSources::PeerThreshold{peer, e.threshold, e.flips});
+  const std::map<std::string, fetch::PeerExplanation> policy = policy_->Explain();
+  for (const auto& [peer, e] : policy) {
+    sources.peer_thresholds.push_back(ManagerMetricsSources::PeerThreshold{peer, e.objects, e.threshold, e.flips});
+    for (const fetch::PeerExplanation& b : e.batches) {
+      sources.peer_thresholds.push_back(ManagerMetricsSources::PeerThreshold{peer, b.objects, b.threshold, b.flips});
+    }
   }
-  sources.known_peers = sources.peer_thresholds.size();
+  sources.known_peers = policy.size();
   return RenderManagerMetrics(sources);
 }
 

@@ -433,7 +433,7 @@ void FetchEngine::TransferFrom(const std::string& node, std::vector<Transfer>& t
     }
     const uint64_t hinted = t.current().object.total_size();
     if (hinted == 0) {
-      const uint64_t threshold = policy_->BatchThreshold(node);
+      const uint64_t threshold = policy_->BatchThreshold(node, 1);
       TransferBatchFrom(node, transfers, threshold, which, deadline, lookup_time,
                         absl::StrCat("size unknown here: the owner applied the threshold ", FormatByteSize(threshold)));
       return;
@@ -450,8 +450,9 @@ void FetchEngine::TransferFrom(const std::string& node, std::vector<Transfer>& t
   // peer's threshold and pins the rest), in batches no larger than the peer protocol's id limit,
   // with at most get_batch_bytes expected inline (the owner pins what would not fit its reply)
   // and pin_batch_bytes expected pinned (created here at once), by hinted sizes. An unknown size
-  // (a hinted source) counts as 0.
-  const uint64_t inline_max = policy_->BatchThreshold(node);
+  // (a hinted source) counts as 0. Each batch's inline limit is then its concurrency class's
+  // threshold, or an exploration of the other protocol (ThresholdPolicy::DecideBatch).
+  const uint64_t inline_max = policy_->ThresholdFor(node, which.size());
   std::vector<std::vector<size_t>> batches(1);
   uint64_t inline_bytes = 0;
   uint64_t pinned_bytes = 0;
@@ -473,9 +474,22 @@ void FetchEngine::TransferFrom(const std::string& node, std::vector<Transfer>& t
       for (size_t i : at) transfers[i].status = DeadlineError(transfers[i].id, absl::OkStatus());
       continue;
     }
-    TransferBatchFrom(node, transfers, inline_max, at, deadline, lookup_time,
-                      absl::StrCat("batch: inline up to the threshold ", FormatByteSize(inline_max),
-                                   " and within the reply's budget, pinned above, by each object's true size"));
+    uint64_t min_size = ~uint64_t{0};
+    uint64_t max_size = 0;
+    for (size_t i : at) {
+      const uint64_t hinted = transfers[i].current().object.total_size();
+      min_size = std::min(min_size, hinted);
+      max_size = std::max(max_size, hinted);
+    }
+    const ThresholdPolicy::Choice choice = policy_->DecideBatch(node, at.size(), min_size, max_size);
+    std::string why =
+        absl::StrCat("batch of ", at.size(), ": inline up to the threshold ", FormatByteSize(choice.threshold),
+                     " and within the reply's budget, pinned above, by each object's true size");
+    if (choice.explored) {
+      absl::StrAppend(&why, "; exploring: the whole batch by ", PeerProtocolName(choice.protocol),
+                      " instead, next to its class's threshold");
+    }
+    TransferBatchFrom(node, transfers, choice.threshold, at, deadline, lookup_time, std::move(why));
   }
 }
 
@@ -567,9 +581,30 @@ void FetchEngine::TransferBatchFrom(const std::string& node, std::vector<Transfe
     record.objects = part.objects;
     record.bytes = part.bytes;
     stats_->RecordFetch(record);
-    // A single object's transfer time is what the threshold policy learns from.
-    if (at.size() == 1) policy_->Observe(node, part.protocol, part.bytes, result.transfer);
   }
+  LearnFrom(node, transfers, at, result);
+}
+
+void FetchEngine::LearnFrom(const std::string& node, const std::vector<Transfer>& transfers,
+                            const std::vector<size_t>& at, const peer::BatchTransferResult& result) {
+  // A transfer teaches the policy the cost of one protocol at one size only when all its objects
+  // arrived, by that protocol, in one size bucket: its time per object is then that cost at its
+  // concurrency (a mixed batch's objects overlap, and their times cannot be told apart).
+  const size_t n = at.size();
+  if (result.pinned_objects != 0 && result.pinned_objects != n) return;
+  uint64_t min_size = ~uint64_t{0};
+  uint64_t max_size = 0;
+  uint64_t total = 0;
+  for (size_t i : at) {
+    if (!transfers[i].status.ok()) return;
+    const uint64_t size = transfers[i].owner.total_size();
+    min_size = std::min(min_size, size);
+    max_size = std::max(max_size, size);
+    total += size;
+  }
+  if (ThresholdPolicy::BucketOf(min_size) != ThresholdPolicy::BucketOf(max_size)) return;
+  const PeerProtocol protocol = result.pinned_objects == n ? PeerProtocol::kPin : PeerProtocol::kGet;
+  policy_->Observe(node, protocol, total / n, result.transfer / static_cast<int64_t>(n), n);
 }
 
 }  // namespace rplasma::fetch

@@ -163,6 +163,10 @@ class FetchEngine {
                     absl::Time deadline, absl::Duration lookup_time);
   // One batch (the transfers at `at`, one or more) from `node`, objects up to `inline_max` bytes
   // inline: one round trip. `why` says why this way (the fetch's record in the stats).
+  // Feeds the threshold policy with a finished transfer's time, when it measured one protocol at
+  // one size (see the definition).
+  void LearnFrom(const std::string& node, const std::vector<Transfer>& transfers, const std::vector<size_t>& at,
+                 const peer::BatchTransferResult& result);
   void TransferBatchFrom(const std::string& node, std::vector<Transfer>& transfers, uint64_t inline_max,
                          const std::vector<size_t>& at, absl::Time deadline, absl::Duration lookup_time,
                          std::string why);

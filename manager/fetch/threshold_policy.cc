@@ -34,53 +34,97 @@ uint64_t ThresholdPolicy::Clamp(uint64_t threshold) const {
   return std::clamp(threshold, options_.min_threshold, options_.max_threshold);
 }
 
+int ThresholdPolicy::ConcurrencyClassOf(size_t objects) {
+  if (objects <= 1) return 0;
+  if (objects <= 16) return 1;
+  if (objects <= 256) return 2;
+  return 3;
+}
+
+std::string ThresholdPolicy::ConcurrencyClassName(int concurrency_class) {
+  static constexpr const char* kNames[kConcurrencyClasses] = {"1", "2-16", "17-256", "257+"};
+  return kNames[std::clamp(concurrency_class, 0, kConcurrencyClasses - 1)];
+}
+
 ThresholdPolicy::PeerState& ThresholdPolicy::StateLocked(const std::string& peer) {
   auto [it, inserted] = peers_.try_emplace(peer);
   if (inserted) {
-    it->second.threshold = options_.setting.table.For(peer);
-    switch (options_.setting.mode) {
-      case ThresholdSetting::Mode::kAuto: it->second.reason = "auto: the start value, not calibrated yet"; break;
-      case ThresholdSetting::Mode::kFile: it->second.reason = "file: the threshold file's value for this peer"; break;
-      default: it->second.reason = "fixed: the configured threshold"; break;
+    for (ClassState& c : it->second.classes) {
+      c.threshold = options_.setting.table.For(peer);
+      switch (options_.setting.mode) {
+        case ThresholdSetting::Mode::kAuto: c.reason = "auto: the start value, not calibrated yet"; break;
+        case ThresholdSetting::Mode::kFile: c.reason = "file: the threshold file's value for this peer"; break;
+        default: c.reason = "fixed: the configured threshold"; break;
+      }
     }
   }
   return it->second;
 }
 
-void ThresholdPolicy::MoveTo(PeerState& state, uint64_t threshold, std::string reason) {
+ThresholdPolicy::ClassState& ThresholdPolicy::ClassLocked(const std::string& peer, size_t objects) {
+  ClassState& c = StateLocked(peer).classes[ConcurrencyClassOf(objects)];
+  c.used = true;
+  return c;
+}
+
+void ThresholdPolicy::MoveTo(ClassState& state, uint64_t threshold, std::string reason) {
   if (threshold != state.threshold) ++state.flips;
   state.threshold = threshold;
   state.reason = std::move(reason);
 }
 
+bool ThresholdPolicy::ExploreLocked(ClassState& state, uint64_t size) {
+  if (!adaptive() || options_.explore_every == 0) return false;
+  // Explore only next to the threshold, where the decision could change.
+  const int bucket = BucketOf(size);
+  const int t = BucketOf(state.threshold);
+  return (bucket == t || bucket == t + 1) && ++state.explore_counter % options_.explore_every == 0;
+}
+
 ThresholdPolicy::Choice ThresholdPolicy::Decide(const std::string& peer, uint64_t size) {
   MutexLock lock(&mu_);
-  PeerState& state = StateLocked(peer);
+  ClassState& state = ClassLocked(peer, 1);
   Choice choice;
   choice.threshold = state.threshold;
   choice.protocol = size <= state.threshold ? PeerProtocol::kGet : PeerProtocol::kPin;
-  if (adaptive() && options_.explore_every > 0) {
-    // Explore only next to the threshold, where the decision could change.
-    const int bucket = BucketOf(size);
-    const int t = BucketOf(state.threshold);
-    if ((bucket == t || bucket == t + 1) && ++state.explore_counter % options_.explore_every == 0 &&
-        size <= peer::kMaxInlineObjectBytes) {
-      choice.protocol = choice.protocol == PeerProtocol::kGet ? PeerProtocol::kPin : PeerProtocol::kGet;
-      choice.explored = true;
-    }
+  if (size <= peer::kMaxInlineObjectBytes && ExploreLocked(state, size)) {
+    choice.protocol = choice.protocol == PeerProtocol::kGet ? PeerProtocol::kPin : PeerProtocol::kGet;
+    choice.explored = true;
   }
   return choice;
 }
 
-uint64_t ThresholdPolicy::ThresholdFor(const std::string& peer) const {
+ThresholdPolicy::Choice ThresholdPolicy::DecideBatch(const std::string& peer, size_t objects, uint64_t min_size,
+                                                     uint64_t max_size) {
   MutexLock lock(&mu_);
-  if (auto it = peers_.find(peer); it != peers_.end()) return it->second.threshold;
+  ClassState& state = ClassLocked(peer, objects);
+  Choice choice;
+  choice.threshold = state.threshold;
+  choice.protocol = max_size <= state.threshold ? PeerProtocol::kGet : PeerProtocol::kPin;
+  // Only a batch wholly on one side of the threshold, in one size bucket, can be sent the other
+  // way as a whole (and then teaches its class that protocol's cost).
+  const bool uniform = min_size > 0 && min_size <= max_size && BucketOf(min_size) == BucketOf(max_size) &&
+                       (max_size <= state.threshold || min_size > state.threshold);
+  if (!uniform || (choice.protocol == PeerProtocol::kPin && max_size > peer::kMaxInlineObjectBytes)) return choice;
+  if (ExploreLocked(state, max_size)) {
+    choice.explored = true;
+    choice.protocol = choice.protocol == PeerProtocol::kGet ? PeerProtocol::kPin : PeerProtocol::kGet;
+    choice.threshold = choice.protocol == PeerProtocol::kGet ? max_size : min_size - 1;
+  }
+  return choice;
+}
+
+uint64_t ThresholdPolicy::ThresholdFor(const std::string& peer, size_t objects) const {
+  MutexLock lock(&mu_);
+  if (auto it = peers_.find(peer); it != peers_.end()) {
+    return it->second.classes[ConcurrencyClassOf(objects)].threshold;
+  }
   return options_.setting.table.For(peer);
 }
 
-uint64_t ThresholdPolicy::BatchThreshold(const std::string& peer) {
+uint64_t ThresholdPolicy::BatchThreshold(const std::string& peer, size_t objects) {
   MutexLock lock(&mu_);
-  return StateLocked(peer).threshold;
+  return ClassLocked(peer, objects).threshold;
 }
 
 bool ThresholdPolicy::Calibrated(const std::string& peer) const {
@@ -94,8 +138,8 @@ void ThresholdPolicy::Calibrate(const std::string& peer, const std::vector<Probe
   std::vector<ProbeSample> sorted = samples;
   std::sort(sorted.begin(), sorted.end(), [](const ProbeSample& a, const ProbeSample& b) { return a.bytes < b.bytes; });
   MutexLock lock(&mu_);
-  PeerState& state = StateLocked(peer);
-  state.calibrated = true;
+  PeerState& peer_state = StateLocked(peer);
+  peer_state.calibrated = true;
   if (sorted.empty()) return;
   // Crossover: the largest size below the first size where Pin wins.
   uint64_t threshold = sorted.back().bytes;
@@ -110,19 +154,26 @@ void ThresholdPolicy::Calibrate(const std::string& peer, const std::vector<Probe
       break;
     }
   }
-  MoveTo(state, Clamp(threshold), std::move(reason));
+  // The probes move one object at a time: their costs are the single class's estimates. Every
+  // class starts from their crossover and then follows its own transfers.
+  for (int c = 0; c < kConcurrencyClasses; ++c) {
+    MoveTo(peer_state.classes[c], Clamp(threshold),
+           c == 0 ? reason : absl::StrCat(reason, " (single-object probes; no batch of this class moved it since)"));
+  }
+  ClassState& single = peer_state.classes[0];
   for (const ProbeSample& s : sorted) {
     const int b = BucketOf(s.bytes);
     const double scale = static_cast<double>(uint64_t{1} << b) / static_cast<double>(std::max<uint64_t>(s.bytes, 1));
-    state.estimates[b][0] = Estimate{absl::ToDoubleSeconds(s.get_time) * scale, options_.min_samples};
-    state.estimates[b][1] = Estimate{absl::ToDoubleSeconds(s.pin_time) * scale, options_.min_samples};
+    single.estimates[b][0] = Estimate{absl::ToDoubleSeconds(s.get_time) * scale, options_.min_samples};
+    single.estimates[b][1] = Estimate{absl::ToDoubleSeconds(s.pin_time) * scale, options_.min_samples};
   }
 }
 
-void ThresholdPolicy::Observe(const std::string& peer, PeerProtocol protocol, uint64_t size, absl::Duration time) {
+void ThresholdPolicy::Observe(const std::string& peer, PeerProtocol protocol, uint64_t size, absl::Duration time,
+                              size_t objects) {
   if (!adaptive()) return;
   MutexLock lock(&mu_);
-  PeerState& state = StateLocked(peer);
+  ClassState& state = ClassLocked(peer, objects);
   const int b = BucketOf(size);
   const double scale = static_cast<double>(uint64_t{1} << b) / static_cast<double>(std::max<uint64_t>(size, 1));
   Estimate& e = state.estimates[b][protocol == PeerProtocol::kGet ? 0 : 1];
@@ -132,7 +183,7 @@ void ThresholdPolicy::Observe(const std::string& peer, PeerProtocol protocol, ui
   AdaptLocked(state);
 }
 
-void ThresholdPolicy::AdaptLocked(PeerState& state) {
+void ThresholdPolicy::AdaptLocked(ClassState& state) {
   const int t = BucketOf(state.threshold);
   auto ready = [&](int b) {
     return b >= 0 && b < kBuckets && state.estimates[b][0].samples >= options_.min_samples &&
@@ -161,25 +212,35 @@ void ThresholdPolicy::AdaptLocked(PeerState& state) {
 std::map<std::string, uint64_t> ThresholdPolicy::Snapshot() const {
   MutexLock lock(&mu_);
   std::map<std::string, uint64_t> out;
-  for (const auto& [peer, state] : peers_) out[peer] = state.threshold;
+  for (const auto& [peer, state] : peers_) out[peer] = state.classes[0].threshold;
   return out;
+}
+
+PeerExplanation ThresholdPolicy::ExplainClass(const ClassState& state, int concurrency_class) {
+  PeerExplanation e;
+  e.objects = ConcurrencyClassName(concurrency_class);
+  e.threshold = state.threshold;
+  e.flips = state.flips;
+  e.reason = state.reason;
+  for (int b = 0; b < kBuckets; ++b) {
+    const Estimate& get = state.estimates[b][0];
+    const Estimate& pin = state.estimates[b][1];
+    if (get.samples == 0 && pin.samples == 0) continue;
+    e.estimates.push_back(
+        PeerExplanation::SizeClass{uint64_t{1} << b, get.seconds * 1e6, get.samples, pin.seconds * 1e6, pin.samples});
+  }
+  return e;
 }
 
 std::map<std::string, PeerExplanation> ThresholdPolicy::Explain() const {
   MutexLock lock(&mu_);
   std::map<std::string, PeerExplanation> out;
   for (const auto& [peer, state] : peers_) {
-    PeerExplanation& e = out[peer];
-    e.threshold = state.threshold;
-    e.flips = state.flips;
-    e.reason = state.reason;
-    for (int b = 0; b < kBuckets; ++b) {
-      const Estimate& get = state.estimates[b][0];
-      const Estimate& pin = state.estimates[b][1];
-      if (get.samples == 0 && pin.samples == 0) continue;
-      e.estimates.push_back(
-          PeerExplanation::SizeClass{uint64_t{1} << b, get.seconds * 1e6, get.samples, pin.seconds * 1e6, pin.samples});
+    PeerExplanation e = ExplainClass(state.classes[0], 0);
+    for (int c = 1; c < kConcurrencyClasses; ++c) {
+      if (state.classes[c].used) e.batches.push_back(ExplainClass(state.classes[c], c));
     }
+    out[peer] = std::move(e);
   }
   return out;
 }

@@ -15,14 +15,24 @@
 //     by more than `hysteresis` (relative), down one bucket only when Pin beat Get in bucket k by
 //     as much; both estimates need min_samples. To keep both estimates fresh, one transfer in
 //     `explore_every` of the two buckets next to T uses the other protocol.
+// Concurrency: a transfer of n objects at once (a batch) costs each object differently from a
+// transfer of one, so each peer keeps one threshold and one set of estimates per concurrency class
+// (objects per transfer: 1, 2-16, 17-256, 257 and more). Single objects use the class of 1
+// (Decide, Observe); a batch the class of its size (DecideBatch, Observe with its object count).
+// Every class starts at the setting's value and takes the calibration's crossover; each then moves
+// by its own estimates. A batch teaches its class only when its objects share one size bucket and
+// one protocol (its time per object is then that protocol's cost at that size); such a batch next
+// to the threshold is explored like a single object: one in `explore_every` goes the other way.
 // Explain(): per peer, the threshold, how often it moved, why (the setting, the calibration's
-// crossover, or the estimates that moved it), and the estimates behind it.
+// crossover, or the estimates that moved it), and the estimates behind it; the same for each batch
+// class that was used.
 //
 // Thread-safety: thread-safe.
 #ifndef RPLASMA_MANAGER_FETCH_THRESHOLD_POLICY_H_
 #define RPLASMA_MANAGER_FETCH_THRESHOLD_POLICY_H_
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -61,6 +71,7 @@ struct ProbeSample {
 
 // Why a peer's threshold is what it is (the manager's stats: "peer_policy"; /metrics).
 struct PeerExplanation {
+  std::string objects = "1";  // the concurrency class: objects per transfer ("1", "2-16", ...)
   uint64_t threshold = 0;
   uint64_t flips = 0;  // times the threshold moved (a calibration that changed it included)
   std::string reason;  // why it has its current value, in words
@@ -74,11 +85,15 @@ struct PeerExplanation {
     uint32_t pin_samples = 0;
   };
   std::vector<SizeClass> estimates;
+  // The batch classes this peer's transfers used (objects != "1"), smallest first; each without
+  // its own `batches`.
+  std::vector<PeerExplanation> batches;
 };
 
 class ThresholdPolicy {
  public:
   static constexpr int kBuckets = 48;
+  static constexpr int kConcurrencyClasses = 4;
 
   explicit ThresholdPolicy(ThresholdPolicyOptions options);
 
@@ -95,19 +110,28 @@ class ThresholdPolicy {
   };
   Choice Decide(const std::string& peer, uint64_t size);
   PeerProtocol Choose(const std::string& peer, uint64_t size) { return Decide(peer, size).protocol; }
-  uint64_t ThresholdFor(const std::string& peer) const;
-  // The inline limit of a batch from `peer`: its objects of at most this many bytes come inline,
-  // larger ones by Pin. The owner applies it to each object's true size, so nothing explores here.
-  // Makes `peer` known, as Choose does.
-  uint64_t BatchThreshold(const std::string& peer);
+  uint64_t ThresholdFor(const std::string& peer, size_t objects = 1) const;
+  // The inline limit of a transfer of `objects` objects from `peer` whose sizes are not all known
+  // here (the owner applies it to each object's true size): nothing explores. Makes `peer` known.
+  uint64_t BatchThreshold(const std::string& peer, size_t objects = 1);
+  // The inline limit of a batch of `objects` objects from `peer` with hinted sizes in
+  // [min_size, max_size] (min_size 0: some unknown): the class's threshold, or, when exploring
+  // (the whole batch on one side of the threshold and in the bucket next to it), the limit that
+  // sends the whole batch the other way. `protocol` is what a uniform batch goes by.
+  Choice DecideBatch(const std::string& peer, size_t objects, uint64_t min_size, uint64_t max_size);
   // True once Calibrate ran for `peer` (auto mode calibrates each peer once).
   bool Calibrated(const std::string& peer) const;
   // Sets the peer's threshold from probe samples (sorted by size or not). Ignored unless adaptive.
   void Calibrate(const std::string& peer, const std::vector<ProbeSample>& samples);
-  // Records one transfer (adaptive mode may move the peer's threshold).
-  void Observe(const std::string& peer, PeerProtocol protocol, uint64_t size, absl::Duration time);
+  // Records one transfer of `objects` objects of about `size` bytes each (one size bucket, one
+  // protocol), `time` per object; adaptive mode may move the threshold of that concurrency class.
+  void Observe(const std::string& peer, PeerProtocol protocol, uint64_t size, absl::Duration time, size_t objects = 1);
 
-  // peer -> current threshold, for stats.
+  // The concurrency class of a transfer of `objects` objects (0 for one), and its name.
+  static int ConcurrencyClassOf(size_t objects);
+  static std::string ConcurrencyClassName(int concurrency_class);
+
+  // peer -> current threshold (single objects), for stats.
   std::map<std::string, uint64_t> Snapshot() const;
   // peer -> its threshold, how often it moved, why, and the estimates behind it.
   std::map<std::string, PeerExplanation> Explain() const;
@@ -118,19 +142,28 @@ class ThresholdPolicy {
     double seconds = 0;
     uint32_t samples = 0;
   };
-  struct PeerState {
+  // One concurrency class of a peer.
+  struct ClassState {
+    bool used = false;  // a transfer of this class was decided or observed
     uint64_t threshold = 0;
-    bool calibrated = false;
     uint64_t explore_counter = 0;
     uint64_t flips = 0;
     std::string reason;
     std::array<std::array<Estimate, 2>, kBuckets> estimates{};  // [bucket][protocol]
   };
+  struct PeerState {
+    bool calibrated = false;
+    std::array<ClassState, kConcurrencyClasses> classes;
+  };
 
   PeerState& StateLocked(const std::string& peer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void AdaptLocked(PeerState& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  ClassState& ClassLocked(const std::string& peer, size_t objects) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether this decision explores (counts the decisions next to the threshold).
+  bool ExploreLocked(ClassState& state, uint64_t size) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void AdaptLocked(ClassState& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Sets the threshold (a flip if it changed) and why.
-  static void MoveTo(PeerState& state, uint64_t threshold, std::string reason);
+  static void MoveTo(ClassState& state, uint64_t threshold, std::string reason);
+  static PeerExplanation ExplainClass(const ClassState& state, int concurrency_class);
   uint64_t Clamp(uint64_t threshold) const;
 
   const ThresholdPolicyOptions options_;

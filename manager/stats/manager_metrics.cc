@@ -66,13 +66,14 @@ std::string RenderManagerMetrics(const ManagerMetricsSources& in) {
   t.Single("rplasma_manager_known_peers", MetricType::kGauge, "Peers this node has fetched from (with a threshold).",
            in.known_peers);
   t.Family("rplasma_manager_peer_threshold_bytes", MetricType::kGauge,
-           "The Get/Pin switch point for objects from a peer: larger objects are pinned and read.");
+           "The Get/Pin switch point for objects from a peer, per number of objects moved at once: larger "
+           "objects are pinned and read.");
   for (const auto& p : in.peer_thresholds)
-    t.Sample("rplasma_manager_peer_threshold_bytes", {{"peer", p.peer}}, p.bytes);
+    t.Sample("rplasma_manager_peer_threshold_bytes", {{"peer", p.peer}, {"objects", p.objects}}, p.bytes);
   t.Family("rplasma_manager_peer_threshold_flips_total", MetricType::kCounter,
            "Times a peer's threshold moved (auto: calibration and the estimates).");
   for (const auto& p : in.peer_thresholds) {
-    t.Sample("rplasma_manager_peer_threshold_flips_total", {{"peer", p.peer}}, p.flips);
+    t.Sample("rplasma_manager_peer_threshold_flips_total", {{"peer", p.peer}, {"objects", p.objects}}, p.flips);
   }
   return t.str();
 }

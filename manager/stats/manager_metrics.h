@@ -29,6 +29,7 @@ struct ManagerMetricsSources {
   // Each such peer's threshold and how often it moved (the threshold policy's Explain).
   struct PeerThreshold {
     std::string peer;
+    std::string objects;  // its concurrency class: objects per transfer ("1", "2-16", ...)
     uint64_t bytes = 0;
     uint64_t flips = 0;
   };

@@ -37,6 +37,11 @@ class FetchEngineTest : public ::testing::Test {
     connector_.Add("b", channel_);
     ThresholdPolicyOptions policy_options;
     policy_options.setting.table.default_bytes = 4096;
+    UsePolicy(policy_options);
+  }
+  // A new engine (on the same stores, directory and peer) deciding by a policy of `policy_options`.
+  void UsePolicy(const ThresholdPolicyOptions& policy_options) {
+    engine_.reset();
     policy_ = std::make_unique<ThresholdPolicy>(policy_options);
     FetchEngineOptions options;
     options.self_node_id = "a";

@@ -58,8 +58,71 @@ TEST_F(FetchEngineTest, EachFetchRecordSaysWhyItsProtocolWasChosen) {
   EXPECT_EQ(recent[0].at("why"), "1000B <= the threshold 4KiB") << recent;
   EXPECT_EQ(recent[1].at("protocol"), "pin");
   EXPECT_EQ(recent[1].at("why"), "300000B > the threshold 4KiB") << recent;
-  EXPECT_NE(recent[2].at("why").get<std::string>().find("batch: inline up to the threshold 4KiB"), std::string::npos)
+  EXPECT_NE(recent[2].at("why").get<std::string>().find("batch of 2: inline up to the threshold 4KiB"),
+            std::string::npos)
       << recent;
+}
+
+// Batches feed the threshold policy like single transfers do, in their own concurrency class, and
+// only when the batch measured one protocol at one size (issue 25).
+TEST_F(FetchEngineTest, UniformBatchesTeachThePolicyTheirClassAndMixedOnesDoNot) {
+  ThresholdPolicyOptions policy_options;
+  policy_options.setting.mode = ThresholdSetting::Mode::kAuto;
+  policy_options.setting.table.default_bytes = 4096;
+  policy_options.explore_every = 0;
+  UsePolicy(policy_options);
+  auto batch = [&](const std::string& label, std::vector<size_t> sizes) {
+    std::vector<ObjectID> ids;
+    for (size_t k = 0; k < sizes.size(); ++k) {
+      ids.push_back(ObjectID::FromLabel(absl::StrCat(label, k)));
+      PutRemote(ids.back(), testing::TestBytes(static_cast<int>(k), sizes[k]));
+    }
+    for (const absl::Status& s : engine_->Fetch(ids, absl::Seconds(5))) ASSERT_OK(s);
+  };
+  batch("uniform small a", std::vector<size_t>(20, 1000));
+  batch("uniform small b", std::vector<size_t>(20, 900));
+  batch("uniform large", std::vector<size_t>(20, 9000));
+  batch("mixed protocols", {1000, 1000, 9000});
+  batch("two buckets", std::vector<size_t>{100, 1000});
+  const PeerExplanation e = policy_->Explain().at("b");
+  EXPECT_TRUE(e.estimates.empty()) << "no single transfer yet";
+  ASSERT_EQ(e.batches.size(), 2u) << "classes 2-16 and 17-256";
+  EXPECT_EQ(e.batches[0].objects, "2-16");
+  EXPECT_TRUE(e.batches[0].estimates.empty()) << "the mixed batches taught nothing";
+  EXPECT_EQ(e.batches[1].objects, "17-256");
+  ASSERT_EQ(e.batches[1].estimates.size(), 2u) << "1 KiB by Get, 16 KiB by Pin";
+  EXPECT_EQ(e.batches[1].estimates[0].bytes, 1024u);
+  EXPECT_EQ(e.batches[1].estimates[0].get_samples, 2u);
+  EXPECT_EQ(e.batches[1].estimates[0].pin_samples, 0u);
+  EXPECT_EQ(e.batches[1].estimates[1].bytes, 16384u);
+  EXPECT_EQ(e.batches[1].estimates[1].pin_samples, 1u);
+  EXPECT_EQ(e.batches[1].estimates[1].get_samples, 0u);
+}
+
+TEST_F(FetchEngineTest, AnExploredBatchGoesTheOtherWayWholeAndSaysSo) {
+  ThresholdPolicyOptions policy_options;
+  policy_options.setting.mode = ThresholdSetting::Mode::kAuto;
+  policy_options.setting.table.default_bytes = 4096;
+  policy_options.explore_every = 1;  // every batch next to the threshold explores
+  UsePolicy(policy_options);
+  std::vector<ObjectID> ids;
+  for (int k = 0; k < 10; ++k) {
+    ids.push_back(ObjectID::FromLabel(absl::StrCat("explored ", k)));
+    PutRemote(ids.back(), testing::TestBytes(k, 3000));  // <= 4 KiB: inline unless exploring
+  }
+  for (const absl::Status& s : engine_->Fetch(ids, absl::Seconds(5))) ASSERT_OK(s);
+  for (int k = 0; k < 10; ++k) EXPECT_EQ(local_.Bytes(ids[k]), testing::TestBytes(k, 3000));
+  EXPECT_EQ(service_->stats()["pins"], 10u) << "the whole batch went by Pin";
+  const nlohmann::json recent = nlohmann::json::parse(stats_.ToJson({})).at("recent_fetches");
+  ASSERT_EQ(recent.size(), 1u) << recent;
+  EXPECT_EQ(recent[0].at("protocol"), "pin");
+  EXPECT_NE(recent[0].at("why").get<std::string>().find("exploring: the whole batch by pin"), std::string::npos)
+      << recent;
+  EXPECT_EQ(owner_.total_refs(), 0) << "no lease left behind";
+  const PeerExplanation e = policy_->Explain().at("b");
+  ASSERT_EQ(e.batches.size(), 1u);
+  ASSERT_EQ(e.batches[0].estimates.size(), 1u);
+  EXPECT_EQ(e.batches[0].estimates[0].pin_samples, 1u) << "the exploration measured Pin at 4 KiB";
 }
 
 TEST_F(FetchEngineTest, AnIdListedOnOtherNodesOnlyCostsNoStoreContains) {

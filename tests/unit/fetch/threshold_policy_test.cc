@@ -136,6 +136,102 @@ TEST(ThresholdPolicyTest, ExplorationSometimesTriesTheOtherProtocolNearTheThresh
   EXPECT_EQ(explored, 10);
 }
 
+// Batches cost each object differently from single transfers: each concurrency class has its own
+// threshold, moved by its own transfers (issue 25).
+TEST(ThresholdPolicyTest, EachConcurrencyClassFindsItsOwnCrossover) {
+  ThresholdPolicy policy(Options(ThresholdSetting::Mode::kAuto, 65536));
+  EXPECT_EQ(ThresholdPolicy::ConcurrencyClassOf(1), 0);
+  EXPECT_EQ(ThresholdPolicy::ConcurrencyClassOf(2), 1);
+  EXPECT_EQ(ThresholdPolicy::ConcurrencyClassOf(100), 2);
+  EXPECT_EQ(ThresholdPolicy::ConcurrencyClassOf(1000), 3);
+  // Batches of 100: per object, Pin (reads in flight) beats Get from 32 KiB on; single objects
+  // keep Get up to 128 KiB.
+  for (int i = 0; i < 10; ++i) {
+    policy.Observe("p", PeerProtocol::kGet, 65536, absl::Microseconds(40), 100);
+    policy.Observe("p", PeerProtocol::kPin, 65536, absl::Microseconds(20), 100);
+    policy.Observe("p", PeerProtocol::kGet, 131072, absl::Microseconds(100));
+    policy.Observe("p", PeerProtocol::kPin, 131072, absl::Microseconds(150));
+  }
+  EXPECT_EQ(policy.ThresholdFor("p", 100), 32768u) << "the batch class lowered its threshold";
+  EXPECT_EQ(policy.ThresholdFor("p", 1), 131072u) << "the single class raised its own";
+  EXPECT_EQ(policy.ThresholdFor("p", 10), 65536u) << "a class with no transfers keeps the start value";
+  EXPECT_EQ(policy.BatchThreshold("p", 100), 32768u);
+  const PeerExplanation e = policy.Explain().at("p");
+  EXPECT_EQ(e.objects, "1");
+  EXPECT_EQ(e.threshold, 131072u);
+  ASSERT_EQ(e.batches.size(), 1u) << "only the classes used are explained";
+  EXPECT_EQ(e.batches[0].objects, "17-256");
+  EXPECT_EQ(e.batches[0].threshold, 32768u);
+  EXPECT_EQ(e.batches[0].flips, 1u);
+  EXPECT_NE(e.batches[0].reason.find("lowered: Pin 20.0 us against Get 40.0 us per object of up to 64KiB"),
+            std::string::npos)
+      << e.batches[0].reason;
+  ASSERT_EQ(e.batches[0].estimates.size(), 1u);
+  EXPECT_EQ(e.batches[0].estimates[0].get_samples, 10u);
+}
+
+TEST(ThresholdPolicyTest, CalibrationSeedsEveryClassAndBatchesMoveOnlyTheirs) {
+  ThresholdPolicy policy(Options(ThresholdSetting::Mode::kAuto, 65536));
+  std::vector<ProbeSample> samples;
+  for (uint64_t bytes = 4096; bytes <= (1u << 20); bytes *= 4) {
+    samples.push_back({bytes, absl::Microseconds(10 + bytes * 1e-3), absl::Microseconds(40 + bytes * 0.25e-3)});
+  }
+  policy.Calibrate("c", samples);
+  EXPECT_EQ(policy.ThresholdFor("c", 1), 16384u);
+  EXPECT_EQ(policy.ThresholdFor("c", 1000), 16384u) << "a class starts from the probes' crossover";
+  // Batches of 1000 find Get clearly better at 32 KiB: that class rises, single objects do not.
+  for (int i = 0; i < 5; ++i) {
+    policy.Observe("c", PeerProtocol::kGet, 32768, absl::Microseconds(5), 1000);
+    policy.Observe("c", PeerProtocol::kPin, 32768, absl::Microseconds(9), 1000);
+  }
+  EXPECT_EQ(policy.ThresholdFor("c", 1000), 32768u);
+  EXPECT_EQ(policy.ThresholdFor("c", 1), 16384u);
+}
+
+// A batch explores like a single object, but only when it can go the other way as a whole.
+TEST(ThresholdPolicyTest, UniformBatchesNextToTheThresholdAreExploredWhole) {
+  ThresholdPolicyOptions options = Options(ThresholdSetting::Mode::kAuto, 65536);
+  options.explore_every = 4;
+  ThresholdPolicy policy(options);
+  int explored = 0;
+  for (int i = 0; i < 40; ++i) {
+    // 100 objects of 40..60 KB: all inline normally (<= 64 KiB); exploring pins them all.
+    const ThresholdPolicy::Choice choice = policy.DecideBatch("b", 100, 40000, 60000);
+    if (choice.explored) {
+      ++explored;
+      EXPECT_EQ(choice.protocol, PeerProtocol::kPin);
+      EXPECT_LT(choice.threshold, 40000u) << "every object of the batch is above the limit";
+    } else {
+      EXPECT_EQ(choice.protocol, PeerProtocol::kGet);
+      EXPECT_EQ(choice.threshold, 65536u);
+    }
+  }
+  EXPECT_EQ(explored, 10);
+  // Above the threshold: exploring sends them all inline.
+  int inlined = 0;
+  for (int i = 0; i < 40; ++i) {
+    const ThresholdPolicy::Choice choice = policy.DecideBatch("b", 100, 70000, 120000);
+    if (choice.explored) {
+      ++inlined;
+      EXPECT_EQ(choice.protocol, PeerProtocol::kGet);
+      EXPECT_GE(choice.threshold, 120000u);
+    }
+  }
+  EXPECT_EQ(inlined, 10);
+  // Never: sizes on both sides of the threshold, in two buckets, unknown sizes, or far from it.
+  for (int i = 0; i < 40; ++i) {
+    EXPECT_FALSE(policy.DecideBatch("b", 100, 60000, 70000).explored);
+    EXPECT_FALSE(policy.DecideBatch("b", 100, 20000, 60000).explored);
+    EXPECT_FALSE(policy.DecideBatch("b", 100, 0, 60000).explored);
+    EXPECT_FALSE(policy.DecideBatch("b", 100, 1000, 1024).explored);
+  }
+  // A fixed policy never explores.
+  ThresholdPolicyOptions fixed_options = Options(ThresholdSetting::Mode::kFixed, 65536);
+  fixed_options.explore_every = 4;
+  ThresholdPolicy fixed(fixed_options);
+  for (int i = 0; i < 40; ++i) EXPECT_FALSE(fixed.DecideBatch("b", 100, 40000, 60000).explored);
+}
+
 TEST(ThresholdPolicyTest, BucketsAreCeilLog2) {
   EXPECT_EQ(ThresholdPolicy::BucketOf(0), 0);
   EXPECT_EQ(ThresholdPolicy::BucketOf(1), 0);
