@@ -192,6 +192,14 @@ class Client {
   // gets InvalidArgument (and is not sent). On an outer error the objects of the requests already
   // answered are stored; the rest are not.
   absl::StatusOr<std::vector<absl::Status>> PutInlineMany(absl::Span<const InlineObject> objects);
+  // SealAndReleaseMany and PutInlineMany without waiting for the store's answers (each object's
+  // status is then OK, or its own InvalidArgument). The store handles this client's requests in
+  // order, so every request this client sends afterwards finds them done, and the shared index
+  // shows them once the store got to them. What the store refuses (a put finding the arena full,
+  // a seal of an object deleted meanwhile) is not reported: the caller learns it by not finding
+  // the object. The outer status fails only if the requests cannot be sent (the store gone).
+  absl::StatusOr<std::vector<absl::Status>> SealAndReleaseManyDetached(absl::Span<const SealSpec> objects);
+  absl::StatusOr<std::vector<absl::Status>> PutInlineManyDetached(absl::Span<const InlineObject> objects);
   // Drops the reference of every valid buffer, with one detached (no_reply) ReleaseRequest per
   // max_ids_per_request ids; every buffer is !valid() after. Errors only if the store is gone.
   absl::Status Release(absl::Span<ObjectBuffer> buffers);
@@ -245,6 +253,19 @@ class Client {
   Client(ClientOptions options, std::unique_ptr<ClientConnection> connection, uint8_t* arena_base, uint64_t arena_size,
          std::string store_name, uint32_t max_ids_per_request, std::unique_ptr<LocalIndex> local_index);
 
+  // Waits until each of `ids` (fetched with caller_waits_for_seal: their seals sent to the store)
+  // shows sealed in the shared index; those that do not within a moment are fetched again the
+  // plain way (the manager answers once they are sealed, or with the store's error). One status
+  // per id.
+  std::vector<absl::Status> AwaitSealed(absl::Span<const ObjectID> ids, absl::Time deadline,
+                                        absl::string_view hint_node);
+  // One FetchRequest per kMaxFetchIds ids on a kept manager connection: each id's outcome as the
+  // manager reports it.
+  absl::StatusOr<std::vector<absl::Status>> FetchOnce(absl::Span<const ObjectID> ids, absl::Time deadline,
+                                                      absl::string_view hint_node, bool caller_waits_for_seal);
+  // SealAndReleaseMany / PutInlineMany, each request sent detached (`detached`) or waited for.
+  absl::StatusOr<std::vector<absl::Status>> SealAndReleaseManyImpl(absl::Span<const SealSpec> objects, bool detached);
+  absl::StatusOr<std::vector<absl::Status>> PutInlineManyImpl(absl::Span<const InlineObject> objects, bool detached);
   // A ManagerStatsRequest and its reply (ManagerStats, ManagerNodeId).
   absl::StatusOr<ManagerStatsReply> AskManagerStats();
   // Get without the remote fallback.

@@ -1,4 +1,5 @@
-// Client: the batched writes — CreateMany, SealAndReleaseMany, PutInlineMany — and the batched
+// Client: the batched writes — CreateMany, SealAndReleaseMany, PutInlineMany (the last two also
+// detached: sent, their answers not waited for) — and the batched
 // Release of ObjectBuffers. Each splits its objects into as few store requests as the limits allow
 // and sends them one after another (one reply outstanding, as GetLocal does, so answers never pile
 // up in the store's queue for this connection).
@@ -124,6 +125,15 @@ void Client::AbortCreated(absl::Span<const ObjectID> ids) {
 }
 
 absl::StatusOr<std::vector<absl::Status>> Client::SealAndReleaseMany(absl::Span<const SealSpec> objects) {
+  return SealAndReleaseManyImpl(objects, /*detached=*/false);
+}
+
+absl::StatusOr<std::vector<absl::Status>> Client::SealAndReleaseManyDetached(absl::Span<const SealSpec> objects) {
+  return SealAndReleaseManyImpl(objects, /*detached=*/true);
+}
+
+absl::StatusOr<std::vector<absl::Status>> Client::SealAndReleaseManyImpl(absl::Span<const SealSpec> objects,
+                                                                         bool detached) {
   std::vector<absl::Status> results;
   results.reserve(objects.size());
   for (size_t start = 0; start < objects.size(); start += max_ids_per_request_) {
@@ -131,6 +141,15 @@ absl::StatusOr<std::vector<absl::Status>> Client::SealAndReleaseMany(absl::Span<
     SealBatchRequest request;
     request.objects.reserve(part.size());
     for (const SealSpec& spec : part) request.objects.push_back(SealRequest{spec.id, spec.checksum, /*release=*/true});
+    if (detached) {
+      RETURN_IF_ERROR(connection_->SendDetached(std::move(request)));
+      MutexLock lock(&mu_);
+      for (const SealSpec& spec : part) {
+        created_.erase(spec.id);
+        results.push_back(absl::OkStatus());
+      }
+      continue;
+    }
     ASSIGN_OR_RETURN(CodesReply codes, ExpectCodes(connection_->Call(std::move(request)), part.size(), "seal"));
     MutexLock lock(&mu_);
     for (size_t k = 0; k < part.size(); ++k) {
@@ -146,6 +165,15 @@ absl::StatusOr<std::vector<absl::Status>> Client::SealAndReleaseMany(absl::Span<
 }
 
 absl::StatusOr<std::vector<absl::Status>> Client::PutInlineMany(absl::Span<const InlineObject> objects) {
+  return PutInlineManyImpl(objects, /*detached=*/false);
+}
+
+absl::StatusOr<std::vector<absl::Status>> Client::PutInlineManyDetached(absl::Span<const InlineObject> objects) {
+  return PutInlineManyImpl(objects, /*detached=*/true);
+}
+
+absl::StatusOr<std::vector<absl::Status>> Client::PutInlineManyImpl(absl::Span<const InlineObject> objects,
+                                                                    bool detached) {
   std::vector<absl::Status> results(objects.size());
   std::vector<size_t> batch;  // indices of the objects in the request being filled
   size_t batch_bytes = 0;
@@ -156,9 +184,14 @@ absl::StatusOr<std::vector<absl::Status>> Client::PutInlineMany(absl::Span<const
       const InlineObject& o = objects[i];
       request.objects.push_back(PutRequest{o.id, o.data, o.metadata, o.checksum, /*evict_if_full=*/true});
     }
-    ASSIGN_OR_RETURN(CodesReply codes, ExpectCodes(connection_->Call(std::move(request)), batch.size(), "put"));
-    for (size_t k = 0; k < batch.size(); ++k) {
-      results[batch[k]] = CodeStatus(codes.codes[k], "put", objects[batch[k]].id);
+    if (detached) {
+      RETURN_IF_ERROR(connection_->SendDetached(std::move(request)));
+      for (size_t i : batch) results[i] = absl::OkStatus();
+    } else {
+      ASSIGN_OR_RETURN(CodesReply codes, ExpectCodes(connection_->Call(std::move(request)), batch.size(), "put"));
+      for (size_t k = 0; k < batch.size(); ++k) {
+        results[batch[k]] = CodeStatus(codes.codes[k], "put", objects[batch[k]].id);
+      }
     }
     batch.clear();
     batch_bytes = 0;

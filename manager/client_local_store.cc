@@ -74,22 +74,42 @@ std::vector<absl::StatusOr<CreatedObject>> ClientLocalStore::CreateMany(absl::Sp
 
 std::vector<absl::Status> ClientLocalStore::SealAndReleaseMany(absl::Span<const ObjectID> ids,
                                                                absl::Span<const uint64_t> checksums) {
+  return SealMany(ids, checksums, /*detached=*/false);
+}
+
+std::vector<absl::Status> ClientLocalStore::SealAndReleaseManyDetached(absl::Span<const ObjectID> ids,
+                                                                       absl::Span<const uint64_t> checksums) {
+  return SealMany(ids, checksums, /*detached=*/true);
+}
+
+std::vector<absl::Status> ClientLocalStore::SealMany(absl::Span<const ObjectID> ids,
+                                                     absl::Span<const uint64_t> checksums, bool detached) {
   std::vector<SealSpec> specs;
   specs.reserve(ids.size());
   for (size_t i = 0; i < ids.size(); ++i) specs.push_back(SealSpec{ids[i], checksums[i]});
-  absl::StatusOr<std::vector<absl::Status>> sealed = client_->SealAndReleaseMany(specs);
+  absl::StatusOr<std::vector<absl::Status>> sealed =
+      detached ? client_->SealAndReleaseManyDetached(specs) : client_->SealAndReleaseMany(specs);
   if (!sealed.ok()) return AllFailed<absl::Status>(ids.size(), sealed.status());
   return *std::move(sealed);
 }
 
 std::vector<absl::Status> ClientLocalStore::PutSealedMany(absl::Span<const peer::SealedBytes> objects) {
+  return PutMany(objects, /*detached=*/false);
+}
+
+std::vector<absl::Status> ClientLocalStore::PutSealedManyDetached(absl::Span<const peer::SealedBytes> objects) {
+  return PutMany(objects, /*detached=*/true);
+}
+
+std::vector<absl::Status> ClientLocalStore::PutMany(absl::Span<const peer::SealedBytes> objects, bool detached) {
   std::vector<InlineObject> inline_objects;
   inline_objects.reserve(objects.size());
   for (const peer::SealedBytes& o : objects) {
     const uint64_t data_size = std::min<uint64_t>(o.data_size, o.bytes.size());
     inline_objects.push_back(InlineObject{o.id, o.bytes.first(data_size), o.bytes.subspan(data_size), o.checksum});
   }
-  absl::StatusOr<std::vector<absl::Status>> put = client_->PutInlineMany(inline_objects);
+  absl::StatusOr<std::vector<absl::Status>> put =
+      detached ? client_->PutInlineManyDetached(inline_objects) : client_->PutInlineMany(inline_objects);
   if (!put.ok()) return AllFailed<absl::Status>(objects.size(), put.status());
   return *std::move(put);
 }

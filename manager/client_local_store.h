@@ -28,6 +28,10 @@ class ClientLocalStore : public peer::LocalStore {
   std::vector<absl::Status> SealAndReleaseMany(absl::Span<const ObjectID> ids,
                                                absl::Span<const uint64_t> checksums) override;
   std::vector<absl::Status> PutSealedMany(absl::Span<const peer::SealedBytes> objects) override;
+  // Client::SealAndReleaseManyDetached / PutInlineManyDetached.
+  std::vector<absl::Status> SealAndReleaseManyDetached(absl::Span<const ObjectID> ids,
+                                                       absl::Span<const uint64_t> checksums) override;
+  std::vector<absl::Status> PutSealedManyDetached(absl::Span<const peer::SealedBytes> objects) override;
   absl::Status Abort(const ObjectID& id) override;
   absl::StatusOr<bool> Contains(const ObjectID& id) override;
   absl::StatusOr<std::vector<bool>> ContainsAll(absl::Span<const ObjectID> ids) override;
@@ -36,6 +40,10 @@ class ClientLocalStore : public peer::LocalStore {
   uint64_t arena_size() const override { return client_->arena_size(); }
 
  private:
+  std::vector<absl::Status> SealMany(absl::Span<const ObjectID> ids, absl::Span<const uint64_t> checksums,
+                                     bool detached);
+  std::vector<absl::Status> PutMany(absl::Span<const peer::SealedBytes> objects, bool detached);
+
   Client* const client_;
 };
 

@@ -232,7 +232,7 @@ ManagerReply ClientSocketServer::Handle(const ManagerRequest& request) {
   ManagerReply reply;
   reply.request_id = request.request_id;
   if (const auto* fetch = std::get_if<ManagerFetchRequest>(&request.body)) {
-    std::vector<absl::Status> statuses = fetch_(fetch->ids, absl::Milliseconds(fetch->timeout_ms), fetch->hint_node);
+    std::vector<absl::Status> statuses = fetch_(*fetch);
     ManagerFetchReply out;
     for (const absl::Status& s : statuses) {
       out.codes.push_back(ErrorCodeOf(s));

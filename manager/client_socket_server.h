@@ -66,9 +66,8 @@ using ClientSocketStats = CounterSnapshot;
 
 class ClientSocketServer {
  public:
-  // `hint`: the request's hint_node ("" = none).
-  using FetchFn = std::function<std::vector<absl::Status>(absl::Span<const ObjectID> ids, absl::Duration timeout,
-                                                          const std::string& hint)>;
+  // One status per id of the request.
+  using FetchFn = std::function<std::vector<absl::Status>(const ManagerFetchRequest& request)>;
   using StatsFn = std::function<ManagerStatsReply()>;
 
   // Listens on `path` (see above for what it refuses) and starts the accept thread.

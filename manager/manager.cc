@@ -100,6 +100,9 @@ absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler, const Tr
                                                     store_.get(), &stats_, clock_);
   fetch::FetchEngineOptions fetch_options = options_.fetch;
   fetch_options.self_node_id = node_id_;
+  // A client that reads the shared index waits there for its fetched objects to show sealed, so
+  // their store requests are not waited for (FetchEngine::Fetch).
+  fetch_options.batch.seal_detached = true;
   fetch_options.location_cache.node_ttl = options_.directory.node_ttl;
   expected_copies_ = std::make_unique<fetch::ExpectedCopies>(clock_);
   fetch_options.expected_copies = expected_copies_.get();
@@ -123,15 +126,15 @@ absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler, const Tr
     server_options.max_connections = options_.max_client_connections;
     server_options.request_deadline = options_.client_request_deadline;
     fetch::FetchEngine* engine = fetch_engine_.get();
-    ASSIGN_OR_RETURN(client_server_,
-                     ClientSocketServer::Start(
-                         options_.client_socket, server_options,
-                         [engine](absl::Span<const ObjectID> ids, absl::Duration timeout, const std::string& hint) {
-                           return engine->Fetch(ids, timeout, hint);
-                         },
-                         [this] {
-                           return ManagerStatsReply{StatsJson(), node_id_};
-                         }));
+    ASSIGN_OR_RETURN(client_server_, ClientSocketServer::Start(
+                                         options_.client_socket, server_options,
+                                         [engine](const ManagerFetchRequest& request) {
+                                           return engine->Fetch(request.ids, absl::Milliseconds(request.timeout_ms),
+                                                                request.hint_node, request.caller_waits_for_seal);
+                                         },
+                                         [this] {
+                                           return ManagerStatsReply{StatsJson(), node_id_};
+                                         }));
     client_server_for_stats_.store(client_server_.get(), std::memory_order_release);
   }
   ASSIGN_OR_RETURN(metrics_exporter_, MetricsExporter::Start(

@@ -24,7 +24,7 @@ std::string EncodeManagerRequest(const ManagerRequest& request) {
   if (const auto* fetch = std::get_if<ManagerFetchRequest>(&request.body)) {
     auto ids = ObjectIdVectorToFb(b, fetch->ids);
     auto hint = fetch->hint_node.empty() ? 0 : b.CreateString(fetch->hint_node);
-    auto body = fb::CreateFetchRequest(b, ids, fetch->timeout_ms, hint);
+    auto body = fb::CreateFetchRequest(b, ids, fetch->timeout_ms, hint, fetch->caller_waits_for_seal);
     b.Finish(fb::CreateManagerRequest(b, request.request_id, fb::ManagerRequestBody::FetchRequest, body.Union()));
   } else {
     auto body = fb::CreateManagerStatsRequest(b);
@@ -50,6 +50,7 @@ absl::StatusOr<ManagerRequest> DecodeManagerRequest(absl::string_view payload) {
       if (r->timeout_ms() < 0) return MakeError(ErrorCode::kInvalidArgument, "fetch: negative timeout");
       ManagerFetchRequest fetch;
       fetch.timeout_ms = r->timeout_ms();
+      fetch.caller_waits_for_seal = r->caller_waits_for_seal();
       if (r->hint_node() != nullptr && r->hint_node()->size() > 0) {
         fetch.hint_node = r->hint_node()->str();
         if (!IsValidNodeId(fetch.hint_node)) {

@@ -27,6 +27,8 @@ struct ManagerFetchRequest {
   std::vector<ObjectID> ids;  // 1 .. kMaxFetchIds
   int64_t timeout_ms = 0;     // >= 0
   std::string hint_node;      // "" or a node id (protocol/base/node_id.h) that probably holds the ids
+  // The caller waits for the objects to show sealed in the shared index itself (manager.fbs).
+  bool caller_waits_for_seal = false;
 };
 struct ManagerStatsRequest {};
 using ManagerRequestBody = std::variant<ManagerFetchRequest, ManagerStatsRequest>;

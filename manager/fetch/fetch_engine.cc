@@ -66,7 +66,7 @@ FetchEngine::FetchEngine(FetchEngineOptions options, Directory* directory, peer:
       pool_(options_.worker_threads) {}
 
 std::vector<absl::Status> FetchEngine::Fetch(absl::Span<const ObjectID> ids, absl::Duration timeout,
-                                             const std::string& hint) {
+                                             const std::string& hint, bool caller_waits_for_seal) {
   const absl::Time deadline = clock_->Now() + std::max(timeout, absl::ZeroDuration());
   stats_->fetch_requests.fetch_add(ids.size(), std::memory_order_relaxed);
   absl::flat_hash_map<ObjectID, absl::Status> outcome;
@@ -100,7 +100,7 @@ std::vector<absl::Status> FetchEngine::Fetch(absl::Span<const ObjectID> ids, abs
       const size_t begin = c * chunk;
       const size_t end = std::min(led.size(), begin + chunk);
       const std::vector<ObjectID> part(led.begin() + begin, led.begin() + end);
-      const std::vector<absl::Status> statuses = FetchLed(part, deadline, hint);
+      const std::vector<absl::Status> statuses = FetchLed(part, deadline, hint, caller_waits_for_seal);
       for (size_t k = 0; k < part.size(); ++k) Finish(part[k], led_flights.at(part[k]), statuses[k]);
     });
     for (const ObjectID& id : led) {
@@ -121,9 +121,10 @@ std::vector<absl::Status> FetchEngine::Fetch(absl::Span<const ObjectID> ids, abs
     }
   }
   if (!retry.empty()) {
-    std::vector<absl::Status> again = Fetch(retry, deadline - clock_->Now(), hint);
+    std::vector<absl::Status> again = Fetch(retry, deadline - clock_->Now(), hint, /*caller_waits_for_seal=*/true);
     for (size_t i = 0; i < retry.size(); ++i) outcome[retry[i]] = again[i];
   }
+  if (options_.batch.seal_detached && !caller_waits_for_seal) ConfirmSealed(outcome);
 
   std::vector<absl::Status> result;
   result.reserve(ids.size());
@@ -132,6 +133,30 @@ std::vector<absl::Status> FetchEngine::Fetch(absl::Span<const ObjectID> ids, abs
     if (!s.ok()) stats_->fetch_failures.fetch_add(1, std::memory_order_relaxed);
   }
   return result;
+}
+
+void FetchEngine::ConfirmSealed(absl::flat_hash_map<ObjectID, absl::Status>& outcome) {
+  // The seals were sent to the store without waiting (seal_detached). The store answers this
+  // process's requests in order, so one Contains for the ids the shared index does not show
+  // sealed yet comes back after their seals.
+  std::vector<ObjectID> unconfirmed;
+  for (const auto& [id, status] : outcome) {
+    if (status.ok() && !store_->KnownSealedHere(id)) unconfirmed.push_back(id);
+  }
+  if (unconfirmed.empty()) return;
+  absl::StatusOr<std::vector<bool>> sealed = store_->ContainsAll(unconfirmed);
+  for (size_t k = 0; k < unconfirmed.size(); ++k) {
+    absl::Status& status = outcome[unconfirmed[k]];
+    if (!sealed.ok()) {
+      status = sealed.status();
+    } else if (sealed->size() != unconfirmed.size()) {
+      status = MakeError(ErrorCode::kInternal, "fetch: the local store answered contains with the wrong count");
+    } else if (!(*sealed)[k]) {
+      status = MakeError(ErrorCode::kObjectNotFound,
+                         absl::StrCat("fetch(", unconfirmed[k].Hex(),
+                                      "): fetched, but not sealed here when confirmed (deleted meanwhile?)"));
+    }
+  }
 }
 
 void FetchEngine::Finish(const ObjectID& id, const std::shared_ptr<InFlight>& flight, const absl::Status& status) {
@@ -145,7 +170,7 @@ void FetchEngine::Finish(const ObjectID& id, const std::shared_ptr<InFlight>& fl
 }
 
 std::vector<absl::Status> FetchEngine::FetchLed(const std::vector<ObjectID>& ids, absl::Time deadline,
-                                                const std::string& hint) {
+                                                const std::string& hint, bool seal_detached) {
   std::vector<LedId> led(ids.size());
   std::vector<LedId*> pending;
   pending.reserve(ids.size());
@@ -159,7 +184,7 @@ std::vector<absl::Status> FetchEngine::FetchLed(const std::vector<ObjectID>& ids
     for (LedId* l : pending) l->NewRound();
     RouteByShortcut(pending, shortcut);
     const absl::Duration lookup_time = RouteByDirectory(pending);
-    TransferRound(pending, deadline, lookup_time);
+    TransferRound(pending, deadline, lookup_time, seal_detached);
     const bool reroute = Settle(pending, deadline);
     if (pending.empty()) break;
     if (stopping_.load()) {
@@ -287,13 +312,15 @@ absl::Duration FetchEngine::RouteByDirectory(const std::vector<LedId*>& pending)
   return lookup_time;
 }
 
-void FetchEngine::TransferRound(const std::vector<LedId*>& pending, absl::Time deadline, absl::Duration lookup_time) {
+void FetchEngine::TransferRound(const std::vector<LedId*>& pending, absl::Time deadline, absl::Duration lookup_time,
+                                bool seal_detached) {
   std::vector<LedId*> moving;
   std::vector<Transfer> transfers;
   for (LedId* l : pending) {
     if (l->settled.has_value() || l->transfer.sources.empty()) continue;
     moving.push_back(l);
     transfers.push_back(std::move(l->transfer));
+    transfers.back().seal_detached = seal_detached && options_.batch.seal_detached;
   }
   if (moving.empty()) return;
   TransferAll(transfers, deadline, lookup_time);
@@ -546,6 +573,7 @@ void FetchEngine::TransferBatchFrom(const std::string& node, std::vector<Transfe
   for (size_t i : at) batch_ids.push_back(transfers[i].id);
   peer::BatchTransferOptions batch_options = options_.batch;
   batch_options.pool = &pool_;
+  batch_options.seal_detached = transfers[at[0]].seal_detached;  // the same for every id of a round
   // A single object may come inline up to the largest Call.
   if (at.size() == 1) batch_options.inline_budget_bytes = peer::kMaxInlineObjectBytes;
   peer::BatchTransferResult result =

@@ -84,6 +84,8 @@ struct FetchEngineOptions {
   // overlaps another's transfer and a third's store requests.
   size_t pipeline_ids = 256;
   int pipeline_depth = 3;
+  // batch.seal_detached: for callers that wait for the seals themselves, the store requests making
+  // fetched objects visible are not waited for (see Fetch).
   peer::BatchTransferOptions batch;
   LocationCacheOptions location_cache;
   // Told every id before its transfer creates it here (borrowed; nullptr = nobody): the publisher
@@ -102,8 +104,13 @@ class FetchEngine {
 
   // One status per id, in order (duplicates share the outcome). `hint`: the node that probably
   // holds the ids ("" = none; this node's own id is ignored), tried for those the location cache
-  // does not know before the directory is asked.
-  std::vector<absl::Status> Fetch(absl::Span<const ObjectID> ids, absl::Duration timeout, const std::string& hint = "");
+  // does not know before the directory is asked. `caller_waits_for_seal` (a client that reads the
+  // shared index and waits there for the objects to show sealed) with batch.seal_detached: the
+  // store requests that make the fetched objects visible are sent without waiting for the store's
+  // answers. Without it, Fetch returns once they are sealed: a caller merged into a transfer that
+  // did not wait gets them confirmed with one Contains (for those the index does not show yet).
+  std::vector<absl::Status> Fetch(absl::Span<const ObjectID> ids, absl::Duration timeout, const std::string& hint = "",
+                                  bool caller_waits_for_seal = false);
   // Makes fetches still waiting for an object give up with kUnavailable (manager shutdown).
   void Shutdown() { stopping_.store(true); }
 
@@ -123,7 +130,8 @@ class FetchEngine {
     std::vector<ObjectLocation> sources;
     size_t source = 0;  // the one tried now
     absl::Status status = MakeError(ErrorCode::kInternal, "fetch: not attempted");
-    ObjectDescription owner;  // the owner's description, once it served the object
+    ObjectDescription owner;     // the owner's description, once it served the object
+    bool seal_detached = false;  // its store requests are not waited for (batch.seal_detached)
 
     const ObjectLocation& current() const { return sources[source]; }
   };
@@ -144,7 +152,9 @@ class FetchEngine {
 
   // Fetches `ids` (led by this call) until `deadline`; one status per id. Each round: the
   // shortcuts, the directory, the transfers, then each id's outcome (steps 2-5 above).
-  std::vector<absl::Status> FetchLed(const std::vector<ObjectID>& ids, absl::Time deadline, const std::string& hint);
+  // `seal_detached`: the caller waits for the seals itself (Fetch's caller_waits_for_seal).
+  std::vector<absl::Status> FetchLed(const std::vector<ObjectID>& ids, absl::Time deadline, const std::string& hint,
+                                     bool seal_detached);
   // Step 2, first part: an id not routed before goes to its cached location, else to `hint` (""
   // = none); one the shared index shows sealed here is settled OK.
   void RouteByShortcut(const std::vector<LedId*>& pending, const std::string& hint);
@@ -152,7 +162,8 @@ class FetchEngine {
   // asked of the store where the answer makes it possible. Returns the lookup's time.
   absl::Duration RouteByDirectory(const std::vector<LedId*>& pending);
   // Step 3: every id with a source and no outcome yet is transferred (TransferAll).
-  void TransferRound(const std::vector<LedId*>& pending, absl::Time deadline, absl::Duration lookup_time);
+  void TransferRound(const std::vector<LedId*>& pending, absl::Time deadline, absl::Duration lookup_time,
+                     bool seal_detached);
   // Steps 4-5: each id's outcome, or it stays in `pending` for another round. True if a shortcut
   // failed (its ids go to the directory at once).
   bool Settle(std::vector<LedId*>& pending, absl::Time deadline);
@@ -163,6 +174,8 @@ class FetchEngine {
                     absl::Time deadline, absl::Duration lookup_time);
   // One batch (the transfers at `at`, one or more) from `node`, objects up to `inline_max` bytes
   // inline: one round trip. `why` says why this way (the fetch's record in the stats).
+  // The OK outcomes the store does not confirm sealed become errors (see Fetch).
+  void ConfirmSealed(absl::flat_hash_map<ObjectID, absl::Status>& outcome);
   // Feeds the threshold policy with a finished transfer's time, when it measured one protocol at
   // one size (see the definition).
   void LearnFrom(const std::string& node, const std::vector<Transfer>& transfers, const std::vector<size_t>& at,

@@ -56,14 +56,15 @@ void AbortAll(LocalStore& store, Outcomes& out, absl::Span<const size_t> which) 
 }
 
 // Seals the objects at `which` (created here, their bytes in place and verified) in one store
-// request; aborts those the store refused.
+// request (`detached`: not waited for); aborts those the store refused.
 void SealCreated(LocalStore& store, Outcomes& out, const std::vector<size_t>& which,
-                 const std::vector<uint64_t>& checksums) {
+                 const std::vector<uint64_t>& checksums, bool detached) {
   if (which.empty()) return;
   std::vector<ObjectID> ids;
   ids.reserve(which.size());
   for (size_t i : which) ids.push_back(out.id(i));
-  const std::vector<absl::Status> sealed = store.SealAndReleaseMany(ids, checksums);
+  const std::vector<absl::Status> sealed =
+      detached ? store.SealAndReleaseManyDetached(ids, checksums) : store.SealAndReleaseMany(ids, checksums);
   std::vector<size_t> abort;
   if (!Answered(sealed, which.size(), out, which)) {
     AbortAll(store, out, which);
@@ -189,7 +190,8 @@ void ByFetchBatch(transport::Channel& channel, LocalStore& store, Outcomes& out,
   result.verify = t2 - t1;
 
   if (!small.empty()) {
-    const std::vector<absl::Status> put = store.PutSealedMany(small);
+    const std::vector<absl::Status> put =
+        options.seal_detached ? store.PutSealedManyDetached(small) : store.PutSealedMany(small);
     if (Answered(put, small.size(), out, small_at)) {
       for (size_t k = 0; k < small.size(); ++k) {
         out.Set(small_at[k], put[k]);
@@ -260,7 +262,7 @@ void ByFetchBatch(transport::Channel& channel, LocalStore& store, Outcomes& out,
   result.transfer = reads_done - t0;
   result.verify += hash_tail;
   const absl::Time t4 = clock.Now();
-  SealCreated(store, out, sealing, checksums);
+  SealCreated(store, out, sealing, checksums, options.seal_detached);
   result.seal = (t3 - t2) + (clock.Now() - t4);
   for (const Placed& p : placed) {
     if (p.pin == nullptr || !result.statuses[p.i].ok()) continue;

@@ -9,6 +9,7 @@
 //     the rest: created with one store request; inline bytes copied in, pinned ones read straight
 //             into place `reads_in_flight` objects at a time (each chunk by chunk, checksummed as
 //             it lands: read_and_hash.h) -> the verified ones sealed with one store request
+//   (with seal_detached the store requests that make objects visible are not waited for)
 //   -> one UnpinBatch for every lease, after the seal (a lost Unpin costs the owner a lease until
 //      its TTL, never a wait here)
 //
@@ -57,6 +58,12 @@ struct BatchTransferOptions {
   uint64_t inline_store_total_bytes = 64u << 10;
   // Threads for the reads (borrowed); nullptr: started for each batch (run_shared.h).
   WorkerPool* pool = nullptr;
+  // The store requests that make the objects visible (PutSealedMany, the seal) are sent without
+  // waiting for the store's answers (LocalStore's …Detached calls): the objects are then sealed
+  // for every later request of this process, and for the clients reading the shared index once the
+  // store got to them. A refusal by the store (the arena full) is not seen here: the object is
+  // reported fetched and then not found.
+  bool seal_detached = false;
 };
 
 struct BatchTransferResult {

@@ -105,6 +105,18 @@ class LocalStore {
     for (const SealedBytes& o : objects) out.push_back(PutSealed(o.id, o.bytes, o.data_size, o.checksum));
     return out;
   }
+  // SealAndReleaseMany and PutSealedMany without waiting for the store: every request this
+  // process sends the store afterwards finds them done. What the store refuses then (a put finding
+  // the arena full, a seal of an object deleted meanwhile) goes unreported: each answer is OK (or
+  // the error of sending); the caller learns of a refusal by not finding the object sealed. These
+  // defaults wait (and report each outcome).
+  virtual std::vector<absl::Status> SealAndReleaseManyDetached(absl::Span<const ObjectID> ids,
+                                                               absl::Span<const uint64_t> checksums) {
+    return SealAndReleaseMany(ids, checksums);
+  }
+  virtual std::vector<absl::Status> PutSealedManyDetached(absl::Span<const SealedBytes> objects) {
+    return PutSealedMany(objects);
+  }
   // Discards an object this process created and has not sealed.
   virtual absl::Status Abort(const ObjectID& id) = 0;
   virtual absl::StatusOr<bool> Contains(const ObjectID& id) = 0;

@@ -156,5 +156,72 @@ TEST_F(ManagerBatchFetchTest, ABatchLargerThanTheFreeArenaBringsWhatFitsAndEvict
   EXPECT_EQ(owner_stats.at("peer_service").at("leases_live").get<uint64_t>(), 0u) << owner_stats;
 }
 
+// A client that reads the shared index lets its manager answer before the store has answered the
+// requests that seal what it fetched, and waits in the index itself: whatever Fetch reports fetched
+// must already be there for a Get that does not wait, on every path (inline put, seal after a
+// read), for single objects and batches.
+TEST_F(ManagerBatchFetchTest, WhatFetchReportsFetchedIsHereForAGetThatDoesNotWait) {
+  TestNode* a = AddNode("a", 128 * kMiB);
+  TestNode* b = AddNode("b", 128 * kMiB);
+  ASSERT_TRUE(a && b);
+  std::vector<ObjectID> singles;
+  for (int i = 0; i < 60; ++i) {
+    singles.push_back(ObjectID::FromLabel(absl::StrCat("single-", i)));
+    ASSERT_OK(PutTestObject(*a->client, singles.back(), i, i % 3 == 2 ? 100000 : 1000));
+  }
+  ASSERT_OK(cluster_->WaitPublished(*a, singles));
+  for (int i = 0; i < 60; ++i) {
+    ASSERT_OK(b->client->Fetch({singles[i]}, absl::Seconds(20))) << i;
+    absl::StatusOr<ObjectBuffer> got = b->client->GetOne(singles[i], absl::ZeroDuration());
+    ASSERT_OK(got.status()) << i;
+    EXPECT_OK(CheckTestObject(*b->client, singles[i], i, i % 3 == 2 ? 100000 : 1000)) << i;
+  }
+  std::vector<ObjectID> batch;
+  for (int i = 0; i < 300; ++i) {
+    batch.push_back(ObjectID::FromLabel(absl::StrCat("batch-", i)));
+    ASSERT_OK(PutTestObject(*a->client, batch.back(), 1000 + i, i % 10 == 0 ? 200000 : 2000));
+  }
+  ASSERT_OK(cluster_->WaitPublished(*a, batch));
+  ASSERT_OK(b->client->Fetch(batch, absl::Seconds(20)));
+  ASSERT_OK_AND_ASSIGN(std::vector<ObjectBuffer> buffers, b->client->Get(batch, absl::ZeroDuration()));
+  for (size_t i = 0; i < batch.size(); ++i) EXPECT_TRUE(buffers[i].valid()) << i << ": " << buffers[i].status();
+  buffers.clear();
+  ASSERT_OK_AND_ASSIGN(nlohmann::json stats, ParsedStatsVia(a->client_socket));
+  EXPECT_EQ(stats.at("peer_service").at("gets").get<uint64_t>() + stats.at("peer_service").at("pins").get<uint64_t>(),
+            360u)
+      << "each object moved once: " << stats;
+  ExpectNoLeaks(b);
+  ExpectNoLeaks(a);
+}
+
+// The store refuses a put the manager did not wait for (its arena is full of referenced
+// objects): Fetch still reports the store's error, not success and not a hang.
+TEST_F(ManagerBatchFetchTest, APutTheStoreRefusesAfterTheManagerAnsweredIsReportedAsOutOfMemory) {
+  TestNode* a = AddNode("a", 64 * kMiB);
+  TestNode* b = AddNode("b", 16 * kMiB);
+  ASSERT_TRUE(a && b);
+  ASSERT_OK_AND_ASSIGN(StatsReply before, b->client->Stats());
+  const ObjectID filler = ObjectID::FromLabel("fills b");
+  ASSERT_OK(PutTestObject(*b->client, filler, 7, before.capacity - before.used_bytes - 256));
+  ASSERT_OK_AND_ASSIGN(ObjectBuffer held, b->client->GetOne(filler));
+  const ObjectID id = ObjectID::FromLabel("no room on b");
+  ASSERT_OK(PutTestObject(*a->client, id, 8, 4096));
+  ASSERT_OK(cluster_->WaitPublished(*a, {id}));
+  const absl::Time start = absl::Now();
+  absl::Status fetched = b->client->Fetch({id}, absl::Seconds(20));
+  EXPECT_THAT(fetched, HasErrorCode(ErrorCode::kOutOfMemory)) << fetched;
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5)) << "an error, not the deadline";
+  EXPECT_FALSE(*b->client->Contains(id));
+  ASSERT_OK_AND_ASSIGN(nlohmann::json owner, ParsedStatsVia(a->client_socket));
+  EXPECT_EQ(owner.at("peer_service").at("gets").get<uint64_t>(), 2u)
+      << "the put not waited for, then the plain fetch that reports the store's answer: " << owner;
+  ASSERT_OK(held.Release());
+  ExpectNoLeaks(b);
+  // With room again, the same fetch succeeds.
+  ASSERT_OK(b->client->Delete({filler}));
+  ASSERT_OK(b->client->Fetch({id}, absl::Seconds(20)));
+  EXPECT_OK(CheckTestObject(*b->client, id, 8, 4096));
+}
+
 }  // namespace
 }  // namespace rplasma::testing
