@@ -1,6 +1,6 @@
 # plot_bench.gp: the rplasma-bench-mpi plot. gnuplot -e "csv='in.csv'; png='out.png'" plot_bench.gp
-# (set conc=N to pick the concurrency; 1 by default). Aggregate rows only. Uses pngcairo where it
-# exists, else png.
+# (set conc=N to pick the concurrency; by default the CSV's lowest). Aggregate rows only. Uses
+# pngcairo where it exists, else png.
 #
 # One column per pattern (per benchmark and pattern: `fetch` rows are titled by the pattern alone,
 # the tuner's as "tune shift1", "tune_check shift1"), in the CSV's order:
@@ -13,12 +13,16 @@
 # Every series is drawn only if it has rows, so a CSV without auto or tcp_stream rows still plots.
 if (!exists("csv")) csv = 'rplasma-bench-mpi.csv'
 if (!exists("png")) png = 'rplasma-bench-mpi.png'
-if (!exists("conc")) conc = 1
 
 q(s) = "'".s."'"
 if (system("test -r ".q(csv)." && echo ok") ne "ok") {
   print sprintf("plot_bench.gp: cannot read %s", csv)
   exit status 1
+}
+# By default the lowest concurrency of the CSV's rplasma rows (1 if it has none).
+if (!exists("conc")) {
+  conc = int(system("awk -F, 'NR>1 && $2==\"rplasma\" && (c==\"\" || $12+0 < c) {c=$12+0} END {print c+0}' ".q(csv)))
+  if (conc < 1) { conc = 1 }
 }
 
 # Columns: 1 benchmark 2 system 3 transport 4 protocol 5 object_size 6 ops_per_s 7 gb_per_s
