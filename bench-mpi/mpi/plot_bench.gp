@@ -5,8 +5,9 @@
 # One column per pattern (per benchmark and pattern: `fetch` rows are titled by the pattern alone,
 # the tuner's as "tune shift1", "tune_check shift1"), in the CSV's order:
 #   top:    GB/s by size of get, pin, auto and the raw peer tcp_stream. The peer runs only in
-#           pairs; other patterns show the pairs peer as a reference, titled "tcp_stream (pairs)".
+#           pairs, at concurrency 1; every pattern shows it as a reference.
 #   bottom: p50 (solid) and p99 (dashed) latency by size, the same colours.
+# One legend under the title names the colours (per-panel keys hid the lines they sat on).
 # A dashed vertical line, "crossover", in both: the first size where pin's GB/s exceeds get's.
 # A last column: auto / best fixed (the CSV's auto_vs_best) by size, one line per pattern, with the
 # 0.95 target; below it, each pattern's crossover as text. Columns wrap after five.
@@ -58,7 +59,7 @@ if (xmin <= 0) { xmin = 1024; xmax = 1048576 }
 cells = n + 1
 bands = (cells + 4) / 5
 cols = (cells + bands - 1) / bands
-top = 40.0
+top = 64.0
 cell_w = 440
 cell_h = 340
 height = bands * 2 * cell_h + top
@@ -77,16 +78,31 @@ set xtics ("16" 16, "64" 64, "256" 256, "1K" 1024, "4K" 4096, "16K" 16384, "64K"
 set grid
 set format y "%g"
 set xlabel "object size (bytes)"
-set key top left font ",8" opaque noautotitle
+unset key
 w = 1.0 / cols
 h = (1.0 - top / height) / (2 * bands)
 cell_x(i) = ((i - 1) % cols) * w
 bw_y(i) = 1.0 - top / height - (2 * ((i - 1) / cols) + 1) * h
 lat_y(i) = bw_y(i) - h
-proto_color(p) = p eq "get" ? "#1f77b4" : p eq "pin" ? "#d62728" : p eq "auto" ? "#2ca02c" : "#7f7f7f"
-protos = "get pin auto"
+# The protocols of the rplasma rows: get, pin, auto first, then any other name the CSV has.
+protos = system(agg." && $2==\"rplasma\" && !seen[$4]++ {print ($4==\"get\" ? 1 : $4==\"pin\" ? 2 : $4==\"auto\" ? 3 : 4), $4}' " \
+                .q(csv)." | sort -k1,1n -k2 | cut -d' ' -f2 | tr '\n' ' '")
+proto_color(p) = p eq "get" ? "#1f77b4" : p eq "pin" ? "#d62728" : p eq "auto" ? "#2ca02c" : \
+                 p eq "tcp_stream" ? "#7f7f7f" : "#9467bd"
+have_peer = int(system("awk -F, 'NR>1 && $16==1 && $2==\"tcp_stream\"' ".q(csv)." | wc -l")) > 0
 
 set multiplot title sprintf("rplasma-bench-mpi: %s, concurrency %d", csv, conc) noenhanced
+# One legend for every panel, under the title (drawn with the first panel only).
+legend = n > 0 ? protos.(have_peer ? "tcp_stream" : "") : ""
+legend_y = 1.0 - 44.0 / height
+do for [j = 1:words(legend)] {
+  set label 10 + j word(legend, j) at screen 0.5 + (j - 1 - words(legend) / 2.0) * 90.0 / (cols * cell_w), legend_y \
+      left point pt 7 ps 1 lc rgb proto_color(word(legend, j)) offset 1, 0 tc rgb proto_color(word(legend, j))
+}
+if (n > 0 && have_peer) {
+  set label 10 "tcp_stream: the raw peer, measured in pairs at concurrency 1, drawn in every pattern" \
+      at screen 0.5, legend_y - 16.0 / height center font ",8" tc rgb proto_color("tcp_stream")
+}
 if (n == 0) {
   set label 1 sprintf("no aggregate rplasma rows at concurrency %d", conc) at screen 0.5, 0.5 center
   unset border; unset tics; unset xlabel; unset grid; unset logscale x
@@ -98,29 +114,25 @@ do for [i = 1:n] {
   k = word(panels, i)
   x = crossover(k)
   crossovers = crossovers.sprintf("%s: %s\n", ptitle(k), x > 0 ? size_label(x) : "none")
-  # The peer of this pattern, else the pairs peer of the same benchmark.
-  pk = count(peer(k)) > 0 ? k : bench(k)."/pairs"
-  have_peer = count(peer(pk)) > 0
-  peer_title = pk eq k ? "tcp_stream" : "tcp_stream (pairs)"
+  # Every pattern has at least one protocol's rows (that is what made it a panel).
   bw = ""
   lat = ""
   do for [j = 1:words(protos)] {
     p = word(protos, j)
     if (count(rows(k, "rplasma", p)) > 0) {
-      bw = bw.sprintf("%s rows(k, 'rplasma', '%s') using 1:2 with linespoints lw 2 pt 7 ps 0.6 lc rgb '%s' title '%s'", \
-                      bw eq "" ? "" : ",", p, proto_color(p), p)
-      lat = lat.sprintf("%s rows(k, 'rplasma', '%s') using 1:3 with linespoints lw 2 pt 7 ps 0.6 lc rgb '%s' title '%s'", \
-                        lat eq "" ? "" : ",", p, proto_color(p), p)
-      lat = lat.sprintf(", rows(k, 'rplasma', '%s') using 1:4 with lines lw 1.5 dt 2 lc rgb '%s' notitle", \
-                        p, proto_color(p))
+      bw = bw.sprintf("%s rows(k, 'rplasma', '%s') using 1:2 with linespoints lw 2 pt 7 ps 0.6 lc rgb '%s'", \
+                      bw eq "" ? "" : ",", p, proto_color(p))
+      lat = lat.sprintf("%s rows(k, 'rplasma', '%s') using 1:3 with linespoints lw 2 pt 7 ps 0.6 lc rgb '%s'", \
+                        lat eq "" ? "" : ",", p, proto_color(p))
+      lat = lat.sprintf(", rows(k, 'rplasma', '%s') using 1:4 with lines lw 1.5 dt 2 lc rgb '%s'", p, proto_color(p))
     }
   }
-  if (have_peer) {
-    bw = bw.sprintf("%s peer(pk) using 1:2 with linespoints lw 1.5 pt 6 ps 0.6 lc rgb '%s' title peer_title", \
-                    bw eq "" ? "" : ",", proto_color("-"))
-    lat = lat.sprintf("%s peer(pk) using 1:3 with linespoints lw 1.5 pt 6 ps 0.6 lc rgb '%s' title peer_title", \
-                      lat eq "" ? "" : ",", proto_color("-"))
-    lat = lat.sprintf(", peer(pk) using 1:4 with lines lw 1 dt 2 lc rgb '%s' notitle", proto_color("-"))
+  # The peer of this pattern, else the pairs peer of the same benchmark.
+  pk = count(peer(k)) > 0 ? k : bench(k)."/pairs"
+  if (count(peer(pk)) > 0) {
+    bw = bw.sprintf(", peer(pk) using 1:2 with linespoints lw 1.5 pt 6 ps 0.6 lc rgb '%s'", proto_color("tcp_stream"))
+    lat = lat.sprintf(", peer(pk) using 1:3 with linespoints lw 1.5 pt 6 ps 0.6 lc rgb '%s'", proto_color("tcp_stream"))
+    lat = lat.sprintf(", peer(pk) using 1:4 with lines lw 1 dt 2 lc rgb '%s'", proto_color("tcp_stream"))
   }
   if (x > 0) {
     set arrow 1 from x, graph 0 to x, graph 1 nohead dt 2 lw 1.5 lc rgb "black" back
@@ -137,6 +149,9 @@ do for [i = 1:n] {
   set logscale y 10
   set ylabel "GB/s"
   eval "plot ".bw
+  if (i == 1) {
+    do for [j = 0:words(legend)] { unset label 10 + j }
+  }
   set origin cell_x(i), lat_y(i)
   set title ptitle(k).": latency, p50 solid, p99 dashed" noenhanced
   set ylabel "microseconds"
