@@ -105,8 +105,8 @@ TEST_F(BenchMpiPlotTest, EachPatternGetsItsOwnColumnOfPanels) {
 }
 
 TEST_F(BenchMpiPlotTest, ACsvWithoutAutoOrTcpStreamRowsStillPlots) {
-  const Plot plot = Draw("fixed", kHeader + PatternRows("pairs", 1, {"get", "pin"}) +
-                                      PatternRows("broadcast", 1, {"get", "pin"}));
+  const Plot plot =
+      Draw("fixed", kHeader + PatternRows("pairs", 1, {"get", "pin"}) + PatternRows("broadcast", 1, {"get", "pin"}));
   ASSERT_EQ(plot.exit_code, 0) << plot.output;
   EXPECT_GT(PngWidth(plot.png), 0u) << plot.output;
 }
