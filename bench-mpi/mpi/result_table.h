@@ -44,8 +44,9 @@ std::vector<std::string> CsvExtraColumns();
 absl::Status WriteCsv(const std::string& path, const std::vector<ResultRow>& rows);
 // Aggregate rows as an aligned table.
 void PrintTable(const std::vector<ResultRow>& rows);
-// Runs gnuplot on `script` with the CSV, writing `png` (bandwidth and p50/p99 by size, one line
-// per protocol and system). kUnavailable if gnuplot is missing or fails (its output quoted).
+// Runs gnuplot on `script` with the CSV, writing `png` (plot_bench.gp: per pattern, GB/s and p50/p99
+// by size of each protocol and the raw peer; auto / best fixed by size). kUnavailable if gnuplot
+// is missing or fails.
 absl::Status PlotCsv(const std::string& script, const std::string& csv, const std::string& png);
 
 }  // namespace rplasma::bench

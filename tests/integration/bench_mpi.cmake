@@ -16,6 +16,15 @@ if(RPLASMA_WITH_MPI)
   endforeach()
 endif()
 
+# The plot (scripts/plot-bench.sh, bench-mpi/mpi/plot_bench.gp) on hand-written CSVs: gnuplot only,
+# no MPI run.
+if(RPLASMA_WITH_MPI)
+  rplasma_test(bench_mpi_plot_test
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/bench_mpi_plot_test.cc
+    LABELS integration
+    TIMEOUT 60)
+endif()
+
 # The pure parts (cost fit, plans, byte pattern, options): in process, no MPI. The rendered
 # threshold file goes through the manager's own parser.
 if(RPLASMA_WITH_MPI)
