@@ -1,7 +1,7 @@
 #include "manager/fetch/threshold_file.h"
 
+#include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -102,11 +102,20 @@ absl::StatusOr<ThresholdSetting> ParseThresholdSetting(absl::string_view value, 
     }
     if (ParseByteSize(value).ok()) return bytes.status();  // a size, but too large
   }
-  std::ifstream file{std::string(value)};
+  // Only a regular file, and only so much of it: a device (/dev/zero) or a FIFO would never end.
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(std::string(value), error)) {
+    return Invalid(absl::StrCat("--pin-threshold: '", value, "' is not a size, 'auto' or a readable regular file"));
+  }
+  std::ifstream file{std::string(value), std::ios::binary};
   if (!file) return Invalid(absl::StrCat("--pin-threshold: '", value, "' is not a size, 'auto' or a readable file"));
-  std::stringstream contents;
-  contents << file.rdbuf();
-  absl::StatusOr<ThresholdTable> table = ParseThresholdFile(contents.str());
+  std::string contents(kMaxThresholdFileBytes + 1, '\0');
+  file.read(contents.data(), static_cast<std::streamsize>(contents.size()));
+  contents.resize(static_cast<size_t>(file.gcount()));
+  if (contents.size() > kMaxThresholdFileBytes) {
+    return Invalid(absl::StrCat(value, ": larger than ", kMaxThresholdFileBytes, " bytes, not a threshold file"));
+  }
+  absl::StatusOr<ThresholdTable> table = ParseThresholdFile(contents);
   if (!table.ok()) return Invalid(absl::StrCat(value, ": ", table.status().message()));
   setting.mode = ThresholdSetting::Mode::kFile;
   setting.table = *std::move(table);

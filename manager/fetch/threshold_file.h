@@ -18,6 +18,7 @@
 #ifndef RPLASMA_MANAGER_FETCH_THRESHOLD_FILE_H_
 #define RPLASMA_MANAGER_FETCH_THRESHOLD_FILE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -47,9 +48,13 @@ struct ThresholdSetting {
   ThresholdTable table;  // kFixed: default only; kFile: the file's contents; kAuto: the start value
 };
 
+// The largest threshold file read (a tuner's file is a line per peer: about 60 bytes each).
+inline constexpr size_t kMaxThresholdFileBytes = 4u << 20;
+
 // The contents of a threshold file.
 absl::StatusOr<ThresholdTable> ParseThresholdFile(absl::string_view contents);
-// The value of --pin-threshold (reads the file when it is neither BYTES nor `auto`).
+// The value of --pin-threshold (reads the file when it is neither BYTES nor `auto`: a regular file
+// of at most kMaxThresholdFileBytes; a device, a FIFO or a larger file is refused, never read on).
 absl::StatusOr<ThresholdSetting> ParseThresholdSetting(absl::string_view value, uint64_t auto_start_bytes);
 
 }  // namespace rplasma::fetch

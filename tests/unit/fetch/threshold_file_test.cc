@@ -1,6 +1,10 @@
 #include "manager/fetch/threshold_file.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fstream>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -47,6 +51,37 @@ TEST(ThresholdFileTest, GarbageIsRejectedWithItsLineNumber) {
   EXPECT_FALSE(ParseThresholdFile("default 1024\npeer bad/id 1\n").ok());
   EXPECT_FALSE(ParseThresholdFile("default 1GiB\n").ok()) << "above the largest Call";
   EXPECT_FALSE(ParseThresholdFile(std::string("default 1\0\n", 11)).ok());
+}
+
+// A hostile or corrupt --pin-threshold file: refused with a clear error, never read forever.
+TEST(ThresholdFileTest, DevicesFifosAndHugeFilesAreRefusedNotReadOn) {
+  EXPECT_THAT(ParseThresholdSetting("/dev/zero", 65536), HasErrorCode(ErrorCode::kInvalidArgument));
+  EXPECT_THAT(ParseThresholdSetting("/dev/null", 65536), HasErrorCode(ErrorCode::kInvalidArgument));
+  const std::string dir = ::testing::TempDir();
+  const std::string fifo = dir + "/threshold-fifo";
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_THAT(ParseThresholdSetting(fifo, 65536), HasErrorCode(ErrorCode::kInvalidArgument))
+      << "no writer: never opened";
+  ::unlink(fifo.c_str());
+  const std::string huge = dir + "/threshold-huge";
+  {
+    std::ofstream out(huge);
+    out << "default 64K\n";
+    const std::string comment = "# " + std::string(1000, 'x') + "\n";
+    for (size_t written = 0; written <= kMaxThresholdFileBytes; written += comment.size()) out << comment;
+  }
+  absl::StatusOr<ThresholdSetting> refused = ParseThresholdSetting(huge, 65536);
+  EXPECT_THAT(refused, HasErrorCode(ErrorCode::kInvalidArgument));
+  EXPECT_NE(refused.status().message().find("larger than"), absl::string_view::npos) << refused.status();
+  {
+    std::ofstream out(huge, std::ios::trunc);
+    out << "default 64K\npeer rank1 4K  # a tuner line\n";
+  }
+  ASSERT_OK_AND_ASSIGN(ThresholdSetting ok, ParseThresholdSetting(huge, 65536));
+  EXPECT_EQ(ok.mode, ThresholdSetting::Mode::kFile);
+  EXPECT_EQ(ok.table.default_bytes, 65536u);
+  ::unlink(huge.c_str());
 }
 
 TEST(ThresholdFileTest, NodeNameOfIdStripsTheRandomSuffixOnly) {
