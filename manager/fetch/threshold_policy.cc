@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -78,7 +79,13 @@ bool ThresholdPolicy::ExploreLocked(ClassState& state, uint64_t size) {
   // Explore only next to the threshold, where the decision could change.
   const int bucket = BucketOf(size);
   const int t = BucketOf(state.threshold);
-  return (bucket == t || bucket == t + 1) && ++state.explore_counter % options_.explore_every == 0;
+  if (bucket != t && bucket != t + 1) return false;
+  uint64_t every = options_.explore_every;
+  if (state.explore_boost > 0) {
+    --state.explore_boost;
+    every = std::min<uint64_t>(every, kBoostedExploreEvery);
+  }
+  return ++state.explore_counts[bucket] % every == 0;
 }
 
 ThresholdPolicy::Choice ThresholdPolicy::Decide(const std::string& peer, uint64_t size) {
@@ -178,9 +185,53 @@ void ThresholdPolicy::Observe(const std::string& peer, PeerProtocol protocol, ui
   const double scale = static_cast<double>(uint64_t{1} << b) / static_cast<double>(std::max<uint64_t>(size, 1));
   Estimate& e = state.estimates[b][protocol == PeerProtocol::kGet ? 0 : 1];
   const double seconds = absl::ToDoubleSeconds(time) * scale;
-  e.seconds = e.samples == 0 ? seconds : (1 - options_.ewma_alpha) * e.seconds + options_.ewma_alpha * seconds;
+  // A cost far from its estimate says the link may have changed: explore more for a while, so
+  // that the estimates next to the threshold catch up.
+  if (e.samples >= options_.min_samples && (seconds > 2 * e.seconds || 2 * seconds < e.seconds)) {
+    state.explore_boost = kBoostDecisions;
+  }
+  // One slow transfer (a wake-up of a descheduled vCPU costs 50-80 us) counts as at most 1.5x the
+  // estimate, so a spike cannot carry the estimate across the hysteresis; a lasting rise still
+  // gets through, 10% a transfer.
+  const double counted = e.samples == 0 ? seconds : std::min(seconds, kMaxRise * e.seconds);
+  e.seconds = e.samples == 0 ? counted : (1 - options_.ewma_alpha) * e.seconds + options_.ewma_alpha * counted;
   ++e.samples;
   AdaptLocked(state);
+}
+
+std::optional<uint64_t> ThresholdPolicy::FittedCrossover(const ClassState& state) const {
+  // Per protocol, the least-squares line cost = fixed + per_byte * bytes through the size classes
+  // with min_samples (each estimate is the cost of an object of the class's top size).
+  struct Line {
+    double fixed = 0, per_byte = 0;
+  };
+  auto fit = [&](int protocol) -> std::optional<Line> {
+    double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (int b = 0; b < kBuckets; ++b) {
+      const Estimate& e = state.estimates[b][protocol];
+      if (e.samples < options_.min_samples) continue;
+      const double x = static_cast<double>(uint64_t{1} << b);
+      n += 1;
+      sx += x;
+      sy += e.seconds;
+      sxx += x * x;
+      sxy += x * e.seconds;
+    }
+    const double d = n * sxx - sx * sx;
+    if (n < 2 || d <= 0) return std::nullopt;
+    Line line;
+    line.per_byte = (n * sxy - sx * sy) / d;
+    line.fixed = (sy - line.per_byte * sx) / n;
+    return line;
+  };
+  const std::optional<Line> get = fit(0);
+  const std::optional<Line> pin = fit(1);
+  if (!get.has_value() || !pin.has_value()) return std::nullopt;
+  if (get->per_byte <= pin->per_byte) return std::nullopt;  // the lines do not cross for large sizes
+  const double x = (pin->fixed - get->fixed) / (get->per_byte - pin->per_byte);
+  if (x < 1) return options_.min_threshold;
+  // The largest power of two where Get is no slower.
+  return uint64_t{1} << std::min(kBuckets - 1, static_cast<int>(std::bit_width(static_cast<uint64_t>(x))) - 1);
 }
 
 void ThresholdPolicy::AdaptLocked(ClassState& state) {
@@ -190,21 +241,36 @@ void ThresholdPolicy::AdaptLocked(ClassState& state) {
            state.estimates[b][1].samples >= options_.min_samples;
   };
   const double h = options_.hysteresis;
+  // The evidence next to T says which way to move; the costs fitted over every size class say how
+  // far (a link that changed a lot is followed in one move, not a class at a time).
+  const std::optional<uint64_t> fitted = FittedCrossover(state);
+  auto beyond = [&](uint64_t step) {
+    if (!fitted.has_value()) return std::string();
+    return absl::StrCat("; the costs fitted over all sizes cross at ", FormatByteSize(*fitted));
+  };
   if (ready(t + 1)) {
     const auto& e = state.estimates[t + 1];
     if (e[0].seconds < e[1].seconds * (1 - h)) {  // Get clearly faster above T: raise T
-      MoveTo(state, Clamp(uint64_t{1} << (t + 1)),
-             absl::StrFormat("raised: Get %.1f us against Pin %.1f us per object of up to %s, more than %.0f%% faster",
-                             e[0].seconds * 1e6, e[1].seconds * 1e6, FormatByteSize(uint64_t{1} << (t + 1)), h * 100));
+      const uint64_t step = uint64_t{1} << (t + 1);
+      const uint64_t target = fitted.has_value() && *fitted > step ? *fitted : step;
+      MoveTo(
+          state, Clamp(target),
+          absl::StrFormat("raised: Get %.1f us against Pin %.1f us per object of up to %s, more than %.0f%% faster%s",
+                          e[0].seconds * 1e6, e[1].seconds * 1e6, FormatByteSize(step), h * 100,
+                          target > step ? beyond(step) : ""));
       return;
     }
   }
   if (ready(t) && t > 0) {
     const auto& e = state.estimates[t];
     if (e[1].seconds < e[0].seconds * (1 - h)) {  // Pin clearly faster at T: lower T
-      MoveTo(state, Clamp(uint64_t{1} << (t - 1)),
-             absl::StrFormat("lowered: Pin %.1f us against Get %.1f us per object of up to %s, more than %.0f%% faster",
-                             e[1].seconds * 1e6, e[0].seconds * 1e6, FormatByteSize(uint64_t{1} << t), h * 100));
+      const uint64_t step = uint64_t{1} << (t - 1);
+      const uint64_t target = fitted.has_value() && *fitted < step ? *fitted : step;
+      MoveTo(
+          state, Clamp(target),
+          absl::StrFormat("lowered: Pin %.1f us against Get %.1f us per object of up to %s, more than %.0f%% faster%s",
+                          e[1].seconds * 1e6, e[0].seconds * 1e6, FormatByteSize(uint64_t{1} << t), h * 100,
+                          target < step ? beyond(step) : ""));
     }
   }
 }

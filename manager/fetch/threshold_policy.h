@@ -10,11 +10,16 @@
 //   * Calibrate(peer, probes): the probe's crossover (largest probed size where Get was at least
 //     as fast as Pin) becomes the peer's threshold.
 //   * Observe(peer, protocol, size, time): an EWMA of the time per protocol per size bucket
-//     (bucket b holds sizes in (2^(b-1), 2^b]; times are scaled to the bucket's top size).
-//   * Hysteresis: the threshold T = 2^k moves up one bucket only when Get beat Pin in bucket k+1
-//     by more than `hysteresis` (relative), down one bucket only when Pin beat Get in bucket k by
-//     as much; both estimates need min_samples. To keep both estimates fresh, one transfer in
-//     `explore_every` of the two buckets next to T uses the other protocol.
+//     (bucket b holds sizes in (2^(b-1), 2^b]; times are scaled to the bucket's top size); one
+//     observation counts as at most 1.5x the estimate, so a single slow transfer (a wake-up spike)
+//     moves it by 10% at most.
+//   * Hysteresis: the threshold T = 2^k moves up only when Get beat Pin in bucket k+1 by more than
+//     `hysteresis` (relative), down only when Pin beat Get in bucket k by as much; both estimates
+//     need min_samples. It moves one bucket, or further in that direction to where lines fitted
+//     to each protocol's estimates over all buckets cross (a big change of the link is followed
+//     in one move). To keep both estimates fresh, one transfer in `explore_every` of each of the
+//     two buckets next to T uses the other protocol; one in 4 for a while after a cost came in at
+//     least 2x away from its estimate (the link may have changed).
 // Concurrency: a transfer of n objects at once (a batch) costs each object differently from a
 // transfer of one, so each peer keeps one threshold and one set of estimates per concurrency class
 // (objects per transfer: 1, 2-16, 17-256, 257 and more). Single objects use the class of 1
@@ -35,6 +40,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -146,7 +152,12 @@ class ThresholdPolicy {
   struct ClassState {
     bool used = false;  // a transfer of this class was decided or observed
     uint64_t threshold = 0;
-    uint64_t explore_counter = 0;
+    // Decisions per size bucket: each of the two buckets next to the threshold is explored every
+    // explore_every-th of its own (one shared count can alias with a regular mix of sizes and
+    // explore only one of them).
+    std::array<uint64_t, kBuckets> explore_counts{};
+    // Decisions left with exploration every kBoostedExploreEvery (a surprising cost was seen).
+    uint32_t explore_boost = 0;
     uint64_t flips = 0;
     std::string reason;
     std::array<std::array<Estimate, 2>, kBuckets> estimates{};  // [bucket][protocol]
@@ -158,8 +169,17 @@ class ThresholdPolicy {
 
   PeerState& StateLocked(const std::string& peer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   ClassState& ClassLocked(const std::string& peer, size_t objects) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // An observation counts as at most this times the estimate (Observe).
+  static constexpr double kMaxRise = 1.5;
+  // A cost at least 2x away from its estimate boosts exploration for this many decisions.
+  static constexpr uint32_t kBoostDecisions = 256;
+  static constexpr uint64_t kBoostedExploreEvery = 4;
   // Whether this decision explores (counts the decisions next to the threshold).
   bool ExploreLocked(ClassState& state, uint64_t size) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Where lines fitted to each protocol's estimates (every size class with min_samples) cross:
+  // the largest power of two at which Get is no slower; nullopt when either has fewer than two
+  // classes or they do not cross.
+  std::optional<uint64_t> FittedCrossover(const ClassState& state) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void AdaptLocked(ClassState& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Sets the threshold (a flip if it changed) and why.
   static void MoveTo(ClassState& state, uint64_t threshold, std::string reason);

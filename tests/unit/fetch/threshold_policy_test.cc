@@ -1,5 +1,8 @@
 #include "manager/fetch/threshold_policy.h"
 
+#include <functional>
+#include <random>
+
 #include <gtest/gtest.h>
 
 namespace rplasma::fetch {
@@ -230,6 +233,105 @@ TEST(ThresholdPolicyTest, UniformBatchesNextToTheThresholdAreExploredWhole) {
   fixed_options.explore_every = 4;
   ThresholdPolicy fixed(fixed_options);
   for (int i = 0; i < 40; ++i) EXPECT_FALSE(fixed.DecideBatch("b", 100, 40000, 60000).explored);
+}
+
+// A simulated link: each protocol's cost is a fixed part plus bytes over a rate. The policy only
+// sees the costs of the transfers it chose (exploration included), as in a manager.
+struct SimulatedLink {
+  double get_fixed_us, get_ns_per_byte, pin_fixed_us, pin_ns_per_byte;
+  absl::Duration Cost(PeerProtocol p, uint64_t bytes) const {
+    const double us = p == PeerProtocol::kGet ? get_fixed_us + bytes * get_ns_per_byte * 1e-3
+                                              : pin_fixed_us + bytes * pin_ns_per_byte * 1e-3;
+    return absl::Microseconds(us);
+  }
+  // The largest power of two where Get is no slower than Pin.
+  uint64_t Crossover() const {
+    uint64_t t = 1024;
+    while (t < (64u << 20) && Cost(PeerProtocol::kGet, 2 * t) <= Cost(PeerProtocol::kPin, 2 * t)) t *= 2;
+    return t;
+  }
+};
+
+// Runs up to `transfers` single fetches of sizes cycling over 1 KiB .. 4 MiB through the policy,
+// stopping early once `done` holds; returns how many ran.
+int Drive(
+    ThresholdPolicy& policy, const SimulatedLink& link, int transfers,
+    const std::function<bool()>& done = [] { return false; }) {
+  uint64_t size = 1024;
+  for (int i = 0; i < transfers; ++i) {
+    if (done()) return i;
+    const PeerProtocol p = policy.Choose("link", size);
+    policy.Observe("link", p, size, link.Cost(p, size));
+    size = size >= (4u << 20) ? 1024 : size * 2;
+  }
+  return transfers;
+}
+
+// The estimator follows a change of the link: after a step the threshold moves to the new
+// crossover (within one size class, the hysteresis), on traffic alone (issue 25).
+TEST(ThresholdPolicyTest, TheThresholdFollowsAStepChangeOfTheLink) {
+  ThresholdPolicyOptions options = Options(ThresholdSetting::Mode::kAuto, 65536);
+  options.explore_every = ThresholdPolicyOptions().explore_every;  // the manager's
+  ThresholdPolicy policy(options);
+  // Get pays a copy per byte; Pin a round trip more. Crossover near 64 KiB.
+  const SimulatedLink fast{20, 1.0, 80, 0.1};
+  // The same link with a tenth of the rate for Get's bytes (say, a loaded CPU copying them):
+  // the crossover falls to about 8 KiB.
+  const SimulatedLink slow_copy{20, 10.0, 80, 0.1};
+  ASSERT_GE(fast.Crossover(), 32768u);
+  ASSERT_LE(slow_copy.Crossover(), 8192u);
+  Drive(policy, fast, 3000);
+  const auto near = [](uint64_t threshold, uint64_t crossover) {
+    return threshold >= crossover / 2 && threshold <= crossover * 2;
+  };
+  EXPECT_TRUE(near(policy.ThresholdFor("link"), fast.Crossover()))
+      << policy.ThresholdFor("link") << " vs " << fast.Crossover();
+  const uint64_t flips_before = policy.Explain().at("link").flips;
+  // Four size classes below the old crossover: each step down needs the exploration of the class
+  // at the threshold to gather min_samples of Pin (one in explore_every of its transfers).
+  const int down =
+      Drive(policy, slow_copy, 20000, [&] { return near(policy.ThresholdFor("link"), slow_copy.Crossover()); });
+  EXPECT_TRUE(near(policy.ThresholdFor("link"), slow_copy.Crossover()))
+      << policy.ThresholdFor("link") << " vs " << slow_copy.Crossover() << ": " << policy.Explain().at("link").reason;
+  EXPECT_GT(policy.Explain().at("link").flips, flips_before);
+  // And back, once the link recovers.
+  const int up = Drive(policy, fast, 20000, [&] { return near(policy.ThresholdFor("link"), fast.Crossover()); });
+  EXPECT_TRUE(near(policy.ThresholdFor("link"), fast.Crossover()))
+      << policy.ThresholdFor("link") << " vs " << fast.Crossover();
+  // A manager moves thousands of objects a second: both changes are followed well within 1 s of
+  // traffic (the one-class-at-a-time rule alone took 2,501 and 7,897 transfers here).
+  EXPECT_LE(down, 500);
+  EXPECT_LE(up, 2000);
+  // Once the estimates the change left stale have caught up, a steady link does not flap.
+  Drive(policy, fast, 5000);
+  const uint64_t flips_steady = policy.Explain().at("link").flips;
+  Drive(policy, fast, 10000);
+  EXPECT_EQ(policy.Explain().at("link").flips, flips_steady) << policy.Explain().at("link").reason;
+  EXPECT_TRUE(near(policy.ThresholdFor("link"), fast.Crossover()));
+}
+
+// A link with the development VM's kind of noise (one transfer in 20 pays a 60 us wake-up,
+// whichever protocol): the threshold still finds the crossover from far away, and moves rarely.
+TEST(ThresholdPolicyTest, WakeUpNoiseDoesNotMakeTheThresholdFlap) {
+  ThresholdPolicyOptions options = Options(ThresholdSetting::Mode::kAuto, 4096);
+  options.explore_every = ThresholdPolicyOptions().explore_every;
+  ThresholdPolicy noisy(options);
+  const SimulatedLink link{20, 1.0, 80, 0.1};
+  std::mt19937 random(12345);
+  std::uniform_int_distribution<int> one_in_20(0, 19);
+  uint64_t size = 1024;
+  for (int i = 0; i < 20000; ++i) {
+    const PeerProtocol p = noisy.Choose("link", size);
+    const absl::Duration cost =
+        link.Cost(p, size) + (one_in_20(random) == 0 ? absl::Microseconds(60) : absl::ZeroDuration());
+    noisy.Observe("link", p, size, cost);
+    size = size >= (4u << 20) ? 1024 : size * 2;
+  }
+  const PeerExplanation e = noisy.Explain().at("link");
+  EXPECT_GE(e.threshold, link.Crossover() / 2) << e.reason;
+  EXPECT_LE(e.threshold, link.Crossover() * 2) << e.reason;
+  EXPECT_GE(e.flips, 1u) << "it had to move from 4 KiB";
+  EXPECT_LE(e.flips, 6u) << e.reason;
 }
 
 TEST(ThresholdPolicyTest, BucketsAreCeilLog2) {
