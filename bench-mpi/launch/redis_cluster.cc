@@ -69,7 +69,9 @@ absl::StatusOr<std::unique_ptr<RedisCluster>> RedisCluster::Start(const RedisClu
              "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout",
              std::to_string(absl::ToInt64Milliseconds(options.node_timeout)), "--cluster-port",
              std::to_string(bus_port), "--cluster-require-full-coverage", "no", "--cluster-replica-validity-factor",
-             "0", "--cluster-allow-replica-migration", "no"}) {
+             "0", "--cluster-allow-replica-migration", "no",
+             // A replica's first sync at once, not after the default 5 s wait for more replicas.
+             "--repl-diskless-sync-delay", "0"}) {
       server.extra_args.push_back(arg);
     }
     ASSIGN_OR_RETURN(std::unique_ptr<RedisServer> node, RedisServer::Start(server));

@@ -203,6 +203,21 @@ absl::Status RedisRouter::RefreshSlotMap(absl::Time deadline) {
                    absl::StrFormat("%s: no node answered CLUSTER SLOTS; last error: %s", Describe(), last.message()));
 }
 
+absl::StatusOr<std::vector<RedisReply>> RedisRouter::SendShare(const std::string& address,
+                                                               absl::Span<const Pending> share,
+                                                               absl::Span<const RedisCommand> commands,
+                                                               absl::Time deadline) {
+  ASSIGN_OR_RETURN(RedisConnection * connection, ConnectionTo(address, deadline));
+  std::vector<RedisCommand> batch;  // copies: a pipeline takes one span of commands
+  batch.reserve(share.size());
+  for (const Pending& p : share) {
+    if (!p.ask.empty()) batch.push_back(RedisCommand{"ASKING"});
+    batch.push_back(commands[p.index]);
+  }
+  counters_.pipelines.fetch_add(1);
+  return connection->Pipeline(batch, deadline);
+}
+
 absl::StatusOr<std::vector<RedisReply>> RedisRouter::ClusterPipeline(absl::Span<const RedisCommand> commands,
                                                                      absl::Time deadline) {
   std::vector<std::optional<RedisReply>> replies(commands.size());
@@ -236,18 +251,7 @@ absl::StatusOr<std::vector<RedisReply>> RedisRouter::ClusterPipeline(absl::Span<
     }
 
     for (auto& [address, share] : by_node) {
-      absl::StatusOr<RedisConnection*> connection = ConnectionTo(address, deadline);
-      absl::StatusOr<std::vector<RedisReply>> answered = connection.status();
-      std::vector<RedisCommand> batch;  // borrowed commands would need a span of spans; copies are small
-      if (connection.ok()) {
-        batch.reserve(share.size());
-        for (const Pending& p : share) {
-          if (!p.ask.empty()) batch.push_back(RedisCommand{"ASKING"});
-          batch.push_back(commands[p.index]);
-        }
-        counters_.pipelines.fetch_add(1);
-        answered = (*connection)->Pipeline(batch, deadline);
-      }
+      absl::StatusOr<std::vector<RedisReply>> answered = SendShare(address, share, commands, deadline);
       if (!answered.ok()) {
         // The node is gone or hung: forget its connection, learn the map anew, try again.
         connections_.erase(address);

@@ -97,6 +97,9 @@ class RedisRouter {
   };
   absl::StatusOr<std::vector<RedisReply>> ClusterPipeline(absl::Span<const RedisCommand> commands,
                                                           absl::Time deadline);
+  // One pipeline of `share` (ASKING before each asked command) to `address`.
+  absl::StatusOr<std::vector<RedisReply>> SendShare(const std::string& address, absl::Span<const Pending> share,
+                                                    absl::Span<const RedisCommand> commands, absl::Time deadline);
   // Where `command` goes: its slot's master, or any master for a keyless command; nullptr when
   // its slot has no master (`slot` says which).
   const std::string* TargetOf(const RedisCommand& command, int* slot) const;
