@@ -86,9 +86,6 @@ class RedisRouter {
   // over, or the master came back, and either may lack the latest writes.
   bool TakeRecovered();
 
-  // The masters of the current slot map (empty unless kCluster).
-  std::vector<std::string> masters() const { return map_.masters(); }
-
  private:
   // One command still to be sent, and where an -ASK sent it ("" = its slot's master).
   struct Pending {

@@ -37,7 +37,8 @@ class RedisSlotMap {
   // "host:port" of the master serving `slot`, or nullptr when no master serves it.
   // REQUIRES: 0 <= slot < kRedisClusterSlots.
   const std::string* MasterOf(int slot) const;
-  // Serves `slot` from `address` from now on (a -MOVED answer), adding the master if new.
+  // Serves `slot` from `address` from now on (a -MOVED answer), adding the master if new (while
+  // fewer than kRedisClusterSlots are known; beyond, the slot becomes unserved until a refresh).
   void Assign(int slot, const std::string& address);
   // Every master and replica address the map knows, masters first, each once.
   std::vector<std::string> KnownAddresses() const;
