@@ -48,7 +48,8 @@ bool FieldHoldsSlot(absl::string_view field, int slot) {
 }  // namespace
 
 absl::Status RedisClusterOptions::Validate() const {
-  if (masters < 1 || masters > 16) return MakeError(ErrorCode::kInvalidArgument, "redis cluster: masters must be 1..16");
+  if (masters < 1 || masters > 16)
+    return MakeError(ErrorCode::kInvalidArgument, "redis cluster: masters must be 1..16");
   if (replicas_per_master < 0 || replicas_per_master > 4) {
     return MakeError(ErrorCode::kInvalidArgument, "redis cluster: replicas_per_master must be 0..4");
   }
@@ -97,9 +98,9 @@ absl::Status RedisCluster::WaitUntil(const std::string& what, const std::functio
     if (ok.ok() && *ok) return absl::OkStatus();
     if (!ok.ok()) last = ok.status();
     if (absl::Now() >= deadline) {
-      return MakeError(ErrorCode::kUnavailable, absl::StrFormat("redis cluster %s: not %s within %s; last error: %s",
-                                                                seeds(), what, absl::FormatDuration(timeout),
-                                                                last.ok() ? "none" : last.message()));
+      return MakeError(ErrorCode::kUnavailable,
+                       absl::StrFormat("redis cluster %s: not %s within %s; last error: %s", seeds(), what,
+                                       absl::FormatDuration(timeout), last.ok() ? "none" : last.message()));
     }
     absl::SleepFor(absl::Milliseconds(20));
   }

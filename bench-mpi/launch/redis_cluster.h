@@ -67,9 +67,7 @@ class RedisCluster {
   // node (after a failover or a slot reassignment).
   absl::Status WaitForSlotServed(int slot, absl::Duration timeout);
   // One command to node i (RedisServer::Command).
-  absl::StatusOr<std::string> Command(int i, const std::vector<std::string>& args) {
-    return node(i).Command(args);
-  }
+  absl::StatusOr<std::string> Command(int i, const std::vector<std::string>& args) { return node(i).Command(args); }
 
  private:
   explicit RedisCluster(RedisClusterOptions options) : options_(std::move(options)) {}

@@ -143,8 +143,7 @@ void RedisDirectory::RecoverAfterFailover(absl::Time deadline) {
     LOG(WARNING) << "directory: re-publishing the node record after a failover failed: " << replies.status();
     return;
   }
-  LOG(INFO) << "directory: a redis master of " << options_.address
-            << " was replaced; node record re-published";
+  LOG(INFO) << "directory: a redis master of " << options_.address << " was replaced; node record re-published";
 }
 
 absl::StatusOr<std::vector<RedisReply>> RedisDirectory::RunChunked(absl::Span<const RedisCommand> commands) {

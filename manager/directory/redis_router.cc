@@ -40,8 +40,7 @@ absl::StatusOr<std::vector<std::string>> ParseRedisSeeds(absl::string_view seeds
   std::vector<std::string> parsed;
   for (absl::string_view seed : absl::StrSplit(seeds, ',')) {
     if (seed.empty()) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       absl::StrFormat("redis seeds \"%s\": empty entry", Quote(seeds)));
+      return MakeError(ErrorCode::kInvalidArgument, absl::StrFormat("redis seeds \"%s\": empty entry", Quote(seeds)));
     }
     RETURN_IF_ERROR(ParseRedisAddress(seed).status());
     if (parsed.size() == kMaxSeeds) {
@@ -61,8 +60,7 @@ std::string RedisRouter::Describe() const { return absl::StrFormat("redis cluste
 absl::StatusOr<RedisSlotMap> RedisRouter::QuerySlotMap(RedisConnection& connection, absl::Time deadline,
                                                        std::optional<RedisReply>* error_reply) {
   counters_.slot_map_queries.fetch_add(1);
-  ASSIGN_OR_RETURN(std::vector<RedisReply> replies,
-                   connection.Pipeline({RedisCommand{"CLUSTER", "SLOTS"}}, deadline));
+  ASSIGN_OR_RETURN(std::vector<RedisReply> replies, connection.Pipeline({RedisCommand{"CLUSTER", "SLOTS"}}, deadline));
   if (replies[0].view().is_error()) {
     const std::string text = Quote(replies[0].view().str());
     *error_reply = std::move(replies[0]);
@@ -71,7 +69,8 @@ absl::StatusOr<RedisSlotMap> RedisRouter::QuerySlotMap(RedisConnection& connecti
   }
   absl::StatusOr<RedisSlotMap> map = RedisSlotMap::Parse(replies[0].view(), HostOf(connection.address()));
   if (!map.ok()) {
-    return MakeError(ErrorCode::kUnavailable, absl::StrFormat("redis %s: %s", connection.address(), map.status().message()));
+    return MakeError(ErrorCode::kUnavailable,
+                     absl::StrFormat("redis %s: %s", connection.address(), map.status().message()));
   }
   return map;
 }

@@ -92,8 +92,7 @@ class RedisRouter {
     size_t index;
     std::string ask;
   };
-  absl::StatusOr<std::vector<RedisReply>> ClusterPipeline(absl::Span<const RedisCommand> commands,
-                                                          absl::Time deadline);
+  absl::StatusOr<std::vector<RedisReply>> ClusterPipeline(absl::Span<const RedisCommand> commands, absl::Time deadline);
   // One pipeline of `share` (ASKING before each asked command) to `address`.
   absl::StatusOr<std::vector<RedisReply>> SendShare(const std::string& address, absl::Span<const Pending> share,
                                                     absl::Span<const RedisCommand> commands, absl::Time deadline);
@@ -116,8 +115,8 @@ class RedisRouter {
   RedisRouterCounters counters_;
 
   Mode mode_ = Mode::kNone;
-  std::unique_ptr<RedisConnection> single_;  // kSingle
-  RedisSlotMap map_;                         // kCluster
+  std::unique_ptr<RedisConnection> single_;                                         // kSingle
+  RedisSlotMap map_;                                                                // kCluster
   absl::flat_hash_map<std::string, std::unique_ptr<RedisConnection>> connections_;  // kCluster, by address
   bool lost_master_ = false;
   bool recovered_ = false;

@@ -87,8 +87,7 @@ const std::string* RedisSlotMap::MasterOf(int slot) const {
 
 void RedisSlotMap::Assign(int slot, const std::string& address) {
   // At most one master per slot ever: a node naming ever new addresses cannot grow the map.
-  if (masters_.size() >= kRedisClusterSlots &&
-      std::find(masters_.begin(), masters_.end(), address) == masters_.end()) {
+  if (masters_.size() >= kRedisClusterSlots && std::find(masters_.begin(), masters_.end(), address) == masters_.end()) {
     owner_[static_cast<size_t>(slot)] = -1;
     return;
   }

@@ -235,9 +235,9 @@ TEST_F(RedisClusterDirectoryTest, AMigratingSlotIsFollowedThroughAskThenMovedWhi
   EXPECT_GE(a->stats()["ask_redirects"], 1u);
   ExpectAllFound(*a, {old_id, new_id}, "node-a");
   // Move the old key too: now both are asked for at the target.
-  ASSERT_OK(cluster_->Command(source, {"MIGRATE", cluster_->node(target).host(),
-                                       std::to_string(cluster_->node(target).port()), "", "0", "5000", "KEYS",
-                                       codec.ObjectKey(old_id)}));
+  ASSERT_OK(cluster_->Command(
+      source, {"MIGRATE", cluster_->node(target).host(), std::to_string(cluster_->node(target).port()), "", "0", "5000",
+               "KEYS", codec.ObjectKey(old_id)}));
   const uint64_t asks_before = a->stats()["ask_redirects"];
   ExpectAllFound(*a, {old_id, new_id}, "node-a");
   EXPECT_GE(a->stats()["ask_redirects"] - asks_before, 2u);

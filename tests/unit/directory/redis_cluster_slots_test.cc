@@ -36,10 +36,10 @@ TEST(RedisClusterSlotsTest, OnlyTheFirstNonEmptyHashTagDecidesTheSlot) {
   EXPECT_EQ(KeyHashSlot("{user1000}.followers"), 3443);
   EXPECT_EQ(KeyHashSlot("foo{bar}{zap}"), KeyHashSlot("bar"));
   EXPECT_EQ(KeyHashSlot("foo{bar}{zap}"), 5061);
-  EXPECT_EQ(KeyHashSlot("foo{}{bar}"), 8363);      // an empty first tag: the whole key
-  EXPECT_EQ(KeyHashSlot("foo{{bar}}zap"), 4015);   // the tag is "{bar"
+  EXPECT_EQ(KeyHashSlot("foo{}{bar}"), 8363);     // an empty first tag: the whole key
+  EXPECT_EQ(KeyHashSlot("foo{{bar}}zap"), 4015);  // the tag is "{bar"
   EXPECT_EQ(KeyHashSlot("{}"), 15257);
-  EXPECT_EQ(KeyHashSlot("a{b"), 13340);            // no closing brace: the whole key
+  EXPECT_EQ(KeyHashSlot("a{b"), 13340);  // no closing brace: the whole key
   EXPECT_EQ(HashTagOf("x{tag}y"), "tag");
   EXPECT_EQ(HashTagOf("x{}y"), "x{}y");
 }
