@@ -12,12 +12,14 @@
 // failed connect no new attempt is made before a backoff (50 ms doubling to 2 s by default);
 // operations in between fail at once. When a later operation reconnects, this node's record is
 // re-published at once and the reconnect callback runs (see SetReconnectCallback) so the owner
-// re-publishes its objects: a restarted Redis has lost them.
+// re-publishes its objects: a restarted Redis has lost them. In a cluster the same happens when a
+// pipeline succeeds after a master had stopped answering (its replica took over, possibly without
+// the last writes).
 //
 // Untrusted data: anything read from Redis is bounded and checked; malformed entries are skipped
 // and counted (stats()["garbage_values"]), never fatal. Entries are hints (directory.h).
 //
-// Thread-safety: thread-safe. Calls are serialized on one connection; the reconnect callback runs
+// Thread-safety: thread-safe. Calls are serialized on the router; the reconnect callback runs
 // on the thread of the call that reconnected, after its lock is released, and may call back in.
 #ifndef RPLASMA_MANAGER_DIRECTORY_REDIS_DIRECTORY_H_
 #define RPLASMA_MANAGER_DIRECTORY_REDIS_DIRECTORY_H_

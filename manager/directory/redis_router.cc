@@ -291,6 +291,8 @@ absl::StatusOr<std::vector<RedisReply>> RedisRouter::ClusterPipeline(absl::Span<
         }
       }
     }
+    // Re-sent in the caller's order, so commands on one key keep their order.
+    std::sort(again.begin(), again.end(), [](const Pending& x, const Pending& y) { return x.index < y.index; });
     pending = std::move(again);
     if (pending.empty()) break;
 

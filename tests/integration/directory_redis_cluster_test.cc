@@ -1,6 +1,8 @@
 // RedisDirectory against a real Redis Cluster (3 masters, 3 replicas on loopback): routing by hash
 // slot with one pipeline per master, seeds that are dead or replicas, slot migration (-ASK, then
 // -MOVED), a slot no master serves, and a master killed and replaced by its replica.
+#include <signal.h>
+
 #include <atomic>
 #include <memory>
 #include <string>
@@ -23,7 +25,6 @@ namespace rplasma {
 namespace {
 
 using ::rplasma::testing::HasErrorCode;
-using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
@@ -213,7 +214,12 @@ TEST_F(RedisClusterDirectoryTest, AMigratingSlotIsFollowedThroughAskThenMovedWhi
   ASSERT_OK(a->PublishObject(old_id, Location(0, 100)));
   ASSERT_OK_AND_ASSIGN(const int source, cluster_->MasterOf(slot, 0));
   ASSERT_GE(source, 0);
-  const int target = (source + 1) % kMasters;
+  int target = -1;
+  for (int probe = 0; probe < kRedisClusterSlots && target < 0; probe += kRedisClusterSlots / (2 * kMasters)) {
+    ASSERT_OK_AND_ASSIGN(const int master, cluster_->MasterOf(probe, source));
+    if (master >= 0 && master != source) target = master;
+  }
+  ASSERT_GE(target, 0);
 
   // A reader looks the old id up all along; not one lookup may fail or miss.
   std::atomic<bool> stop{false};
@@ -245,10 +251,10 @@ TEST_F(RedisClusterDirectoryTest, AMigratingSlotIsFollowedThroughAskThenMovedWhi
   for (int i : {target, source}) {
     ASSERT_OK(cluster_->Command(i, {"CLUSTER", "SETSLOT", slot_text, "NODE", cluster_->node_id(target)}));
   }
-  for (int i = 0; i < kMasters; ++i) {
-    if (i != target && i != source) {
-      ASSERT_OK(cluster_->Command(i, {"CLUSTER", "SETSLOT", slot_text, "NODE", cluster_->node_id(target)}));
-    }
+  for (int i = 0; i < cluster_->size(); ++i) {
+    if (i == target || i == source) continue;
+    // Replicas refuse SETSLOT ("only with masters"): they learn it from their masters.
+    (void)cluster_->Command(i, {"CLUSTER", "SETSLOT", slot_text, "NODE", cluster_->node_id(target)});
   }
   ExpectAllFound(*a, {old_id, new_id}, "node-a");
   EXPECT_GE(a->stats()["moved_redirects"], 1u);
@@ -290,6 +296,31 @@ TEST_F(RedisClusterDirectoryTest, ASlotNoMasterServesFailsClearlyWithinTheOperat
   ASSERT_OK(cluster_->Command(owner, {"CLUSTER", "ADDSLOTS", std::to_string(slot)}));
   ASSERT_OK(cluster_->WaitForSlotServed(slot, absl::Seconds(10)));
   ExpectAllFound(*a, {id}, "node-a");  // DELSLOTS only unassigned the slot: its keys stayed
+}
+
+TEST_F(RedisClusterDirectoryTest, AHungMasterFailsOperationsWithinTheTimeoutAndIsUsedAgainWhenItAnswers) {
+  const absl::Duration op_timeout = absl::Milliseconds(300);
+  std::unique_ptr<RedisDirectory> a = NewDirectory(cluster_->seeds(), "hung", "node-a", op_timeout);
+  ASSERT_NE(a, nullptr);
+  const std::vector<ObjectID> ids = Ids("hung", 60);  // on every master
+  Publish(*a, ids);
+  ExpectAllFound(*a, ids, "node-a");
+  ASSERT_OK_AND_ASSIGN(const int master, cluster_->MasterOf(KeyHashSlot(DirectoryCodec("hung").ObjectKey(ids[0])), 0));
+  ASSERT_GE(master, 0);
+
+  // Stopped for less than the cluster's node timeout: no failover, the master just does not answer.
+  ASSERT_EQ(::kill(cluster_->node(master).pid(), SIGSTOP), 0);
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::vector<std::vector<ObjectLocation>>> found = a->Lookup(ids);
+  const absl::Duration took = absl::Now() - start;
+  ASSERT_EQ(::kill(cluster_->node(master).pid(), SIGCONT), 0);
+  EXPECT_THAT(found, HasErrorCode(ErrorCode::kUnavailable));
+  EXPECT_THAT(std::string(found.status().message()), HasSubstr("unanswered at the deadline"));
+  EXPECT_LT(took, op_timeout + kSlack);
+
+  ExpectAllFound(*a, ids, "node-a");
+  EXPECT_EQ(a->stats()["reconnects"], 1u);  // a master stopped answering: the owner is asked to re-publish
+  ASSERT_OK(cluster_->WaitForSlotServed(0, absl::Seconds(10)));
 }
 
 // A cluster of its own: it loses a master.
