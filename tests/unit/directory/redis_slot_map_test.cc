@@ -32,10 +32,9 @@ absl::StatusOr<RedisSlotMap> ParseResp(const std::string& resp, const std::strin
 }
 
 TEST(RedisSlotMapTest, ParsesRangesWithTheirMastersAndReplicas) {
-  const std::string resp =
-      Arr({Arr({Int(0), Int(5460), Node("127.0.0.1", 7000), Node("127.0.0.1", 7003)}),
-           Arr({Int(5461), Int(16383), Node("", 7001)}),  // "": the node that answered
-           Arr({Int(100), Int(100), Node("::1", 7002)})});
+  const std::string resp = Arr({Arr({Int(0), Int(5460), Node("127.0.0.1", 7000), Node("127.0.0.1", 7003)}),
+                                Arr({Int(5461), Int(16383), Node("", 7001)}),  // "": the node that answered
+                                Arr({Int(100), Int(100), Node("::1", 7002)})});
   ASSERT_OK_AND_ASSIGN(RedisSlotMap map, ParseResp(resp));
   EXPECT_EQ(map.ServedSlots(), 16384);
   EXPECT_EQ(*map.MasterOf(0), "127.0.0.1:7000");
@@ -56,29 +55,28 @@ TEST(RedisSlotMapTest, AnEmptyReplyServesNoSlotAndAnUnknownEndpointLeavesItsRang
 
 TEST(RedisSlotMapTest, MalformedRepliesAreProtocolErrors) {
   for (const std::string& bad : {
-           Bulk("not an array"),
-           Arr({Int(1)}),                                                   // a range that is no array
-           Arr({Arr({Int(0), Int(10)})}),                                   // no master
-           Arr({Arr({Int(-1), Int(10), Node("a", 1)})}),                    // slot below 0
-           Arr({Arr({Int(0), Int(16384), Node("a", 1)})}),                  // slot beyond the last
-           Arr({Arr({Int(10), Int(0), Node("a", 1)})}),                     // first > last
-           Arr({Arr({Bulk("0"), Int(10), Node("a", 1)})}),                  // slot as a string
-           Arr({Arr({Int(0), Int(10), Node("a", 0)})}),                     // port 0
-           Arr({Arr({Int(0), Int(10), Node("a", 65536)})}),                 // port too big
-           Arr({Arr({Int(0), Int(10), Arr({Bulk("a")})})}),                 // node without a port
-           Arr({Arr({Int(0), Int(10), Arr({Int(1), Int(2)})})}),            // host not a string
-           Arr({Arr({Int(0), Int(10), Node("a b", 1)})}),                   // host with a space
-           Arr({Arr({Int(0), Int(10), Node(std::string(300, 'h'), 1)})}),   // host too long
-           Arr({Arr({Int(0), Int(10), Node("a", 1), Node("b", -5)})}),      // a bad replica
+           Bulk("not an array"), Arr({Int(1)}),                            // a range that is no array
+           Arr({Arr({Int(0), Int(10)})}),                                  // no master
+           Arr({Arr({Int(-1), Int(10), Node("a", 1)})}),                   // slot below 0
+           Arr({Arr({Int(0), Int(16384), Node("a", 1)})}),                 // slot beyond the last
+           Arr({Arr({Int(10), Int(0), Node("a", 1)})}),                    // first > last
+           Arr({Arr({Bulk("0"), Int(10), Node("a", 1)})}),                 // slot as a string
+           Arr({Arr({Int(0), Int(10), Node("a", 0)})}),                    // port 0
+           Arr({Arr({Int(0), Int(10), Node("a", 65536)})}),                // port too big
+           Arr({Arr({Int(0), Int(10), Arr({Bulk("a")})})}),                // node without a port
+           Arr({Arr({Int(0), Int(10), Arr({Int(1), Int(2)})})}),           // host not a string
+           Arr({Arr({Int(0), Int(10), Node("a b", 1)})}),                  // host with a space
+           Arr({Arr({Int(0), Int(10), Node(std::string(300, 'h'), 1)})}),  // host too long
+           Arr({Arr({Int(0), Int(10), Node("a", 1), Node("b", -5)})}),     // a bad replica
        }) {
     EXPECT_THAT(ParseResp(bad), HasErrorCode(ErrorCode::kProtocolError)) << bad;
   }
 }
 
 TEST(RedisSlotMapTest, RespThatIsNotOneWholeReplyIsRefused) {
-  EXPECT_THAT(RedisReply::Parse("*2\r\n:1\r\n"), HasErrorCode(ErrorCode::kProtocolError));   // incomplete
-  EXPECT_THAT(RedisReply::Parse(":1\r\n:2\r\n"), HasErrorCode(ErrorCode::kProtocolError));   // two replies
-  EXPECT_THAT(RedisReply::Parse("?what\r\n"), HasErrorCode(ErrorCode::kProtocolError));      // no type
+  EXPECT_THAT(RedisReply::Parse("*2\r\n:1\r\n"), HasErrorCode(ErrorCode::kProtocolError));  // incomplete
+  EXPECT_THAT(RedisReply::Parse(":1\r\n:2\r\n"), HasErrorCode(ErrorCode::kProtocolError));  // two replies
+  EXPECT_THAT(RedisReply::Parse("?what\r\n"), HasErrorCode(ErrorCode::kProtocolError));     // no type
   ASSERT_OK_AND_ASSIGN(RedisReply error, RedisReply::Parse("-MOVED 1 a:1\r\n"));
   EXPECT_TRUE(error.view().is_error());
   EXPECT_EQ(error.view().str(), "MOVED 1 a:1");
