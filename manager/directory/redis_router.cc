@@ -23,7 +23,7 @@ constexpr absl::Duration kFirstPause = absl::Milliseconds(5);
 constexpr absl::Duration kMaxPause = absl::Milliseconds(100);
 // Rounds of redirections followed at once before pausing between rounds too.
 constexpr int kRoundsBeforePausing = 4;
-// Connections kept to nodes that are no master of the map (-ASK targets); beyond, they are closed.
+// Connections kept before those to nodes that are no master of the map (-ASK targets) are closed.
 constexpr size_t kMaxConnections = 256;
 constexpr size_t kMaxQuoted = 120;
 
@@ -157,10 +157,17 @@ absl::StatusOr<RedisConnection*> RedisRouter::ConnectionTo(const std::string& ad
   }
   ASSIGN_OR_RETURN(std::unique_ptr<RedisConnection> connection,
                    RedisConnection::Connect(address, std::min(deadline - now, connect_timeout_), clock_));
-  if (connections_.size() >= kMaxConnections) connections_.clear();  // only -ASK targets pile up
   RedisConnection* raw = connection.get();
   connections_[address] = std::move(connection);
   return raw;
+}
+
+void RedisRouter::PruneConnections() {
+  if (connections_.size() < kMaxConnections) return;
+  const std::vector<std::string>& masters = map_.masters();
+  absl::erase_if(connections_, [&](const auto& entry) {
+    return entry.second->broken() || std::find(masters.begin(), masters.end(), entry.first) == masters.end();
+  });
 }
 
 absl::Status RedisRouter::RefreshSlotMap(absl::Time deadline) {
@@ -202,19 +209,15 @@ absl::Status RedisRouter::RefreshSlotMap(absl::Time deadline) {
                    absl::StrFormat("%s: no node answered CLUSTER SLOTS; last error: %s", Describe(), last.message()));
 }
 
-absl::StatusOr<std::vector<RedisReply>> RedisRouter::SendShare(const std::string& address,
-                                                               absl::Span<const Pending> share,
-                                                               absl::Span<const RedisCommand> commands,
-                                                               absl::Time deadline) {
-  ASSIGN_OR_RETURN(RedisConnection * connection, ConnectionTo(address, deadline));
-  std::vector<RedisCommand> batch;  // copies: a pipeline takes one span of commands
-  batch.reserve(share.size());
-  for (const Pending& p : share) {
-    if (!p.ask.empty()) batch.push_back(RedisCommand{"ASKING"});
-    batch.push_back(commands[p.index]);
+absl::Status RedisRouter::Send(Flight& flight, absl::Span<const RedisCommand> commands, absl::Time deadline) {
+  ASSIGN_OR_RETURN(flight.connection, ConnectionTo(flight.address, deadline));
+  flight.batch.reserve(flight.share.size());  // copies: a pipeline takes one span of commands
+  for (const Pending& p : flight.share) {
+    if (!p.ask.empty()) flight.batch.push_back(RedisCommand{"ASKING"});
+    flight.batch.push_back(commands[p.index]);
   }
   counters_.pipelines.fetch_add(1);
-  return connection->Pipeline(batch, deadline);
+  return flight.connection->Send(flight.batch, deadline);
 }
 
 absl::StatusOr<std::vector<RedisReply>> RedisRouter::ClusterPipeline(absl::Span<const RedisCommand> commands,
@@ -232,7 +235,7 @@ absl::StatusOr<std::vector<RedisReply>> RedisRouter::ClusterPipeline(absl::Span<
     bool wait = round >= kRoundsBeforePausing;  // nodes that keep redirecting (a loop) are paced
     int unserved_slot = -1;
     std::vector<Pending> again;
-    // Each node's share, in the caller's order; std::map: a stable order of round trips.
+    // Each node's share, in the caller's order; std::map: a stable order of pipelines.
     std::map<std::string, std::vector<Pending>> by_node;
     for (Pending& p : pending) {
       if (!p.ask.empty()) {
@@ -249,21 +252,33 @@ absl::StatusOr<std::vector<RedisReply>> RedisRouter::ClusterPipeline(absl::Span<
       by_node[*master].push_back(std::move(p));
     }
 
+    // Every node's pipeline is sent before any reply is read: one round trip for them all.
+    PruneConnections();
+    std::vector<Flight> flights;
+    flights.reserve(by_node.size());
     for (auto& [address, share] : by_node) {
-      absl::StatusOr<std::vector<RedisReply>> answered = SendShare(address, share, commands, deadline);
+      Flight& flight = flights.emplace_back();
+      flight.address = address;
+      flight.share = std::move(share);
+      flight.sent = Send(flight, commands, deadline);
+    }
+    for (Flight& flight : flights) {
+      absl::StatusOr<std::vector<RedisReply>> answered =
+          flight.sent.ok() ? flight.connection->Receive(flight.batch, deadline) : flight.sent;
       if (!answered.ok()) {
         // The node is gone or hung: forget its connection, learn the map anew, try again.
-        connections_.erase(address);
+        connections_.erase(flight.address);
         lost_master_ = true;
         last_error = std::string(answered.status().message());
         refresh = true;
         wait = true;
-        for (Pending& p : share) again.push_back(Pending{p.index, ""});
+        for (Pending& p : flight.share) again.push_back(Pending{p.index, ""});
         continue;
       }
+      const std::string& address = flight.address;
       const std::string host = HostOf(address);
       size_t r = 0;
-      for (Pending& p : share) {
+      for (Pending& p : flight.share) {
         if (!p.ask.empty()) ++r;  // ASKING's +OK
         RedisReply& reply = (*answered)[r++];
         RedisReplyView view = reply.view();

@@ -9,8 +9,9 @@
 //   kCluster  the seed answered a slot map: one RedisConnection per master, opened on first use.
 //
 // Cluster pipelines: each command goes to the master of the hash slot of its key (argument 1;
-// commands without a key go to any master), each master involved gets one pipeline (one round
-// trip), and the replies come back in the caller's order. Within the deadline the router follows
+// commands without a key go to any master), each master involved gets one pipeline, all of them
+// sent before any reply is read (a batch costs about one round trip, not one per master), and the
+// replies come back in the caller's order. Within the deadline the router follows
 //   -MOVED  the slot moved: the map is updated (and refreshed) and the command re-sent there;
 //   -ASK    the slot is being migrated: ASKING + the command go to the named node, map unchanged;
 //   -TRYAGAIN, -CLUSTERDOWN: re-sent after a short pause (5 ms doubling to 100 ms);
@@ -93,14 +94,26 @@ class RedisRouter {
     std::string ask;
   };
   absl::StatusOr<std::vector<RedisReply>> ClusterPipeline(absl::Span<const RedisCommand> commands, absl::Time deadline);
-  // One pipeline of `share` (ASKING before each asked command) to `address`.
-  absl::StatusOr<std::vector<RedisReply>> SendShare(const std::string& address, absl::Span<const Pending> share,
-                                                    absl::Span<const RedisCommand> commands, absl::Time deadline);
+  // One node's pipeline within a round: its share of the commands, what was sent (ASKING before
+  // each asked command), on which connection, and whether sending worked.
+  struct Flight {
+    std::string address;
+    std::vector<Pending> share;
+    std::vector<RedisCommand> batch;
+    RedisConnection* connection = nullptr;  // owned by connections_
+    absl::Status sent;
+  };
+  // Connects if needed and sends `flight`'s share; its replies are read later.
+  absl::Status Send(Flight& flight, absl::Span<const RedisCommand> commands, absl::Time deadline);
   // Where `command` goes: its slot's master, or any master for a keyless command; nullptr when
   // its slot has no master (`slot` says which).
   const std::string* TargetOf(const RedisCommand& command, int* slot) const;
-  // An open connection to `address`, opened if needed within the deadline.
+  // An open connection to `address`, opened if needed within the deadline. Never closes another
+  // (a round holds pointers to the connections it sent on).
   absl::StatusOr<RedisConnection*> ConnectionTo(const std::string& address, absl::Time deadline);
+  // Closes connections to nodes that are no master of the map once there are too many of them
+  // (-ASK targets). Between rounds only.
+  void PruneConnections();
   // Asks the nodes known (open connections, masters and replicas of the map, seeds) in turn for
   // the slot map; kUnavailable if none answers.
   absl::Status RefreshSlotMap(absl::Time deadline);
