@@ -15,6 +15,7 @@ namespace rplasma::bench {
 namespace {
 
 constexpr int kSlots = 16384;
+constexpr int kBusPortAttempts = 3;
 
 // The value of `field` in an INFO or CLUSTER INFO text ("field:value\r\n"), "" if absent.
 std::string InfoField(absl::string_view info, absl::string_view field) {
@@ -64,19 +65,27 @@ absl::StatusOr<std::unique_ptr<RedisCluster>> RedisCluster::Start(const RedisClu
   std::unique_ptr<RedisCluster> cluster(new RedisCluster(options));
   const int count = options.masters * (1 + options.replicas_per_master);
   for (int i = 0; i < count; ++i) {
-    ASSIGN_OR_RETURN(int bus_port, PickFreeLoopbackPort());
-    RedisServerOptions server = options.server;
-    for (const std::string& arg : std::vector<std::string>{
-             "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout",
-             std::to_string(absl::ToInt64Milliseconds(options.node_timeout)), "--cluster-port",
-             std::to_string(bus_port), "--cluster-require-full-coverage", "no", "--cluster-replica-validity-factor",
-             "0", "--cluster-allow-replica-migration", "no",
-             // A replica's first sync at once, not after the default 5 s wait for more replicas.
-             "--repl-diskless-sync-delay", "0"}) {
-      server.extra_args.push_back(arg);
+    // The bus port is picked like the server's: free a moment ago, so another process may take it
+    // first; then the server fails to start and a new pair of ports is tried.
+    absl::StatusOr<std::unique_ptr<RedisServer>> node = absl::UnknownError("not started");
+    int bus_port = 0;
+    for (int attempt = 0; attempt < kBusPortAttempts; ++attempt) {
+      ASSIGN_OR_RETURN(bus_port, PickFreeLoopbackPort());
+      RedisServerOptions server = options.server;
+      for (const std::string& arg : std::vector<std::string>{
+               "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout",
+               std::to_string(absl::ToInt64Milliseconds(options.node_timeout)), "--cluster-port",
+               std::to_string(bus_port), "--cluster-require-full-coverage", "no", "--cluster-replica-validity-factor",
+               "0", "--cluster-allow-replica-migration", "no",
+               // A replica's first sync at once, not after the default 5 s wait for more replicas.
+               "--repl-diskless-sync-delay", "0"}) {
+        server.extra_args.push_back(arg);
+      }
+      node = RedisServer::Start(server);
+      if (node.ok()) break;
     }
-    ASSIGN_OR_RETURN(std::unique_ptr<RedisServer> node, RedisServer::Start(server));
-    cluster->nodes_.push_back(std::move(node));
+    if (!node.ok()) return node.status();
+    cluster->nodes_.push_back(std::move(node).value());
     cluster->bus_ports_.push_back(bus_port);
   }
   RETURN_IF_ERROR(cluster->Form());
