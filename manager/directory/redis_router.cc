@@ -141,11 +141,19 @@ const std::string* RedisRouter::TargetOf(const RedisCommand& command, int* slot)
     *slot = KeyHashSlot(command[1]);
     return map_.MasterOf(*slot);
   }
-  for (int s = 0; s < kRedisClusterSlots; ++s) {  // a keyless command (PING): any serving master
-    if (const std::string* master = map_.MasterOf(s); master != nullptr) return master;
-  }
+  // A keyless command (PING): a serving master already connected to, else any serving master.
   *slot = 0;
-  return nullptr;
+  const std::string* any = nullptr;
+  const std::string* previous = nullptr;  // slots come in ranges: ask about each master once per range
+  for (int s = 0; s < kRedisClusterSlots; ++s) {
+    const std::string* master = map_.MasterOf(s);
+    if (master == nullptr || master == previous) continue;
+    previous = master;
+    auto open = connections_.find(*master);
+    if (open != connections_.end() && !open->second->broken()) return master;
+    if (any == nullptr) any = master;
+  }
+  return any;
 }
 
 absl::StatusOr<RedisConnection*> RedisRouter::ConnectionTo(const std::string& address, absl::Time deadline) {
@@ -197,6 +205,12 @@ absl::Status RedisRouter::RefreshSlotMap(absl::Time deadline) {
       if ((*connection)->broken()) connections_.erase(address);
       last = map.status();
       continue;
+    }
+    // A master that served slots and serves none now was replaced (failover), or emptied by a
+    // resharding: either way what it held may be older elsewhere, so the owner republishes.
+    const std::vector<std::string> serving = map->ServingMasters();
+    for (const std::string& before : map_.ServingMasters()) {
+      if (std::find(serving.begin(), serving.end(), before) == serving.end()) lost_master_ = true;
     }
     map_ = *std::move(map);
     const std::vector<std::string>& masters = map_.masters();

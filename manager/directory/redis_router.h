@@ -83,8 +83,10 @@ class RedisRouter {
   // Sends `commands` (see above); one reply per command, in order. REQUIRES: connected().
   absl::StatusOr<std::vector<RedisReply>> Pipeline(absl::Span<const RedisCommand> commands, absl::Time deadline);
 
-  // True (once) when a pipeline succeeded after a master had stopped answering: a replica took
-  // over, or the master came back, and either may lack the latest writes.
+  // True (once) when a pipeline succeeded after a master had stopped answering, or after a map
+  // refresh found a master that served slots serving none: a replica took over, or the master
+  // came back, and either may lack the latest writes (a resharding that empties a master counts
+  // too: a needless but harmless re-publication).
   bool TakeRecovered();
 
  private:
@@ -105,8 +107,8 @@ class RedisRouter {
   };
   // Connects if needed and sends `flight`'s share; its replies are read later.
   absl::Status Send(Flight& flight, absl::Span<const RedisCommand> commands, absl::Time deadline);
-  // Where `command` goes: its slot's master, or any master for a keyless command; nullptr when
-  // its slot has no master (`slot` says which).
+  // Where `command` goes: its slot's master, or for a keyless command a serving master, one
+  // already connected to if any; nullptr when its slot has no master (`slot` says which).
   const std::string* TargetOf(const RedisCommand& command, int* slot) const;
   // An open connection to `address`, opened if needed within the deadline. Never closes another
   // (a round holds pointers to the connections it sent on).

@@ -102,6 +102,18 @@ std::vector<std::string> RedisSlotMap::KnownAddresses() const {
   return all;
 }
 
+std::vector<std::string> RedisSlotMap::ServingMasters() const {
+  std::vector<bool> serving(masters_.size(), false);
+  for (int16_t index : owner_) {
+    if (index >= 0) serving[static_cast<size_t>(index)] = true;
+  }
+  std::vector<std::string> out;
+  for (size_t i = 0; i < masters_.size(); ++i) {
+    if (serving[i]) out.push_back(masters_[i]);
+  }
+  return out;
+}
+
 int RedisSlotMap::ServedSlots() const {
   return static_cast<int>(std::count_if(owner_.begin(), owner_.end(), [](int16_t index) { return index >= 0; }));
 }

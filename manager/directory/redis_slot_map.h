@@ -42,7 +42,10 @@ class RedisSlotMap {
   void Assign(int slot, const std::string& address);
   // Every master and replica address the map knows, masters first, each once.
   std::vector<std::string> KnownAddresses() const;
+  // Every master address the map has known (some may serve no slot any more).
   const std::vector<std::string>& masters() const { return masters_; }
+  // The masters that serve at least one slot.
+  std::vector<std::string> ServingMasters() const;
   // The number of slots some master serves.
   int ServedSlots() const;
 

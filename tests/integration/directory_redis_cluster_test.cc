@@ -339,6 +339,10 @@ TEST_F(RedisClusterFailoverTest, AKilledMastersReplicaTakesOverAndLookupsSucceed
   std::unique_ptr<RedisDirectory> b = NewDirectory(cluster_->seeds(), "failover", "node-b");
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
+  // c knows the cluster from one seed, a master other than the one killed, and stays idle until
+  // the killed master is back as a replica: it never sees a connection fail.
+  std::unique_ptr<RedisDirectory> c = NewDirectory(cluster_->node(1).address(), "failover", "");
+  ASSERT_NE(c, nullptr);
   std::atomic<int> republish_requests{0};
   a->SetReconnectCallback([&] { republish_requests++; });
   const std::vector<ObjectID> ids = Ids("failover", 300);
@@ -364,6 +368,20 @@ TEST_F(RedisClusterFailoverTest, AKilledMastersReplicaTakesOverAndLookupsSucceed
   Publish(*a, more);
   ExpectAllFound(*b, more, "node-a");
   EXPECT_GE(republish_requests.load(), 1);
+
+  // The killed master restarts and rejoins as a replica of its successor, at its old address.
+  ASSERT_OK(cluster_->node(0).Restart());
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        absl::StatusOr<int> master = cluster_->MasterOf(0, 0);
+        return master.ok() && *master > 0;
+      },
+      absl::Seconds(10)));
+  // c's map still names it for its old slots: its -MOVED answers lead c to the new master, and the
+  // refreshed map shows the old master serving nothing: c asks for a re-publication too.
+  ExpectAllFound(*c, ids, "node-a");
+  EXPECT_GE(c->stats()["moved_redirects"], 1u) << c->stats().ToJson().str();
+  EXPECT_EQ(c->stats()["reconnects"], 1u);
 }
 
 }  // namespace

@@ -43,6 +43,9 @@ TEST(RedisSlotMapTest, ParsesRangesWithTheirMastersAndReplicas) {
   EXPECT_EQ(*map.MasterOf(5461), "10.0.0.9:7001");
   EXPECT_EQ(*map.MasterOf(16383), "10.0.0.9:7001");
   EXPECT_THAT(map.KnownAddresses(), ElementsAre("127.0.0.1:7000", "10.0.0.9:7001", "[::1]:7002", "127.0.0.1:7003"));
+  EXPECT_THAT(map.ServingMasters(), ElementsAre("127.0.0.1:7000", "10.0.0.9:7001", "[::1]:7002"));
+  map.Assign(100, "127.0.0.1:7000");  // [::1]:7002's only slot moves away
+  EXPECT_THAT(map.ServingMasters(), ElementsAre("127.0.0.1:7000", "10.0.0.9:7001"));
 }
 
 TEST(RedisSlotMapTest, AnEmptyReplyServesNoSlotAndAnUnknownEndpointLeavesItsRangeUnserved) {
