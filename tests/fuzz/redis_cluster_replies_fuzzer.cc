@@ -3,14 +3,15 @@
 // (redis_slot_map.h) and, if it is an error reply, as a -MOVED/-ASK redirection. The raw input is
 // also hashed as a key (redis_cluster_slots.h).
 //
-// Invariants: a parsed map serves at most every slot, each from an address that parses, and
-// lists every address once; a redirection names a slot in range and an address that parses; a
-// key's slot is in range and is the slot of its hash tag.
+// Invariants: a parsed map serves at most every slot, each from an address that parses, names as
+// serving masters exactly those that serve a slot, and lists every address once; a redirection names a slot in range
+// and an address that parses; a key's slot is in range and is the slot of its hash tag.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 
@@ -27,10 +28,16 @@ void CheckSlotMap(RedisReplyView reply) {
   absl::StatusOr<RedisSlotMap> map = RedisSlotMap::Parse(reply, "10.0.0.9");
   if (!map.ok()) return;
   CHECK(map->ServedSlots() >= 0 && map->ServedSlots() <= kRedisClusterSlots);
+  const std::vector<std::string> serving = map->ServingMasters();
+  std::set<std::string> seen_serving;
   for (int slot = 0; slot < kRedisClusterSlots; ++slot) {
     const std::string* master = map->MasterOf(slot);
-    if (master != nullptr) CHECK(ParseRedisAddress(*master).ok()) << *master;
+    if (master == nullptr) continue;
+    CHECK(ParseRedisAddress(*master).ok()) << *master;
+    seen_serving.insert(*master);
   }
+  CHECK(std::set<std::string>(serving.begin(), serving.end()) == seen_serving);
+  CHECK(serving.size() == seen_serving.size());
   const std::vector<std::string> known = map->KnownAddresses();
   CHECK(std::set<std::string>(known.begin(), known.end()).size() == known.size());
   for (const std::string& address : known) CHECK(ParseRedisAddress(address).ok()) << address;
