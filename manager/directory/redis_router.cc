@@ -34,6 +34,13 @@ std::string HostOf(absl::string_view address) {
   return parsed.ok() ? parsed->host : std::string();
 }
 
+// A server state that passes (a node loading its data, a cluster without quorum), not an answer
+// saying what the server is: the seed is tried again later, not taken for a single server.
+bool IsTransient(RedisReplyView error) {
+  return absl::StartsWith(error.str(), "CLUSTERDOWN") ||
+         ErrorCodeOf(RedisErrorReplyStatus(error, "", "")) == ErrorCode::kUnavailable;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<std::string>> ParseRedisSeeds(absl::string_view seeds) {
@@ -89,7 +96,7 @@ absl::Status RedisRouter::Connect(absl::Time deadline) {
     }
     std::optional<RedisReply> error_reply;
     absl::StatusOr<RedisSlotMap> map = QuerySlotMap(**connection, deadline, &error_reply);
-    if (error_reply.has_value()) {
+    if (error_reply.has_value() && !IsTransient(error_reply->view())) {
       // Not a cluster (cluster support disabled): the one server, as before clusters existed.
       single_ = std::move(connection).value();
       mode_ = Mode::kSingle;

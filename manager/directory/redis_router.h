@@ -3,9 +3,10 @@
 //
 // Modes, decided by Connect() from the first seed that answers CLUSTER SLOTS:
 //   kNone     not connected (before Connect, after Disconnect, after losing every node)
-//   kSingle   the seed answered an error (cluster support disabled): one RedisConnection to it,
-//             used exactly as before clusters existed. A failed pipeline breaks it and the router
-//             is kNone again; reconnecting (and backing off) is the caller's decision.
+//   kSingle   the seed answered an error (cluster support disabled; not a passing state such
+//             as LOADING or CLUSTERDOWN, after which the next seed is tried): one RedisConnection
+//             to it, used exactly as before clusters existed. A failed pipeline breaks it and the
+//             router is kNone again; reconnecting (and backing off) is the caller's decision.
 //   kCluster  the seed answered a slot map: one RedisConnection per master, opened on first use.
 //
 // Cluster pipelines: each command goes to the master of the hash slot of its key (argument 1;
