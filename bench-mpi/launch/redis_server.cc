@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -155,33 +156,67 @@ absl::Status RedisServer::Restart() {
 }
 
 bool RedisServer::Ping(absl::Duration timeout) const {
-  absl::Time deadline = absl::Now() + timeout;
+  absl::StatusOr<std::string> pong = Command({"PING"}, timeout);
+  return pong.ok() && *pong == "PONG";
+}
+
+absl::StatusOr<std::string> RedisServer::Command(const std::vector<std::string>& args, absl::Duration timeout) const {
+  constexpr size_t kMaxReply = 1u << 20;
+  const absl::Time deadline = absl::Now() + timeout;
+  const std::string what = absl::StrFormat("redis %s: %s", address_, args.empty() ? "" : args[0]);
+  auto unavailable = [&](absl::string_view why) {
+    return MakeError(ErrorCode::kUnavailable, absl::StrCat(what, ": ", why));
+  };
   UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-  if (!fd) return false;
+  if (!fd) return ErrnoError("socket", address_, errno);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port_));
-  if (::inet_pton(AF_INET, host_.c_str(), &addr.sin_addr) != 1) return false;
+  if (::inet_pton(AF_INET, host_.c_str(), &addr.sin_addr) != 1) return unavailable("bad host");
   if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    if (errno != EINPROGRESS) return false;
-    if (!PollUntil(fd.get(), POLLOUT, deadline)) return false;
+    if (errno != EINPROGRESS) return ErrnoError("connect", address_, errno);
+    if (!PollUntil(fd.get(), POLLOUT, deadline)) return unavailable("connect timed out");
     int err = 0;
     socklen_t len = sizeof(err);
-    if (::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) return false;
+    if (::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
+      return ErrnoError("connect", address_, err);
+    }
   }
-  constexpr absl::string_view kPing = "PING\r\n";
-  if (::send(fd.get(), kPing.data(), kPing.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(kPing.size())) {
-    return false;
+  std::string request = absl::StrCat("*", args.size(), "\r\n");
+  for (const std::string& arg : args) absl::StrAppend(&request, "$", arg.size(), "\r\n", arg, "\r\n");
+  for (size_t sent = 0; sent < request.size();) {
+    if (!PollUntil(fd.get(), POLLOUT, deadline)) return unavailable("send timed out");
+    ssize_t n = ::send(fd.get(), request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno != EAGAIN && errno != EINTR) return ErrnoError("send", address_, errno);
+    if (n > 0) sent += static_cast<size_t>(n);
   }
+  // Reads until the reply is whole: a line, or for a bulk string "$<n>" a line and n + 2 bytes.
   std::string reply;
-  while (reply.find("\r\n") == std::string::npos && reply.size() < 64) {
-    if (!PollUntil(fd.get(), POLLIN, deadline)) return false;
-    char buf[64];
+  for (;;) {
+    const size_t eol = reply.find("\r\n");
+    if (eol != std::string::npos) {
+      const char type = reply[0];
+      const std::string line = reply.substr(1, eol - 1);
+      if (type == '+' || type == ':') return line;
+      if (type == '-') return ProtocolError(absl::StrCat(what, ": ", line));
+      if (type != '$') return unavailable(absl::StrCat("unexpected reply type ", std::string(1, type)));
+      int64_t length = 0;
+      if (!absl::SimpleAtoi(line, &length) || length > static_cast<int64_t>(kMaxReply)) {
+        return unavailable("bad bulk length");
+      }
+      if (length < 0) return std::string();
+      if (reply.size() >= eol + 2 + static_cast<size_t>(length) + 2) {
+        return reply.substr(eol + 2, static_cast<size_t>(length));
+      }
+    }
+    if (reply.size() > kMaxReply + 64) return unavailable("reply too long");
+    if (!PollUntil(fd.get(), POLLIN, deadline)) return unavailable("no reply in time");
+    char buf[4096];
     ssize_t n = ::recv(fd.get(), buf, sizeof(buf), 0);
-    if (n <= 0) return false;
-    reply.append(buf, static_cast<size_t>(n));
+    if (n == 0) return unavailable("connection closed");
+    if (n < 0 && errno != EAGAIN && errno != EINTR) return ErrnoError("recv", address_, errno);
+    if (n > 0) reply.append(buf, static_cast<size_t>(n));
   }
-  return absl::StartsWith(reply, "+PONG\r\n");
 }
 
 }  // namespace rplasma::bench

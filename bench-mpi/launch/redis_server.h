@@ -70,6 +70,12 @@ class RedisServer {
   absl::Status Restart();
   // One PING round trip on a fresh connection: true if "+PONG" came back within `timeout`.
   bool Ping(absl::Duration timeout = absl::Milliseconds(500)) const;
+  // One command on a fresh connection (for setting up and inspecting a server in tests, without
+  // hiredis): the text of a status, integer or bulk string reply ("" for nil). An error reply is
+  // kProtocolError with its text; an array reply, no answer within `timeout` or a reply over
+  // 1 MiB is kUnavailable.
+  absl::StatusOr<std::string> Command(const std::vector<std::string>& args,
+                                      absl::Duration timeout = absl::Seconds(2)) const;
 
   // Path of the server's log file (stdout+stderr), for diagnostics.
   std::string log_path() const { return dir_.Join("redis.log"); }

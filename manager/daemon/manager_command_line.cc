@@ -26,7 +26,9 @@ const rplasma::manager::ManagerOptions kDefaults;
 }  // namespace
 
 ABSL_FLAG(std::string, store_socket, rplasma::DefaultStoreSocket(), "rplasma-store socket");
-ABSL_FLAG(std::string, redis, "", "Redis: host:port or unix:/path (required)");
+ABSL_FLAG(std::string, redis, "",
+          "Redis: host:port or unix:/path of one redis-server, or comma-separated host:port seeds of a Redis "
+          "Cluster (required)");
 ABSL_FLAG(std::string, listen, kDefaults.listen, "peer listener host:port (port 0 picks one)");
 ABSL_FLAG(std::string, client_socket, rplasma::DefaultManagerSocket(),
           "Unix socket for applications' Fetch and stats (the CLI's default --manager-socket); empty: none");

@@ -112,14 +112,24 @@ absl::Status RedisConnection::Fail(absl::string_view what) {
 
 absl::StatusOr<std::vector<RedisReply>> RedisConnection::Pipeline(absl::Span<const RedisCommand> commands,
                                                                   absl::Time deadline) {
-  if (broken_) return MakeError(ErrorCode::kInternal, "RedisConnection::Pipeline on a broken connection");
+  RETURN_IF_ERROR(Send(commands, deadline));
+  return Receive(commands, deadline);
+}
+
+absl::Status RedisConnection::LimitTo(absl::Time deadline, absl::string_view what) {
   // Socket reads and writes may not outlast the deadline of the whole pipeline.
   const absl::Duration budget = deadline - clock_.Now();
   if (budget <= absl::ZeroDuration()) {
     broken_ = true;
-    return MakeError(ErrorCode::kUnavailable, absl::StrFormat("redis %s: deadline passed before sending", address_));
+    return MakeError(ErrorCode::kUnavailable, absl::StrFormat("redis %s: deadline passed before %s", address_, what));
   }
   if (redisSetTimeout(context_.get(), TimeoutToTimeval(budget)) != REDIS_OK) return Fail("set timeout");
+  return absl::OkStatus();
+}
+
+absl::Status RedisConnection::Send(absl::Span<const RedisCommand> commands, absl::Time deadline) {
+  if (broken_) return MakeError(ErrorCode::kInternal, "RedisConnection::Send on a broken connection");
+  RETURN_IF_ERROR(LimitTo(deadline, "sending"));
   std::vector<const char*> argv;
   std::vector<size_t> argvlen;
   for (const RedisCommand& command : commands) {
@@ -134,6 +144,23 @@ absl::StatusOr<std::vector<RedisReply>> RedisConnection::Pipeline(absl::Span<con
       return Fail("append command");
     }
   }
+  // Each write is bounded by the socket timeout; the deadline bounds them all.
+  for (int done = 0; done == 0;) {
+    if (redisBufferWrite(context_.get(), &done) != REDIS_OK) return Fail("send");
+    if (done == 0 && clock_.Now() > deadline) {
+      broken_ = true;  // part of the pipeline is out: the stream can no longer be matched to commands
+      return MakeError(ErrorCode::kUnavailable,
+                       absl::StrFormat("redis %s: pipeline of %d commands: deadline passed while sending", address_,
+                                       commands.size()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<RedisReply>> RedisConnection::Receive(absl::Span<const RedisCommand> commands,
+                                                                 absl::Time deadline) {
+  if (broken_) return MakeError(ErrorCode::kInternal, "RedisConnection::Receive on a broken connection");
+  RETURN_IF_ERROR(LimitTo(deadline, "the replies"));
   std::vector<RedisReply> replies;
   replies.reserve(commands.size());
   for (size_t i = 0; i < commands.size(); ++i) {

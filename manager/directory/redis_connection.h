@@ -55,6 +55,13 @@ class RedisConnection {
   // REQUIRES: !broken().
   absl::StatusOr<std::vector<RedisReply>> Pipeline(absl::Span<const RedisCommand> commands, absl::Time deadline);
 
+  // Pipeline in two halves, so that one caller can have pipelines in flight to several servers
+  // at once: Send writes every command (kUnavailable and broken() if it cannot by `deadline`);
+  // Receive then reads their replies (`commands` are those just sent), like Pipeline.
+  // REQUIRES: !broken(); Receive only right after a successful Send of `commands`.
+  absl::Status Send(absl::Span<const RedisCommand> commands, absl::Time deadline);
+  absl::StatusOr<std::vector<RedisReply>> Receive(absl::Span<const RedisCommand> commands, absl::Time deadline);
+
   bool broken() const { return broken_; }
   const std::string& address() const { return address_; }
 
@@ -64,6 +71,9 @@ class RedisConnection {
   };
   RedisConnection(std::string address, redisContext* context, const Clock& clock);
   absl::Status Fail(absl::string_view what);
+  // Bounds the socket's reads and writes by what is left until `deadline`; kUnavailable (and
+  // broken) if nothing is left.
+  absl::Status LimitTo(absl::Time deadline, absl::string_view what);
 
   std::string address_;
   std::unique_ptr<redisContext, ContextDeleter> context_;

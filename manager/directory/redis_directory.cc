@@ -13,13 +13,19 @@
 
 namespace rplasma {
 
-RedisDirectory::RedisDirectory(const RedisDirectoryOptions& options) : options_(options), codec_(options.key_prefix) {}
+RedisDirectory::RedisDirectory(const RedisDirectoryOptions& options, std::vector<std::string> seeds)
+    : options_(options),
+      codec_(options.key_prefix),
+      router_(std::move(seeds), options.op_timeout, *options.clock,
+              RedisRouterCounters{counters_.ops, counters_.moved_redirects, counters_.ask_redirects,
+                                  counters_.slot_map_queries}) {}
 
 RedisDirectory::~RedisDirectory() = default;
 
 absl::StatusOr<std::unique_ptr<RedisDirectory>> RedisDirectory::Create(const RedisDirectoryOptions& options) {
   RETURN_IF_ERROR(options.Validate());
-  std::unique_ptr<RedisDirectory> directory(new RedisDirectory(options));
+  ASSIGN_OR_RETURN(std::vector<std::string> seeds, ParseRedisSeeds(options.address));
+  std::unique_ptr<RedisDirectory> directory(new RedisDirectory(options, std::move(seeds)));
   MutexLock lock(&directory->mu_);
   RETURN_IF_ERROR(directory->ConnectLocked(options.clock->Now() + options.op_timeout));
   ASSIGN_OR_RETURN(std::vector<RedisReply> replies, directory->Run({RedisCommand{"PING"}}));
@@ -44,23 +50,24 @@ absl::Status RedisDirectory::ConnectLocked(absl::Time deadline) {
     return BackOff(
         MakeError(ErrorCode::kUnavailable, absl::StrFormat("redis %s: no time left to reconnect", options_.address)));
   }
-  absl::StatusOr<std::unique_ptr<RedisConnection>> connection =
-      RedisConnection::Connect(options_.address, std::min(deadline - now, options_.op_timeout), *options_.clock);
-  if (!connection.ok()) return BackOff(connection.status());
+  absl::Status connected = router_.Connect(std::min(deadline, now + options_.op_timeout));
+  if (!connected.ok()) return BackOff(connected);
 
   const bool reconnect = ever_connected_;
   if (reconnect && node_.has_value()) {
     // Redis may have restarted empty: put this node's record back before anything else.
-    counters_.ops.fetch_add(1);
-    absl::StatusOr<std::vector<RedisReply>> replies = (*connection)->Pipeline(NodeRecordCommands(*node_), deadline);
-    if (!replies.ok()) return BackOff(replies.status());
+    absl::StatusOr<std::vector<RedisReply>> replies = router_.Pipeline(NodeRecordCommands(*node_), deadline);
+    if (!replies.ok()) {
+      router_.Disconnect();
+      return BackOff(replies.status());
+    }
     for (const RedisReply& reply : *replies) {
       if (reply.view().is_error()) {
+        router_.Disconnect();
         return BackOff(RedisErrorReplyStatus(reply.view(), options_.address, "re-publish node record"));
       }
     }
   }
-  connection_ = std::move(connection).value();
   next_connect_attempt_ = absl::InfinitePast();  // backoff_ resets once a command succeeds
   if (reconnect) {
     counters_.reconnects.fetch_add(1);
@@ -83,7 +90,7 @@ absl::Status RedisDirectory::BackOff(const absl::Status& status) {
 absl::StatusOr<std::vector<RedisReply>> RedisDirectory::Run(absl::Span<const RedisCommand> commands) {
   const absl::Time deadline = options_.clock->Now() + options_.op_timeout;
   bool fresh = false;
-  if (connection_ == nullptr) {
+  if (!router_.connected()) {
     absl::Status connected = ConnectLocked(deadline);
     if (!connected.ok()) {
       counters_.errors.fetch_add(1);
@@ -91,13 +98,17 @@ absl::StatusOr<std::vector<RedisReply>> RedisDirectory::Run(absl::Span<const Red
     }
     fresh = true;
   }
-  counters_.ops.fetch_add(1);
-  absl::StatusOr<std::vector<RedisReply>> replies = connection_->Pipeline(commands, deadline);
+  absl::StatusOr<std::vector<RedisReply>> replies = router_.Pipeline(commands, deadline);
   if (replies.ok()) {
     backoff_ = absl::ZeroDuration();
+    if (router_.TakeRecovered()) RecoverAfterFailover(deadline);
     return replies;
   }
-  connection_.reset();
+  if (router_.connected()) {
+    // A cluster the router still reaches part of: it already retried within the deadline.
+    counters_.errors.fetch_add(1);
+    return replies.status();
+  }
   if (fresh) {
     // A server that accepts but does not answer (hung, overloaded): back off like a refused connect.
     counters_.errors.fetch_add(1);
@@ -110,18 +121,29 @@ absl::StatusOr<std::vector<RedisReply>> RedisDirectory::Run(absl::Span<const Red
       counters_.errors.fetch_add(1);
       return connected;
     }
-    counters_.ops.fetch_add(1);
-    replies = connection_->Pipeline(commands, deadline);
+    replies = router_.Pipeline(commands, deadline);
     if (replies.ok()) {
       backoff_ = absl::ZeroDuration();
       return replies;
     }
-    connection_.reset();
+    router_.Disconnect();
     counters_.errors.fetch_add(1);
     return BackOff(replies.status());
   }
   counters_.errors.fetch_add(1);
   return replies.status();
+}
+
+void RedisDirectory::RecoverAfterFailover(absl::Time deadline) {
+  counters_.reconnects.fetch_add(1);
+  reconnect_pending_ = true;
+  if (!node_.has_value()) return;
+  absl::StatusOr<std::vector<RedisReply>> replies = router_.Pipeline(NodeRecordCommands(*node_), deadline);
+  if (!replies.ok()) {
+    LOG(WARNING) << "directory: re-publishing the node record after a failover failed: " << replies.status();
+    return;
+  }
+  LOG(INFO) << "directory: a redis master of " << options_.address << " was replaced; node record re-published";
 }
 
 absl::StatusOr<std::vector<RedisReply>> RedisDirectory::RunChunked(absl::Span<const RedisCommand> commands) {

@@ -5,16 +5,21 @@
 // exists, and deletes (HDEL) the entries of nodes whose record expired. Heartbeat also sweeps all
 // entries of expired nodes every options.sweep_interval.
 //
+// Redis: options.address names one redis-server or seeds of a Redis Cluster; RedisRouter finds out
+// which and routes each command to the master of its key's slot (one pipeline per master).
+//
 // Redis down: an operation fails with kUnavailable naming the address, within op_timeout. After a
 // failed connect no new attempt is made before a backoff (50 ms doubling to 2 s by default);
 // operations in between fail at once. When a later operation reconnects, this node's record is
 // re-published at once and the reconnect callback runs (see SetReconnectCallback) so the owner
-// re-publishes its objects: a restarted Redis has lost them.
+// re-publishes its objects: a restarted Redis has lost them. In a cluster the same happens when a
+// pipeline succeeds after a master had stopped answering (its replica took over, possibly without
+// the last writes).
 //
 // Untrusted data: anything read from Redis is bounded and checked; malformed entries are skipped
 // and counted (stats()["garbage_values"]), never fatal. Entries are hints (directory.h).
 //
-// Thread-safety: thread-safe. Calls are serialized on one connection; the reconnect callback runs
+// Thread-safety: thread-safe. Calls are serialized on the router; the reconnect callback runs
 // on the thread of the call that reconnected, after its lock is released, and may call back in.
 #ifndef RPLASMA_MANAGER_DIRECTORY_REDIS_DIRECTORY_H_
 #define RPLASMA_MANAGER_DIRECTORY_REDIS_DIRECTORY_H_
@@ -40,6 +45,7 @@
 #include "manager/directory/redis_connection.h"
 #include "manager/directory/redis_directory_options.h"
 #include "manager/directory/redis_reply.h"
+#include "manager/directory/redis_router.h"
 #include "protocol/base/counter_set.h"
 #include "protocol/base/mutex_lock.h"
 
@@ -54,6 +60,9 @@ struct RedisDirectoryCounters : CounterSet {
   Counter cleaned_entries{this, "cleaned_entries"};          // location entries of expired nodes removed
   Counter swept_nodes{this, "swept_nodes"};                  // expired nodes whose entries were swept
   Counter liveness_cache_hits{this, "liveness_cache_hits"};  // lookups' node checks answered by the liveness cache
+  Counter moved_redirects{this, "moved_redirects"};          // cluster: -MOVED answers followed
+  Counter ask_redirects{this, "ask_redirects"};              // cluster: -ASK answers followed
+  Counter slot_map_queries{this, "slot_map_queries"};        // CLUSTER SLOTS sent (mode discovery, map refreshes)
 };
 
 // A RedisDirectoryCounters snapshot: stats()["garbage_values"].
@@ -97,7 +106,7 @@ class RedisDirectory : public Directory {
   const RedisDirectoryOptions& options() const { return options_; }
 
  private:
-  explicit RedisDirectory(const RedisDirectoryOptions& options);
+  RedisDirectory(const RedisDirectoryOptions& options, std::vector<std::string> seeds);
 
   // One public operation's hold on the connection: holds mu_ for its scope and, on leaving (after
   // mu_ is released and the operation's result is made), runs the reconnect callback if the
@@ -120,14 +129,17 @@ class RedisDirectory : public Directory {
     std::optional<MutexLock> lock_;
   };
 
-  // Runs `commands` as one pipeline: connects first if needed (and allowed by the backoff);
-  // an idle connection found dead is replaced once within the same op_timeout.
+  // Runs `commands` as one pipeline (one per master in a cluster): connects first if needed (and
+  // allowed by the backoff); an idle connection found dead is replaced once within the same
+  // op_timeout.
   absl::StatusOr<std::vector<RedisReply>> Run(absl::Span<const RedisCommand> commands)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Runs `commands` in pipelines of at most max_pipeline; replies in order.
   absl::StatusOr<std::vector<RedisReply>> RunChunked(absl::Span<const RedisCommand> commands)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status ConnectLocked(absl::Time deadline) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // After a cluster master was replaced: re-publishes the node record and asks for re-publication.
+  void RecoverAfterFailover(absl::Time deadline) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Records a failed (re)connect: no new attempt before the (doubled) backoff. Returns `status`.
   absl::Status BackOff(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Writes commands (HSET/SADD/SET/...) whose keys may hold a value of the wrong type (written by
@@ -150,7 +162,8 @@ class RedisDirectory : public Directory {
   const DirectoryCodec codec_;
 
   mutable absl::Mutex mu_;
-  std::unique_ptr<RedisConnection> connection_ ABSL_GUARDED_BY(mu_);
+  RedisDirectoryCounters counters_;
+  RedisRouter router_ ABSL_GUARDED_BY(mu_);
   bool ever_connected_ ABSL_GUARDED_BY(mu_) = false;
   absl::Duration backoff_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
   absl::Time next_connect_attempt_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
@@ -162,8 +175,6 @@ class RedisDirectory : public Directory {
   // Lookup's liveness cache: node id -> until when it counts as alive without asking Redis.
   static constexpr size_t kMaxCachedNodes = 4096;
   absl::flat_hash_map<std::string, absl::Time> alive_until_ ABSL_GUARDED_BY(mu_);
-
-  RedisDirectoryCounters counters_;
 };
 
 }  // namespace rplasma

@@ -3,7 +3,7 @@
 #include "absl/strings/str_format.h"
 
 #include "manager/directory/directory_codec.h"
-#include "manager/directory/redis_connection.h"
+#include "manager/directory/redis_router.h"
 #include "protocol/base/status.h"
 
 namespace rplasma {
@@ -16,7 +16,7 @@ absl::Status Bad(absl::string_view field, absl::string_view why) {
 }  // namespace
 
 absl::Status RedisDirectoryOptions::Validate() const {
-  RETURN_IF_ERROR(ParseRedisAddress(address).status());
+  RETURN_IF_ERROR(ParseRedisSeeds(address).status());
   if (node_ttl < absl::Milliseconds(10)) return Bad("node_ttl", "must be at least 10ms");
   if (op_timeout < absl::Milliseconds(1)) return Bad("op_timeout", "must be at least 1ms");
   if (clock == nullptr) return Bad("clock", "must be set");

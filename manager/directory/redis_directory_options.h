@@ -13,7 +13,9 @@
 namespace rplasma {
 
 struct RedisDirectoryOptions {
-  // "host:port" or "unix:/path/to/redis.sock".
+  // "host:port" or "unix:/path/to/redis.sock" of one redis-server, or comma-separated seeds of a
+  // Redis Cluster ("10.0.0.1:7000,10.0.0.2:7000"): the first that answers tells whether it is a
+  // cluster, and the cluster's other masters are learnt from it (redis_router.h).
   std::string address = "127.0.0.1:6379";
   // Lifetime of this node's record. The caller calls Heartbeat() about every node_ttl / 3; a node
   // that misses heartbeats for node_ttl disappears from lookups. At least 10 ms.

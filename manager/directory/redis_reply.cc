@@ -1,5 +1,6 @@
 #include "manager/directory/redis_reply.h"
 
+#include <memory>
 #include <string>
 
 #include "absl/strings/escaping.h"
@@ -72,5 +73,26 @@ absl::Status RedisErrorReplyStatus(const RedisReplyView& reply, absl::string_vie
 }
 
 void RedisReply::Deleter::operator()(redisReply* reply) const { freeReplyObject(reply); }
+
+absl::StatusOr<RedisReply> RedisReply::Parse(absl::string_view resp) {
+  std::unique_ptr<redisReader, void (*)(redisReader*)> reader(redisReaderCreate(), redisReaderFree);
+  if (reader == nullptr) return MakeError(ErrorCode::kInternal, "redisReaderCreate: out of memory");
+  if (redisReaderFeed(reader.get(), resp.data(), resp.size()) != REDIS_OK) {
+    return ProtocolError(absl::StrFormat("RESP: %s", reader->errstr));
+  }
+  void* first = nullptr;
+  if (redisReaderGetReply(reader.get(), &first) != REDIS_OK) {
+    return ProtocolError(absl::StrFormat("RESP: %s", reader->errstr));
+  }
+  if (first == nullptr) return ProtocolError("RESP: incomplete reply");
+  RedisReply reply(static_cast<redisReply*>(first));
+  void* second = nullptr;
+  if (redisReaderGetReply(reader.get(), &second) != REDIS_OK || second != nullptr) {
+    if (second != nullptr) freeReplyObject(second);
+    return ProtocolError("RESP: more than one reply");
+  }
+  if (reader->pos < reader->len) return ProtocolError("RESP: bytes after the reply");
+  return reply;
+}
 
 }  // namespace rplasma

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
 struct redisReply;  // hiredis
@@ -58,6 +59,11 @@ class RedisReply {
  public:
   // Takes ownership of `reply` (from redisGetReply). REQUIRES: reply != nullptr.
   explicit RedisReply(redisReply* reply) : reply_(reply) {}
+
+  // The one reply `resp` holds, in the Redis protocol (RESP): what a connection would have read
+  // from those bytes, for tests and fuzzers of reply parsing. kProtocolError if the bytes are
+  // malformed, incomplete, or hold more than one reply.
+  static absl::StatusOr<RedisReply> Parse(absl::string_view resp);
 
   RedisReplyView view() const { return RedisReplyView(reply_.get()); }
 

@@ -236,6 +236,21 @@ void WriteDirectoryCodec(const fs::path& root) {
   out.Write("number", "rplasma\n18446744073709551615");
 }
 
+// What Redis Cluster nodes answer the router, as Redis 7 sends it (the project encodes no RESP).
+void WriteRedisClusterReplies(const fs::path& root) {
+  CorpusWriter out(root, "redis_cluster_replies");
+  out.Write("cluster_slots",
+            "*2\r\n"
+            "*4\r\n:0\r\n:8191\r\n*3\r\n$9\r\n127.0.0.1\r\n:7000\r\n$2\r\nid\r\n"
+            "*3\r\n$9\r\n127.0.0.1\r\n:7003\r\n$2\r\nid\r\n"
+            "*3\r\n:8192\r\n:16383\r\n*3\r\n$0\r\n\r\n:7001\r\n$2\r\nid\r\n");
+  out.Write("cluster_slots_empty", "*0\r\n");
+  out.Write("moved", "-MOVED 3999 127.0.0.1:6381\r\n");
+  out.Write("ask", "-ASK 12182 [::1]:7002\r\n");
+  out.Write("clusterdown", "-CLUSTERDOWN Hash slot not served\r\n");
+  out.Write("hash_tag", "{user1000}.following");
+}
+
 void WriteThresholdFile(const fs::path& root) {
   CorpusWriter out(root, "threshold_file");
   out.Write("tuner_output",
@@ -269,6 +284,7 @@ int main(int argc, char** argv) {
 #endif
   rplasma::WritePeerAuth(root);
   rplasma::WriteDirectoryCodec(root);
+  rplasma::WriteRedisClusterReplies(root);
   rplasma::WriteThresholdFile(root);
   return 0;
 }

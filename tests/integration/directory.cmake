@@ -19,3 +19,8 @@ rplasma_test(directory_garbage_test
   LIBS rplasma_directory
   LABELS integration redis
   TIMEOUT 120)
+rplasma_test(directory_redis_cluster_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/directory_redis_cluster_test.cc
+  LIBS rplasma_directory
+  LABELS integration redis fault
+  TIMEOUT 120)

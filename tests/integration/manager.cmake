@@ -43,3 +43,10 @@ rplasma_test(manager_routing_test
   LABELS integration redis
   TIMEOUT 300)
 add_dependencies(manager_routing_test rplasma-manager rplasma_store rplasma_cli_main)
+
+rplasma_test(manager_redis_cluster_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/manager_redis_cluster_test.cc
+  LIBS rplasma_manager_test_cluster
+  LABELS integration redis fault
+  TIMEOUT 300)
+add_dependencies(manager_redis_cluster_test rplasma-manager rplasma_store)

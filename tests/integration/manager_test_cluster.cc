@@ -33,6 +33,12 @@ absl::StatusOr<std::unique_ptr<ManagerTestCluster>> ManagerTestCluster::Start() 
   return cluster;
 }
 
+absl::StatusOr<std::unique_ptr<ManagerTestCluster>> ManagerTestCluster::StartWithRedisCluster() {
+  std::unique_ptr<ManagerTestCluster> cluster(new ManagerTestCluster());
+  ASSIGN_OR_RETURN(cluster->redis_cluster_, bench::RedisCluster::Start());
+  return cluster;
+}
+
 ManagerTestCluster::~ManagerTestCluster() {
   // Every manager still running is stopped as its operators stop it, with SIGTERM, and must exit
   // 0 within the grace: a hang in shutdown, a crash on the way out, or (under ASan) a leak that
@@ -85,7 +91,7 @@ absl::StatusOr<TestNode*> ManagerTestCluster::AddNode(const TestNodeOptions& opt
 absl::Status ManagerTestCluster::WaitPublished(const TestNode& node, const std::vector<ObjectID>& ids,
                                                absl::Duration timeout) {
   RedisDirectoryOptions options;
-  options.address = redis_->address();
+  options.address = redis_address();
   ASSIGN_OR_RETURN(std::unique_ptr<RedisDirectory> directory, RedisDirectory::Create(options));
   absl::Status missing;
   auto all_published = [&] {
@@ -124,7 +130,7 @@ absl::Status ManagerTestCluster::StartManager(TestNode* node) {
   launch.binary =
       options.manager_binary.empty() ? std::string(RPLASMA_BIN_DIR) + "/rplasma-manager" : options.manager_binary;
   launch.store_socket = node->store->socket_path();
-  launch.redis = redis_->address();
+  launch.redis = redis_address();
   launch.secret_file = secret_file;
   launch.node_name = node->name;
   launch.transport = "";  // the manager's default, or extra_manager_args

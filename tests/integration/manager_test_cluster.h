@@ -1,4 +1,5 @@
-// ManagerTestCluster: real processes for manager integration tests — one redis-server, and per
+// ManagerTestCluster: real processes for manager integration tests — one redis-server (or a Redis
+// Cluster: StartWithRedisCluster), and per
 // node a real rplasma-store plus a real rplasma-manager (tcp on loopback) with a client socket.
 // Helpers speak the manager's client protocol directly (FetchVia/StatsVia) and build
 // deterministic object contents that can be checked byte by byte.
@@ -17,6 +18,7 @@
 
 #include "bench-mpi/launch/child_process.h"
 #include "bench-mpi/launch/manager_launcher.h"
+#include "bench-mpi/launch/redis_cluster.h"
 #include "bench-mpi/launch/redis_server.h"
 #include "client/client.h"
 #include "nlohmann/json.hpp"
@@ -54,6 +56,9 @@ class ManagerTestCluster {
  public:
   // Starts redis-server (kUnavailable if missing: callers skip first).
   static absl::StatusOr<std::unique_ptr<ManagerTestCluster>> Start();
+  // The same with a Redis Cluster (bench::RedisCluster defaults: 3 masters, 3 replicas) as the
+  // directory; managers get every node as a seed.
+  static absl::StatusOr<std::unique_ptr<ManagerTestCluster>> StartWithRedisCluster();
   // Stops each running manager with SIGTERM and fails the test unless it exits 0 (so LeakSanitizer
   // checks it under ASan), then fails it if a manager's log holds a sanitizer report.
   ~ManagerTestCluster();
@@ -73,13 +78,19 @@ class ManagerTestCluster {
   absl::Status WaitPublished(const TestNode& node, const std::vector<ObjectID>& ids,
                              absl::Duration timeout = absl::Seconds(10));
 
+  // REQUIRES: started by Start() (one redis-server).
   bench::RedisServer& redis() { return *redis_; }
+  // REQUIRES: started by StartWithRedisCluster().
+  bench::RedisCluster& redis_cluster() { return *redis_cluster_; }
+  // What managers are given as --redis: the server's address, or the cluster's seeds.
+  std::string redis_address() const { return redis_ != nullptr ? redis_->address() : redis_cluster_->seeds(); }
   const std::string& dir() const { return temp_.path(); }
 
  private:
   ManagerTestCluster() = default;
   bench::ScratchDir temp_ = bench::ScratchDir::CreateOrDie();
   std::unique_ptr<bench::RedisServer> redis_;
+  std::unique_ptr<bench::RedisCluster> redis_cluster_;
   std::vector<std::unique_ptr<TestNode>> nodes_;
   std::vector<TestNodeOptions> node_options_;
 };

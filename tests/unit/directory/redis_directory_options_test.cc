@@ -39,6 +39,16 @@ TEST(RedisAddressTest, MalformedAddressesAreInvalidArguments) {
 
 TEST(RedisDirectoryOptionsTest, DefaultsAreValid) { EXPECT_OK(RedisDirectoryOptions().Validate()); }
 
+TEST(RedisDirectoryOptionsTest, AddressMayBeASeedListOfARedisCluster) {
+  RedisDirectoryOptions o;
+  o.address = "10.0.0.1:7000,10.0.0.2:7000,[::1]:7001";
+  EXPECT_OK(o.Validate());
+  for (const char* bad : {"10.0.0.1:7000,", "10.0.0.1:7000,,10.0.0.2:7000", "10.0.0.1:7000,nope"}) {
+    o.address = bad;
+    EXPECT_THAT(o.Validate(), HasErrorCode(ErrorCode::kInvalidArgument)) << bad;
+  }
+}
+
 TEST(RedisDirectoryOptionsTest, EachBadFieldIsNamed) {
   auto expect_bad = [](RedisDirectoryOptions options, const char* field) {
     absl::Status status = options.Validate();
