@@ -240,6 +240,49 @@ TEST_F(ManagerFaultTest, RedisDownFailsFastAndLocationsAreRepublishedAfterItRetu
   EXPECT_OK(CheckTestObject(*b->client, during, 2, 200000));
 }
 
+// A directory that loses its data (issue 23) is rebuilt by the stores: after a Redis restarted
+// empty at once, or emptied while it stays up, every object still in a store is fetchable again
+// within 5 s (the heartbeat finds its node record gone, the manager re-publishes what its store
+// holds).
+TEST_F(ManagerFaultTest, AnEmptiedDirectoryIsRebuiltFromTheStoresWithinFiveSeconds) {
+  TestNode* a = AddNode({"--node_ttl=2s"});
+  TestNode* b = AddNode({"--node_ttl=2s"});
+  ASSERT_TRUE(a && b);
+  std::vector<ObjectID> ids;
+  for (int i = 0; i < 200; ++i) {
+    ids.push_back(ObjectID::FromLabel(absl::StrCat("resident ", i)));
+    ASSERT_OK(PutTestObject(*a->client, ids.back(), i, 1000 + i));
+  }
+  ASSERT_OK(cluster_->WaitPublished(*a, ids));
+  // Fetched by a node that never fetched them (its location cache cannot answer for the
+  // directory) and holds no copy: each round asks the directory, then A.
+  auto all_fetchable_within = [&](TestNode* reader, absl::Duration limit) {
+    const absl::Time start = absl::Now();
+    while (absl::Now() - start < limit) {
+      absl::StatusOr<std::vector<absl::Status>> r = FetchVia(reader->client_socket, ids, absl::Milliseconds(500));
+      bool all = r.ok();
+      for (size_t i = 0; all && i < ids.size(); ++i) all = (*r)[i].ok();
+      if (all) return absl::Now() - start;
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    return absl::InfiniteDuration();
+  };
+  cluster_->redis().Kill();
+  ASSERT_OK(cluster_->redis().Restart());  // at once: no outage longer than a node's record
+  const absl::Duration after_restart = all_fetchable_within(b, absl::Seconds(5));
+  EXPECT_LE(after_restart, absl::Seconds(5)) << "after an empty restart";
+  for (int i = 0; i < 200; i += 37) EXPECT_OK(CheckTestObject(*b->client, ids[i], i, 1000 + i));
+
+  TestNode* c = AddNode({"--node_ttl=2s"});
+  ASSERT_TRUE(c);
+  ASSERT_OK(cluster_->redis().Command({"FLUSHALL"}).status());  // emptied while it stays up
+  const absl::Duration after_flush = all_fetchable_within(c, absl::Seconds(5));
+  EXPECT_LE(after_flush, absl::Seconds(5)) << "after FLUSHALL";
+  for (int i = 0; i < 200; i += 37) EXPECT_OK(CheckTestObject(*c->client, ids[i], i, 1000 + i));
+  RecordProperty("after_restart_ms", static_cast<int>(absl::ToInt64Milliseconds(after_restart)));
+  RecordProperty("after_flush_ms", static_cast<int>(absl::ToInt64Milliseconds(after_flush)));
+}
+
 TEST_F(ManagerFaultTest, PublishesRefusedByALiveRedisAreRetriedAndTheObjectsBecomeFetchable) {
   // A long node TTL: the records outlive the refusal, so no reconnect or lost record triggers a
   // republish; only the publisher's own retry can repair the refused publishes.
