@@ -126,7 +126,7 @@ class DirectoryLoad {
     // No heartbeats during the run: the records outlive all three phases. No sweeps either.
     directory.node_ttl = 3 * options_.duration + absl::Seconds(60);
     directory.sweep_interval = absl::ZeroDuration();
-    // Six redis-servers and the bench share the machine's cores: a call may wait its turn.
+    // The redis-servers (six by default) and the bench share the machine's cores: a call may wait its turn.
     directory.op_timeout = absl::Seconds(10);
     nodes_.resize(static_cast<size_t>(options_.nodes));
     for (size_t i = 0; i < nodes_.size(); ++i) {
@@ -304,7 +304,7 @@ absl::Status RunDirectoryBench(const LocalBenchOptions& options, std::ostream& o
       "directory: %d nodes (threads, one RedisDirectory each); PublishObjects of %d ids, Lookup of 1 and %d ids "
       "sealed by other nodes; %s per phase; one redis-server, then a Redis Cluster of %d masters + %d replicas\n\n",
       options.nodes, options.batch, options.batch, absl::FormatDuration(options.duration), kClusterMasters,
-      kClusterMasters);
+      kClusterMasters * options.replicas);
 
   std::vector<BenchResult> single;
   {
@@ -317,7 +317,7 @@ absl::Status RunDirectoryBench(const LocalBenchOptions& options, std::ostream& o
   {
     RedisClusterOptions cluster_options;
     cluster_options.masters = kClusterMasters;
-    cluster_options.replicas_per_master = 1;
+    cluster_options.replicas_per_master = static_cast<int>(options.replicas);
     ASSIGN_OR_RETURN(std::unique_ptr<RedisCluster> servers, RedisCluster::Start(cluster_options));
     System system{"redis_cluster", servers->seeds(), {}};
     for (int i = 0; i < kClusterMasters; ++i) system.masters.push_back(&servers->node(i));

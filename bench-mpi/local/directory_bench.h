@@ -1,5 +1,5 @@
 // RunDirectoryBench: rplasma-bench --mode directory. The directory's capacity on a private
-// redis-server and then on a private Redis Cluster (3 masters, 1 replica each: RedisCluster),
+// redis-server and then on a private Redis Cluster (3 masters, --replicas 1 each: RedisCluster),
 // one after the other in the same run, the first stopped before the second starts.
 //
 // --nodes threads each play one node: its own RedisDirectory, registered under its own node id.

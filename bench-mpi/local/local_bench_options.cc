@@ -50,6 +50,9 @@ absl::Status LocalBenchOptions::Validate() const {
     return BadFlag("--mode", "must be local, fetch, scrape or directory");
   }
   if (nodes < 1 || nodes > kMaxNodes) return BadFlag("--nodes", absl::StrFormat("must be 1..%d", kMaxNodes));
+  if (replicas < 0 || replicas > kMaxReplicas) {
+    return BadFlag("--replicas", absl::StrFormat("must be 0..%d", kMaxReplicas));
+  }
   if (mode == "directory" && batch > kMaxDirectoryBatch) {
     return BadFlag("--batch", absl::StrFormat("must be at most %d in directory mode", kMaxDirectoryBatch));
   }
@@ -110,6 +113,7 @@ std::string LocalBenchUsage() {
          "                        nodes) by --nodes threads, commands per id, keys per master\n"
          "                        (--batch 256, --duration 2s per phase)\n"
          "  --nodes N             directory mode: simulated nodes, each its own RedisDirectory (8; 1..256)\n"
+         "  --replicas N          directory mode: replicas per cluster master (1; 0..4)\n"
          "  --transport T         fetch mode: managers' transport, tcp|verbs|auto (tcp)\n"
          "  --pin-threshold B     fetch mode: managers' --pin-threshold: up to B bytes Get, above Pin\n"
          "                        (65536; --rdma-threshold is an alias)\n"
@@ -159,7 +163,7 @@ absl::StatusOr<LocalBenchOptions> ParseLocalBenchOptions(int argc, char** argv, 
       options.sizes = *std::move(sizes);
       options.sizes_given = true;
     } else if (flag == "--iterations" || flag == "--objects-overhead" || flag == "--batch" || flag == "--rounds" ||
-               flag == "--nodes") {
+               flag == "--nodes" || flag == "--replicas") {
       ASSIGN_OR_RETURN(std::string v, next());
       int64_t n = 0;
       if (!absl::SimpleAtoi(v, &n)) return BadFlag(spelled, absl::StrFormat("'%s' is not an integer", v));
@@ -169,6 +173,7 @@ absl::StatusOr<LocalBenchOptions> ParseLocalBenchOptions(int argc, char** argv, 
        : flag == "--batch"    ? options.batch
        : flag == "--rounds"   ? options.rounds
        : flag == "--nodes"    ? options.nodes
+       : flag == "--replicas" ? options.replicas
                               : options.objects_overhead) = n;
     } else if (flag == "--duration") {
       ASSIGN_OR_RETURN(std::string v, next());

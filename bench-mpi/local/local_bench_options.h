@@ -7,7 +7,7 @@
 //                 [--listen-host IP]                                           (fetch mode)
 //                 [--batch N] [--batch-bytes BYTES] [--rounds N]              (fetch mode: batches)
 //   rplasma-bench --mode scrape [--sizes 1K,1M] [--rounds N] [--iterations N] [--scrape-interval D]
-//   rplasma-bench --mode directory [--nodes N] [--batch N] [--duration D]
+//   rplasma-bench --mode directory [--nodes N] [--batch N] [--duration D] [--replicas N]
 //
 // Each (benchmark, size) runs `iterations` times, or fewer once `duration` has passed (but at
 // least kMinIterations). With --store-socket the bench attaches to a running store; otherwise it
@@ -67,6 +67,10 @@ struct LocalBenchOptions {
   // PublishObjects and per batched Lookup, and the length of each phase (--duration).
   int64_t nodes = 8;
   static constexpr int64_t kMaxNodes = 256;
+  // Directory mode: replicas of each of the cluster's 3 masters (every write is applied again on
+  // each replica, on the same cores here).
+  int64_t replicas = 1;
+  static constexpr int64_t kMaxReplicas = 4;
   static constexpr int64_t kDirectoryBatch = 256;
   static constexpr int64_t kMaxDirectoryBatch = 65536;
   static constexpr absl::Duration kDirectoryDuration = absl::Seconds(2);

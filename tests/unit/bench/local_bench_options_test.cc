@@ -67,6 +67,7 @@ TEST(LocalBenchOptionsTest, DirectoryModeHasItsOwnDefaultsAndBounds) {
   EXPECT_EQ(d.nodes, 8);
   EXPECT_EQ(d.batch, LocalBenchOptions::kDirectoryBatch);
   EXPECT_EQ(d.duration, LocalBenchOptions::kDirectoryDuration);
+  EXPECT_EQ(d.replicas, 1);
   ASSERT_OK_AND_ASSIGN(LocalBenchOptions given,
                        Parse({"--mode", "directory", "--nodes", "3", "--batch=64", "--duration", "500ms"}));
   EXPECT_EQ(given.nodes, 3);
@@ -77,7 +78,8 @@ TEST(LocalBenchOptionsTest, DirectoryModeHasItsOwnDefaultsAndBounds) {
                                               {"--mode=directory", "--nodes", "x"},
                                               {"--mode=directory", "--batch", "0"},
                                               {"--mode=directory", "--batch", "65537"},
-                                              {"--mode=directory", "--duration", "0"}}) {
+                                              {"--mode=directory", "--duration", "0"},
+                                              {"--mode=directory", "--replicas", "5"}}) {
     EXPECT_THAT(Parse(bad), HasErrorCode(ErrorCode::kInvalidArgument)) << bad[1] << " " << bad[2];
   }
 }
