@@ -177,7 +177,7 @@ double DetailValue(absl::string_view line, absl::string_view key) {
 TEST(BenchSmokeTest, DirectoryModeMeasuresSealsAndLookupsOnOneRedisAndOnACluster) {
   RPLASMA_SKIP_IF_NO_REDIS_SERVER();
   bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
-  BenchRun run = RunBench(dir, {"--mode", "directory", "--nodes", "2", "--batch", "16", "--duration", "0.2"});
+  BenchRun run = RunBench(dir, {"--mode", "directory", "--nodes", "2", "--batch", "16", "--duration", "0.1"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   std::set<std::string> seen = CheckRows(run.csv);
   for (const char* expected : {"directory_seal/redis", "directory_lookup/redis", "directory_seal/redis_cluster",
