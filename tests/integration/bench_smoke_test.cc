@@ -204,6 +204,9 @@ TEST(BenchSmokeTest, DirectoryModeMeasuresSealsAndLookupsOnOneRedisAndOnACluster
     }
   }
   EXPECT_EQ(rows, 6) << "seal, lookup of 1 and of 16, on each system\n" << run.csv;
+  const std::string targets = JudgeTargets(dir);
+  EXPECT_TRUE(absl::StrContains(targets, "directory seals")) << targets;
+  EXPECT_TRUE(absl::StrContains(targets, "keys per master")) << targets;
 }
 
 TEST(BenchSmokeTest, DirectoryModeRefusesZeroNodes) {
