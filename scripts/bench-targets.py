@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Judges an rplasma-bench CSV against the project's performance targets.
 
-    scripts/bench-targets.py out.csv                 # local or fetch mode, told apart by the rows
+    scripts/bench-targets.py out.csv                 # local, fetch or directory mode, told apart by the rows
     scripts/bench-targets.py --mode fetch fetch.csv
 
 rplasma-bench prints numbers; this script turns them into ratios within one run and says PASS or
@@ -32,6 +32,9 @@ Fetch mode:
     batch 1MiB             fetch throughput >= 0.85 x raw TCP stream of the same bytes (any batch)
     batch 16MiB            the same at 16 MiB
     (each MGET target needs its batch exactly: another one is SKIPPED, not judged)
+Directory mode (rows directory_seal and directory_lookup, systems redis and redis_cluster):
+    directory seals        cluster seal ids/s >= 1.0 x one redis-server's (same ids per call)
+    keys per master        cluster DBSIZE max / mean over the masters <= 1.10 (key_balance)
 
 With --rounds the rows carry round=N in their detail; each round is judged on its own rows, and
 each target is the median (the lower one: an actual round) of the ratios of the rounds that
@@ -324,6 +327,31 @@ def batch_targets(rows):
     return checks
 
 
+def directory_targets(rows):
+    seal_goal = "Redis Cluster seals/s >= 1.0x one redis-server's (same ids per call)"
+    balance_goal = "DBSIZE max <= 1.10x mean over the masters (after the seals)"
+    cluster = last(rows, "directory_seal")
+    cluster = cluster if cluster and cluster.system == "redis_cluster" else None
+    single = find(rows, "directory_seal", "redis", cluster.object_size) if cluster else None
+    checks = []
+    if cluster and single and single.ops_per_s > 0:
+        checks.append(judged("directory seals", seal_goal,
+                             "%d ids/call, %.0f nodes: cluster %.0f ids/s (%.0f masters), redis %.0f ids/s"
+                             % (cluster.object_size, cluster.metric("nodes"), cluster.ops_per_s,
+                                cluster.metric("masters"), single.ops_per_s),
+                             cluster.ops_per_s / single.ops_per_s, 1.0, False))
+    else:
+        checks.append(skipped("directory seals", seal_goal, "directory_seal of redis or redis_cluster missing"))
+    if cluster and cluster.metric("key_balance") > 0:
+        checks.append(judged("keys per master", balance_goal,
+                             "%.0f masters: %.0f to %.0f keys"
+                             % (cluster.metric("masters"), cluster.metric("keys_min"), cluster.metric("keys_max")),
+                             cluster.metric("key_balance"), 1.10, True))
+    else:
+        checks.append(skipped("keys per master", balance_goal, "directory_seal of redis_cluster missing"))
+    return checks
+
+
 def combine_rounds(rounds):
     """One check per name: the lower median of the ratios of the rounds that measured it (the worst
     round's for a target stated for every round)."""
@@ -384,8 +412,9 @@ def print_targets(checks, out):
 
 def main(argv):
     parser = argparse.ArgumentParser(description="Judge an rplasma-bench CSV against the targets.")
-    parser.add_argument("--mode", choices=("auto", "local", "fetch"), default="auto",
-                        help="which targets; auto: fetch when the CSV has fetch or stream rows")
+    parser.add_argument("--mode", choices=("auto", "local", "fetch", "directory"), default="auto",
+                        help="which targets; auto: fetch when the CSV has fetch or stream rows, directory "
+                             "when it has directory_ rows")
     parser.add_argument("csv", help="the file rplasma-bench --csv wrote")
     args = parser.parse_args(argv)
     try:
@@ -396,8 +425,9 @@ def main(argv):
     mode = args.mode
     if mode == "auto":
         fetch_rows = any(r.benchmark in ("fetch", "stream", "batch_fetch") for rows in rounds for r in rows)
-        mode = "fetch" if fetch_rows else "local"
-    evaluate = fetch_targets if mode == "fetch" else local_targets
+        directory_rows = any(r.benchmark.startswith("directory_") for rows in rounds for r in rows)
+        mode = "fetch" if fetch_rows else "directory" if directory_rows else "local"
+    evaluate = {"fetch": fetch_targets, "directory": directory_targets}.get(mode, local_targets)
     per_round = [evaluate(rows) for rows in rounds] or [evaluate([])]
     print_targets(per_round[0] if len(per_round) == 1 else combine_rounds(per_round), sys.stdout)
     return 0

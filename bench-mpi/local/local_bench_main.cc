@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 
+#include "bench-mpi/local/directory_bench.h"
 #include "bench-mpi/local/fetch_bench.h"
 #include "bench-mpi/local/local_bench.h"
 #include "bench-mpi/local/local_bench_options.h"
@@ -27,9 +28,10 @@ int main(int argc, char** argv) {
     std::cerr << "rplasma-bench: " << options.status().message() << "\n" << rplasma::bench::LocalBenchUsage();
     return 2;
   }
-  absl::Status status = options->mode == "fetch"    ? rplasma::bench::RunFetchBench(*options, std::cout)
-                        : options->mode == "scrape" ? rplasma::bench::RunScrapeBench(*options, std::cout)
-                                                    : rplasma::bench::RunLocalBench(*options, std::cout);
+  absl::Status status = options->mode == "fetch"       ? rplasma::bench::RunFetchBench(*options, std::cout)
+                        : options->mode == "scrape"    ? rplasma::bench::RunScrapeBench(*options, std::cout)
+                        : options->mode == "directory" ? rplasma::bench::RunDirectoryBench(*options, std::cout)
+                                                       : rplasma::bench::RunLocalBench(*options, std::cout);
   if (!status.ok()) {
     std::cerr << "rplasma-bench: " << rplasma::ErrorCodeName(rplasma::ErrorCodeOf(status)) << ": " << status.message()
               << "\n";

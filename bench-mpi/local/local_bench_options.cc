@@ -46,8 +46,15 @@ int64_t LocalBenchOptions::BatchCount(uint64_t size) const {
 }
 
 absl::Status LocalBenchOptions::Validate() const {
-  if (mode != "local" && mode != "fetch" && mode != "scrape") {
-    return BadFlag("--mode", "must be local, fetch or scrape");
+  if (mode != "local" && mode != "fetch" && mode != "scrape" && mode != "directory") {
+    return BadFlag("--mode", "must be local, fetch, scrape or directory");
+  }
+  if (nodes < 1 || nodes > kMaxNodes) return BadFlag("--nodes", absl::StrFormat("must be 1..%d", kMaxNodes));
+  if (replicas < 0 || replicas > kMaxReplicas) {
+    return BadFlag("--replicas", absl::StrFormat("must be 0..%d", kMaxReplicas));
+  }
+  if (mode == "directory" && batch > kMaxDirectoryBatch) {
+    return BadFlag("--batch", absl::StrFormat("must be at most %d in directory mode", kMaxDirectoryBatch));
   }
   if (scrape_interval <= absl::ZeroDuration()) return BadFlag("--scrape-interval", "must be positive");
   if (sizes.empty()) return BadFlag("--sizes", "no sizes");
@@ -73,7 +80,7 @@ absl::Status LocalBenchOptions::Validate() const {
 }
 
 std::string LocalBenchUsage() {
-  return "usage: rplasma-bench [--mode local|fetch|scrape] [--sizes 16,4K,64K,1M,64M,256M]\n"
+  return "usage: rplasma-bench [--mode local|fetch|scrape|directory] [--sizes 16,4K,64K,1M,64M,256M]\n"
          "                     [--iterations N] [--duration D] [--csv FILE]\n"
          "                     [--store-socket PATH | --memory BYTES] [--redis | --no-redis]\n"
          "                     [--objects-overhead N] [--batch N] [--batch-bytes B] [--rounds N]\n"
@@ -100,6 +107,13 @@ std::string LocalBenchUsage() {
          "                        without and with a scraper of all four endpoints, in alternating halves\n"
          "                        of each round (--rounds, 10; sizes default 1K,1M; --iterations per half)\n"
          "  --scrape-interval D   scrape mode: time between scrapes of each endpoint (100ms)\n"
+         "  --mode directory      the directory's capacity on a private redis-server, then on a private\n"
+         "                        Redis Cluster (3 masters, 3 replicas): seals/s (PublishObjects of --batch\n"
+         "                        ids) and lookups/s (Lookup of 1 and --batch ids published by other\n"
+         "                        nodes) by --nodes threads, commands per id, keys per master\n"
+         "                        (--batch 256, --duration 2s per phase)\n"
+         "  --nodes N             directory mode: simulated nodes, each its own RedisDirectory (8; 1..256)\n"
+         "  --replicas N          directory mode: replicas per cluster master (1; 0..4)\n"
          "  --transport T         fetch mode: managers' transport, tcp|verbs|auto (tcp)\n"
          "  --pin-threshold B     fetch mode: managers' --pin-threshold: up to B bytes Get, above Pin\n"
          "                        (65536; --rdma-threshold is an alias)\n"
@@ -117,6 +131,7 @@ absl::StatusOr<LocalBenchOptions> ParseLocalBenchOptions(int argc, char** argv, 
   *help = false;
   bool batch_given = false;  // fetch mode has its own defaults for these two
   bool rounds_given = false;
+  bool duration_given = false;
   ASSIGN_OR_RETURN(const std::vector<std::string> args,
                    ExpandFlagfiles(std::vector<std::string>(argv + std::min(argc, 1), argv + argc)));
   for (size_t i = 0; i < args.size(); ++i) {
@@ -147,7 +162,8 @@ absl::StatusOr<LocalBenchOptions> ParseLocalBenchOptions(int argc, char** argv, 
       if (!sizes.ok()) return BadFlag(spelled, sizes.status().message());
       options.sizes = *std::move(sizes);
       options.sizes_given = true;
-    } else if (flag == "--iterations" || flag == "--objects-overhead" || flag == "--batch" || flag == "--rounds") {
+    } else if (flag == "--iterations" || flag == "--objects-overhead" || flag == "--batch" || flag == "--rounds" ||
+               flag == "--nodes" || flag == "--replicas") {
       ASSIGN_OR_RETURN(std::string v, next());
       int64_t n = 0;
       if (!absl::SimpleAtoi(v, &n)) return BadFlag(spelled, absl::StrFormat("'%s' is not an integer", v));
@@ -156,9 +172,12 @@ absl::StatusOr<LocalBenchOptions> ParseLocalBenchOptions(int argc, char** argv, 
       (flag == "--iterations" ? options.iterations
        : flag == "--batch"    ? options.batch
        : flag == "--rounds"   ? options.rounds
+       : flag == "--nodes"    ? options.nodes
+       : flag == "--replicas" ? options.replicas
                               : options.objects_overhead) = n;
     } else if (flag == "--duration") {
       ASSIGN_OR_RETURN(std::string v, next());
+      duration_given = true;
       // absl's syntax (500ms, 2s), or a bare number of seconds as before.
       double seconds = 0;
       if (absl::SimpleAtod(v, &seconds)) {
@@ -203,6 +222,10 @@ absl::StatusOr<LocalBenchOptions> ParseLocalBenchOptions(int argc, char** argv, 
   }
   if (options.mode == "fetch" && !batch_given) options.batch = LocalBenchOptions::kFetchBatch;
   if (options.mode == "fetch" && !rounds_given) options.rounds = LocalBenchOptions::kFetchRounds;
+  if (options.mode == "directory") {
+    if (!batch_given) options.batch = LocalBenchOptions::kDirectoryBatch;
+    if (!duration_given) options.duration = LocalBenchOptions::kDirectoryDuration;
+  }
   if (options.mode == "scrape") {
     if (!options.sizes_given) {
       options.sizes.assign(std::begin(LocalBenchOptions::kScrapeSizes), std::end(LocalBenchOptions::kScrapeSizes));

@@ -7,6 +7,7 @@
 //                 [--listen-host IP]                                           (fetch mode)
 //                 [--batch N] [--batch-bytes BYTES] [--rounds N]              (fetch mode: batches)
 //   rplasma-bench --mode scrape [--sizes 1K,1M] [--rounds N] [--iterations N] [--scrape-interval D]
+//   rplasma-bench --mode directory [--nodes N] [--batch N] [--duration D] [--replicas N]
 //
 // Each (benchmark, size) runs `iterations` times, or fewer once `duration` has passed (but at
 // least kMinIterations). With --store-socket the bench attaches to a running store; otherwise it
@@ -62,6 +63,17 @@ struct LocalBenchOptions {
   static constexpr int64_t kScrapeRounds = 10;
   static constexpr uint64_t kScrapeSizes[] = {1 << 10, 1 << 20};
   absl::Duration scrape_interval = absl::Milliseconds(100);
+  // Directory mode: simulated nodes (threads, each with its own RedisDirectory), ids per
+  // PublishObjects and per batched Lookup, and the length of each phase (--duration).
+  int64_t nodes = 8;
+  static constexpr int64_t kMaxNodes = 256;
+  // Directory mode: replicas of each of the cluster's 3 masters (every write is applied again on
+  // each replica, on the same cores here).
+  int64_t replicas = 1;
+  static constexpr int64_t kMaxReplicas = 4;
+  static constexpr int64_t kDirectoryBatch = 256;
+  static constexpr int64_t kMaxDirectoryBatch = 65536;
+  static constexpr absl::Duration kDirectoryDuration = absl::Seconds(2);
   // Benchmarks to run (names as in the CSV "benchmark" column, e.g. "get,ping_pong"); empty = all.
   // "get" also selects release/get_release, "batch_get" batch_release, "set_get" Redis.
   std::vector<std::string> only;

@@ -1,7 +1,7 @@
 // rplasma-bench end to end: the binary starts its own store (and redis-server when installed),
 // runs every local benchmark at tiny sizes and writes a CSV whose header has the shared columns and
 // whose rows carry positive measurements, from which scripts/bench-targets.py judges the targets.
-// Fetch mode likewise, with and without --batch.
+// Fetch mode likewise, with and without --batch; directory mode on a redis-server and a Redis Cluster.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +14,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include <gtest/gtest.h>
@@ -161,6 +162,58 @@ TEST(BenchSmokeTest, FetchModeBatchRowsFetchManyIdsInOneCallAgainstMgetAndTheStr
   EXPECT_TRUE(absl::StrContains(run.output, "batch fetch: one Client::Fetch")) << run.output;
   const std::string targets = JudgeTargets(dir);
   EXPECT_TRUE(absl::StrContains(targets, "batch of 50, not 1000")) << targets;
+}
+
+// The value of `key` in a CSV line's detail (k=v;k=v), -1 if absent.
+double DetailValue(absl::string_view line, absl::string_view key) {
+  const std::string needle = absl::StrCat(key, "=");
+  const size_t at = line.find(needle);
+  if (at == absl::string_view::npos) return -1;
+  absl::string_view rest = line.substr(at + needle.size());
+  double value = -1;
+  return absl::SimpleAtod(rest.substr(0, rest.find_first_of(";,\"")), &value) ? value : -1;
+}
+
+TEST(BenchSmokeTest, DirectoryModeMeasuresSealsAndLookupsOnOneRedisAndOnACluster) {
+  RPLASMA_SKIP_IF_NO_REDIS_SERVER();
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
+  BenchRun run = RunBench(dir, {"--mode", "directory", "--nodes", "2", "--batch", "16", "--duration", "0.1"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::set<std::string> seen = CheckRows(run.csv);
+  for (const char* expected : {"directory_seal/redis", "directory_lookup/redis", "directory_seal/redis_cluster",
+                               "directory_lookup/redis_cluster"}) {
+    EXPECT_TRUE(seen.count(expected)) << expected << " missing from\n" << run.csv;
+  }
+  int rows = 0;
+  for (absl::string_view line : absl::StrSplit(run.csv, '\n', absl::SkipEmpty())) {
+    if (!absl::StartsWith(line, "directory_")) continue;
+    ++rows;
+    const bool cluster = absl::StrContains(line, ",redis_cluster,");
+    EXPECT_GT(DetailValue(line, "commands_per_id"), 0) << line;
+    EXPECT_GT(DetailValue(line, "pipelines_per_call"), 0) << line;
+    EXPECT_EQ(DetailValue(line, "masters"), cluster ? 3 : 1) << line;
+    if (cluster) {
+      EXPECT_GT(DetailValue(line, "ratio_vs_redis"), 0) << line;
+    }
+    if (absl::StartsWith(line, "directory_seal,")) {
+      // One hash per sealed id, spread over the masters by hash slot: each master holds some.
+      EXPECT_GT(DetailValue(line, "keys_min"), 0) << line;
+      EXPECT_GE(DetailValue(line, "key_balance"), 1) << line;
+    } else {
+      EXPECT_EQ(DetailValue(line, "found"), 1) << "every id looked up was sealed by a live node\n" << line;
+    }
+  }
+  EXPECT_EQ(rows, 6) << "seal, lookup of 1 and of 16, on each system\n" << run.csv;
+  const std::string targets = JudgeTargets(dir);
+  EXPECT_TRUE(absl::StrContains(targets, "directory seals")) << targets;
+  EXPECT_TRUE(absl::StrContains(targets, "keys per master")) << targets;
+}
+
+TEST(BenchSmokeTest, DirectoryModeRefusesZeroNodes) {
+  bench::ScratchDir dir = bench::ScratchDir::CreateOrDie();
+  BenchRun run = RunBench(dir, {"--mode", "directory", "--nodes", "0"});
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_TRUE(absl::StrContains(run.output, "--nodes: must be 1..256")) << run.output;
 }
 
 TEST(BenchSmokeTest, UnknownFlagIsAUsageErrorWithExitCodeTwo) {

@@ -117,6 +117,16 @@ class BenchTargetsTest(unittest.TestCase):
         self.assertTarget(checks, "batch 16MiB", "PASS", 0.9)
         self.assertIn("16x16MiB", checks["batch 16MiB"][1])
 
+    def test_directory_targets_judge_cluster_seals_against_one_redis_and_the_key_balance(self):
+        checks, text, count = run("bench_targets_directory.csv")  # told apart by its directory_ rows
+        self.assertEqual(count, 2, text)
+        self.assertTarget(checks, "directory seals", "SHORT", 0.55)  # 110000 / 200000 ids/s
+        self.assertIn("256 ids/call", checks["directory seals"][1])
+        self.assertTarget(checks, "keys per master", "PASS", 1.05)
+        checks, text, _ = run("bench_targets_local.csv", "--mode", "directory")
+        self.assertTarget(checks, "directory seals", "SKIPPED")
+        self.assertTarget(checks, "keys per master", "SKIPPED")
+
     def test_batch_targets_need_the_stated_batch_and_are_absent_without_batch_rows(self):
         checks, text, count = run("bench_targets_batch_small.csv")
         self.assertEqual(count, 11, text)

@@ -62,6 +62,28 @@ TEST(LocalBenchOptionsTest, PinThresholdAcceptsItsOldNameRdmaThreshold) {
   EXPECT_NE(LocalBenchUsage().find("--pin-threshold"), std::string::npos);
 }
 
+TEST(LocalBenchOptionsTest, DirectoryModeHasItsOwnDefaultsAndBounds) {
+  ASSERT_OK_AND_ASSIGN(LocalBenchOptions d, Parse({"--mode=directory"}));
+  EXPECT_EQ(d.nodes, 8);
+  EXPECT_EQ(d.batch, LocalBenchOptions::kDirectoryBatch);
+  EXPECT_EQ(d.duration, LocalBenchOptions::kDirectoryDuration);
+  EXPECT_EQ(d.replicas, 1);
+  ASSERT_OK_AND_ASSIGN(LocalBenchOptions given,
+                       Parse({"--mode", "directory", "--nodes", "3", "--batch=64", "--duration", "500ms"}));
+  EXPECT_EQ(given.nodes, 3);
+  EXPECT_EQ(given.batch, 64);
+  EXPECT_EQ(given.duration, absl::Milliseconds(500));
+  for (const std::vector<std::string>& bad : {std::vector<std::string>{"--mode=directory", "--nodes", "0"},
+                                              {"--mode=directory", "--nodes", "257"},
+                                              {"--mode=directory", "--nodes", "x"},
+                                              {"--mode=directory", "--batch", "0"},
+                                              {"--mode=directory", "--batch", "65537"},
+                                              {"--mode=directory", "--duration", "0"},
+                                              {"--mode=directory", "--replicas", "5"}}) {
+    EXPECT_THAT(Parse(bad), HasErrorCode(ErrorCode::kInvalidArgument)) << bad[1] << " " << bad[2];
+  }
+}
+
 TEST(LocalBenchOptionsTest, HelpIsReportedNotAnError) {
   bool help = false;
   EXPECT_OK(Parse({"--help"}, &help).status());
