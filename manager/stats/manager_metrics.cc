@@ -52,6 +52,22 @@ std::string RenderManagerMetrics(const ManagerMetricsSources& in) {
     t.Histogram("rplasma_manager_fetch_seconds", {{"protocol", protocol[p]}, {"transport", in.transport}},
                 by[p].latency);
   }
+  t.Family("rplasma_manager_fetch_phase_seconds_total", MetricType::kCounter,
+           "Time transfers from a peer spent in each phase, by protocol: lookup (directory), connect, "
+           "transfer, verify (checksums), seal (the store requests); over rplasma_manager_transfers_total, the "
+           "mean per transfer.");
+  for (int p = 0; p < 2; ++p) {
+    const manager::FetchPhases& ph = by[p].phases;
+    const std::pair<const char*, absl::Duration> phases[] = {{"lookup", ph.lookup},
+                                                             {"connect", ph.connect},
+                                                             {"transfer", ph.transfer},
+                                                             {"verify", ph.verify},
+                                                             {"seal", ph.seal}};
+    for (const auto& [phase, time] : phases) {
+      t.Sample("rplasma_manager_fetch_phase_seconds_total", {{"protocol", protocol[p]}, {"phase", phase}},
+               absl::ToDoubleSeconds(time));
+    }
+  }
   AppendCounters(t, counters);
 
   const CounterSnapshot& tr = in.transport_stats;

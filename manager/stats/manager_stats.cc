@@ -48,6 +48,7 @@ ManagerStats::ProtocolSnapshot ManagerStats::ByProtocol(peer::PeerProtocol proto
   s.transfers = t.fetches;
   s.objects = t.objects;
   s.bytes = t.bytes;
+  s.phases = t.phases;
   return s;
 }
 

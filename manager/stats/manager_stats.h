@@ -115,6 +115,7 @@ class ManagerStats : public CounterSet {
     uint64_t objects = 0;
     uint64_t bytes = 0;
     HistogramSnapshot latency;  // seconds, lookup to seal
+    FetchPhases phases;         // summed over the transfers
   };
   ProtocolSnapshot ByProtocol(peer::PeerProtocol protocol) const;
 

@@ -206,6 +206,19 @@ TEST_F(ObservabilityTest, BothDaemonsServeMetricsThatPromtoolAcceptsAndThatCount
     EXPECT_GT(SampleValue(manager.body, absl::StrCat("rplasma_manager_fetch_seconds_sum", labels, "}")), 0)
         << manager.body;
   }
+  // Per-phase time: the transfer phase of each protocol took some time; a Pin read its 1 MiB.
+  for (const char* protocol : {"get", "pin"}) {
+    for (const char* phase : {"lookup", "connect", "transfer", "verify", "seal"}) {
+      EXPECT_GE(SampleValue(manager.body, absl::StrCat("rplasma_manager_fetch_phase_seconds_total{protocol=\"",
+                                                       protocol, "\",phase=\"", phase, "\"}")),
+                0)
+          << protocol << " " << phase << ": " << manager.body;
+    }
+    EXPECT_GT(SampleValue(manager.body, absl::StrCat("rplasma_manager_fetch_phase_seconds_total{protocol=\"", protocol,
+                                                     "\",phase=\"transfer\"}")),
+              0)
+        << manager.body;
+  }
   EXPECT_EQ(SampleValue(manager.body, "rplasma_manager_fetched_bytes_total{protocol=\"get\"}"), 1000);
   EXPECT_EQ(SampleValue(manager.body, "rplasma_manager_fetched_bytes_total{protocol=\"pin\"}"), 1u << 20);
   EXPECT_EQ(SampleValue(manager.body, "rplasma_manager_fetch_requests_total"), 2);
