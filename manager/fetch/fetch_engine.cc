@@ -145,12 +145,13 @@ void FetchEngine::ConfirmSealed(absl::flat_hash_map<ObjectID, absl::Status>& out
   }
   if (unconfirmed.empty()) return;
   absl::StatusOr<std::vector<bool>> sealed = store_->ContainsAll(unconfirmed);
+  if (sealed.ok() && sealed->size() != unconfirmed.size()) {
+    sealed = MakeError(ErrorCode::kInternal, "fetch: the local store answered contains with the wrong count");
+  }
   for (size_t k = 0; k < unconfirmed.size(); ++k) {
     absl::Status& status = outcome[unconfirmed[k]];
     if (!sealed.ok()) {
       status = sealed.status();
-    } else if (sealed->size() != unconfirmed.size()) {
-      status = MakeError(ErrorCode::kInternal, "fetch: the local store answered contains with the wrong count");
     } else if (!(*sealed)[k]) {
       status = MakeError(ErrorCode::kObjectNotFound,
                          absl::StrCat("fetch(", unconfirmed[k].Hex(),

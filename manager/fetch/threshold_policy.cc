@@ -234,6 +234,16 @@ std::optional<uint64_t> ThresholdPolicy::FittedCrossover(const ClassState& state
   return uint64_t{1} << std::min(kBuckets - 1, static_cast<int>(std::bit_width(static_cast<uint64_t>(x))) - 1);
 }
 
+void ThresholdPolicy::MoveToward(ClassState& state, uint64_t step, bool up, std::string why) {
+  // The evidence next to T said which way; the costs fitted over every size class say how far (a
+  // link that changed a lot is followed in one move, not a class at a time). Fitted only here,
+  // when a move is due, not on every observation.
+  const std::optional<uint64_t> fitted = FittedCrossover(state);
+  const bool farther = fitted.has_value() && (up ? *fitted > step : *fitted < step);
+  if (farther) absl::StrAppend(&why, "; the costs fitted over all sizes cross at ", FormatByteSize(*fitted));
+  MoveTo(state, Clamp(farther ? *fitted : step), std::move(why));
+}
+
 void ThresholdPolicy::AdaptLocked(ClassState& state) {
   const int t = BucketOf(state.threshold);
   auto ready = [&](int b) {
@@ -241,36 +251,24 @@ void ThresholdPolicy::AdaptLocked(ClassState& state) {
            state.estimates[b][1].samples >= options_.min_samples;
   };
   const double h = options_.hysteresis;
-  // The evidence next to T says which way to move; the costs fitted over every size class say how
-  // far (a link that changed a lot is followed in one move, not a class at a time).
-  const std::optional<uint64_t> fitted = FittedCrossover(state);
-  auto beyond = [&](uint64_t step) {
-    if (!fitted.has_value()) return std::string();
-    return absl::StrCat("; the costs fitted over all sizes cross at ", FormatByteSize(*fitted));
-  };
   if (ready(t + 1)) {
     const auto& e = state.estimates[t + 1];
     if (e[0].seconds < e[1].seconds * (1 - h)) {  // Get clearly faster above T: raise T
       const uint64_t step = uint64_t{1} << (t + 1);
-      const uint64_t target = fitted.has_value() && *fitted > step ? *fitted : step;
-      MoveTo(
-          state, Clamp(target),
-          absl::StrFormat("raised: Get %.1f us against Pin %.1f us per object of up to %s, more than %.0f%% faster%s",
-                          e[0].seconds * 1e6, e[1].seconds * 1e6, FormatByteSize(step), h * 100,
-                          target > step ? beyond(step) : ""));
+      MoveToward(
+          state, step, /*up=*/true,
+          absl::StrFormat("raised: Get %.1f us against Pin %.1f us per object of up to %s, more than %.0f%% faster",
+                          e[0].seconds * 1e6, e[1].seconds * 1e6, FormatByteSize(step), h * 100));
       return;
     }
   }
   if (ready(t) && t > 0) {
     const auto& e = state.estimates[t];
     if (e[1].seconds < e[0].seconds * (1 - h)) {  // Pin clearly faster at T: lower T
-      const uint64_t step = uint64_t{1} << (t - 1);
-      const uint64_t target = fitted.has_value() && *fitted < step ? *fitted : step;
-      MoveTo(
-          state, Clamp(target),
-          absl::StrFormat("lowered: Pin %.1f us against Get %.1f us per object of up to %s, more than %.0f%% faster%s",
-                          e[1].seconds * 1e6, e[0].seconds * 1e6, FormatByteSize(uint64_t{1} << t), h * 100,
-                          target < step ? beyond(step) : ""));
+      MoveToward(
+          state, uint64_t{1} << (t - 1), /*up=*/false,
+          absl::StrFormat("lowered: Pin %.1f us against Get %.1f us per object of up to %s, more than %.0f%% faster",
+                          e[1].seconds * 1e6, e[0].seconds * 1e6, FormatByteSize(uint64_t{1} << t), h * 100));
     }
   }
 }

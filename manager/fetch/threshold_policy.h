@@ -181,6 +181,9 @@ class ThresholdPolicy {
   // classes or they do not cross.
   std::optional<uint64_t> FittedCrossover(const ClassState& state) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void AdaptLocked(ClassState& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Moves the threshold `up` (or down) to `step`, one bucket from T, or further in that direction
+  // to FittedCrossover; `why` says what moved it.
+  void MoveToward(ClassState& state, uint64_t step, bool up, std::string why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Sets the threshold (a flip if it changed) and why.
   static void MoveTo(ClassState& state, uint64_t threshold, std::string reason);
   static PeerExplanation ExplainClass(const ClassState& state, int concurrency_class);

@@ -17,6 +17,7 @@
 #include "protocol/base/socket_io.h"
 #include "tests/integration/manager_test_cluster.h"
 #include "tests/support/status_matchers.h"
+#include "tests/support/wait_for.h"
 
 namespace rplasma::testing {
 namespace {
@@ -256,16 +257,20 @@ TEST_F(ManagerFaultTest, AnEmptiedDirectoryIsRebuiltFromTheStoresWithinFiveSecon
   ASSERT_OK(cluster_->WaitPublished(*a, ids));
   // Fetched by a node that never fetched them (its location cache cannot answer for the
   // directory) and holds no copy: each round asks the directory, then A.
+  // Returns how long it took, or InfiniteDuration if `limit` passed first.
   auto all_fetchable_within = [&](TestNode* reader, absl::Duration limit) {
     const absl::Time start = absl::Now();
-    while (absl::Now() - start < limit) {
-      absl::StatusOr<std::vector<absl::Status>> r = FetchVia(reader->client_socket, ids, absl::Milliseconds(500));
-      bool all = r.ok();
-      for (size_t i = 0; all && i < ids.size(); ++i) all = (*r)[i].ok();
-      if (all) return absl::Now() - start;
-      absl::SleepFor(absl::Milliseconds(50));
-    }
-    return absl::InfiniteDuration();
+    const bool all = WaitFor(
+        [&] {
+          absl::StatusOr<std::vector<absl::Status>> r = FetchVia(reader->client_socket, ids, absl::Milliseconds(500));
+          if (!r.ok()) return false;
+          for (const absl::Status& s : *r) {
+            if (!s.ok()) return false;
+          }
+          return true;
+        },
+        limit);
+    return all ? absl::Now() - start : absl::InfiniteDuration();
   };
   cluster_->redis().Kill();
   ASSERT_OK(cluster_->redis().Restart());  // at once: no outage longer than a node's record
