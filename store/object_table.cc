@@ -63,6 +63,7 @@ absl::StatusOr<ObjectInfo> ObjectTable::Create(ClientId client, const ObjectID& 
   e.generation = next_generation_++;
   e.creator = client;
   auto it = objects_.emplace(id, e).first;
+  order_.insert(id);
   ++stats_.objects_created;
   AddRef(client, it);
   return Info(id, it->second);
@@ -227,15 +228,16 @@ void ObjectTable::RemoveClient(ClientId client) {
 std::vector<ObjectInfo> ObjectTable::List(const std::optional<ObjectID>& start_after, uint32_t limit,
                                           bool* more) const {
   std::vector<ObjectInfo> out;
-  auto it = start_after ? objects_.upper_bound(*start_after) : objects_.begin();
+  auto next = start_after ? order_.upper_bound(*start_after) : order_.begin();
   *more = false;
-  for (; it != objects_.end(); ++it) {
-    if (it->second.delete_pending) continue;
+  for (; next != order_.end(); ++next) {
+    const ObjectEntry& e = objects_.at(*next);
+    if (e.delete_pending) continue;
     if (out.size() == limit) {
       *more = true;
       break;
     }
-    out.push_back(Info(it->first, it->second));
+    out.push_back(Info(*next, e));
   }
   return out;
 }
@@ -341,6 +343,7 @@ void ObjectTable::Erase(Map::iterator it) {
   } else {
     --stats_.objects_created;
   }
+  order_.erase(it->first);
   objects_.erase(it);
 }
 

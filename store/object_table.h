@@ -130,7 +130,8 @@ class ObjectTable {
   uint32_t ClientRefs(ClientId client, const ObjectID& id) const;
 
  private:
-  using Map = absl::btree_map<ObjectID, ObjectEntry>;
+  // Hashed: every request looks its ids up here. Iterators are not kept across an insertion.
+  using Map = absl::flat_hash_map<ObjectID, ObjectEntry>;
 
   static ObjectInfo Info(const ObjectID& id, const ObjectEntry& e);
   void AddRef(ClientId client, Map::iterator it);
@@ -152,6 +153,7 @@ class ObjectTable {
   EventSink sink_;
   SharedIndex* index_;
   Map objects_;
+  absl::btree_set<ObjectID> order_;          // the ids of objects_, in order (List)
   absl::btree_map<uint64_t, ObjectID> lru_;  // lru_tick -> id; oldest first
   uint64_t next_tick_ = 1;
   // Per client: id -> references held.

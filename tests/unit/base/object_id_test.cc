@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -20,6 +21,28 @@ TEST(ObjectIDTest, HexRoundTrips) {
   ASSERT_OK_AND_ASSIGN(ObjectID back, ObjectID::FromHex(id.Hex()));
   EXPECT_EQ(id, back);
   EXPECT_EQ(id.Hex().size(), 40u);
+}
+
+TEST(ObjectIDTest, OrderIsTheBytesOrder) {
+  // The word-at-a-time comparison must order ids as memcmp does, with differences in every byte
+  // (the overlapping last word included), and equal ids compare equal.
+  std::vector<ObjectID> ids;
+  for (int i = 0; i < 200; ++i) ids.push_back(ObjectID::Random());
+  for (size_t byte = 0; byte < ObjectID::kSize; ++byte) {
+    ObjectID a = ids[byte];
+    ObjectID b = a;
+    b.mutable_data()[byte] ^= 0x80;
+    ids.push_back(a);
+    ids.push_back(b);
+  }
+  for (const ObjectID& a : ids) {
+    for (const ObjectID& b : ids) {
+      const int bytes = std::memcmp(a.data(), b.data(), ObjectID::kSize);
+      ASSERT_EQ(a < b, bytes < 0) << a.Hex() << " " << b.Hex();
+      ASSERT_EQ(a == b, bytes == 0) << a.Hex() << " " << b.Hex();
+      ASSERT_EQ((a <=> b) == 0, bytes == 0) << a.Hex() << " " << b.Hex();
+    }
+  }
 }
 
 TEST(ObjectIDTest, MalformedHexIsRejected) {
