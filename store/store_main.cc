@@ -13,6 +13,7 @@
 
 #include "protocol/base/byte_size.h"
 #include "protocol/base/logging.h"
+#include "protocol/base/mutex_lock.h"
 #include "protocol/command_line/command_line.h"
 #include "protocol/command_line/default_socket.h"
 #include "protocol/command_line/metrics_flags.h"
@@ -84,6 +85,7 @@ absl::StatusOr<rplasma::StoreOptions> StoreOptionsFromFlags(const rplasma::Comma
 }  // namespace
 
 int main(int argc, char** argv) {
+  rplasma::UseReleaseMutexChecks();
   const rplasma::CommandLine command_line = rplasma::CommandLine::ParseOrExit(
       argc, argv, "rplasma-store", "rplasma-store --memory SIZE [--socket PATH] [--hugepages on|SIZE] [--name NAME]");
   absl::StatusOr<rplasma::StoreOptions> options = StoreOptionsFromFlags(command_line);

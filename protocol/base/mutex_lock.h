@@ -28,6 +28,17 @@
 
 namespace rplasma {
 
+// abseil checks the order of every Mutex acquisition at run time (a process-wide graph of locks,
+// updated under one global spin lock on each Lock and each Mutex's destruction) unless abseil
+// itself was built with NDEBUG, which Debian's is not. A release binary (NDEBUG) calls this first
+// in main and leaves that check to the Debug builds (the sanitizer stages) and TSan. Not called
+// by the client library: the mode is the whole process's, which belongs to the application.
+inline void UseReleaseMutexChecks() {
+#ifdef NDEBUG
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+#endif
+}
+
 class ABSL_SCOPED_LOCKABLE MutexLock {
  public:
   explicit MutexLock(absl::Mutex* mu) ABSL_EXCLUSIVE_LOCK_FUNCTION(mu) : mu_(mu) { Lock(); }
