@@ -43,6 +43,8 @@ absl::Status CodeStatus(ErrorCode code, absl::string_view op, const ObjectID& id
 
 absl::StatusOr<std::vector<absl::StatusOr<CreatedObject>>> Client::CreateMany(absl::Span<const CreateSpec> objects,
                                                                               bool evict_if_full) {
+  // Every object sent is answered below; until then it shares this placeholder (no allocation each).
+  static const absl::Status* const kNotAnswered = new absl::Status(absl::UnknownError("not answered"));
   std::vector<absl::StatusOr<CreatedObject>> results;
   results.reserve(objects.size());
   std::vector<size_t> to_send;  // indices of the objects the store is asked for
@@ -50,7 +52,7 @@ absl::StatusOr<std::vector<absl::StatusOr<CreatedObject>>> Client::CreateMany(ab
   for (size_t i = 0; i < objects.size(); ++i) {
     const CreateSpec& spec = objects[i];
     if (CreatableSize(spec)) {
-      results.push_back(absl::UnknownError("not answered"));  // every one is overwritten below
+      results.push_back(*kNotAnswered);
       to_send.push_back(i);
     } else {
       // Sent, it would make the store refuse the whole batch.

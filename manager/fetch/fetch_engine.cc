@@ -42,6 +42,12 @@ FetchEngineOptions WithBatchLimits(FetchEngineOptions options) {
 
 }  // namespace
 
+const absl::Status& FetchEngine::NotAttempted() {
+  static const absl::Status* const kNotAttempted =
+      new absl::Status(MakeError(ErrorCode::kInternal, "fetch: not attempted"));
+  return *kNotAttempted;
+}
+
 absl::Status FetchEngineOptions::Validate() const {
   if (self_node_id.empty()) return MakeError(ErrorCode::kInvalidArgument, "fetch engine: no node id");
   if (get_batch_bytes == 0 || get_batch_bytes > transport::kMaxCallBytes / 2 || pin_batch_bytes == 0) {
@@ -70,26 +76,29 @@ std::vector<absl::Status> FetchEngine::Fetch(absl::Span<const ObjectID> ids, abs
   const absl::Time deadline = clock_->Now() + std::max(timeout, absl::ZeroDuration());
   stats_->fetch_requests.fetch_add(ids.size(), std::memory_order_relaxed);
   absl::flat_hash_map<ObjectID, absl::Status> outcome;
-  std::vector<ObjectID> led;
-  std::vector<std::pair<ObjectID, std::shared_ptr<InFlight>>> joined;
-  absl::flat_hash_map<ObjectID, std::shared_ptr<InFlight>> led_flights;
+  std::vector<ObjectID> distinct;
+  distinct.reserve(ids.size());
+  for (const ObjectID& id : ids) {
+    if (outcome.try_emplace(id).second) distinct.push_back(id);  // a duplicate shares the outcome
+  }
   // No store round trip here: whether an id is already local is asked only where the directory's
   // answer makes it possible (FetchLed), so the common case — the id lives on other nodes only —
   // goes straight from the lookup to the transfer.
-  for (const ObjectID& id : ids) {
-    if (outcome.contains(id)) continue;  // a duplicate shares the outcome
-    outcome[id] = absl::OkStatus();      // placeholder, filled below
+  const auto flight = std::make_shared<Flight>();
+  std::vector<ObjectID> led;
+  std::vector<std::pair<ObjectID, std::shared_ptr<Flight>>> joined;
+  {
     MutexLock lock(&mu_);
-    auto [it, inserted] = in_flight_.try_emplace(id);
-    if (inserted) {
-      it->second = std::make_shared<InFlight>();
-      led.push_back(id);
-      led_flights[id] = it->second;
-    } else {
-      stats_->fetch_merged.fetch_add(1, std::memory_order_relaxed);
-      joined.emplace_back(id, it->second);
+    for (const ObjectID& id : distinct) {
+      auto [it, inserted] = in_flight_.try_emplace(id, flight);
+      if (inserted) {
+        led.push_back(id);
+      } else {
+        joined.emplace_back(id, it->second);
+      }
     }
   }
+  stats_->fetch_merged.fetch_add(joined.size(), std::memory_order_relaxed);
 
   if (!led.empty()) {
     // A long list goes in chunks, several at once, so that the lookup of one chunk, the transfer
@@ -100,24 +109,22 @@ std::vector<absl::Status> FetchEngine::Fetch(absl::Span<const ObjectID> ids, abs
       const size_t begin = c * chunk;
       const size_t end = std::min(led.size(), begin + chunk);
       const std::vector<ObjectID> part(led.begin() + begin, led.begin() + end);
-      const std::vector<absl::Status> statuses = FetchLed(part, deadline, hint, caller_waits_for_seal);
-      for (size_t k = 0; k < part.size(); ++k) Finish(part[k], led_flights.at(part[k]), statuses[k]);
+      Finish(*flight, part, FetchLed(part, deadline, hint, caller_waits_for_seal));
     });
-    for (const ObjectID& id : led) {
-      const std::shared_ptr<InFlight>& flight = led_flights.at(id);
-      MutexLock lock(&flight->mu);
-      outcome[id] = flight->status;
-    }
+    MutexLock lock(&flight->mu);
+    for (const ObjectID& id : led) outcome[id] = flight->done.at(id);
   }
 
   std::vector<ObjectID> retry;  // the leader gave up earlier than we would have
-  for (auto& [id, flight] : joined) {
-    MutexLock lock(&flight->mu);
-    if (!lock.AwaitWithTimeout(absl::Condition(&flight->done), deadline - clock_->Now())) {
+  for (auto& [id, other] : joined) {
+    MutexLock lock(&other->mu);
+    Awaited awaited{other.get(), &id};
+    if (!lock.AwaitWithTimeout(absl::Condition(&Awaited::Done, &awaited), deadline - clock_->Now())) {
       outcome[id] = DeadlineError(id, absl::OkStatus());
     } else {
-      outcome[id] = flight->status;
-      if (ErrorCodeOf(flight->status) == ErrorCode::kDeadlineExceeded && clock_->Now() < deadline) retry.push_back(id);
+      const absl::Status& status = other->done.at(id);
+      outcome[id] = status;
+      if (ErrorCodeOf(status) == ErrorCode::kDeadlineExceeded && clock_->Now() < deadline) retry.push_back(id);
     }
   }
   if (!retry.empty()) {
@@ -160,14 +167,13 @@ void FetchEngine::ConfirmSealed(absl::flat_hash_map<ObjectID, absl::Status>& out
   }
 }
 
-void FetchEngine::Finish(const ObjectID& id, const std::shared_ptr<InFlight>& flight, const absl::Status& status) {
+void FetchEngine::Finish(Flight& flight, absl::Span<const ObjectID> ids, const std::vector<absl::Status>& statuses) {
   {
     MutexLock lock(&mu_);
-    in_flight_.erase(id);
+    for (const ObjectID& id : ids) in_flight_.erase(id);
   }
-  MutexLock lock(&flight->mu);
-  flight->status = status;
-  flight->done = true;
+  MutexLock lock(&flight.mu);
+  for (size_t k = 0; k < ids.size(); ++k) flight.done[ids[k]] = statuses[k];
 }
 
 std::vector<absl::Status> FetchEngine::FetchLed(const std::vector<ObjectID>& ids, absl::Time deadline,

@@ -115,11 +115,21 @@ class FetchEngine {
   void Shutdown() { stopping_.store(true); }
 
  private:
-  struct InFlight {
+  // The ids one Fetch call leads, and the outcome of each as its chunk finishes, for the calls
+  // merged into it (one per leading call: no lock or allocation per id).
+  struct Flight {
     absl::Mutex mu;
-    bool done ABSL_GUARDED_BY(mu) = false;
-    absl::Status status ABSL_GUARDED_BY(mu);
+    absl::flat_hash_map<ObjectID, absl::Status> done ABSL_GUARDED_BY(mu);
   };
+  // What a merged call waits for: `id`'s outcome in `flight`.
+  struct Awaited {
+    Flight* flight;
+    const ObjectID* id;
+    static bool Done(Awaited* a) ABSL_NO_THREAD_SAFETY_ANALYSIS { return a->flight->done.contains(*a->id); }
+  };
+
+  // kInternal "not attempted": one instance, copied (not built) into every Transfer.
+  static const absl::Status& NotAttempted();
 
   // Where an id's sources came from this round.
   enum class Route { kDirectory, kCache, kHint };
@@ -129,7 +139,7 @@ class FetchEngine {
     ObjectID id;
     std::vector<ObjectLocation> sources;
     size_t source = 0;  // the one tried now
-    absl::Status status = MakeError(ErrorCode::kInternal, "fetch: not attempted");
+    absl::Status status = NotAttempted();
     ObjectDescription owner;     // the owner's description, once it served the object
     bool seal_detached = false;  // its store requests are not waited for (batch.seal_detached)
 
@@ -191,7 +201,8 @@ class FetchEngine {
   void Unreachable(const std::string& node, transport::Channel* channel);
   // ContainsAll of `ids` as one answer per id (the store's error for each when it fails).
   std::vector<absl::StatusOr<bool>> AskLocal(absl::Span<const ObjectID> ids);
-  void Finish(const ObjectID& id, const std::shared_ptr<InFlight>& flight, const absl::Status& status);
+  // The led `ids` have their `statuses`: no longer in flight, and told to the calls merged into them.
+  void Finish(Flight& flight, absl::Span<const ObjectID> ids, const std::vector<absl::Status>& statuses);
 
   const FetchEngineOptions options_;
   Directory* const directory_;
@@ -205,7 +216,7 @@ class FetchEngine {
 
   std::atomic<bool> stopping_{false};
   absl::Mutex mu_;
-  absl::flat_hash_map<ObjectID, std::shared_ptr<InFlight>> in_flight_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<ObjectID, std::shared_ptr<Flight>> in_flight_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace rplasma::fetch
