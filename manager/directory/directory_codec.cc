@@ -112,8 +112,14 @@ std::string DirectoryCodec::EncodeLocation(const ObjectLocation& location) {
 absl::StatusOr<ObjectLocation> DirectoryCodec::DecodeLocation(absl::string_view node_id, absl::string_view value) {
   if (!IsValidNodeId(node_id)) return Malformed("node id", node_id, "not [A-Za-z0-9._:-]{1,128}");
   if (value.size() > kMaxLocationValueLength) return Malformed("location", value, "too long");
-  std::vector<absl::string_view> parts = absl::StrSplit(value, ',');
-  if (parts.size() != 4) return Malformed("location", value, "want size,metadata_size,generation,checksum");
+  // Four fields, split in place (a lookup decodes one per id and copy).
+  absl::string_view parts[4];
+  size_t fields = 0;
+  for (absl::string_view part : absl::StrSplit(value, ',')) {
+    if (fields == 4) return Malformed("location", value, "want size,metadata_size,generation,checksum");
+    parts[fields++] = part;
+  }
+  if (fields != 4) return Malformed("location", value, "want size,metadata_size,generation,checksum");
   ObjectLocation location;
   location.node_id = std::string(node_id);
   ASSIGN_OR_RETURN(location.object.data_size, ParseUint64(parts[0]));

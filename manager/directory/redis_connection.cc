@@ -10,6 +10,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include <hiredis/hiredis.h>
@@ -130,19 +131,21 @@ absl::Status RedisConnection::LimitTo(absl::Time deadline, absl::string_view wha
 absl::Status RedisConnection::Send(absl::Span<const RedisCommand> commands, absl::Time deadline) {
   if (broken_) return MakeError(ErrorCode::kInternal, "RedisConnection::Send on a broken connection");
   RETURN_IF_ERROR(LimitTo(deadline, "sending"));
-  std::vector<const char*> argv;
-  std::vector<size_t> argvlen;
+  // The whole pipeline in RESP, appended at once (hiredis would format and copy each command
+  // through its own sds strings: half of a 1000-id lookup's time in this process).
+  size_t bytes = 0;
   for (const RedisCommand& command : commands) {
-    argv.clear();
-    argvlen.clear();
-    for (const std::string& arg : command) {
-      argv.push_back(arg.data());
-      argvlen.push_back(arg.size());
-    }
-    if (redisAppendCommandArgv(context_.get(), static_cast<int>(argv.size()), argv.data(), argvlen.data()) !=
-        REDIS_OK) {
-      return Fail("append command");
-    }
+    bytes += 16;
+    for (const std::string& arg : command) bytes += arg.size() + 24;
+  }
+  std::string resp;
+  resp.reserve(bytes);
+  for (const RedisCommand& command : commands) {
+    absl::StrAppend(&resp, "*", command.size(), "\r\n");
+    for (const std::string& arg : command) absl::StrAppend(&resp, "$", arg.size(), "\r\n", arg, "\r\n");
+  }
+  if (redisAppendFormattedCommand(context_.get(), resp.data(), resp.size()) != REDIS_OK) {
+    return Fail("append commands");
   }
   // Each write is bounded by the socket timeout; the deadline bounds them all.
   for (int done = 0; done == 0;) {
