@@ -113,7 +113,13 @@ ThresholdPolicy::Choice ThresholdPolicy::DecideBatch(const std::string& peer, si
   const bool uniform = min_size > 0 && min_size <= max_size && BucketOf(min_size) == BucketOf(max_size) &&
                        (max_size <= state.threshold || min_size > state.threshold);
   if (!uniform || (choice.protocol == PeerProtocol::kPin && max_size > peer::kMaxInlineObjectBytes)) return choice;
-  if (ExploreLocked(state, max_size)) {
+  const int bucket = BucketOf(max_size);
+  const int other = choice.protocol == PeerProtocol::kGet ? 1 : 0;
+  const bool cold = adaptive() && options_.explore_every != 0 &&
+                    state.estimates[bucket][other].samples < options_.min_samples &&
+                    state.cold_explored[bucket] < kColdExplorations;
+  if (cold) ++state.cold_explored[bucket];
+  if (cold || ExploreLocked(state, max_size)) {
     choice.explored = true;
     choice.protocol = choice.protocol == PeerProtocol::kGet ? PeerProtocol::kPin : PeerProtocol::kGet;
     choice.threshold = choice.protocol == PeerProtocol::kGet ? max_size : min_size - 1;
@@ -171,8 +177,10 @@ void ThresholdPolicy::Calibrate(const std::string& peer, const std::vector<Probe
   for (const ProbeSample& s : sorted) {
     const int b = BucketOf(s.bytes);
     const double scale = static_cast<double>(uint64_t{1} << b) / static_cast<double>(std::max<uint64_t>(s.bytes, 1));
-    single.estimates[b][0] = Estimate{absl::ToDoubleSeconds(s.get_time) * scale, options_.min_samples};
-    single.estimates[b][1] = Estimate{absl::ToDoubleSeconds(s.pin_time) * scale, options_.min_samples};
+    single.estimates[b][0] =
+        Estimate{absl::ToDoubleSeconds(s.get_time) * scale, options_.min_samples, single.observations};
+    single.estimates[b][1] =
+        Estimate{absl::ToDoubleSeconds(s.pin_time) * scale, options_.min_samples, single.observations};
   }
 }
 
@@ -196,7 +204,8 @@ void ThresholdPolicy::Observe(const std::string& peer, PeerProtocol protocol, ui
   const double counted = e.samples == 0 ? seconds : std::min(seconds, kMaxRise * e.seconds);
   e.seconds = e.samples == 0 ? counted : (1 - options_.ewma_alpha) * e.seconds + options_.ewma_alpha * counted;
   ++e.samples;
-  AdaptLocked(state);
+  e.seen_at = ++state.observations;
+  AdaptLocked(state, b);
 }
 
 std::optional<uint64_t> ThresholdPolicy::FittedCrossover(const ClassState& state) const {
@@ -244,11 +253,15 @@ void ThresholdPolicy::MoveToward(ClassState& state, uint64_t step, bool up, std:
   MoveTo(state, Clamp(farther ? *fitted : step), std::move(why));
 }
 
-void ThresholdPolicy::AdaptLocked(ClassState& state) {
+void ThresholdPolicy::AdaptLocked(ClassState& state, int bucket) {
   const int t = BucketOf(state.threshold);
   auto ready = [&](int b) {
     return b >= 0 && b < kBuckets && state.estimates[b][0].samples >= options_.min_samples &&
            state.estimates[b][1].samples >= options_.min_samples;
+  };
+  auto fresh = [&](int b) {
+    return ready(b) && state.observations - state.estimates[b][0].seen_at <= kFreshObservations &&
+           state.observations - state.estimates[b][1].seen_at <= kFreshObservations;
   };
   const double h = options_.hysteresis;
   if (ready(t + 1)) {
@@ -269,6 +282,27 @@ void ThresholdPolicy::AdaptLocked(ClassState& state) {
           state, uint64_t{1} << (t - 1), /*up=*/false,
           absl::StrFormat("lowered: Pin %.1f us against Get %.1f us per object of up to %s, more than %.0f%% faster",
                           e[1].seconds * 1e6, e[0].seconds * 1e6, FormatByteSize(uint64_t{1} << t), h * 100));
+      return;
+    }
+  }
+  // Farther from T, only what was just measured both ways counts.
+  if (bucket > 0 && bucket < t && fresh(bucket)) {
+    const auto& e = state.estimates[bucket];
+    if (e[1].seconds < e[0].seconds * (1 - h)) {  // Pin clearly faster well below T
+      MoveToward(state, uint64_t{1} << (bucket - 1), /*up=*/false,
+                 absl::StrFormat("lowered: Pin %.1f us against Get %.1f us per object of up to %s (below the "
+                                 "threshold %s), more than %.0f%% faster",
+                                 e[1].seconds * 1e6, e[0].seconds * 1e6, FormatByteSize(uint64_t{1} << bucket),
+                                 FormatByteSize(state.threshold), h * 100));
+    }
+  } else if (bucket > t + 1 && fresh(bucket)) {
+    const auto& e = state.estimates[bucket];
+    if (e[0].seconds < e[1].seconds * (1 - h)) {  // Get clearly faster well above T
+      MoveToward(state, uint64_t{1} << bucket, /*up=*/true,
+                 absl::StrFormat("raised: Get %.1f us against Pin %.1f us per object of up to %s (above the "
+                                 "threshold %s), more than %.0f%% faster",
+                                 e[0].seconds * 1e6, e[1].seconds * 1e6, FormatByteSize(uint64_t{1} << bucket),
+                                 FormatByteSize(state.threshold), h * 100));
     }
   }
 }

@@ -27,7 +27,12 @@
 // Every class starts at the setting's value and takes the calibration's crossover; each then moves
 // by its own estimates. A batch teaches its class only when its objects share one size bucket and
 // one protocol (its time per object is then that protocol's cost at that size); such a batch next
-// to the threshold is explored like a single object: one in `explore_every` goes the other way.
+// to the threshold is explored like a single object: one in `explore_every` goes the other way;
+// and while a size bucket of a batch class has no estimate of the other protocol, its uniform
+// batches go that way (up to kColdExplorations). Besides the buckets next to the threshold, a
+// bucket farther away whose two estimates are fresh moves the threshold past it when they
+// contradict it (a batch of 256 KiB objects pinned twice as fast as sent inline lowers a class's
+// 1 MiB threshold below 256 KiB).
 // Explain(): per peer, the threshold, how often it moved, why (the setting, the calibration's
 // crossover, or the estimates that moved it), and the estimates behind it; the same for each batch
 // class that was used.
@@ -147,6 +152,7 @@ class ThresholdPolicy {
   struct Estimate {
     double seconds = 0;
     uint32_t samples = 0;
+    uint64_t seen_at = 0;  // the class's observation count when it last changed
   };
   // One concurrency class of a peer.
   struct ClassState {
@@ -158,6 +164,11 @@ class ThresholdPolicy {
     std::array<uint64_t, kBuckets> explore_counts{};
     // Decisions left with exploration every kBoostedExploreEvery (a surprising cost was seen).
     uint32_t explore_boost = 0;
+    // Batches per size bucket sent the other way because that way had no estimate yet (a batch
+    // class starts from the single objects' crossover, which its own costs may contradict at any
+    // size); at most kColdExplorations each.
+    std::array<uint8_t, kBuckets> cold_explored{};
+    uint64_t observations = 0;  // Observe calls of this class
     uint64_t flips = 0;
     std::string reason;
     std::array<std::array<Estimate, 2>, kBuckets> estimates{};  // [bucket][protocol]
@@ -174,13 +185,20 @@ class ThresholdPolicy {
   // A cost at least 2x away from its estimate boosts exploration for this many decisions.
   static constexpr uint32_t kBoostDecisions = 256;
   static constexpr uint64_t kBoostedExploreEvery = 4;
+  // A batch class explores a bucket with no estimate of the other way at most this many times.
+  static constexpr uint8_t kColdExplorations = 6;
+  // An estimate counts for a move away from the threshold only if it changed within this many of
+  // the class's observations (the other protocol's estimate far from T is not refreshed).
+  static constexpr uint64_t kFreshObservations = 64;
   // Whether this decision explores (counts the decisions next to the threshold).
   bool ExploreLocked(ClassState& state, uint64_t size) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Where lines fitted to each protocol's estimates (every size class with min_samples) cross:
   // the largest power of two at which Get is no slower; nullopt when either has fewer than two
   // classes or they do not cross.
   std::optional<uint64_t> FittedCrossover(const ClassState& state) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void AdaptLocked(ClassState& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // After an observation in `bucket`: moves the threshold when the estimates next to it, or both
+  // fresh estimates of `bucket` farther away, contradict it by more than the hysteresis.
+  void AdaptLocked(ClassState& state, int bucket) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Moves the threshold `up` (or down) to `step`, one bucket from T, or further in that direction
   // to FittedCrossover; `why` says what moved it.
   void MoveToward(ClassState& state, uint64_t step, bool up, std::string why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

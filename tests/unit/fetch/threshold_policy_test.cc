@@ -196,6 +196,15 @@ TEST(ThresholdPolicyTest, UniformBatchesNextToTheThresholdAreExploredWhole) {
   ThresholdPolicyOptions options = Options(ThresholdSetting::Mode::kAuto, 65536);
   options.explore_every = 4;
   ThresholdPolicy policy(options);
+  // Both ways known (at equal cost: nothing moves) in every bucket used below, so only the
+  // regular exploration runs (a bucket without an estimate is explored at first: next test).
+  for (uint64_t size : {1024, 32768, 65536, 131072}) {
+    for (int i = 0; i < 3; ++i) {
+      policy.Observe("b", PeerProtocol::kGet, size, absl::Microseconds(10), 100);
+      policy.Observe("b", PeerProtocol::kPin, size, absl::Microseconds(10), 100);
+    }
+  }
+  ASSERT_EQ(policy.ThresholdFor("b", 100), 65536u);
   int explored = 0;
   for (int i = 0; i < 40; ++i) {
     // 100 objects of 40..60 KB: all inline normally (<= 64 KiB); exploring pins them all.
@@ -233,6 +242,74 @@ TEST(ThresholdPolicyTest, UniformBatchesNextToTheThresholdAreExploredWhole) {
   fixed_options.explore_every = 4;
   ThresholdPolicy fixed(fixed_options);
   for (int i = 0; i < 40; ++i) EXPECT_FALSE(fixed.DecideBatch("b", 100, 40000, 60000).explored);
+}
+
+// A batch class starts from the single objects' crossover (here 1 MiB), which its own costs may
+// contradict far from it: batches of 100 x 256 KiB pinned (reads in flight) at twice the speed
+// of one inline stream. The class tries the unknown way on its first uniform batches of a size
+// and moves past that size on what it measured, within a few batches (issue 25: batches of 100).
+ThresholdPolicyOptions Exploring(uint64_t default_bytes) {
+  ThresholdPolicyOptions options = Options(ThresholdSetting::Mode::kAuto, default_bytes);
+  options.explore_every = ThresholdPolicyOptions().explore_every;  // the manager's
+  return options;
+}
+
+TEST(ThresholdPolicyTest, ABatchClassTriesTheOtherWayWhereItHasNoEstimateAndMovesFarOnIt) {
+  ThresholdPolicy policy(Exploring(1u << 20));
+  const uint64_t size = 256u << 10;
+  const absl::Duration get_cost = absl::Microseconds(180);  // per object, in a batch of 100
+  const absl::Duration pin_cost = absl::Microseconds(90);
+  int batches = 0;
+  int pinned = 0;
+  while (policy.ThresholdFor("p", 100) >= size && batches < 100) {
+    const ThresholdPolicy::Choice choice = policy.DecideBatch("p", 100, size, size);
+    const PeerProtocol p = choice.protocol;
+    pinned += p == PeerProtocol::kPin;
+    policy.Observe("p", p, size, p == PeerProtocol::kGet ? get_cost : pin_cost, 100);
+    ++batches;
+  }
+  EXPECT_LT(policy.ThresholdFor("p", 100), size) << policy.Explain().at("p").batches.at(0).reason;
+  EXPECT_LE(batches, 6) << "moved within a few batches";
+  EXPECT_GE(pinned, 3) << "the unknown way was tried min_samples times";
+  const std::string reason = policy.Explain().at("p").batches.at(0).reason;
+  EXPECT_NE(reason.find("lowered: Pin 90.0 us against Get 180.0 us per object of up to 256KiB (below the threshold "
+                        "1MiB)"),
+            std::string::npos)
+      << reason;
+  EXPECT_EQ(policy.ThresholdFor("p", 1), 1u << 20) << "single objects keep theirs";
+  // Now below the threshold's side, the batches go by Pin; nothing explores far from it any more.
+  EXPECT_EQ(policy.DecideBatch("p", 100, size, size).protocol, PeerProtocol::kPin);
+
+  // Where the other way never teaches anything (its batches fail, or come back mixed), the
+  // first-batches exploration stops after a bounded number of tries.
+  ThresholdPolicy untaught(Exploring(1u << 20));
+  int tried = 0;
+  for (int i = 0; i < 200; ++i) tried += untaught.DecideBatch("q", 100, 4096, 4096).explored;
+  EXPECT_EQ(tried, 6);
+  // Single objects never explore this way (their class is seeded by the probes).
+  ThresholdPolicy single(Exploring(1u << 20));
+  for (int i = 0; i < 200; ++i) EXPECT_FALSE(single.Decide("s", 4096).explored);
+  // And with exploration off, nothing explores.
+  ThresholdPolicy off(Options(ThresholdSetting::Mode::kAuto, 1u << 20));
+  for (int i = 0; i < 200; ++i) EXPECT_FALSE(off.DecideBatch("q", 100, 4096, 4096).explored);
+}
+
+// A far estimate of the way not taken goes stale: it moves nothing once the class has made
+// kFreshObservations other observations since.
+TEST(ThresholdPolicyTest, OnlyFreshEstimatesFarFromTheThresholdMoveIt) {
+  ThresholdPolicy policy(Exploring(1u << 20));
+  const uint64_t far = 16384;
+  for (int i = 0; i < 3; ++i) {  // both ways at 16 KiB, equal: no move
+    policy.Observe("p", PeerProtocol::kGet, far, absl::Microseconds(50), 100);
+    policy.Observe("p", PeerProtocol::kPin, far, absl::Microseconds(50), 100);
+  }
+  for (int i = 0; i < 100; ++i) policy.Observe("p", PeerProtocol::kGet, 1u << 20, absl::Microseconds(500), 100);
+  // Get at 16 KiB gets slower; the Pin estimate there is 100 observations old: no move.
+  for (int i = 0; i < 10; ++i) policy.Observe("p", PeerProtocol::kGet, far, absl::Microseconds(100), 100);
+  EXPECT_EQ(policy.ThresholdFor("p", 100), 1u << 20) << policy.Explain().at("p").batches.at(0).reason;
+  // Measured again both ways: now it moves.
+  for (int i = 0; i < 3; ++i) policy.Observe("p", PeerProtocol::kPin, far, absl::Microseconds(50), 100);
+  EXPECT_EQ(policy.ThresholdFor("p", 100), 8192u) << policy.Explain().at("p").batches.at(0).reason;
 }
 
 // A simulated link: each protocol's cost is a fixed part plus bytes over a rate. The policy only
