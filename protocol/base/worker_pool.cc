@@ -65,8 +65,12 @@ void WorkerPool::RunShared(size_t n, size_t parallel, absl::FunctionRef<void(siz
   const size_t helpers = std::min({n, std::max<size_t>(parallel, 1), threads_.size() + 1}) - 1;
   if (helpers > 0) {
     MutexLock lock(&mu_);
-    for (size_t h = 0; h < helpers; ++h) wanted_.push_back(job);
-    wake_.SignalAll();
+    // One waiting thread per helper asked for (waking them all cost every idle thread a
+    // pointless wake-up and context switch per call); a busy one looks at wanted_ before it waits.
+    for (size_t h = 0; h < helpers; ++h) {
+      wanted_.push_back(job);
+      wake_.Signal();
+    }
   }
   job->Take();
   if (helpers > 0) {
