@@ -39,14 +39,22 @@ std::vector<std::optional<ObjectLocation>> LocationCache::Find(absl::Span<const 
 }
 
 void LocationCache::Put(const ObjectID& id, const ObjectLocation& location) {
-  if (options_.capacity == 0) return;
+  const std::pair<ObjectID, ObjectDescription> one(id, location.object);
+  PutMany(location.node_id, absl::MakeConstSpan(&one, 1));
+}
+
+void LocationCache::PutMany(const std::string& node_id,
+                            absl::Span<const std::pair<ObjectID, ObjectDescription>> objects) {
+  if (options_.capacity == 0 || objects.empty()) return;
   const absl::Time now = clock_->Now();
   MutexLock lock(&mu_);
-  NodeSlot& node = NodeLocked(location.node_id);
+  NodeSlot& node = NodeLocked(node_id);
   node.second.seen = now;
-  const uint64_t seq = next_seq_++;
-  entries_.insert_or_assign(id, Entry{&node, node.second.epoch, location.object, seq});
-  order_.emplace_back(id, seq);
+  for (const auto& [id, object] : objects) {
+    const uint64_t seq = next_seq_++;
+    entries_.insert_or_assign(id, Entry{&node, node.second.epoch, object, seq});
+    order_.emplace_back(id, seq);
+  }
   while (entries_.size() > options_.capacity) {
     const auto [oldest, oldest_seq] = order_.front();
     order_.pop_front();

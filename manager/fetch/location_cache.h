@@ -54,6 +54,8 @@ class LocationCache {
   // `id` is at `location` (its node just answered with it): replaces any entry for the id, and
   // counts as the node's proof of life.
   void Put(const ObjectID& id, const ObjectLocation& location);
+  // Put of each (id, object) on `node_id`: one lock and one node lookup for a whole batch.
+  void PutMany(const std::string& node_id, absl::Span<const std::pair<ObjectID, ObjectDescription>> objects);
   // A directory lookup listed objects on `node_id`: its entries are trusted for node_ttl more.
   void NodeSeen(const std::string& node_id);
   void Forget(const ObjectID& id);
