@@ -468,25 +468,39 @@ void FetchEngine::TransferFrom(const std::string& node, std::vector<Transfer>& t
     const uint64_t hinted = t.current().object.total_size();
     if (hinted == 0) {
       const uint64_t threshold = policy_->BatchThreshold(node, 1);
-      TransferBatchFrom(node, transfers, threshold, which, deadline, lookup_time,
-                        absl::StrCat("size unknown here: the owner applied the threshold ", FormatByteSize(threshold)));
+      const peer::BatchTransferResult result = TransferBatchFrom(
+          node, transfers, threshold, which, deadline, lookup_time,
+          absl::StrCat("size unknown here: the owner applied the threshold ", FormatByteSize(threshold)));
+      LearnFrom(node, transfers, which, result.pinned_objects, result.transfer);
       return;
     }
     const ThresholdPolicy::Choice choice = policy_->Decide(node, hinted);
     std::string why = absl::StrCat(FormatByteSize(hinted), hinted <= choice.threshold ? " <= " : " > ",
                                    "the threshold ", FormatByteSize(choice.threshold));
     if (choice.explored) absl::StrAppend(&why, ", but exploring the other protocol near the threshold");
-    TransferBatchFrom(node, transfers, choice.protocol == PeerProtocol::kGet ? ~uint64_t{0} : 0, which, deadline,
-                      lookup_time, std::move(why));
+    const peer::BatchTransferResult result =
+        TransferBatchFrom(node, transfers, choice.protocol == PeerProtocol::kGet ? ~uint64_t{0} : 0, which, deadline,
+                          lookup_time, std::move(why));
+    LearnFrom(node, transfers, which, result.pinned_objects, result.transfer);
     return;
   }
-  // Several: one round trip per batch whatever the sizes (the owner inlines those up to the
-  // peer's threshold and pins the rest), in batches no larger than the peer protocol's id limit,
-  // with at most get_batch_bytes expected inline (the owner pins what would not fit its reply)
-  // and pin_batch_bytes expected pinned (created here at once), by hinted sizes. An unknown size
-  // (a hinted source) counts as 0. Each batch's inline limit is then its concurrency class's
-  // threshold, or an exploration of the other protocol (ThresholdPolicy::DecideBatch).
-  const uint64_t inline_max = policy_->ThresholdFor(node, which.size());
+  // Several: one decision for all of them, by their concurrency class (ThresholdPolicy::
+  // DecideBatch: the class's threshold, or, exploring, the limit that sends all of them the other
+  // way), then one round trip per batch whatever the sizes (the owner inlines those up to that
+  // limit and pins the rest), in batches no larger than the peer protocol's id limit, with at most
+  // get_batch_bytes expected inline (the owner pins what would not fit its reply) and
+  // pin_batch_bytes expected pinned (created here at once), by hinted sizes. An unknown size (a
+  // hinted source) counts as 0. They teach the policy together: the choice was for all of them
+  // (the objects of several Get replies against those of one Pin batch).
+  uint64_t min_size = ~uint64_t{0};
+  uint64_t max_size = 0;
+  for (size_t i : which) {
+    const uint64_t hinted = transfers[i].current().object.total_size();
+    min_size = std::min(min_size, hinted);
+    max_size = std::max(max_size, hinted);
+  }
+  const ThresholdPolicy::Choice choice = policy_->DecideBatch(node, which.size(), min_size, max_size);
+  const uint64_t inline_max = choice.threshold;
   std::vector<std::vector<size_t>> batches(1);
   uint64_t inline_bytes = 0;
   uint64_t pinned_bytes = 0;
@@ -503,28 +517,28 @@ void FetchEngine::TransferFrom(const std::string& node, std::vector<Transfer>& t
     batches.back().push_back(i);
     bytes += hinted;
   }
+  uint64_t pinned_objects = 0;
+  absl::Duration transfer_time;
   for (const std::vector<size_t>& at : batches) {
     if (clock_->Now() >= deadline) {
       for (size_t i : at) transfers[i].status = DeadlineError(transfers[i].id, absl::OkStatus());
       continue;
     }
-    uint64_t min_size = ~uint64_t{0};
-    uint64_t max_size = 0;
-    for (size_t i : at) {
-      const uint64_t hinted = transfers[i].current().object.total_size();
-      min_size = std::min(min_size, hinted);
-      max_size = std::max(max_size, hinted);
-    }
-    const ThresholdPolicy::Choice choice = policy_->DecideBatch(node, at.size(), min_size, max_size);
     std::string why =
         absl::StrCat("batch of ", at.size(), ": inline up to the threshold ", FormatByteSize(choice.threshold),
                      " and within the reply's budget, pinned above, by each object's true size");
+    if (batches.size() > 1)
+      absl::StrAppend(&why, " (", which.size(), " objects from this peer, in ", batches.size(), " batches)");
     if (choice.explored) {
       absl::StrAppend(&why, "; exploring: the whole batch by ", PeerProtocolName(choice.protocol),
                       " instead, next to its class's threshold");
     }
-    TransferBatchFrom(node, transfers, choice.threshold, at, deadline, lookup_time, std::move(why));
+    const peer::BatchTransferResult result =
+        TransferBatchFrom(node, transfers, choice.threshold, at, deadline, lookup_time, std::move(why));
+    pinned_objects += result.pinned_objects;
+    transfer_time += result.transfer;
   }
+  LearnFrom(node, transfers, which, pinned_objects, transfer_time);
 }
 
 void FetchEngine::NoteOutcome(const std::string& node, Transfer& transfer) {
@@ -536,8 +550,7 @@ void FetchEngine::NoteOutcome(const std::string& node, Transfer& transfer) {
       // copied and verified.
       stats_->generation_hint_mismatches.fetch_add(1, std::memory_order_relaxed);
     }
-    locations_.Put(transfer.id, ObjectLocation{node, transfer.owner});
-    return;
+    return;  // cached by the caller, with the rest of its batch
   }
   if (peer::IsLeaseLapse(s)) {
     stats_->lease_lapses.fetch_add(1, std::memory_order_relaxed);
@@ -559,9 +572,10 @@ void FetchEngine::Unreachable(const std::string& node, transport::Channel* chann
   locations_.ForgetNode(node);
 }
 
-void FetchEngine::TransferBatchFrom(const std::string& node, std::vector<Transfer>& transfers, uint64_t inline_max,
-                                    const std::vector<size_t>& at, absl::Time deadline, absl::Duration lookup_time,
-                                    std::string why) {
+peer::BatchTransferResult FetchEngine::TransferBatchFrom(const std::string& node, std::vector<Transfer>& transfers,
+                                                         uint64_t inline_max, const std::vector<size_t>& at,
+                                                         absl::Time deadline, absl::Duration lookup_time,
+                                                         std::string why) {
   manager::FetchRecord record;
   record.why = std::move(why);
   record.id = transfers[at[0]].id;
@@ -573,7 +587,7 @@ void FetchEngine::TransferBatchFrom(const std::string& node, std::vector<Transfe
   if (!channel.ok()) {
     for (size_t i : at) transfers[i].status = channel.status();
     Unreachable(node, nullptr);
-    return;
+    return {};
   }
   std::vector<ObjectID> batch_ids;
   batch_ids.reserve(at.size());
@@ -587,13 +601,17 @@ void FetchEngine::TransferBatchFrom(const std::string& node, std::vector<Transfe
       peer::TransferBatch(**channel, *store_, batch_ids, inline_max, deadline, batch_options, *clock_);
   if (at.size() > 1) stats_->batch_transfers.fetch_add(1, std::memory_order_relaxed);
   bool transport_failed = false;
+  std::vector<std::pair<ObjectID, ObjectDescription>> served;
+  served.reserve(at.size());
   for (size_t k = 0; k < at.size(); ++k) {
     Transfer& t = transfers[at[k]];
     t.status = result.statuses[k];
     t.owner = result.objects[k];
     transport_failed = transport_failed || TransportFailure(t.status);
     NoteOutcome(node, t);
+    if (t.status.ok()) served.emplace_back(t.id, t.owner);
   }
+  locations_.PutMany(node, served);
   if (transport_failed) Unreachable(node, channel->get());
   record.phases.transfer = result.transfer;
   record.phases.verify = result.verify;
@@ -617,16 +635,17 @@ void FetchEngine::TransferBatchFrom(const std::string& node, std::vector<Transfe
     record.bytes = part.bytes;
     stats_->RecordFetch(record);
   }
-  LearnFrom(node, transfers, at, result);
+  return result;
 }
 
 void FetchEngine::LearnFrom(const std::string& node, const std::vector<Transfer>& transfers,
-                            const std::vector<size_t>& at, const peer::BatchTransferResult& result) {
-  // A transfer teaches the policy the cost of one protocol at one size only when all its objects
-  // arrived, by that protocol, in one size bucket: its time per object is then that cost at its
-  // concurrency (a mixed batch's objects overlap, and their times cannot be told apart).
+                            const std::vector<size_t>& at, uint64_t pinned_objects, absl::Duration transfer_time) {
+  // Objects moved on one decision teach the policy the cost of one protocol at one size only when
+  // all of them arrived, by that protocol, in one size bucket: their time per object is then that
+  // cost at their concurrency (a mixed batch's objects overlap, and their times cannot be told
+  // apart).
   const size_t n = at.size();
-  if (result.pinned_objects != 0 && result.pinned_objects != n) return;
+  if (pinned_objects != 0 && pinned_objects != n) return;
   uint64_t min_size = ~uint64_t{0};
   uint64_t max_size = 0;
   uint64_t total = 0;
@@ -638,8 +657,8 @@ void FetchEngine::LearnFrom(const std::string& node, const std::vector<Transfer>
     total += size;
   }
   if (ThresholdPolicy::BucketOf(min_size) != ThresholdPolicy::BucketOf(max_size)) return;
-  const PeerProtocol protocol = result.pinned_objects == n ? PeerProtocol::kPin : PeerProtocol::kGet;
-  policy_->Observe(node, protocol, total / n, result.transfer / static_cast<int64_t>(n), n);
+  const PeerProtocol protocol = pinned_objects == n ? PeerProtocol::kPin : PeerProtocol::kGet;
+  policy_->Observe(node, protocol, total / n, transfer_time / static_cast<int64_t>(n), n);
 }
 
 }  // namespace rplasma::fetch

@@ -182,19 +182,21 @@ class FetchEngine {
   // The transfers at `which` from `node` (each one's current source).
   void TransferFrom(const std::string& node, std::vector<Transfer>& transfers, const std::vector<size_t>& which,
                     absl::Time deadline, absl::Duration lookup_time);
-  // One batch (the transfers at `at`, one or more) from `node`, objects up to `inline_max` bytes
-  // inline: one round trip. `why` says why this way (the fetch's record in the stats).
   // The OK outcomes the store does not confirm sealed become errors (see Fetch).
   void ConfirmSealed(absl::flat_hash_map<ObjectID, absl::Status>& outcome);
-  // Feeds the threshold policy with a finished transfer's time, when it measured one protocol at
-  // one size (see the definition).
+  // Feeds the threshold policy with the transfer time of the objects at `at` (moved on one
+  // decision; `pinned_objects` of them by Pin), when they measured one protocol at one size (see
+  // the definition).
   void LearnFrom(const std::string& node, const std::vector<Transfer>& transfers, const std::vector<size_t>& at,
-                 const peer::BatchTransferResult& result);
-  void TransferBatchFrom(const std::string& node, std::vector<Transfer>& transfers, uint64_t inline_max,
-                         const std::vector<size_t>& at, absl::Time deadline, absl::Duration lookup_time,
-                         std::string why);
-  // Counts a finished transfer from `node` and keeps the cache true to it: the owner's reply is
-  // cached, an id the owner failed is forgotten.
+                 uint64_t pinned_objects, absl::Duration transfer_time);
+  // One batch (the transfers at `at`, one or more) from `node`, objects up to `inline_max` bytes
+  // inline: one round trip. `why` says why this way (the fetch's record in the stats). Its result
+  // (empty if no channel could be had).
+  peer::BatchTransferResult TransferBatchFrom(const std::string& node, std::vector<Transfer>& transfers,
+                                              uint64_t inline_max, const std::vector<size_t>& at, absl::Time deadline,
+                                              absl::Duration lookup_time, std::string why);
+  // Counts a finished transfer from `node` and keeps the cache true to a failure: an id the owner
+  // failed is forgotten (the caller caches the owner's replies of a batch together).
   void NoteOutcome(const std::string& node, Transfer& transfer);
   // `node` could not be reached (channel == nullptr) or a transfer failed on `channel`: a broken
   // channel is dropped, and with it every cached location on the node.
