@@ -74,14 +74,54 @@ void ThresholdPolicy::MoveTo(ClassState& state, uint64_t threshold, std::string 
   state.reason = std::move(reason);
 }
 
-bool ThresholdPolicy::ExploreLocked(ClassState& state, uint64_t size) {
-  if (!adaptive() || options_.explore_every == 0) return false;
-  // Explore only next to the threshold, where the decision could change.
-  const int bucket = BucketOf(size);
+bool ThresholdPolicy::Stale(const ClassState& state, int bucket, int protocol) const {
+  const Estimate& e = state.estimates[bucket][protocol];
+  return e.samples > 0 && state.bucket_observations[bucket] - e.seen_at > kStaleObservations;
+}
+
+bool ThresholdPolicy::Ready(const ClassState& state, int bucket) const {
+  if (bucket < 0 || bucket >= kBuckets) return false;
+  for (int p = 0; p < 2; ++p) {
+    if (state.estimates[bucket][p].samples < options_.min_samples || Stale(state, bucket, p)) return false;
+  }
+  return true;
+}
+
+bool ThresholdPolicy::Contradicted(const ClassState& state, int to, bool up) const {
   const int t = BucketOf(state.threshold);
-  if (bucket != t && bucket != t + 1) return false;
+  const double h = options_.hysteresis;
+  // The buckets the move would switch: up, (t, to] from Pin to Get; down, (to, t] from Get to Pin.
+  const int first = up ? t + 1 : to + 1;
+  const int last = up ? to : t;
+  for (int b = std::max(first, 0); b <= std::min(last, kBuckets - 1); ++b) {
+    if (!Ready(state, b)) continue;
+    const double get = state.estimates[b][0].seconds;
+    const double pin = state.estimates[b][1].seconds;
+    if (up ? pin < get * (1 - h) : get < pin * (1 - h)) return true;
+  }
+  return false;
+}
+
+bool ThresholdPolicy::ExploreLocked(ClassState& state, uint64_t size, PeerProtocol chosen) {
+  if (!adaptive() || options_.explore_every == 0) return false;
+  const int bucket = BucketOf(size);
+  const int other = chosen == PeerProtocol::kGet ? 1 : 0;
+  const Estimate& other_estimate = state.estimates[bucket][other];
+  // Never measured the other way here: tried at once, a few times (a class learns a size's two
+  // costs on its first transfers of it).
+  if (other_estimate.samples < options_.min_samples && state.cold_explored[bucket] < kColdExplorations) {
+    ++state.cold_explored[bucket];
+    return true;
+  }
+  // Next to the threshold, where the decision could change, both stay fresh; elsewhere the other
+  // way is tried again only once its estimate has gone stale (or never filled).
+  const int t = BucketOf(state.threshold);
+  const bool next_to_threshold = bucket == t || bucket == t + 1;
+  if (!next_to_threshold && other_estimate.samples >= options_.min_samples && !Stale(state, bucket, other)) {
+    return false;
+  }
   uint64_t every = options_.explore_every;
-  if (state.explore_boost > 0) {
+  if (next_to_threshold && state.explore_boost > 0) {
     --state.explore_boost;
     every = std::min<uint64_t>(every, kBoostedExploreEvery);
   }
@@ -94,7 +134,7 @@ ThresholdPolicy::Choice ThresholdPolicy::Decide(const std::string& peer, uint64_
   Choice choice;
   choice.threshold = state.threshold;
   choice.protocol = size <= state.threshold ? PeerProtocol::kGet : PeerProtocol::kPin;
-  if (size <= peer::kMaxInlineObjectBytes && ExploreLocked(state, size)) {
+  if (size <= peer::kMaxInlineObjectBytes && ExploreLocked(state, size, choice.protocol)) {
     choice.protocol = choice.protocol == PeerProtocol::kGet ? PeerProtocol::kPin : PeerProtocol::kGet;
     choice.explored = true;
   }
@@ -113,13 +153,7 @@ ThresholdPolicy::Choice ThresholdPolicy::DecideBatch(const std::string& peer, si
   const bool uniform = min_size > 0 && min_size <= max_size && BucketOf(min_size) == BucketOf(max_size) &&
                        (max_size <= state.threshold || min_size > state.threshold);
   if (!uniform || (choice.protocol == PeerProtocol::kPin && max_size > peer::kMaxInlineObjectBytes)) return choice;
-  const int bucket = BucketOf(max_size);
-  const int other = choice.protocol == PeerProtocol::kGet ? 1 : 0;
-  const bool cold = adaptive() && options_.explore_every != 0 &&
-                    state.estimates[bucket][other].samples < options_.min_samples &&
-                    state.cold_explored[bucket] < kColdExplorations;
-  if (cold) ++state.cold_explored[bucket];
-  if (cold || ExploreLocked(state, max_size)) {
+  if (ExploreLocked(state, max_size, choice.protocol)) {
     choice.explored = true;
     choice.protocol = choice.protocol == PeerProtocol::kGet ? PeerProtocol::kPin : PeerProtocol::kGet;
     choice.threshold = choice.protocol == PeerProtocol::kGet ? max_size : min_size - 1;
@@ -173,15 +207,9 @@ void ThresholdPolicy::Calibrate(const std::string& peer, const std::vector<Probe
     MoveTo(peer_state.classes[c], Clamp(threshold),
            c == 0 ? reason : absl::StrCat(reason, " (single-object probes; no batch of this class moved it since)"));
   }
-  ClassState& single = peer_state.classes[0];
-  for (const ProbeSample& s : sorted) {
-    const int b = BucketOf(s.bytes);
-    const double scale = static_cast<double>(uint64_t{1} << b) / static_cast<double>(std::max<uint64_t>(s.bytes, 1));
-    single.estimates[b][0] =
-        Estimate{absl::ToDoubleSeconds(s.get_time) * scale, options_.min_samples, single.observations};
-    single.estimates[b][1] =
-        Estimate{absl::ToDoubleSeconds(s.pin_time) * scale, options_.min_samples, single.observations};
-  }
+  // The probes' costs set no estimate: they move no store work (a Get probe creates nothing, a Pin
+  // probe reads into a scratch object), so they are not the costs of transfers; each class
+  // measures its own (ExploreLocked tries the other way on its first transfers of a size).
 }
 
 void ThresholdPolicy::Observe(const std::string& peer, PeerProtocol protocol, uint64_t size, absl::Duration time,
@@ -191,7 +219,10 @@ void ThresholdPolicy::Observe(const std::string& peer, PeerProtocol protocol, ui
   ClassState& state = ClassLocked(peer, objects);
   const int b = BucketOf(size);
   const double scale = static_cast<double>(uint64_t{1} << b) / static_cast<double>(std::max<uint64_t>(size, 1));
-  Estimate& e = state.estimates[b][protocol == PeerProtocol::kGet ? 0 : 1];
+  const int p = protocol == PeerProtocol::kGet ? 0 : 1;
+  ++state.bucket_observations[b];
+  Estimate& e = state.estimates[b][p];
+  if (Stale(state, b, p)) e = Estimate{};  // the cost of a link that may be gone: start afresh
   const double seconds = absl::ToDoubleSeconds(time) * scale;
   // A cost far from its estimate says the link may have changed: explore more for a while, so
   // that the estimates next to the threshold catch up.
@@ -204,7 +235,7 @@ void ThresholdPolicy::Observe(const std::string& peer, PeerProtocol protocol, ui
   const double counted = e.samples == 0 ? seconds : std::min(seconds, kMaxRise * e.seconds);
   e.seconds = e.samples == 0 ? counted : (1 - options_.ewma_alpha) * e.seconds + options_.ewma_alpha * counted;
   ++e.samples;
-  e.seen_at = ++state.observations;
+  e.seen_at = state.bucket_observations[b];
   AdaptLocked(state, b);
 }
 
@@ -218,7 +249,7 @@ std::optional<uint64_t> ThresholdPolicy::FittedCrossover(const ClassState& state
     double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
     for (int b = 0; b < kBuckets; ++b) {
       const Estimate& e = state.estimates[b][protocol];
-      if (e.samples < options_.min_samples) continue;
+      if (e.samples < options_.min_samples || Stale(state, b, protocol)) continue;
       const double x = static_cast<double>(uint64_t{1} << b);
       n += 1;
       sx += x;
@@ -248,23 +279,16 @@ void ThresholdPolicy::MoveToward(ClassState& state, uint64_t step, bool up, std:
   // link that changed a lot is followed in one move, not a class at a time). Fitted only here,
   // when a move is due, not on every observation.
   const std::optional<uint64_t> fitted = FittedCrossover(state);
-  const bool farther = fitted.has_value() && (up ? *fitted > step : *fitted < step);
+  const bool farther =
+      fitted.has_value() && (up ? *fitted > step : *fitted < step) && !Contradicted(state, BucketOf(*fitted), up);
   if (farther) absl::StrAppend(&why, "; the costs fitted over all sizes cross at ", FormatByteSize(*fitted));
   MoveTo(state, Clamp(farther ? *fitted : step), std::move(why));
 }
 
 void ThresholdPolicy::AdaptLocked(ClassState& state, int bucket) {
   const int t = BucketOf(state.threshold);
-  auto ready = [&](int b) {
-    return b >= 0 && b < kBuckets && state.estimates[b][0].samples >= options_.min_samples &&
-           state.estimates[b][1].samples >= options_.min_samples;
-  };
-  auto fresh = [&](int b) {
-    return ready(b) && state.observations - state.estimates[b][0].seen_at <= kFreshObservations &&
-           state.observations - state.estimates[b][1].seen_at <= kFreshObservations;
-  };
   const double h = options_.hysteresis;
-  if (ready(t + 1)) {
+  if (Ready(state, t + 1)) {
     const auto& e = state.estimates[t + 1];
     if (e[0].seconds < e[1].seconds * (1 - h)) {  // Get clearly faster above T: raise T
       const uint64_t step = uint64_t{1} << (t + 1);
@@ -275,7 +299,7 @@ void ThresholdPolicy::AdaptLocked(ClassState& state, int bucket) {
       return;
     }
   }
-  if (ready(t) && t > 0) {
+  if (t > 0 && Ready(state, t)) {
     const auto& e = state.estimates[t];
     if (e[1].seconds < e[0].seconds * (1 - h)) {  // Pin clearly faster at T: lower T
       MoveToward(
@@ -285,25 +309,24 @@ void ThresholdPolicy::AdaptLocked(ClassState& state, int bucket) {
       return;
     }
   }
-  // Farther from T, only what was just measured both ways counts.
-  if (bucket > 0 && bucket < t && fresh(bucket)) {
-    const auto& e = state.estimates[bucket];
-    if (e[1].seconds < e[0].seconds * (1 - h)) {  // Pin clearly faster well below T
-      MoveToward(state, uint64_t{1} << (bucket - 1), /*up=*/false,
-                 absl::StrFormat("lowered: Pin %.1f us against Get %.1f us per object of up to %s (below the "
-                                 "threshold %s), more than %.0f%% faster",
-                                 e[1].seconds * 1e6, e[0].seconds * 1e6, FormatByteSize(uint64_t{1} << bucket),
-                                 FormatByteSize(state.threshold), h * 100));
-    }
-  } else if (bucket > t + 1 && fresh(bucket)) {
-    const auto& e = state.estimates[bucket];
-    if (e[0].seconds < e[1].seconds * (1 - h)) {  // Get clearly faster well above T
-      MoveToward(state, uint64_t{1} << bucket, /*up=*/true,
-                 absl::StrFormat("raised: Get %.1f us against Pin %.1f us per object of up to %s (above the "
-                                 "threshold %s), more than %.0f%% faster",
-                                 e[0].seconds * 1e6, e[1].seconds * 1e6, FormatByteSize(uint64_t{1} << bucket),
-                                 FormatByteSize(state.threshold), h * 100));
-    }
+  // Farther from T: what the bucket just measured both ways, unless a bucket in between says the
+  // opposite (costs that do not cross once: the threshold stays where most of them agree).
+  if (bucket == t || bucket == t + 1 || !Ready(state, bucket)) return;
+  const auto& e = state.estimates[bucket];
+  if (bucket > 0 && bucket < t && e[1].seconds < e[0].seconds * (1 - h) &&
+      !Contradicted(state, bucket - 1, /*up=*/false)) {  // Pin clearly faster well below T
+    MoveToward(state, uint64_t{1} << (bucket - 1), /*up=*/false,
+               absl::StrFormat("lowered: Pin %.1f us against Get %.1f us per object of up to %s (below the "
+                               "threshold %s), more than %.0f%% faster",
+                               e[1].seconds * 1e6, e[0].seconds * 1e6, FormatByteSize(uint64_t{1} << bucket),
+                               FormatByteSize(state.threshold), h * 100));
+  } else if (bucket > t + 1 && e[0].seconds < e[1].seconds * (1 - h) &&
+             !Contradicted(state, bucket, /*up=*/true)) {  // Get clearly faster well above T
+    MoveToward(state, uint64_t{1} << bucket, /*up=*/true,
+               absl::StrFormat("raised: Get %.1f us against Pin %.1f us per object of up to %s (above the "
+                               "threshold %s), more than %.0f%% faster",
+                               e[0].seconds * 1e6, e[1].seconds * 1e6, FormatByteSize(uint64_t{1} << bucket),
+                               FormatByteSize(state.threshold), h * 100));
   }
 }
 

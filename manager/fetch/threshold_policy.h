@@ -152,7 +152,7 @@ class ThresholdPolicy {
   struct Estimate {
     double seconds = 0;
     uint32_t samples = 0;
-    uint64_t seen_at = 0;  // the class's observation count when it last changed
+    uint64_t seen_at = 0;  // its bucket's observation count when it last changed
   };
   // One concurrency class of a peer.
   struct ClassState {
@@ -164,11 +164,12 @@ class ThresholdPolicy {
     std::array<uint64_t, kBuckets> explore_counts{};
     // Decisions left with exploration every kBoostedExploreEvery (a surprising cost was seen).
     uint32_t explore_boost = 0;
-    // Batches per size bucket sent the other way because that way had no estimate yet (a batch
-    // class starts from the single objects' crossover, which its own costs may contradict at any
-    // size); at most kColdExplorations each.
+    // Batches per size bucket sent the other way at once because that way had fewer than
+    // min_samples (a class with no estimate there learns it on its first transfers of the size);
+    // at most kColdExplorations each.
     std::array<uint8_t, kBuckets> cold_explored{};
-    uint64_t observations = 0;  // Observe calls of this class
+    // Observations per size bucket: the clock estimates age by (Estimate::seen_at).
+    std::array<uint64_t, kBuckets> bucket_observations{};
     uint64_t flips = 0;
     std::string reason;
     std::array<std::array<Estimate, 2>, kBuckets> estimates{};  // [bucket][protocol]
@@ -185,19 +186,27 @@ class ThresholdPolicy {
   // A cost at least 2x away from its estimate boosts exploration for this many decisions.
   static constexpr uint32_t kBoostDecisions = 256;
   static constexpr uint64_t kBoostedExploreEvery = 4;
-  // A batch class explores a bucket with no estimate of the other way at most this many times.
+  // A bucket with fewer than min_samples of the other way tries it at once, at most this many times.
   static constexpr uint8_t kColdExplorations = 6;
-  // An estimate counts for a move away from the threshold only if it changed within this many of
-  // the class's observations (the other protocol's estimate far from T is not refreshed).
-  static constexpr uint64_t kFreshObservations = 64;
-  // Whether this decision explores (counts the decisions next to the threshold).
-  bool ExploreLocked(ClassState& state, uint64_t size) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // An estimate not updated within this many observations of its bucket is stale: it counts for
+  // no move, is explored again (one in explore_every), and its next sample starts it afresh. Away
+  // from the threshold only one protocol runs, so the other's estimate keeps the old link's cost.
+  static constexpr uint64_t kStaleObservations = 256;
+  bool Stale(const ClassState& state, int bucket, int protocol) const;
+  // Both estimates of `bucket` have min_samples and are not stale.
+  bool Ready(const ClassState& state, int bucket) const;
+  // Whether a bucket of ready estimates between T's bucket and `to` (exclusive of T's, inclusive of
+  // `to`) says the other way than a move there would: moving up across a bucket where Pin is
+  // clearly faster, or down across one where Get is.
+  bool Contradicted(const ClassState& state, int to, bool up) const;
+  // Whether this decision explores the other protocol than `chosen` (counts the decisions).
+  bool ExploreLocked(ClassState& state, uint64_t size, PeerProtocol chosen) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Where lines fitted to each protocol's estimates (every size class with min_samples) cross:
   // the largest power of two at which Get is no slower; nullopt when either has fewer than two
   // classes or they do not cross.
   std::optional<uint64_t> FittedCrossover(const ClassState& state) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // After an observation in `bucket`: moves the threshold when the estimates next to it, or both
-  // fresh estimates of `bucket` farther away, contradict it by more than the hysteresis.
+  // After an observation in `bucket`: moves the threshold when the estimates next to it, or the
+  // ready estimates of `bucket` farther away, contradict it by more than the hysteresis.
   void AdaptLocked(ClassState& state, int bucket) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Moves the threshold `up` (or down) to `step`, one bucket from T, or further in that direction
   // to FittedCrossover; `why` says what moved it.

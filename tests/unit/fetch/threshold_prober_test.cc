@@ -88,6 +88,7 @@ TEST_F(ThresholdProberTest, AFailedProbeLeavesThePolicyOnItsStartValue) {
   ThresholdPolicyOptions options;
   options.setting.mode = ThresholdSetting::Mode::kAuto;
   options.setting.table.default_bytes = 65536;
+  options.explore_every = 0;  // Choose then says what the threshold alone decides
   ThresholdPolicy policy(options);
   ASSERT_FALSE(Probe([](absl::string_view) { return std::string("garbage"); }).ok());
   // ChannelCache::MaybeCalibrate calibrates only with samples: the policy is not touched.
