@@ -471,7 +471,7 @@ void FetchEngine::TransferFrom(const std::string& node, std::vector<Transfer>& t
       const peer::BatchTransferResult result = TransferBatchFrom(
           node, transfers, threshold, which, deadline, lookup_time,
           absl::StrCat("size unknown here: the owner applied the threshold ", FormatByteSize(threshold)));
-      LearnFrom(node, transfers, which, result.pinned_objects, result.transfer);
+      LearnFrom(node, transfers, which, result.pinned_objects, result.total);
       return;
     }
     const ThresholdPolicy::Choice choice = policy_->Decide(node, hinted);
@@ -481,7 +481,7 @@ void FetchEngine::TransferFrom(const std::string& node, std::vector<Transfer>& t
     const peer::BatchTransferResult result =
         TransferBatchFrom(node, transfers, choice.protocol == PeerProtocol::kGet ? ~uint64_t{0} : 0, which, deadline,
                           lookup_time, std::move(why));
-    LearnFrom(node, transfers, which, result.pinned_objects, result.transfer);
+    LearnFrom(node, transfers, which, result.pinned_objects, result.total);
     return;
   }
   // Several: one decision for all of them, by their concurrency class (ThresholdPolicy::
@@ -536,7 +536,7 @@ void FetchEngine::TransferFrom(const std::string& node, std::vector<Transfer>& t
     const peer::BatchTransferResult result =
         TransferBatchFrom(node, transfers, choice.threshold, at, deadline, lookup_time, std::move(why));
     pinned_objects += result.pinned_objects;
-    transfer_time += result.transfer;
+    transfer_time += result.total;
   }
   LearnFrom(node, transfers, which, pinned_objects, transfer_time);
 }

@@ -184,9 +184,9 @@ class FetchEngine {
                     absl::Time deadline, absl::Duration lookup_time);
   // The OK outcomes the store does not confirm sealed become errors (see Fetch).
   void ConfirmSealed(absl::flat_hash_map<ObjectID, absl::Status>& outcome);
-  // Feeds the threshold policy with the transfer time of the objects at `at` (moved on one
-  // decision; `pinned_objects` of them by Pin), when they measured one protocol at one size (see
-  // the definition).
+  // Feeds the threshold policy with the time the objects at `at` took (moved on one decision;
+  // `pinned_objects` of them by Pin; the sum of their BatchTransferResult::total), when they
+  // measured one protocol at one size (see the definition).
   void LearnFrom(const std::string& node, const std::vector<Transfer>& transfers, const std::vector<size_t>& at,
                  uint64_t pinned_objects, absl::Duration transfer_time);
   // One batch (the transfers at `at`, one or more) from `node`, objects up to `inline_max` bytes

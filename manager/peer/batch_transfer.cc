@@ -280,6 +280,7 @@ void ByFetchBatch(transport::Channel& channel, LocalStore& store, Outcomes& out,
         CallPeer(channel, UnpinBatchRequest{std::move(leases)}, deadline, unpin_wire);
     if (!unpinned.ok()) LOG(INFO) << "unpin of " << count << " leases: " << unpinned.status();
   }
+  result.total = clock.Now() - t0;
 }
 
 }  // namespace

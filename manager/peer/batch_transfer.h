@@ -75,6 +75,9 @@ struct BatchTransferResult {
   absl::Duration transfer;  // first request to last byte in place
   absl::Duration verify;    // checksums not overlapped with the transfer
   absl::Duration seal;      // the store requests that made them visible
+  // Everything the caller waited for, first request to the last lease ended (the Unpin round trip
+  // included): what the threshold policy compares. Zero if the batch failed as a whole.
+  absl::Duration total;
 };
 
 BatchTransferResult TransferBatch(transport::Channel& channel, LocalStore& store, absl::Span<const ObjectID> ids,
