@@ -8,7 +8,8 @@
 // Fixed/file modes: threshold(peer) is the table's per-peer value or its default, forever.
 // Adaptive (auto) mode, pure logic — callers feed it measurements, it never reads a clock:
 //   * Calibrate(peer, probes): the probe's crossover (largest probed size where Get was at least
-//     as fast as Pin) becomes the peer's threshold.
+//     as fast as Pin) becomes the peer's threshold. Probes set no estimate: they move no store
+//     work, so their costs are not the costs of transfers.
 //   * Observe(peer, protocol, size, time): an EWMA of the time per protocol per size bucket
 //     (bucket b holds sizes in (2^(b-1), 2^b]; times are scaled to the bucket's top size); one
 //     observation counts as at most 1.5x the estimate, so a single slow transfer (a wake-up spike)
@@ -17,22 +18,24 @@
 //     `hysteresis` (relative), down only when Pin beat Get in bucket k by as much; both estimates
 //     need min_samples. It moves one bucket, or further in that direction to where lines fitted
 //     to each protocol's estimates over all buckets cross (a big change of the link is followed
-//     in one move). To keep both estimates fresh, one transfer in `explore_every` of each of the
-//     two buckets next to T uses the other protocol; one in 4 for a while after a cost came in at
-//     least 2x away from its estimate (the link may have changed).
+//     in one move). A bucket farther from T whose two estimates contradict it by as much moves it
+//     past that bucket, unless a bucket in between says the opposite (no flapping between costs
+//     that do not cross once).
+//   * Exploration: a bucket with fewer than min_samples of the protocol not chosen tries it at
+//     once (up to kColdExplorations times); one transfer in `explore_every` of each of the two
+//     buckets next to T uses the other protocol (one in 4 for a while after a cost came in at
+//     least 2x away from its estimate: the link may have changed).
+//   * Ageing: away from T only one protocol runs, so the other's estimate keeps an old link's
+//     cost. An estimate not updated in kStaleObservations transfers of its bucket is stale: it
+//     counts for no move, is explored one in `explore_every`, and its next sample starts it afresh.
 // Concurrency: a transfer of n objects at once (a batch) costs each object differently from a
 // transfer of one, so each peer keeps one threshold and one set of estimates per concurrency class
 // (objects per transfer: 1, 2-16, 17-256, 257 and more). Single objects use the class of 1
 // (Decide, Observe); a batch the class of its size (DecideBatch, Observe with its object count).
 // Every class starts at the setting's value and takes the calibration's crossover; each then moves
 // by its own estimates. A batch teaches its class only when its objects share one size bucket and
-// one protocol (its time per object is then that protocol's cost at that size); such a batch next
-// to the threshold is explored like a single object: one in `explore_every` goes the other way;
-// and while a size bucket of a batch class has no estimate of the other protocol, its uniform
-// batches go that way (up to kColdExplorations). Besides the buckets next to the threshold, a
-// bucket farther away whose two estimates are fresh moves the threshold past it when they
-// contradict it (a batch of 256 KiB objects pinned twice as fast as sent inline lowers a class's
-// 1 MiB threshold below 256 KiB).
+// one protocol (its time per object is then that protocol's cost at that size); a batch explores
+// like a single object, as a whole.
 // Explain(): per peer, the threshold, how often it moved, why (the setting, the calibration's
 // crossover, or the estimates that moved it), and the estimates behind it; the same for each batch
 // class that was used.
