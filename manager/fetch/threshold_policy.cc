@@ -102,14 +102,15 @@ bool ThresholdPolicy::Contradicted(const ClassState& state, int to, bool up) con
   return false;
 }
 
-bool ThresholdPolicy::ExploreLocked(ClassState& state, uint64_t size, PeerProtocol chosen) {
+bool ThresholdPolicy::ExploreLocked(ClassState& state, uint64_t size, PeerProtocol chosen, bool batch) {
   if (!adaptive() || options_.explore_every == 0) return false;
   const int bucket = BucketOf(size);
   const int other = chosen == PeerProtocol::kGet ? 1 : 0;
   const Estimate& other_estimate = state.estimates[bucket][other];
-  // Never measured the other way here: tried at once, a few times (a class learns a size's two
-  // costs on its first transfers of it).
-  if (other_estimate.samples < options_.min_samples && state.cold_explored[bucket] < kColdExplorations) {
+  // A batch class never measured the other way here: tried at once, a few times (it learns a
+  // size's two costs on its first batches of it; the single class starts from the probes'
+  // crossover, and a try costs a whole batch's worth of the slower way only for batches once).
+  if (batch && other_estimate.samples < options_.min_samples && state.cold_explored[bucket] < kColdExplorations) {
     ++state.cold_explored[bucket];
     return true;
   }
@@ -134,7 +135,7 @@ ThresholdPolicy::Choice ThresholdPolicy::Decide(const std::string& peer, uint64_
   Choice choice;
   choice.threshold = state.threshold;
   choice.protocol = size <= state.threshold ? PeerProtocol::kGet : PeerProtocol::kPin;
-  if (size <= peer::kMaxInlineObjectBytes && ExploreLocked(state, size, choice.protocol)) {
+  if (size <= peer::kMaxInlineObjectBytes && ExploreLocked(state, size, choice.protocol, /*batch=*/false)) {
     choice.protocol = choice.protocol == PeerProtocol::kGet ? PeerProtocol::kPin : PeerProtocol::kGet;
     choice.explored = true;
   }
@@ -153,7 +154,7 @@ ThresholdPolicy::Choice ThresholdPolicy::DecideBatch(const std::string& peer, si
   const bool uniform = min_size > 0 && min_size <= max_size && BucketOf(min_size) == BucketOf(max_size) &&
                        (max_size <= state.threshold || min_size > state.threshold);
   if (!uniform || (choice.protocol == PeerProtocol::kPin && max_size > peer::kMaxInlineObjectBytes)) return choice;
-  if (ExploreLocked(state, max_size, choice.protocol)) {
+  if (ExploreLocked(state, max_size, choice.protocol, /*batch=*/objects > 1)) {
     choice.explored = true;
     choice.protocol = choice.protocol == PeerProtocol::kGet ? PeerProtocol::kPin : PeerProtocol::kGet;
     choice.threshold = choice.protocol == PeerProtocol::kGet ? max_size : min_size - 1;
@@ -209,7 +210,7 @@ void ThresholdPolicy::Calibrate(const std::string& peer, const std::vector<Probe
   }
   // The probes' costs set no estimate: they move no store work (a Get probe creates nothing, a Pin
   // probe reads into a scratch object), so they are not the costs of transfers; each class
-  // measures its own (ExploreLocked tries the other way on its first transfers of a size).
+  // measures its own (ExploreLocked).
 }
 
 void ThresholdPolicy::Observe(const std::string& peer, PeerProtocol protocol, uint64_t size, absl::Duration time,

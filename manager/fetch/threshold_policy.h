@@ -21,10 +21,11 @@
 //     in one move). A bucket farther from T whose two estimates contradict it by as much moves it
 //     past that bucket, unless a bucket in between says the opposite (no flapping between costs
 //     that do not cross once).
-//   * Exploration: a bucket with fewer than min_samples of the protocol not chosen tries it at
-//     once (up to kColdExplorations times); one transfer in `explore_every` of each of the two
-//     buckets next to T uses the other protocol (one in 4 for a while after a cost came in at
-//     least 2x away from its estimate: the link may have changed).
+//   * Exploration: one transfer in `explore_every` of each of the two buckets next to T uses the
+//     other protocol (one in 4 for a while after a cost came in at least 2x away from its
+//     estimate: the link may have changed), and so does one in `explore_every` of any bucket whose
+//     estimate of the other protocol is missing or stale; a batch class tries it at once there
+//     (up to kColdExplorations times), having no probe of its own.
 //   * Ageing: away from T only one protocol runs, so the other's estimate keeps an old link's
 //     cost. An estimate not updated in kStaleObservations transfers of its bucket is stale: it
 //     counts for no move, is explored one in `explore_every`, and its next sample starts it afresh.
@@ -189,7 +190,8 @@ class ThresholdPolicy {
   // A cost at least 2x away from its estimate boosts exploration for this many decisions.
   static constexpr uint32_t kBoostDecisions = 256;
   static constexpr uint64_t kBoostedExploreEvery = 4;
-  // A bucket with fewer than min_samples of the other way tries it at once, at most this many times.
+  // A batch class's bucket with fewer than min_samples of the other way tries it at once, at most
+  // this many times.
   static constexpr uint8_t kColdExplorations = 6;
   // An estimate not updated within this many observations of its bucket is stale: it counts for
   // no move, is explored again (one in explore_every), and its next sample starts it afresh. Away
@@ -203,7 +205,9 @@ class ThresholdPolicy {
   // clearly faster, or down across one where Get is.
   bool Contradicted(const ClassState& state, int to, bool up) const;
   // Whether this decision explores the other protocol than `chosen` (counts the decisions).
-  bool ExploreLocked(ClassState& state, uint64_t size, PeerProtocol chosen) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // `batch`: a batch class's decision (tries an unknown way at once).
+  bool ExploreLocked(ClassState& state, uint64_t size, PeerProtocol chosen, bool batch)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Where lines fitted to each protocol's estimates (every size class with min_samples) cross:
   // the largest power of two at which Get is no slower; nullopt when either has fewer than two
   // classes or they do not cross.
