@@ -118,8 +118,11 @@ std::vector<absl::Status> FetchEngine::Fetch(absl::Span<const ObjectID> ids, abs
   std::vector<ObjectID> retry;  // the leader gave up earlier than we would have
   for (auto& [id, other] : joined) {
     MutexLock lock(&other->mu);
-    Awaited awaited{other.get(), &id};
-    if (!lock.AwaitWithTimeout(absl::Condition(&Awaited::Done, &awaited), deadline - clock_->Now())) {
+    while (!other->done.contains(id)) {
+      const absl::Duration left = deadline - clock_->Now();
+      if (left <= absl::ZeroDuration() || lock.WaitWithTimeout(&other->finished, left)) break;
+    }
+    if (!other->done.contains(id)) {
       outcome[id] = DeadlineError(id, absl::OkStatus());
     } else {
       const absl::Status& status = other->done.at(id);
@@ -174,6 +177,7 @@ void FetchEngine::Finish(Flight& flight, absl::Span<const ObjectID> ids, const s
   }
   MutexLock lock(&flight.mu);
   for (size_t k = 0; k < ids.size(); ++k) flight.done[ids[k]] = statuses[k];
+  flight.finished.SignalAll();
 }
 
 std::vector<absl::Status> FetchEngine::FetchLed(const std::vector<ObjectID>& ids, absl::Time deadline,

@@ -117,15 +117,12 @@ class FetchEngine {
  private:
   // The ids one Fetch call leads, and the outcome of each as its chunk finishes, for the calls
   // merged into it (one per leading call: no lock or allocation per id).
+  // (A merged call waits on `finished`, not with an absl::Condition: abseil evaluates conditions
+  // inside the mutex, where ThreadSanitizer cannot see it held.)
   struct Flight {
     absl::Mutex mu;
+    absl::CondVar finished;  // signalled when a chunk's outcomes are in `done`
     absl::flat_hash_map<ObjectID, absl::Status> done ABSL_GUARDED_BY(mu);
-  };
-  // What a merged call waits for: `id`'s outcome in `flight`.
-  struct Awaited {
-    Flight* flight;
-    const ObjectID* id;
-    static bool Done(Awaited* a) ABSL_NO_THREAD_SAFETY_ANALYSIS { return a->flight->done.contains(*a->id); }
   };
 
   // kInternal "not attempted": one instance, copied (not built) into every Transfer.
