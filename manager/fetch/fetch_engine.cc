@@ -122,10 +122,11 @@ std::vector<absl::Status> FetchEngine::Fetch(absl::Span<const ObjectID> ids, abs
       const absl::Duration left = deadline - clock_->Now();
       if (left <= absl::ZeroDuration() || lock.WaitWithTimeout(&other->finished, left)) break;
     }
-    if (!other->done.contains(id)) {
+    const auto found = other->done.find(id);
+    if (found == other->done.end()) {
       outcome[id] = DeadlineError(id, absl::OkStatus());
     } else {
-      const absl::Status& status = other->done.at(id);
+      const absl::Status& status = found->second;
       outcome[id] = status;
       if (ErrorCodeOf(status) == ErrorCode::kDeadlineExceeded && clock_->Now() < deadline) retry.push_back(id);
     }
@@ -531,8 +532,9 @@ void FetchEngine::TransferFrom(const std::string& node, std::vector<Transfer>& t
     std::string why =
         absl::StrCat("batch of ", at.size(), ": inline up to the threshold ", FormatByteSize(choice.threshold),
                      " and within the reply's budget, pinned above, by each object's true size");
-    if (batches.size() > 1)
+    if (batches.size() > 1) {
       absl::StrAppend(&why, " (", which.size(), " objects from this peer, in ", batches.size(), " batches)");
+    }
     if (choice.explored) {
       absl::StrAppend(&why, "; exploring: the whole batch by ", PeerProtocolName(choice.protocol),
                       " instead, next to its class's threshold");

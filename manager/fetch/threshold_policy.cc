@@ -79,17 +79,20 @@ bool ThresholdPolicy::Stale(const ClassState& state, int bucket, int protocol) c
   return e.samples > 0 && state.bucket_observations[bucket] - e.seen_at > kStaleObservations;
 }
 
+bool ThresholdPolicy::Usable(const ClassState& state, int bucket, int protocol) const {
+  return state.estimates[bucket][protocol].samples >= options_.min_samples && !Stale(state, bucket, protocol);
+}
+
 bool ThresholdPolicy::Ready(const ClassState& state, int bucket) const {
-  if (bucket < 0 || bucket >= kBuckets) return false;
-  for (int p = 0; p < 2; ++p) {
-    if (state.estimates[bucket][p].samples < options_.min_samples || Stale(state, bucket, p)) return false;
-  }
-  return true;
+  return bucket >= 0 && bucket < kBuckets && Usable(state, bucket, 0) && Usable(state, bucket, 1);
+}
+
+bool ThresholdPolicy::ClearlyFaster(double seconds, double than) const {
+  return seconds < than * (1 - options_.hysteresis);
 }
 
 bool ThresholdPolicy::Contradicted(const ClassState& state, int to, bool up) const {
   const int t = BucketOf(state.threshold);
-  const double h = options_.hysteresis;
   // The buckets the move would switch: up, (t, to] from Pin to Get; down, (to, t] from Get to Pin.
   const int first = up ? t + 1 : to + 1;
   const int last = up ? to : t;
@@ -97,7 +100,7 @@ bool ThresholdPolicy::Contradicted(const ClassState& state, int to, bool up) con
     if (!Ready(state, b)) continue;
     const double get = state.estimates[b][0].seconds;
     const double pin = state.estimates[b][1].seconds;
-    if (up ? pin < get * (1 - h) : get < pin * (1 - h)) return true;
+    if (up ? ClearlyFaster(pin, get) : ClearlyFaster(get, pin)) return true;
   }
   return false;
 }
@@ -250,7 +253,7 @@ std::optional<uint64_t> ThresholdPolicy::FittedCrossover(const ClassState& state
     double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
     for (int b = 0; b < kBuckets; ++b) {
       const Estimate& e = state.estimates[b][protocol];
-      if (e.samples < options_.min_samples || Stale(state, b, protocol)) continue;
+      if (!Usable(state, b, protocol)) continue;
       const double x = static_cast<double>(uint64_t{1} << b);
       n += 1;
       sx += x;
@@ -291,7 +294,7 @@ void ThresholdPolicy::AdaptLocked(ClassState& state, int bucket) {
   const double h = options_.hysteresis;
   if (Ready(state, t + 1)) {
     const auto& e = state.estimates[t + 1];
-    if (e[0].seconds < e[1].seconds * (1 - h)) {  // Get clearly faster above T: raise T
+    if (ClearlyFaster(e[0].seconds, e[1].seconds)) {  // Get clearly faster above T: raise T
       const uint64_t step = uint64_t{1} << (t + 1);
       MoveToward(
           state, step, /*up=*/true,
@@ -302,7 +305,7 @@ void ThresholdPolicy::AdaptLocked(ClassState& state, int bucket) {
   }
   if (t > 0 && Ready(state, t)) {
     const auto& e = state.estimates[t];
-    if (e[1].seconds < e[0].seconds * (1 - h)) {  // Pin clearly faster at T: lower T
+    if (ClearlyFaster(e[1].seconds, e[0].seconds)) {  // Pin clearly faster at T: lower T
       MoveToward(
           state, uint64_t{1} << (t - 1), /*up=*/false,
           absl::StrFormat("lowered: Pin %.1f us against Get %.1f us per object of up to %s, more than %.0f%% faster",
@@ -314,14 +317,14 @@ void ThresholdPolicy::AdaptLocked(ClassState& state, int bucket) {
   // opposite (costs that do not cross once: the threshold stays where most of them agree).
   if (bucket == t || bucket == t + 1 || !Ready(state, bucket)) return;
   const auto& e = state.estimates[bucket];
-  if (bucket > 0 && bucket < t && e[1].seconds < e[0].seconds * (1 - h) &&
+  if (bucket > 0 && bucket < t && ClearlyFaster(e[1].seconds, e[0].seconds) &&
       !Contradicted(state, bucket - 1, /*up=*/false)) {  // Pin clearly faster well below T
     MoveToward(state, uint64_t{1} << (bucket - 1), /*up=*/false,
                absl::StrFormat("lowered: Pin %.1f us against Get %.1f us per object of up to %s (below the "
                                "threshold %s), more than %.0f%% faster",
                                e[1].seconds * 1e6, e[0].seconds * 1e6, FormatByteSize(uint64_t{1} << bucket),
                                FormatByteSize(state.threshold), h * 100));
-  } else if (bucket > t + 1 && e[0].seconds < e[1].seconds * (1 - h) &&
+  } else if (bucket > t + 1 && ClearlyFaster(e[0].seconds, e[1].seconds) &&
              !Contradicted(state, bucket, /*up=*/true)) {  // Get clearly faster well above T
     MoveToward(state, uint64_t{1} << bucket, /*up=*/true,
                absl::StrFormat("raised: Get %.1f us against Pin %.1f us per object of up to %s (above the "

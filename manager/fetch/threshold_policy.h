@@ -198,8 +198,12 @@ class ThresholdPolicy {
   // from the threshold only one protocol runs, so the other's estimate keeps the old link's cost.
   static constexpr uint64_t kStaleObservations = 256;
   bool Stale(const ClassState& state, int bucket, int protocol) const;
-  // Both estimates of `bucket` have min_samples and are not stale.
+  // The estimate has min_samples and is not stale.
+  bool Usable(const ClassState& state, int bucket, int protocol) const;
+  // Both estimates of `bucket` are usable.
   bool Ready(const ClassState& state, int bucket) const;
+  // `seconds` beats `than` by more than the hysteresis.
+  bool ClearlyFaster(double seconds, double than) const;
   // Whether a bucket of ready estimates between T's bucket and `to` (exclusive of T's, inclusive of
   // `to`) says the other way than a move there would: moving up across a bucket where Pin is
   // clearly faster, or down across one where Get is.
