@@ -114,6 +114,7 @@ absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler, const Tr
   ObjectPublisherOptions publisher_options;
   publisher_options.reconcile_interval = options_.reconcile_interval;
   publisher_options.expected_copies = expected_copies_.get();
+  publisher_options.copy_publish_delay = options_.copy_publish_delay;
   RETURN_IF_ERROR(publisher_options.Validate());
   publisher_ = std::make_unique<ObjectPublisher>(node_id_, std::move(subscription), directory_.get(), store_.get(),
                                                  &stats_, clock_, publisher_options);

@@ -26,6 +26,9 @@ absl::Status ManagerOptions::Validate() const {
   if (directory.node_ttl < absl::Milliseconds(300)) return invalid("--node-ttl must be at least 300ms");
   if (directory.op_timeout <= absl::ZeroDuration()) return invalid("--redis-timeout must be positive");
   if (reconcile_interval < absl::Milliseconds(100)) return invalid("--reconcile-interval must be at least 100ms");
+  if (copy_publish_delay < absl::ZeroDuration() || copy_publish_delay > absl::Minutes(10)) {
+    return invalid("--copy-publish-delay must be 0..10m");
+  }
   if (max_client_connections == 0) return invalid("--max-client-connections must be positive");
   if (client_request_deadline < absl::Milliseconds(10))
     return invalid("--client-request-deadline must be at least 10ms");

@@ -33,6 +33,8 @@ struct ManagerOptions {
   // How often the publisher checks the directory's entries of this node against the store
   // (publishes what is missing, removes what is stale); also done at once after Redis comes back.
   absl::Duration reconcile_interval = absl::Seconds(30);
+  // A fetched copy is published to the directory this long after its seal, unless deleted first.
+  absl::Duration copy_publish_delay = absl::Milliseconds(500);
   // --redis (address: required on the command line), --node-ttl (heartbeat every ttl/3),
   // --redis-timeout (op_timeout). The clock is the manager's.
   RedisDirectoryOptions directory;

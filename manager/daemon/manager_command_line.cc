@@ -48,6 +48,8 @@ ABSL_FLAG(absl::Duration, client_request_deadline, kDefaults.client_request_dead
           "client socket: a request that has started arriving must be complete within it (idle connections may stay)");
 ABSL_FLAG(absl::Duration, reconcile_interval, kDefaults.reconcile_interval,
           "how often this node's directory entries are checked against the store (missing published, stale removed)");
+ABSL_FLAG(absl::Duration, copy_publish_delay, kDefaults.copy_publish_delay,
+          "a fetched copy is published to the directory this long after its seal, unless deleted first");
 ABSL_FLAG(std::string, rdma_device, kDefaults.peer_transport.rdma_device, "verbs device (default: chosen by rdma_cm)");
 ABSL_FLAG(int, qp_timeout, kDefaults.peer_transport.qp_timeout, "verbs QP timeout exponent (4.096us * 2^N)");
 ABSL_FLAG(int, retry_count, kDefaults.peer_transport.retry_count, "verbs QP retry count (0..7)");
@@ -95,6 +97,7 @@ ManagerOptions ParseManagerCommandLine(int argc, char** argv) {
   options.directory.node_ttl = absl::GetFlag(FLAGS_node_ttl);
   options.directory.op_timeout = absl::GetFlag(FLAGS_redis_timeout);
   options.reconcile_interval = absl::GetFlag(FLAGS_reconcile_interval);
+  options.copy_publish_delay = absl::GetFlag(FLAGS_copy_publish_delay);
   options.max_client_connections = absl::GetFlag(FLAGS_max_client_connections);
   options.client_request_deadline = absl::GetFlag(FLAGS_client_request_deadline);
   options.peer_transport.rdma_device = absl::GetFlag(FLAGS_rdma_device);
