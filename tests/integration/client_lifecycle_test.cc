@@ -216,7 +216,8 @@ TEST_F(ClientLifecycleTest, GetTimesOutAfterAboutTheRequestedTime) {
     EXPECT_THAT(client_->GetOne(missing, absl::Milliseconds(100)), HasErrorCode(ErrorCode::kDeadlineExceeded));
     const absl::Duration took = absl::Now() - start;
     EXPECT_GE(took, absl::Milliseconds(50));
-    EXPECT_LE(took, absl::Milliseconds(150));
+    // The store's timer answered, not the client's fallback at 100 ms + reply_grace (500 ms).
+    EXPECT_LE(took, absl::Milliseconds(450));
   }
   // A batch: present entries are served, missing ones come back failed after the timeout.
   const ObjectID present = ObjectID::FromLabel("present");
@@ -225,7 +226,7 @@ TEST_F(ClientLifecycleTest, GetTimesOutAfterAboutTheRequestedTime) {
   ASSERT_OK_AND_ASSIGN(std::vector<ObjectBuffer> got, client_->Get({present, missing}, absl::Milliseconds(100)));
   const absl::Duration took = absl::Now() - start;
   EXPECT_GE(took, absl::Milliseconds(50));
-  EXPECT_LE(took, absl::Milliseconds(150));
+  EXPECT_LE(took, absl::Milliseconds(450));
   ASSERT_EQ(got.size(), 2u);
   EXPECT_TRUE(got[0].valid());
   EXPECT_FALSE(got[1].valid());

