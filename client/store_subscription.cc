@@ -67,6 +67,11 @@ absl::StatusOr<std::unique_ptr<StoreSubscription>> StoreSubscription::Create(con
 
 absl::StatusOr<ObjectEvent> StoreSubscription::Next(absl::Duration timeout) {
   if (fork_guard_.forked()) return ForkedError("subscription");
+  if (!ready_.empty()) {
+    ObjectEvent event = ready_.front();
+    ready_.pop_front();
+    return event;
+  }
   if (!broken_.ok()) return broken_;
   const absl::Time deadline = timeout == absl::InfiniteDuration() ? absl::InfiniteFuture() : absl::Now() + timeout;
   for (;;) {
@@ -79,6 +84,10 @@ absl::StatusOr<ObjectEvent> StoreSubscription::Next(absl::Duration timeout) {
         return broken_ = MakeError(reply->error, absl::StrCat("subscribe: ", reply->error_message));
       }
       if (auto* event = std::get_if<ObjectEvent>(&reply->body)) return *event;
+      if (auto* events = std::get_if<ObjectEvents>(&reply->body); events != nullptr && !events->events.empty()) {
+        ready_.assign(events->events.begin() + 1, events->events.end());
+        return events->events.front();
+      }
       // Nothing else is expected; skip what is not an event.
       continue;
     }

@@ -1,6 +1,7 @@
 // StoreSubscription: the Subscription behind Client::Subscribe — its own connection to the store
-// that sent ConnectRequest then SubscribeRequest and from then on only receives ObjectEvents
-// (StoreReply frames with request_id 0). The arena fd that comes with the ConnectReply is closed
+// that sent ConnectRequest then SubscribeRequest and from then on only receives events
+// (StoreReply frames with request_id 0, each an ObjectEvent or several in an ObjectEvents; Next
+// hands them out one at a time). The arena fd that comes with the ConnectReply is closed
 // at once: events describe objects, they do not map them.
 //
 // The socket is non-blocking after the handshake; frames are assembled by a FrameReader, so a
@@ -10,6 +11,7 @@
 #ifndef RPLASMA_CLIENT_STORE_SUBSCRIPTION_H_
 #define RPLASMA_CLIENT_STORE_SUBSCRIPTION_H_
 
+#include <deque>
 #include <memory>
 #include <string>
 
@@ -42,8 +44,9 @@ class StoreSubscription final : public Subscription {
   UniqueFd fd_;
   const ForkGuard fork_guard_;  // a forked child must not take the parent's events
   FrameReader reader_;
-  absl::Status read_error_;  // the socket hit EOF/an error; returned once the buffer is drained
-  absl::Status broken_;      // once set, every Next returns it
+  std::deque<ObjectEvent> ready_;  // decoded from an ObjectEvents frame, not yet returned
+  absl::Status read_error_;        // the socket hit EOF/an error; returned once the buffer is drained
+  absl::Status broken_;            // once set, every Next returns it
 };
 
 }  // namespace rplasma

@@ -354,11 +354,23 @@ std::string EncodeReply(const Reply& reply) {
                                        m.fragmentation, m.waiting_gets, m.subscribers, m.indexed_objects,
                                        m.slot_references, m.reclaims_waiting)
                       .Union()};
-        } else {
-          static_assert(std::is_same_v<T, ObjectEvent>);
+        } else if constexpr (std::is_same_v<T, ObjectEvent>) {
           fb::ObjectInfoFb info = ToFb(m.object);
           return {fb::ReplyBody::ObjectEvent,
                   fb::CreateObjectEvent(b, static_cast<fb::EventKindFb>(m.kind), &info).Union()};
+        } else {
+          static_assert(std::is_same_v<T, ObjectEvents>);
+          std::vector<fb::EventKindFb> kinds;
+          std::vector<fb::ObjectInfoFb> objects;
+          kinds.reserve(m.events.size());
+          objects.reserve(m.events.size());
+          for (const ObjectEvent& e : m.events) {
+            kinds.push_back(static_cast<fb::EventKindFb>(e.kind));
+            objects.push_back(ToFb(e.object));
+          }
+          const auto kinds_offset = b.CreateVector(kinds);
+          const auto objects_offset = b.CreateVectorOfStructs(objects);
+          return {fb::ReplyBody::ObjectEvents, fb::CreateObjectEvents(b, kinds_offset, objects_offset).Union()};
         }
       },
       reply.body);
@@ -451,6 +463,27 @@ absl::StatusOr<Reply> DecodeReply(absl::string_view payload) {
       e.kind = static_cast<EventKind>(m->kind());
       ASSIGN_OR_RETURN(e.object, FromFb(*m->object()));
       out.body = e;
+      break;
+    }
+    case fb::ReplyBody::ObjectEvents: {
+      const auto* m = r->body_as_ObjectEvents();
+      if (m->kinds() == nullptr || m->objects() == nullptr || m->kinds()->size() != m->objects()->size()) {
+        return ProtocolError("events: kinds and objects missing or of different counts");
+      }
+      if (m->kinds()->size() > kMaxEventsPerFrame) return ProtocolError("events: too many in one frame");
+      ObjectEvents events;
+      events.events.reserve(m->kinds()->size());
+      for (flatbuffers::uoffset_t i = 0; i < m->kinds()->size(); ++i) {
+        const uint8_t kind = static_cast<uint8_t>(m->kinds()->Get(i));
+        if (kind > static_cast<uint8_t>(EventKind::kEvicted)) return ProtocolError("events: unknown kind");
+        fb::ObjectInfoFb aligned;  // unaligned vector structs: copied out first (see ObjectsReply)
+        std::memcpy(&aligned, m->objects()->Get(i), sizeof(aligned));
+        ObjectEvent e;
+        e.kind = static_cast<EventKind>(kind);
+        ASSIGN_OR_RETURN(e.object, FromFb(aligned));
+        events.events.push_back(e);
+      }
+      out.body = std::move(events);
       break;
     }
     default: return ProtocolError(absl::StrCat("reply: unknown body type ", static_cast<int>(r->body_type())));

@@ -179,9 +179,15 @@ struct ObjectEvent {
   EventKind kind = EventKind::kSealed;
   ObjectInfo object;
 };
+// Several events of a subscription in one frame, in the order they happened.
+struct ObjectEvents {
+  std::vector<ObjectEvent> events;
+};
+// Events per ObjectEvents frame, at most: ~75 bytes each on the wire, well within a frame.
+inline constexpr size_t kMaxEventsPerFrame = 4096;
 
-using ReplyBody =
-    std::variant<ConnectReply, CreateReply, EmptyReply, ObjectsReply, CodesReply, EvictReply, StatsReply, ObjectEvent>;
+using ReplyBody = std::variant<ConnectReply, CreateReply, EmptyReply, ObjectsReply, CodesReply, EvictReply, StatsReply,
+                               ObjectEvent, ObjectEvents>;
 struct Reply {
   uint64_t request_id = 0;
   ErrorCode error = ErrorCode::kOk;

@@ -1,5 +1,7 @@
 #include "store/client_session.h"
 
+#include <algorithm>
+
 #include "absl/types/span.h"
 
 #include "protocol/base/socket_io.h"
@@ -38,11 +40,31 @@ absl::StatusOr<std::optional<std::string>> ClientSession::NextFrame() {
 }
 
 void ClientSession::Enqueue(std::string frame, std::vector<int> fds_to_attach) {
+  PackEvents();
   queued_bytes_ += frame.size();
   out_.push_back(OutFrame{std::move(frame), std::move(fds_to_attach)});
 }
 
+void ClientSession::QueueEvent(const ObjectEvent& event) { events_.push_back(event); }
+
+void ClientSession::PackEvents() {
+  for (size_t begin = 0; begin < events_.size(); begin += kMaxEventsPerFrame) {
+    const size_t end = std::min(events_.size(), begin + kMaxEventsPerFrame);
+    Reply reply;
+    if (end - begin == 1) {
+      reply.body = events_[begin];
+    } else {
+      reply.body = ObjectEvents{std::vector<ObjectEvent>(events_.begin() + begin, events_.begin() + end)};
+    }
+    std::string frame = EncodeFrame(EncodeReply(reply));
+    queued_bytes_ += frame.size();
+    out_.push_back(OutFrame{std::move(frame), {}});
+  }
+  events_.clear();
+}
+
 absl::Status ClientSession::Flush() {
+  PackEvents();
   while (!out_.empty()) {
     // The front frame (what is left of it) and the whole frames after it, up to one that carries
     // fds, go out in one gathered sendmsg: a burst of events or replies is one system call.

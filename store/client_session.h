@@ -5,7 +5,9 @@
 // fds a message can carry, and closes every fd a client attaches (the store never accepts fds), then hands the bytes to
 // a FrameReader whose length cap is checked before allocation. Output: a queue of encoded frames written
 // non-blockingly; the first byte of a frame may carry fds (the arena's and the shared index's, attached to
-// ConnectReply), sent with SendSomeWithFds.
+// ConnectReply), sent with SendSomeWithFds. A subscriber's events are gathered (QueueEvent) and
+// packed into ObjectEvents frames of up to kMaxEventsPerFrame when the session is flushed or
+// another frame is queued after them, so a batch of seals costs the subscriber one frame.
 //
 // Thread-safety: none (owned by the store's event-loop thread).
 #ifndef RPLASMA_STORE_CLIENT_SESSION_H_
@@ -23,6 +25,7 @@
 #include "protocol/base/object_id.h"
 #include "protocol/base/unique_fd.h"
 #include "protocol/frame.h"
+#include "protocol/store_messages.h"
 #include "store/object_table.h"
 
 namespace rplasma {
@@ -46,12 +49,16 @@ class ClientSession {
   // Frames NextFrame has returned so far.
   uint64_t frames_completed() const { return frames_completed_; }
 
-  // Queues one encoded frame; `fds_to_attach` (not owned; open until sent) ride on its first byte.
+  // Queues one encoded frame (after the events queued before it); `fds_to_attach` (not owned;
+  // open until sent) ride on its first byte.
   void Enqueue(std::string frame, std::vector<int> fds_to_attach = {});
+  // Queues one event for a subscriber; it goes out with the others of this turn (see above).
+  void QueueEvent(const ObjectEvent& event);
   // Writes queued bytes until the socket would block or the queue is empty. kUnavailable if the
   // peer is gone.
   absl::Status Flush();
-  uint64_t queued_bytes() const { return queued_bytes_; }
+  // Bytes queued, events not yet packed counted at their approximate wire size.
+  uint64_t queued_bytes() const { return queued_bytes_ + events_.size() * kEventWireBytes; }
 
   // fds that arrived with SCM_RIGHTS and were closed.
   uint64_t fds_discarded() const { return fds_discarded_; }
@@ -71,13 +78,18 @@ class ClientSession {
     std::string bytes;
     std::vector<int> fds;
   };
+  static constexpr uint64_t kEventWireBytes = 80;
+
+  // Encodes the gathered events into frames at the end of the queue.
+  void PackEvents();
 
   ClientId id_;
   UniqueFd fd_;
   pid_t pid_;
   FrameReader reader_;
   std::deque<OutFrame> out_;
-  size_t out_offset_ = 0;  // bytes of out_.front() already written
+  std::vector<ObjectEvent> events_;  // queued, not yet packed into a frame
+  size_t out_offset_ = 0;            // bytes of out_.front() already written
   uint64_t queued_bytes_ = 0;
   uint64_t fds_discarded_ = 0;
   uint64_t buffered_bytes_ = 0;

@@ -289,9 +289,7 @@ void StoreServer::PumpBackfill(ClientSession& s) {
     std::vector<ObjectInfo> page = table_.List(s.backfill_cursor, kBackfillPage, &more);
     for (const ObjectInfo& info : page) {
       if (info.state != ObjectState::kSealed) continue;
-      Reply event;
-      event.body = ObjectEvent{EventKind::kSealed, info};
-      s.Enqueue(EncodeFrame(EncodeReply(event)));
+      s.QueueEvent(ObjectEvent{EventKind::kSealed, info});
       queued = true;
     }
     if (!page.empty()) s.backfill_cursor = page.back().id;
@@ -303,15 +301,13 @@ void StoreServer::PumpBackfill(ClientSession& s) {
 void StoreServer::OnEvent(EventKind kind, const ObjectInfo& info) {
   metrics_.CountEvent(kind, info.data_size + info.metadata_size);
   if (subscribers_.empty()) return;
-  Reply event;
-  event.body = ObjectEvent{kind, info};
-  std::string frame = EncodeFrame(EncodeReply(event));
+  const ObjectEvent event{kind, info};
   for (ClientId id : subscribers_) {
     ClientSession* s = FindSession(id);
     if (s == nullptr || s->doomed) continue;
     // Ids the backfill has not reached yet are reported by the backfill itself (if still there).
     if (s->backfilling && (!s->backfill_cursor || info.id > *s->backfill_cursor)) continue;
-    s->Enqueue(frame);
+    s->QueueEvent(event);
     MarkDirty(*s);
     if (s->queued_bytes() > options_.max_output_bytes) {
       LOG(WARNING) << "subscriber " << id << " (" << s->name << ") fell behind by " << s->queued_bytes()

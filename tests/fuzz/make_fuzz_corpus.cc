@@ -108,6 +108,9 @@ void WriteStoreFrames(const fs::path& root) {
       {"evict", Reply{5, ErrorCode::kOk, "", EvictReply{4096, 1}}},
       {"stats", Reply{6, ErrorCode::kOk, "", stats}},
       {"event", Reply{0, ErrorCode::kOk, "", ObjectEvent{EventKind::kDeleted, info}}},
+      {"events",
+       Reply{0, ErrorCode::kOk, "",
+             ObjectEvents{{{EventKind::kSealed, info}, {EventKind::kEvicted, info}, {EventKind::kDeleted, info}}}}},
       {"error", ErrorReply(8, MakeError(ErrorCode::kOutOfMemory, "arena full"))},
   };
   for (const auto& [name, reply] : replies) out.Write(absl::StrCat("reply_", name), EncodeFrame(EncodeReply(reply)));

@@ -343,11 +343,10 @@ TEST_F(StoreProtocolTest, SubscriberSeesExistingObjectsThenLiveEvents) {
   ASSERT_OK_AND_ASSIGN(r, sub->Call(SubscribeRequest{true}));
   ASSERT_OK(r.status());
   std::vector<ObjectID> existing;
-  for (int i = 0; i < 2; ++i) {
-    ASSERT_OK_AND_ASSIGN(Reply e, sub->Receive());
-    EXPECT_EQ(e.request_id, 0u);
-    EXPECT_EQ(BodyOf<ObjectEvent>(e).kind, EventKind::kSealed);
-    existing.push_back(BodyOf<ObjectEvent>(e).object.id);
+  ASSERT_OK_AND_ASSIGN(std::vector<ObjectEvent> backfill, sub->ReceiveEvents(2));
+  for (const ObjectEvent& e : backfill) {
+    EXPECT_EQ(e.kind, EventKind::kSealed);
+    existing.push_back(e.object.id);
   }
   EXPECT_THAT(existing, ::testing::UnorderedElementsAre(old1, old2));
   EXPECT_EQ(Stats(*client_).subscribers, 1u);
@@ -357,12 +356,44 @@ TEST_F(StoreProtocolTest, SubscriberSeesExistingObjectsThenLiveEvents) {
   EXPECT_THAT(Codes(*client_, DeleteRequest{{old1}}), ElementsAre(ErrorCode::kOk));
   ASSERT_OK_AND_ASSIGN(r, client_->Call(EvictRequest{1}));
   std::vector<std::pair<EventKind, ObjectID>> live;
-  for (int i = 0; i < 3; ++i) {
-    ASSERT_OK_AND_ASSIGN(Reply e, sub->Receive());
-    live.emplace_back(BodyOf<ObjectEvent>(e).kind, BodyOf<ObjectEvent>(e).object.id);
-  }
+  ASSERT_OK_AND_ASSIGN(std::vector<ObjectEvent> events, sub->ReceiveEvents(3));
+  for (const ObjectEvent& e : events) live.emplace_back(e.kind, e.object.id);
   EXPECT_THAT(live, ElementsAre(std::make_pair(EventKind::kSealed, fresh), std::make_pair(EventKind::kDeleted, old1),
                                 std::make_pair(EventKind::kEvicted, old2)));
+  sub.reset();
+  ExpectNoLeaks();
+}
+
+TEST_F(StoreProtocolTest, ABatchOfSealsReachesASubscriberAsOneFrameInOrder) {
+  ASSERT_OK_AND_ASSIGN(auto sub, RawStoreClient::Connect(store_->socket_path(), "subscriber"));
+  ASSERT_OK_AND_ASSIGN(Reply r, sub->Call(SubscribeRequest{false}));
+  ASSERT_OK(r.status());
+  constexpr int kObjects = 300;
+  const std::vector<uint8_t> bytes(100, 7);
+  std::vector<PutRequest> puts;
+  std::vector<ObjectID> ids;
+  for (int i = 0; i < kObjects; ++i) {
+    ids.push_back(ObjectID::FromLabel(absl::StrCat("batched-", i)));
+    puts.push_back(PutRequest{ids.back(), bytes, {}, 0, true});
+  }
+  EXPECT_THAT(Codes(*client_, PutBatchRequest{puts}), ::testing::Each(ErrorCode::kOk));
+  ASSERT_OK_AND_ASSIGN(Reply e, sub->Receive());
+  EXPECT_EQ(e.request_id, 0u);
+  const ObjectEvents& events = BodyOf<ObjectEvents>(e);
+  ASSERT_EQ(events.events.size(), static_cast<size_t>(kObjects)) << "one frame for the batch";
+  for (int i = 0; i < kObjects; ++i) {
+    EXPECT_EQ(events.events[i].kind, EventKind::kSealed);
+    EXPECT_EQ(events.events[i].object.id, ids[i]) << "in the batch's order";
+    EXPECT_EQ(events.events[i].object.data_size, bytes.size());
+  }
+  // A lone event still travels as an ObjectEvent; a delete of many as one frame again.
+  EXPECT_THAT(Codes(*client_, DeleteRequest{{ids[0]}}), ElementsAre(ErrorCode::kOk));
+  ASSERT_OK_AND_ASSIGN(e, sub->Receive());
+  EXPECT_EQ(BodyOf<ObjectEvent>(e).kind, EventKind::kDeleted);
+  const std::vector<ObjectID> rest(ids.begin() + 1, ids.end());
+  EXPECT_THAT(Codes(*client_, DeleteRequest{rest}), ::testing::Each(ErrorCode::kOk));
+  ASSERT_OK_AND_ASSIGN(e, sub->Receive());
+  EXPECT_EQ(BodyOf<ObjectEvents>(e).events.size(), rest.size());
   sub.reset();
   ExpectNoLeaks();
 }
@@ -398,9 +429,8 @@ TEST_F(StoreProtocolTest, LargeExistingSetIsStreamedToASubscriberWithoutOverflow
   ObjectID late = ObjectID::FromLabel("late");
   CreateSealed(*client_, late);
   std::set<ObjectID> seen;
-  for (int i = 0; i < kObjects + 1; ++i) {
-    ASSERT_OK_AND_ASSIGN(Reply e, sub->Receive());
-    const ObjectEvent& event = BodyOf<ObjectEvent>(e);
+  ASSERT_OK_AND_ASSIGN(std::vector<ObjectEvent> events, sub->ReceiveEvents(kObjects + 1));
+  for (const ObjectEvent& event : events) {
     EXPECT_EQ(event.kind, EventKind::kSealed);
     EXPECT_TRUE(seen.insert(event.object.id).second) << "duplicate event for " << event.object.id.Hex();
   }

@@ -69,4 +69,24 @@ absl::StatusOr<Reply> RawStoreClient::Call(RequestBody body, absl::Duration time
   return reply;
 }
 
+absl::StatusOr<std::vector<ObjectEvent>> RawStoreClient::ReceiveEvents(size_t count, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  std::vector<ObjectEvent> events;
+  while (events.size() < count) {
+    ASSIGN_OR_RETURN(Reply reply, Receive(deadline - absl::Now()));
+    RETURN_IF_ERROR(reply.status());
+    if (reply.request_id != 0) return ProtocolError(absl::StrCat("expected events, got reply ", reply.request_id));
+    if (const auto* one = std::get_if<ObjectEvent>(&reply.body)) {
+      events.push_back(*one);
+    } else if (const auto* many = std::get_if<ObjectEvents>(&reply.body)) {
+      events.insert(events.end(), many->events.begin(), many->events.end());
+    } else {
+      return ProtocolError("expected an ObjectEvent or ObjectEvents frame");
+    }
+  }
+  if (events.size() > count)
+    return ProtocolError(absl::StrCat(events.size(), " events arrived, ", count, " asked for"));
+  return events;
+}
+
 }  // namespace rplasma::testing

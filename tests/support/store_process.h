@@ -51,6 +51,9 @@ class RawStoreClient {
   absl::StatusOr<Reply> Receive(absl::Duration timeout = absl::Seconds(10));
   // Send + Receive; the reply must carry the request's id.
   absl::StatusOr<Reply> Call(RequestBody body, absl::Duration timeout = absl::Seconds(10));
+  // On a subscribed connection: the next `count` events, unpacked from ObjectEvent and
+  // ObjectEvents frames (an error if anything else arrives or a frame holds more than asked for).
+  absl::StatusOr<std::vector<ObjectEvent>> ReceiveEvents(size_t count, absl::Duration timeout = absl::Seconds(10));
 
   int fd() const { return fd_.get(); }
   int arena_fd() const { return arena_fd_.get(); }

@@ -1,5 +1,6 @@
 // The batch requests of the store protocol (CreateBatch, SealBatch, PutBatch): round trips, the
-// object-count limits, a bad object rejecting its batch, and the frame budget of a full batch.
+// object-count limits, a bad object rejecting its batch, and the frame budget of a full batch; and
+// the batched events (ObjectEvents): in order, a full frame fits, malformed ones are refused.
 #include <random>
 #include <string>
 #include <vector>
@@ -203,6 +204,54 @@ TEST(StoreBatchMessagesTest, TruncatedAndBitFlippedBatchesNeverCrash) {
       }
     }
   }
+}
+
+TEST(StoreBatchMessagesTest, EventsOfOneFrameRoundTripInOrderAndAFullFrameFits) {
+  ObjectEvents events;
+  for (int i = 0; i < 5; ++i) {
+    ObjectEvent e;
+    e.kind = static_cast<EventKind>(i % 3);
+    e.object.id = Id(i);
+    e.object.data_size = 100 + i;
+    e.object.generation = 7 + i;
+    e.object.state = ObjectState::kSealed;
+    events.events.push_back(e);
+  }
+  ASSERT_OK_AND_ASSIGN(Reply back, DecodeReply(EncodeReply(Reply{0, ErrorCode::kOk, "", events})));
+  const auto& got = std::get<ObjectEvents>(back.body).events;
+  ASSERT_EQ(got.size(), 5u);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(got[i].kind, static_cast<EventKind>(i % 3));
+    EXPECT_EQ(got[i].object.id, Id(i));
+    EXPECT_EQ(got[i].object.data_size, 100u + i);
+    EXPECT_EQ(got[i].object.generation, 7u + i);
+  }
+  ObjectEvents full;
+  full.events.resize(kMaxEventsPerFrame);
+  EXPECT_LT(EncodeReply(Reply{0, ErrorCode::kOk, "", full}).size(), kDefaultMaxFrameBytes);
+  full.events.emplace_back();
+  EXPECT_THAT(DecodeReply(EncodeReply(Reply{0, ErrorCode::kOk, "", full})), HasErrorCode(ErrorCode::kProtocolError));
+}
+
+TEST(StoreBatchMessagesTest, MalformedEventFramesAreProtocolErrors) {
+  auto encoded = [](std::vector<uint8_t> kinds, size_t objects, bool with_kinds) {
+    flatbuffers::FlatBufferBuilder b;
+    std::vector<fb::ObjectInfoFb> infos(objects);
+    const auto objects_offset = b.CreateVectorOfStructs(infos);
+    flatbuffers::Offset<flatbuffers::Vector<fb::EventKindFb>> kinds_offset;
+    if (with_kinds) {
+      std::vector<fb::EventKindFb> k;
+      for (uint8_t v : kinds) k.push_back(static_cast<fb::EventKindFb>(v));
+      kinds_offset = b.CreateVector(k);
+    }
+    auto body = fb::CreateObjectEvents(b, kinds_offset, objects_offset);
+    b.Finish(fb::CreateStoreReply(b, 0, 0, 0, fb::ReplyBody::ObjectEvents, body.Union()));
+    return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+  };
+  EXPECT_THAT(DecodeReply(encoded({0, 1}, 2, true)), ::rplasma::testing::IsOk());
+  EXPECT_THAT(DecodeReply(encoded({0, 1}, 3, true)), HasErrorCode(ErrorCode::kProtocolError)) << "counts differ";
+  EXPECT_THAT(DecodeReply(encoded({}, 2, false)), HasErrorCode(ErrorCode::kProtocolError)) << "no kinds";
+  EXPECT_THAT(DecodeReply(encoded({0, 9}, 2, true)), HasErrorCode(ErrorCode::kProtocolError)) << "unknown kind";
 }
 
 }  // namespace
