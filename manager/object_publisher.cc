@@ -142,10 +142,16 @@ void ObjectPublisher::Apply(const std::vector<ObjectEvent>& raw_events) {
   if (options_.expected_copies != nullptr) {
     kept.reserve(raw_events.size());
     const absl::Time due = clock_->Now() + options_.copy_publish_delay;
+    std::vector<ObjectID> sealed_ids;
+    for (const ObjectEvent& event : raw_events) {
+      if (event.kind == EventKind::kSealed) sealed_ids.push_back(event.object.id);
+    }
+    const std::vector<bool> expected = options_.expected_copies->TakeMany(sealed_ids);
+    size_t next_sealed = 0;
     for (const ObjectEvent& event : raw_events) {
       const ObjectID& id = event.object.id;
       if (event.kind == EventKind::kSealed) {
-        if (options_.expected_copies->Take(id) && !pending_.contains(id)) {
+        if (expected[next_sealed++] && !pending_.contains(id)) {
           deferred_[id] = Deferred{event.object.description(), due};
           next_deferred_due_ = std::min(next_deferred_due_, due);
           stats_->copies_deferred.fetch_add(1, std::memory_order_relaxed);

@@ -14,14 +14,18 @@ void ExpectedCopies::Add(absl::Span<const ObjectID> ids) {
   if (ids_.size() > capacity_) TrimLocked(now);
 }
 
-bool ExpectedCopies::Take(const ObjectID& id) {
+std::vector<bool> ExpectedCopies::TakeMany(absl::Span<const ObjectID> ids) {
+  std::vector<bool> taken(ids.size(), false);
+  if (ids.empty()) return taken;
   const absl::Time now = clock_->Now();
   MutexLock lock(&mu_);
-  auto it = ids_.find(id);
-  if (it == ids_.end()) return false;
-  const bool fresh = now - it->second <= keep_;
-  ids_.erase(it);
-  return fresh;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    auto it = ids_.find(ids[i]);
+    if (it == ids_.end()) continue;
+    taken[i] = now - it->second <= keep_;
+    ids_.erase(it);
+  }
+  return taken;
 }
 
 size_t ExpectedCopies::size() const {

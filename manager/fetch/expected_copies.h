@@ -13,6 +13,7 @@
 #define RPLASMA_MANAGER_FETCH_EXPECTED_COPIES_H_
 
 #include <cstddef>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
@@ -31,8 +32,9 @@ class ExpectedCopies {
       : clock_(clock), keep_(keep), capacity_(capacity) {}
 
   void Add(absl::Span<const ObjectID> ids);
-  // True, and forgotten, if `id` was added within `keep`.
-  bool Take(const ObjectID& id);
+  // For each id in order: true, and forgotten, if it was added within `keep` (an id twice in
+  // `ids` is taken once). One lock for them all.
+  std::vector<bool> TakeMany(absl::Span<const ObjectID> ids);
   size_t size() const;
 
  private:

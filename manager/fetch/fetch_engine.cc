@@ -214,7 +214,10 @@ std::vector<absl::Status> FetchEngine::FetchLed(const std::vector<ObjectID>& ids
   }
   std::vector<absl::Status> result;
   result.reserve(ids.size());
-  for (const LedId& l : led) result.push_back(l.result.value_or(MakeError(ErrorCode::kInternal, "fetch: no outcome")));
+  for (const LedId& l : led) {
+    // (Not value_or: its argument, an error status with a payload, would be built for every id.)
+    result.push_back(l.result.has_value() ? *l.result : MakeError(ErrorCode::kInternal, "fetch: no outcome"));
+  }
   return result;
 }
 

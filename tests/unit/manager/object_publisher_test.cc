@@ -203,6 +203,19 @@ TEST(ObjectPublisherTest, FetchedCopiesArePublishedLateAndTogetherOrNeverWhenDel
   EXPECT_EQ(stats.objects_removed.load(), 0u);
 }
 
+TEST(ObjectPublisherTest, ExpectedCopiesAreTakenOnceInOrderAndOnlyWithinTheirTime) {
+  rplasma::testing::FakeClock clock;
+  fetch::ExpectedCopies copies(&clock, /*keep=*/absl::Seconds(60));
+  copies.Add({Id(0xa1), Id(0xb2)});
+  clock.Advance(absl::Seconds(61));
+  copies.Add({Id(0xc3)});
+  // a1 is too old (forgotten, not taken); b2 is taken by its first mention only; d4 never came.
+  EXPECT_EQ(copies.TakeMany({Id(0xc3), Id(0xd4), Id(0xa1), Id(0xc3)}), (std::vector<bool>{true, false, false, false}));
+  EXPECT_EQ(copies.size(), 1u) << "b2 waits";
+  EXPECT_EQ(copies.TakeMany({}), std::vector<bool>{});
+  EXPECT_EQ(copies.size(), 1u);
+}
+
 TEST(ObjectPublisherTest, ACopyWhoseIdHasAnUpdatePendingIsPublishedAtOnceInOrder) {
   auto subscription = std::make_unique<ScriptedSubscription>();
   ScriptedSubscription* events = subscription.get();
