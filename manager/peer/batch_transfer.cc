@@ -13,6 +13,7 @@
 #include "manager/peer/read_and_hash.h"
 #include "protocol/base/logging.h"
 #include "protocol/base/status.h"
+#include "protocol/store_messages.h"
 
 namespace rplasma::peer {
 namespace {
@@ -152,8 +153,9 @@ void ByFetchBatch(transport::Channel& channel, LocalStore& store, Outcomes& out,
       inline_total += std::get<GetReplyView>(*entry).payload.size();
     }
   }
-  const uint64_t put_up_to =
-      inline_total <= options.inline_store_total_bytes ? inline_total : options.inline_store_bytes;
+  // Never above the store's one-request put limit: a single object may come inline far larger.
+  const uint64_t put_up_to = std::min<uint64_t>(
+      inline_total <= options.inline_store_total_bytes ? inline_total : options.inline_store_bytes, kMaxInlinePutBytes);
   std::vector<SealedBytes> small;
   std::vector<size_t> small_at;
   std::vector<size_t> create_at;

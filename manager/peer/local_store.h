@@ -62,7 +62,9 @@ class LocalStore {
   virtual absl::Status SealAndRelease(const ObjectID& id, uint64_t checksum) = 0;
   // Creates `id` sealed from `bytes` — data_size bytes of data, then the metadata — with their
   // verified `checksum`, holding no reference afterwards. This default creates, copies and seals
-  // (two store round trips); a store that takes small objects in one request overrides it.
+  // (two store round trips); a store that takes small objects in one request overrides it, and
+  // may refuse more than kMaxInlinePutBytes (the store's one-request put limit) as the real one
+  // does: callers put no larger object this way.
   virtual absl::Status PutSealed(const ObjectID& id, absl::Span<const uint8_t> bytes, uint64_t data_size,
                                  uint64_t checksum) {
     if (data_size > bytes.size()) return MakeError(ErrorCode::kInvalidArgument, "put: data size exceeds the bytes");

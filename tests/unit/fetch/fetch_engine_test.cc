@@ -488,6 +488,30 @@ TEST_F(FetchEngineTest, ObjectsBeyondTheRepliesInlineBudgetArePinnedInTheSameRou
   EXPECT_EQ(local_.Bytes(more[1]), testing::TestBytes(8, 20));
 }
 
+// Inline objects of a small batch go to the store in one-request puts, but never one above the
+// store's inline put limit (the fake refuses those as the store does): a single object may come
+// inline far larger, and is created in place.
+TEST_F(FetchEngineTest, InlineObjectsAboveTheStoresPutLimitAreCreatedInPlace) {
+  const std::vector<ObjectID> one = {ObjectID::FromLabel("inline large")};
+  PutRemote(one[0], testing::TestBytes(1, kMaxInlinePutBytes + 4096));
+  peer::BatchTransferOptions options;
+  const peer::BatchTransferResult single =
+      peer::TransferBatch(*channel_, local_, one, ~uint64_t{0}, clock_.Now() + absl::Seconds(5), options, clock_);
+  EXPECT_OK(single.statuses[0]);
+  EXPECT_EQ(single.pinned_objects, 0u) << "it came inline";
+  EXPECT_EQ(local_.Bytes(one[0]), testing::TestBytes(1, kMaxInlinePutBytes + 4096));
+  const std::vector<ObjectID> two = {ObjectID::FromLabel("inline half 1"), ObjectID::FromLabel("inline half 2")};
+  PutRemote(two[0], testing::TestBytes(2, kMaxInlinePutBytes / 2));
+  PutRemote(two[1], testing::TestBytes(3, kMaxInlinePutBytes / 2));
+  const peer::BatchTransferResult pair =
+      peer::TransferBatch(*channel_, local_, two, ~uint64_t{0}, clock_.Now() + absl::Seconds(5), options, clock_);
+  EXPECT_OK(pair.statuses[0]);
+  EXPECT_OK(pair.statuses[1]);
+  EXPECT_EQ(local_.Bytes(two[1]), testing::TestBytes(3, kMaxInlinePutBytes / 2));
+  EXPECT_EQ(local_.unsealed(), 0);
+  EXPECT_EQ(local_.total_refs(), 0);
+}
+
 TEST_F(FetchEngineTest, AbsentIdsInABatchFailAloneAndTheRestArrive) {
   std::vector<ObjectID> ids;
   for (int i = 0; i < 6; ++i) {

@@ -24,6 +24,7 @@
 #include "protocol/base/mutex_lock.h"
 #include "protocol/base/status.h"
 #include "protocol/object_description.h"
+#include "protocol/store_messages.h"
 #include "store/object_table.h"
 
 namespace rplasma::testing {
@@ -71,6 +72,14 @@ class FakeLocalStore : public peer::LocalStore {
     std::memset(base, 0, data_size + metadata_size);
     return CreatedObject{id, absl::MakeSpan(base, data_size), absl::MakeSpan(base + data_size, metadata_size),
                          info.offset, info.generation};
+  }
+  // As the store's one-request put (ClientLocalStore): at most kMaxInlinePutBytes.
+  absl::Status PutSealed(const ObjectID& id, absl::Span<const uint8_t> bytes, uint64_t data_size,
+                         uint64_t checksum) override {
+    if (bytes.size() > kMaxInlinePutBytes) {
+      return MakeError(ErrorCode::kInvalidArgument, "put: above the store's inline put limit");
+    }
+    return peer::LocalStore::PutSealed(id, bytes, data_size, checksum);
   }
   absl::Status SealAndRelease(const ObjectID& id, uint64_t checksum) override {
     MutexLock lock(&mu_);
