@@ -52,17 +52,24 @@ void LocationCache::PutMany(const std::string& node_id,
   node.second.seen = now;
   for (const auto& [id, object] : objects) {
     const uint64_t seq = next_seq_++;
-    entries_.insert_or_assign(id, Entry{&node, node.second.epoch, object, seq});
-    order_.emplace_back(id, seq);
+    // A re-Put only renews the entry's seq: its place in order_ is moved when eviction reaches it
+    // (so fetching the same ids again and again costs no queue traffic).
+    const bool inserted = entries_.insert_or_assign(id, Entry{&node, node.second.epoch, object, seq}).second;
+    if (inserted) order_.emplace_back(id, seq);
   }
-  while (entries_.size() > options_.capacity) {
-    const auto [oldest, oldest_seq] = order_.front();
+  while (entries_.size() > options_.capacity && !order_.empty()) {
+    const auto [oldest, queued_seq] = order_.front();
     order_.pop_front();
     auto it = entries_.find(oldest);
-    if (it != entries_.end() && it->second.seq == oldest_seq) entries_.erase(it);
+    if (it == entries_.end()) continue;  // forgotten
+    if (it->second.seq == queued_seq) {
+      entries_.erase(it);
+    } else {
+      order_.emplace_back(oldest, it->second.seq);  // Put again since it was queued: to the back
+    }
   }
   if (order_.size() > 2 * options_.capacity + 64) {
-    // Re-Puts and Forgets leave dead places behind: keep only the live ones, in order.
+    // Forgets (and re-Puts after them) leave dead places behind: keep only the live ones, in order.
     order_.clear();
     for (const auto& [entry_id, entry] : entries_) order_.emplace_back(entry_id, entry.seq);
     std::sort(order_.begin(), order_.end(), [](const auto& a, const auto& b) { return a.second < b.second; });

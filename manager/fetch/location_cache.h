@@ -13,8 +13,10 @@
 // expired drops out of directory lookups. ForgetNode drops a node's entries at once (its channel
 // failed, or the directory no longer knows it); Forget drops one id (its owner no longer has it).
 //
-// Bounded: at most `capacity` entries, the oldest Put leaves first; capacity 0 turns the cache off
-// (every Find misses, nothing is kept).
+// Bounded: at most `capacity` entries, the oldest Put leaves first, except that an entry Put again
+// since it was queued is moved to the back when eviction reaches it (a second chance: re-fetching
+// the same ids over and over renews their entries with no queue traffic); capacity 0 turns the
+// cache off (every Find misses, nothing is kept).
 //
 // Thread-safety: thread-safe; each call takes one mutex once, batches included.
 #ifndef RPLASMA_MANAGER_FETCH_LOCATION_CACHE_H_
@@ -73,7 +75,7 @@ class LocationCache {
     const NodeSlot* node;  // stable: nodes_ is node-based, and cleared only with entries_
     uint64_t node_epoch;
     ObjectDescription object;
-    uint64_t seq;  // its place in order_
+    uint64_t seq;  // of its latest Put (its place in order_ may be older: see PutMany)
   };
 
   NodeSlot& NodeLocked(const std::string& node_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -83,7 +85,7 @@ class LocationCache {
   mutable absl::Mutex mu_;
   absl::node_hash_map<std::string, Node> nodes_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<ObjectID, Entry> entries_ ABSL_GUARDED_BY(mu_);
-  std::deque<std::pair<ObjectID, uint64_t>> order_ ABSL_GUARDED_BY(mu_);  // (id, seq) by Put time
+  std::deque<std::pair<ObjectID, uint64_t>> order_ ABSL_GUARDED_BY(mu_);  // (id, seq) by queueing time
   uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

@@ -252,6 +252,25 @@ TEST(LocationCacheTest, KeepsAtMostCapacityEntriesDroppingTheOldestPut) {
   EXPECT_EQ(found[4]->node_id, "c");
 }
 
+TEST(LocationCacheTest, AHotSetPutAgainAndAgainOutlivesAStreamOfNewIds) {
+  FakeClock clock;
+  LocationCache cache({.capacity = 4, .node_ttl = absl::Seconds(5)}, &clock);
+  const std::vector<ObjectID> hot = {ObjectID::FromLabel("hot 1"), ObjectID::FromLabel("hot 2")};
+  std::vector<ObjectID> fresh;
+  for (int i = 0; i < 50; ++i) {
+    for (const ObjectID& id : hot) cache.Put(id, ObjectLocation{"b", {1, 0, uint64_t(i + 1), 0}});
+    fresh.push_back(ObjectID::FromLabel(absl::StrCat("fresh ", i)));
+    cache.Put(fresh.back(), ObjectLocation{"c", {2, 0, 1, 0}});
+    cache.Forget(fresh[i / 2]);  // and some churn
+    ASSERT_LE(cache.size(), 4u);
+  }
+  const std::vector<std::optional<ObjectLocation>> found = cache.Find(hot);
+  ASSERT_TRUE(found[0].has_value() && found[1].has_value());
+  EXPECT_EQ(found[0]->object.generation, 50u) << "the latest Put";
+  EXPECT_TRUE(cache.Find({fresh.back()})[0].has_value()) << "the newest id is kept";
+  EXPECT_FALSE(cache.Find({fresh[40]})[0].has_value()) << "older new ids left";
+}
+
 TEST(LocationCacheTest, ForgetForgetNodeAndTheNodeTtl) {
   FakeClock clock;
   LocationCache cache({.capacity = 100, .node_ttl = absl::Seconds(5)}, &clock);
