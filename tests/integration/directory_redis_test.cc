@@ -177,13 +177,15 @@ TEST_F(RedisDirectoryTest, NodeWhoseRecordExpiredIsNotReturnedAndItsEntriesAreCl
 }
 
 TEST_F(RedisDirectoryTest, HeartbeatKeepsTheRecordAliveBeyondItsTtl) {
-  std::unique_ptr<RedisDirectory> a = NewNode("node-a", absl::Milliseconds(300));
+  // A TTL of 900 ms, beaten every 300 ms (ttl / 3) for 3 TTLs: each beat has 600 ms to land
+  // before the record would expire, room for a loaded machine.
+  std::unique_ptr<RedisDirectory> a = NewNode("node-a", absl::Milliseconds(900));
   std::unique_ptr<RedisDirectory> observer = NewNode("observer");
   ASSERT_NE(a, nullptr);
   ASSERT_NE(observer, nullptr);
-  for (int i = 0; i < 10; ++i) {
+  for (int i = 0; i < 9; ++i) {
     ASSERT_OK(a->Heartbeat());
-    absl::SleepFor(absl::Milliseconds(100));  // the heartbeat period under test (ttl / 3), for 3 TTLs
+    absl::SleepFor(absl::Milliseconds(300));
   }
   EXPECT_OK(observer->GetNode("node-a"));
   ASSERT_TRUE(testing::WaitFor([&] { return !observer->GetNode("node-a").ok(); }, absl::Seconds(5)));

@@ -123,7 +123,18 @@ TEST_F(ManagerFaultTest, OwnerKilledMidBatchKeepsWhatWasSealedAndFailsTheRestCle
     absl::StatusOr<std::vector<absl::Status>> r = FetchVia(b->client_socket, ids, absl::Seconds(10));
     result = r.ok() ? *r : std::vector<absl::Status>(ids.size(), r.status());
   });
-  absl::SleepFor(absl::Seconds(1));  // the kill point: about half-way through the batch
+  // The kill point: the small objects (inline in the batch's reply) are sealed on B, the large
+  // ones (pinned, read at A's throttled rate) still coming. Waited for, not slept: a loaded
+  // machine may take longer than any fixed pause to get there.
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        for (int i = 0; i < 16; ++i) {
+          absl::StatusOr<bool> here = b->client->Contains(ids[i]);
+          if (!here.ok() || !*here) return false;
+        }
+        return true;
+      },
+      absl::Seconds(10)));
   a->manager->Kill();
   fetcher.join();
   EXPECT_LT(absl::Now() - start, absl::Seconds(12)) << "every id answered within the deadline";
