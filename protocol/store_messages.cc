@@ -38,6 +38,23 @@ absl::StatusOr<ObjectInfo> FromFb(const fb::ObjectInfoFb& o) {
   return out;
 }
 
+// FromFb of an element of a vector of structs. The Verifier (flatbuffers 2.0.8) does not check
+// that a vector's 8-byte structs are aligned, so the struct is copied out before its fields are read.
+absl::StatusOr<ObjectInfo> FromFbInVector(const fb::ObjectInfoFb* o) {
+  fb::ObjectInfoFb aligned;
+  std::memcpy(&aligned, o, sizeof(aligned));
+  return FromFb(aligned);
+}
+
+// An event of `kind` (as on the wire, unchecked) about `object`.
+absl::StatusOr<ObjectEvent> EventFromFb(fb::EventKindFb kind, absl::StatusOr<ObjectInfo> object) {
+  if (static_cast<uint8_t>(kind) > static_cast<uint8_t>(EventKind::kEvicted)) {
+    return ProtocolError("event: unknown kind");
+  }
+  RETURN_IF_ERROR(object.status());
+  return ObjectEvent{static_cast<EventKind>(kind), *std::move(object)};
+}
+
 // Ids of a request: required, 1..kMaxIdsPerRequest.
 absl::StatusOr<std::vector<ObjectID>> DecodeIds(const flatbuffers::Vector<const idfb::ObjectIdFb*>* ids,
                                                 absl::string_view what) {
@@ -421,11 +438,7 @@ absl::StatusOr<Reply> DecodeReply(absl::string_view payload) {
       if (m->objects() != nullptr) {
         o.objects.reserve(m->objects()->size());
         for (const fb::ObjectInfoFb* info : *m->objects()) {
-          // The Verifier (flatbuffers 2.0.8) does not check that a vector's 8-byte structs are
-          // aligned, so the struct is copied out before its fields are read.
-          fb::ObjectInfoFb aligned;
-          std::memcpy(&aligned, info, sizeof(aligned));
-          ASSIGN_OR_RETURN(ObjectInfo decoded, FromFb(aligned));
+          ASSIGN_OR_RETURN(ObjectInfo decoded, FromFbInVector(info));
           o.objects.push_back(decoded);
         }
       }
@@ -456,13 +469,7 @@ absl::StatusOr<Reply> DecodeReply(absl::string_view payload) {
     case fb::ReplyBody::ObjectEvent: {
       const auto* m = r->body_as_ObjectEvent();
       if (m->object() == nullptr) return ProtocolError("event: missing object");
-      if (static_cast<uint8_t>(m->kind()) > static_cast<uint8_t>(EventKind::kEvicted)) {
-        return ProtocolError("event: unknown kind");
-      }
-      ObjectEvent e;
-      e.kind = static_cast<EventKind>(m->kind());
-      ASSIGN_OR_RETURN(e.object, FromFb(*m->object()));
-      out.body = e;
+      ASSIGN_OR_RETURN(out.body, EventFromFb(m->kind(), FromFb(*m->object())));
       break;
     }
     case fb::ReplyBody::ObjectEvents: {
@@ -474,13 +481,7 @@ absl::StatusOr<Reply> DecodeReply(absl::string_view payload) {
       ObjectEvents events;
       events.events.reserve(m->kinds()->size());
       for (flatbuffers::uoffset_t i = 0; i < m->kinds()->size(); ++i) {
-        const uint8_t kind = static_cast<uint8_t>(m->kinds()->Get(i));
-        if (kind > static_cast<uint8_t>(EventKind::kEvicted)) return ProtocolError("events: unknown kind");
-        fb::ObjectInfoFb aligned;  // unaligned vector structs: copied out first (see ObjectsReply)
-        std::memcpy(&aligned, m->objects()->Get(i), sizeof(aligned));
-        ObjectEvent e;
-        e.kind = static_cast<EventKind>(kind);
-        ASSIGN_OR_RETURN(e.object, FromFb(aligned));
+        ASSIGN_OR_RETURN(ObjectEvent e, EventFromFb(m->kinds()->Get(i), FromFbInVector(m->objects()->Get(i))));
         events.events.push_back(e);
       }
       out.body = std::move(events);
