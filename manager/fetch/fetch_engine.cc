@@ -16,22 +16,16 @@
 namespace rplasma::fetch {
 namespace {
 
-// The object may still appear (or re-appear) somewhere: look it up again rather than report.
-bool WorthWaiting(const absl::Status& status) {
-  const ErrorCode code = ErrorCodeOf(status);
-  return code == ErrorCode::kObjectNotFound || code == ErrorCode::kObjectNotSealed || code == ErrorCode::kStaleObject;
-}
-
 // The channel itself failed: reconnect next time.
 bool TransportFailure(const absl::Status& status) {
   const ErrorCode code = ErrorCodeOf(status);
   return code == ErrorCode::kUnavailable || code == ErrorCode::kProtocolError || code == ErrorCode::kDeadlineExceeded;
 }
 
-absl::Status DeadlineError(const ObjectID& id, const absl::Status& last) {
-  return MakeError(ErrorCode::kDeadlineExceeded,
-                   last.ok() ? absl::StrCat("fetch ", id.Hex(), ": not sealed on any live node before the deadline")
-                             : absl::StrCat("fetch ", id.Hex(), ": deadline passed; last error: ", last.message()));
+// The object may still appear (or re-appear) somewhere: look it up again rather than report.
+bool WorthWaiting(const absl::Status& status) {
+  const ErrorCode code = ErrorCodeOf(status);
+  return code == ErrorCode::kObjectNotFound || code == ErrorCode::kObjectNotSealed || code == ErrorCode::kStaleObject;
 }
 
 FetchEngineOptions WithBatchLimits(FetchEngineOptions options) {
@@ -41,6 +35,12 @@ FetchEngineOptions WithBatchLimits(FetchEngineOptions options) {
 }
 
 }  // namespace
+
+absl::Status FetchEngine::DeadlineError(const ObjectID& id, const absl::Status& last) {
+  return MakeError(ErrorCode::kDeadlineExceeded,
+                   last.ok() ? absl::StrCat("fetch ", id.Hex(), ": not sealed on any live node before the deadline")
+                             : absl::StrCat("fetch ", id.Hex(), ": deadline passed; last error: ", last.message()));
+}
 
 const absl::Status& FetchEngine::NotAttempted() {
   static const absl::Status* const kNotAttempted =
@@ -75,26 +75,31 @@ std::vector<absl::Status> FetchEngine::Fetch(absl::Span<const ObjectID> ids, abs
                                              const std::string& hint, bool caller_waits_for_seal) {
   const absl::Time deadline = clock_->Now() + std::max(timeout, absl::ZeroDuration());
   stats_->fetch_requests.fetch_add(ids.size(), std::memory_order_relaxed);
-  absl::flat_hash_map<ObjectID, absl::Status> outcome;
+  // Each distinct id has a slot in `distinct` and `statuses`; a duplicate shares its first
+  // occurrence's slot (and outcome).
+  absl::flat_hash_map<ObjectID, size_t> slot_of;
+  slot_of.reserve(ids.size());
   std::vector<ObjectID> distinct;
   distinct.reserve(ids.size());
   for (const ObjectID& id : ids) {
-    if (outcome.try_emplace(id).second) distinct.push_back(id);  // a duplicate shares the outcome
+    if (slot_of.try_emplace(id, distinct.size()).second) distinct.push_back(id);
   }
+  std::vector<absl::Status> statuses(distinct.size());
   // No store round trip here: whether an id is already local is asked only where the directory's
   // answer makes it possible (FetchLed), so the common case — the id lives on other nodes only —
   // goes straight from the lookup to the transfer.
   const auto flight = std::make_shared<Flight>();
-  std::vector<ObjectID> led;
-  std::vector<std::pair<ObjectID, std::shared_ptr<Flight>>> joined;
+  std::vector<size_t> led;  // slots
+  std::vector<std::pair<size_t, std::shared_ptr<Flight>>> joined;
   {
     MutexLock lock(&mu_);
-    for (const ObjectID& id : distinct) {
-      auto [it, inserted] = in_flight_.try_emplace(id, flight);
+    for (size_t slot = 0; slot < distinct.size(); ++slot) {
+      auto [it, inserted] = in_flight_.try_emplace(distinct[slot], flight);
       if (inserted) {
-        led.push_back(id);
+        led.push_back(slot);
       } else {
-        joined.emplace_back(id, it->second);
+        ++it->second->joiners;
+        joined.emplace_back(slot, it->second);
       }
     }
   }
@@ -108,15 +113,19 @@ std::vector<absl::Status> FetchEngine::Fetch(absl::Span<const ObjectID> ids, abs
     pool_.RunShared(chunks, static_cast<size_t>(std::max(options_.pipeline_depth, 1)), [&](size_t c) {
       const size_t begin = c * chunk;
       const size_t end = std::min(led.size(), begin + chunk);
-      const std::vector<ObjectID> part(led.begin() + begin, led.begin() + end);
-      Finish(*flight, part, FetchLed(part, deadline, hint, caller_waits_for_seal));
+      std::vector<ObjectID> part;
+      part.reserve(end - begin);
+      for (size_t k = begin; k < end; ++k) part.push_back(distinct[led[k]]);
+      std::vector<absl::Status> done = FetchLed(part, deadline, hint, caller_waits_for_seal);
+      Finish(*flight, part, done);
+      for (size_t k = begin; k < end; ++k) statuses[led[k]] = std::move(done[k - begin]);
     });
-    MutexLock lock(&flight->mu);
-    for (const ObjectID& id : led) outcome[id] = flight->done.at(id);
   }
 
   std::vector<ObjectID> retry;  // the leader gave up earlier than we would have
-  for (auto& [id, other] : joined) {
+  std::vector<size_t> retry_slots;
+  for (auto& [slot, other] : joined) {
+    const ObjectID& id = distinct[slot];
     MutexLock lock(&other->mu);
     while (!other->done.contains(id)) {
       const absl::Duration left = deadline - clock_->Now();
@@ -124,48 +133,55 @@ std::vector<absl::Status> FetchEngine::Fetch(absl::Span<const ObjectID> ids, abs
     }
     const auto found = other->done.find(id);
     if (found == other->done.end()) {
-      outcome[id] = DeadlineError(id, absl::OkStatus());
+      statuses[slot] = DeadlineError(id, absl::OkStatus());
     } else {
-      const absl::Status& status = found->second;
-      outcome[id] = status;
-      if (ErrorCodeOf(status) == ErrorCode::kDeadlineExceeded && clock_->Now() < deadline) retry.push_back(id);
+      statuses[slot] = found->second;
+      if (ErrorCodeOf(found->second) == ErrorCode::kDeadlineExceeded && clock_->Now() < deadline) {
+        retry.push_back(id);
+        retry_slots.push_back(slot);
+      }
     }
   }
   if (!retry.empty()) {
     std::vector<absl::Status> again = Fetch(retry, deadline - clock_->Now(), hint, /*caller_waits_for_seal=*/true);
-    for (size_t i = 0; i < retry.size(); ++i) outcome[retry[i]] = again[i];
+    for (size_t i = 0; i < retry.size(); ++i) statuses[retry_slots[i]] = std::move(again[i]);
   }
-  if (options_.batch.seal_detached && !caller_waits_for_seal) ConfirmSealed(outcome);
+  if (options_.batch.seal_detached && !caller_waits_for_seal) ConfirmSealed(distinct, statuses);
 
-  std::vector<absl::Status> result;
-  result.reserve(ids.size());
-  for (const ObjectID& id : ids) result.push_back(outcome[id]);
-  for (const absl::Status& s : result) {
+  for (const absl::Status& s : statuses) {
     if (!s.ok()) stats_->fetch_failures.fetch_add(1, std::memory_order_relaxed);
   }
+  if (distinct.size() == ids.size()) return statuses;  // no duplicates: already in the caller's order
+  std::vector<absl::Status> result;
+  result.reserve(ids.size());
+  for (const ObjectID& id : ids) result.push_back(statuses[slot_of.at(id)]);
   return result;
 }
 
-void FetchEngine::ConfirmSealed(absl::flat_hash_map<ObjectID, absl::Status>& outcome) {
+void FetchEngine::ConfirmSealed(absl::Span<const ObjectID> ids, std::vector<absl::Status>& statuses) {
   // The seals were sent to the store without waiting (seal_detached). The store answers this
   // process's requests in order, so one Contains for the ids the shared index does not show
   // sealed yet comes back after their seals.
-  std::vector<ObjectID> unconfirmed;
-  for (const auto& [id, status] : outcome) {
-    if (status.ok() && !store_->KnownSealedHere(id)) unconfirmed.push_back(id);
+  std::vector<size_t> unconfirmed;
+  std::vector<ObjectID> unconfirmed_ids;
+  for (size_t k = 0; k < ids.size(); ++k) {
+    if (statuses[k].ok() && !store_->KnownSealedHere(ids[k])) {
+      unconfirmed.push_back(k);
+      unconfirmed_ids.push_back(ids[k]);
+    }
   }
   if (unconfirmed.empty()) return;
-  absl::StatusOr<std::vector<bool>> sealed = store_->ContainsAll(unconfirmed);
+  absl::StatusOr<std::vector<bool>> sealed = store_->ContainsAll(unconfirmed_ids);
   if (sealed.ok() && sealed->size() != unconfirmed.size()) {
     sealed = MakeError(ErrorCode::kInternal, "fetch: the local store answered contains with the wrong count");
   }
   for (size_t k = 0; k < unconfirmed.size(); ++k) {
-    absl::Status& status = outcome[unconfirmed[k]];
+    absl::Status& status = statuses[unconfirmed[k]];
     if (!sealed.ok()) {
       status = sealed.status();
     } else if (!(*sealed)[k]) {
       status = MakeError(ErrorCode::kObjectNotFound,
-                         absl::StrCat("fetch(", unconfirmed[k].Hex(),
+                         absl::StrCat("fetch(", unconfirmed_ids[k].Hex(),
                                       "): fetched, but not sealed here when confirmed (deleted meanwhile?)"));
     }
   }
@@ -175,6 +191,8 @@ void FetchEngine::Finish(Flight& flight, absl::Span<const ObjectID> ids, const s
   {
     MutexLock lock(&mu_);
     for (const ObjectID& id : ids) in_flight_.erase(id);
+    // Nobody can join these ids any more; if nobody joined this flight so far, nobody waits for them.
+    if (flight.joiners == 0) return;
   }
   MutexLock lock(&flight.mu);
   for (size_t k = 0; k < ids.size(); ++k) flight.done[ids[k]] = statuses[k];
@@ -233,6 +251,8 @@ void FetchEngine::LedId::NewRound() {
 void FetchEngine::RouteByShortcut(const std::vector<LedId*>& pending, const std::string& hint) {
   std::vector<LedId*> first;
   std::vector<ObjectID> first_ids;
+  first.reserve(pending.size());
+  first_ids.reserve(pending.size());
   for (LedId* l : pending) {
     if (l->routed) continue;
     l->routed = true;
@@ -331,6 +351,8 @@ void FetchEngine::TransferRound(const std::vector<LedId*>& pending, absl::Time d
                                 bool seal_detached) {
   std::vector<LedId*> moving;
   std::vector<Transfer> transfers;
+  moving.reserve(pending.size());
+  transfers.reserve(pending.size());
   for (LedId* l : pending) {
     if (l->settled.has_value() || l->transfer.sources.empty()) continue;
     moving.push_back(l);

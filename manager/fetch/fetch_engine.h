@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -123,8 +124,13 @@ class FetchEngine {
     absl::Mutex mu;
     absl::CondVar finished;  // signalled when a chunk's outcomes are in `done`
     absl::flat_hash_map<ObjectID, absl::Status> done ABSL_GUARDED_BY(mu);
+    // Calls merged into this flight so far (guarded by the engine's mu_): while none, a chunk's
+    // outcomes go to the leader only, not into `done`.
+    size_t joiners = 0;
   };
 
+  // kDeadlineExceeded for `id`, with `last` (the last attempt's error, if any) in the message.
+  static absl::Status DeadlineError(const ObjectID& id, const absl::Status& last);
   // kInternal "not attempted": one instance, copied (not built) into every Transfer.
   static const absl::Status& NotAttempted();
 
@@ -134,8 +140,8 @@ class FetchEngine {
   // and what became of it.
   struct Transfer {
     ObjectID id;
-    std::vector<ObjectLocation> sources;
-    size_t source = 0;  // the one tried now
+    absl::InlinedVector<ObjectLocation, 1> sources;  // usually one: no allocation per id
+    size_t source = 0;                               // the one tried now
     absl::Status status = NotAttempted();
     ObjectDescription owner;     // the owner's description, once it served the object
     bool seal_detached = false;  // its store requests are not waited for (batch.seal_detached)
@@ -180,7 +186,7 @@ class FetchEngine {
   void TransferFrom(const std::string& node, std::vector<Transfer>& transfers, const std::vector<size_t>& which,
                     absl::Time deadline, absl::Duration lookup_time);
   // The OK outcomes the store does not confirm sealed become errors (see Fetch).
-  void ConfirmSealed(absl::flat_hash_map<ObjectID, absl::Status>& outcome);
+  void ConfirmSealed(absl::Span<const ObjectID> ids, std::vector<absl::Status>& statuses);
   // Feeds the threshold policy with the time the objects at `at` took (moved on one decision;
   // `pinned_objects` of them by Pin; the sum of their BatchTransferResult::total), when they
   // measured one protocol at one size (see the definition).

@@ -151,12 +151,14 @@ std::optional<ObjectID> ObjectIndexWriter::SealedAt(uint64_t entry) const {
 }
 
 void ObjectIndexWriter::SetState(uint64_t entry_number, IndexState state) {
+  // WriteEntry's sequence lock around the one word that changes (the others stay as they are).
   IndexEntry& entry = entries_[entry_number & (capacity_ - 1)];
-  uint64_t words[8];
-  for (int i = 0; i < 8; ++i) words[i] = entry.words[i].load(std::memory_order_relaxed);
-  words[kIdHighStateMeta] =
-      (words[kIdHighStateMeta] & ~(uint64_t{0xff} << 32)) | (uint64_t{static_cast<uint8_t>(state)} << 32);
-  WriteEntry(entry, words);
+  const uint64_t seq = entry.words[kSeq].load(std::memory_order_relaxed);
+  entry.words[kSeq].store(seq + 1, std::memory_order_relaxed);
+  const uint64_t word = entry.words[kIdHighStateMeta].load(std::memory_order_relaxed);
+  entry.words[kIdHighStateMeta].store((word & ~(uint64_t{0xff} << 32)) | (uint64_t{static_cast<uint8_t>(state)} << 32),
+                                      std::memory_order_seq_cst);
+  entry.words[kSeq].store(seq + 2, std::memory_order_release);
 }
 
 absl::StatusOr<ObjectIndexReader> ObjectIndexReader::Open(absl::Span<const uint8_t> region) {
