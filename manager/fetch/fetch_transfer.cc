@@ -224,15 +224,20 @@ peer::BatchTransferResult FetchEngine::TransferBatchFrom(const std::string& node
     return {};
   }
   std::vector<ObjectID> batch_ids;
+  std::vector<ObjectDescription> expected;
   batch_ids.reserve(at.size());
-  for (size_t i : at) batch_ids.push_back(transfers[i].id);
+  expected.reserve(at.size());
+  for (size_t i : at) {
+    batch_ids.push_back(transfers[i].id);
+    expected.push_back(transfers[i].current().object);
+  }
   peer::BatchTransferOptions batch_options = options_.batch;
   batch_options.pool = &pool_;
   batch_options.seal_detached = transfers[at[0]].seal_detached;  // the same for every id of a round
   // A single object may come inline up to the largest Call.
   if (at.size() == 1) batch_options.inline_budget_bytes = peer::kMaxInlineObjectBytes;
   peer::BatchTransferResult result =
-      peer::TransferBatch(**channel, *store_, batch_ids, inline_max, deadline, batch_options, *clock_);
+      peer::TransferBatch(**channel, *store_, batch_ids, inline_max, deadline, batch_options, *clock_, expected);
   if (at.size() > 1) stats_->batch_transfers.fetch_add(1, std::memory_order_relaxed);
   bool transport_failed = false;
   std::vector<std::pair<ObjectID, ObjectDescription>> served;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <variant>
 
@@ -111,6 +112,31 @@ std::vector<std::pair<size_t, CreatedObject>> CreateAll(LocalStore& store, Outco
   return created;
 }
 
+// The positions worth creating while the request is on its way: those whose size the caller
+// expects (a zero size is unknown), unless the reply would have them stored by a put (inline, and
+// the batch's inline bytes within inline_store_total_bytes or the object within inline_store_bytes:
+// ByFetchBatch's rule, applied to the expected sizes).
+std::vector<size_t> EarlyCreates(absl::Span<const ObjectDescription> expected, uint64_t inline_max,
+                                 const BatchTransferOptions& options) {
+  uint64_t inline_total = 0;
+  for (const ObjectDescription& object : expected) {
+    if (object.total_size() <= inline_max) inline_total += object.total_size();
+  }
+  const uint64_t put_up_to = std::min<uint64_t>(
+      inline_total <= options.inline_store_total_bytes ? inline_total : options.inline_store_bytes, kMaxInlinePutBytes);
+  std::vector<size_t> early;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const uint64_t size = expected[i].total_size();
+    if (size != 0 && (size > inline_max || size > put_up_to)) early.push_back(i);
+  }
+  return early;
+}
+
+// Whether `created` has the shape the owner described (else it was created for an old guess).
+bool SameShape(const CreatedObject& created, const ObjectDescription& object) {
+  return created.data.size() == object.data_size && created.metadata.size() == object.metadata_size;
+}
+
 // What one FetchBatch reply entry needs here, after the Call: its object created locally and the
 // entry's bytes copied (inline) or read (pinned) into it, then checked against `checksum`.
 struct Placed {
@@ -128,19 +154,60 @@ struct Placed {
 // created with one request, the inline ones copied and the pinned ones read into place
 // `reads_in_flight` at a time, all sealed with one request, and every lease ended with one Unpin.
 void ByFetchBatch(transport::Channel& channel, LocalStore& store, Outcomes& out, uint64_t inline_max,
-                  absl::Time deadline, const BatchTransferOptions& options, const Clock& clock) {
+                  absl::Span<const ObjectDescription> expected, absl::Time deadline,
+                  const BatchTransferOptions& options, const Clock& clock) {
   BatchTransferResult& result = out.result();
   const absl::Time t0 = clock.Now();
   std::string wire;
   FetchBatchRequest request{std::vector<ObjectID>(out.ids().begin(), out.ids().end()), inline_max,
                             options.inline_budget_bytes};
-  absl::StatusOr<PeerReplyView> reply = CallPeer(channel, request, deadline, wire);
+  absl::StatusOr<PeerReplyView> reply = MakeError(ErrorCode::kInternal, "batch transfer: no call made");
+  // The objects of expected sizes are created here while the request is on its way (one store
+  // request, on a pool thread beside the Call): the reply then lands in place.
+  const std::vector<size_t> early_at = EarlyCreates(expected, inline_max, options);
+  std::vector<std::optional<CreatedObject>> early(out.size());
+  RunSharedOn(options.pool, early_at.empty() ? 1 : 2, 2, [&](size_t job) {
+    if (job == 0) {
+      reply = CallPeer(channel, request, deadline, wire);
+      return;
+    }
+    std::vector<ObjectID> ids;
+    std::vector<ObjectDescription> objects;
+    ids.reserve(early_at.size());
+    objects.reserve(early_at.size());
+    for (size_t i : early_at) {
+      ids.push_back(out.id(i));
+      objects.push_back(expected[i]);
+    }
+    std::vector<absl::StatusOr<CreatedObject>> made = store.CreateMany(ids, objects);
+    // (One that could not be created, or an answer of the wrong length, goes the usual way after
+    // the reply, which meets the same refusal.)
+    for (size_t k = 0; k < made.size(); ++k) {
+      if (!made[k].ok()) continue;
+      if (k < early_at.size() && made[k]->id == ids[k]) {
+        early[early_at[k]] = *made[k];
+      } else {
+        (void)store.Abort(made[k]->id);
+      }
+    }
+  });
+  // An early object that the reply does not fill as it is (the owner's error, another size) is
+  // aborted before anything else is created.
+  std::vector<size_t> early_abort;
+  auto abort_early = [&](size_t i) {
+    if (early[i].has_value()) early_abort.push_back(i);
+    early[i].reset();
+  };
   if (!reply.ok()) {
+    for (size_t i : early_at) abort_early(i);
+    AbortAll(store, out, early_abort);
     out.FailAll(reply.status());
     return;
   }
   const auto* batch = std::get_if<FetchBatchReplyView>(&*reply);
   if (batch == nullptr || batch->objects.size() != out.size()) {
+    for (size_t i : early_at) abort_early(i);
+    AbortAll(store, out, early_abort);
     out.FailAll(ProtocolError("peer answered fetch-batch with another reply kind or count"));
     return;
   }
@@ -161,16 +228,38 @@ void ByFetchBatch(transport::Channel& channel, LocalStore& store, Outcomes& out,
   std::vector<size_t> create_at;
   std::vector<uint64_t> leases;
   std::vector<uint64_t> checksum_of(out.size());
+  std::vector<Placed> placed;
+  std::vector<size_t> reading;  // positions in `placed` of the pinned ones
+  // An object created early and described alike by the owner is placed at once.
+  auto place_early = [&](size_t i, const PinReply* pin, absl::string_view bytes, uint64_t checksum) {
+    Placed p;
+    p.i = i;
+    p.created = *early[i];
+    p.pin = pin;
+    p.checksum = checksum;
+    if (pin != nullptr) {
+      reading.push_back(placed.size());
+    } else if (!bytes.empty()) {
+      std::memcpy(p.created.base(), bytes.data(), bytes.size());
+    }
+    placed.push_back(p);
+  };
   for (size_t i = 0; i < out.size(); ++i) {
     const absl::StatusOr<FetchedEntryView>& entry = batch->objects[i];
     if (!entry.ok()) {
       out.Set(i, entry.status());
+      abort_early(i);
       continue;
     }
     if (const auto* pin = std::get_if<PinReply>(&*entry)) {
       result.objects[i] = pin->object;
       leases.push_back(pin->lease_id);
-      create_at.push_back(i);
+      if (early[i].has_value() && SameShape(*early[i], pin->object)) {
+        place_early(i, pin, {}, 0);
+      } else {
+        abort_early(i);
+        create_at.push_back(i);
+      }
       continue;
     }
     const GetReplyView& got = std::get<GetReplyView>(*entry);
@@ -180,14 +269,21 @@ void ByFetchBatch(transport::Channel& channel, LocalStore& store, Outcomes& out,
     absl::Status verified = VerifyChecksum(out.id(i), checksum, got.object);
     if (!verified.ok()) {
       out.Set(i, std::move(verified));
-    } else if (bytes.size() <= put_up_to) {
-      small.push_back(SealedBytes{out.id(i), bytes, got.object.data_size, checksum});
-      small_at.push_back(i);
+      abort_early(i);
+    } else if (early[i].has_value() && SameShape(*early[i], got.object)) {
+      place_early(i, nullptr, got.payload, checksum);
     } else {
-      create_at.push_back(i);
-      checksum_of[i] = checksum;
+      abort_early(i);
+      if (bytes.size() <= put_up_to) {
+        small.push_back(SealedBytes{out.id(i), bytes, got.object.data_size, checksum});
+        small_at.push_back(i);
+      } else {
+        create_at.push_back(i);
+        checksum_of[i] = checksum;
+      }
     }
   }
+  AbortAll(store, out, early_abort);
   const absl::Time t2 = clock.Now();
   result.verify = t2 - t1;
 
@@ -201,8 +297,6 @@ void ByFetchBatch(transport::Channel& channel, LocalStore& store, Outcomes& out,
       }
     }
   }
-  std::vector<Placed> placed;
-  std::vector<size_t> reading;  // positions in `placed` of the pinned ones
   for (const auto& [i, created] : CreateAll(store, out, create_at)) {
     Placed p;
     p.i = i;
@@ -289,15 +383,19 @@ void ByFetchBatch(transport::Channel& channel, LocalStore& store, Outcomes& out,
 
 BatchTransferResult TransferBatch(transport::Channel& channel, LocalStore& store, absl::Span<const ObjectID> ids,
                                   uint64_t inline_max, absl::Time deadline, const BatchTransferOptions& options,
-                                  const Clock& clock) {
+                                  const Clock& clock, absl::Span<const ObjectDescription> expected) {
   Outcomes out(ids);
   if (ids.empty() || ids.size() > kMaxBatchIds) {
     out.FailAll(MakeError(ErrorCode::kInvalidArgument, absl::StrCat("batch transfer: need 1..", kMaxBatchIds, " ids")));
     return std::move(out.result());
   }
+  if (!expected.empty() && expected.size() != ids.size()) {
+    out.FailAll(MakeError(ErrorCode::kInvalidArgument, "batch transfer: one expected description per id, or none"));
+    return std::move(out.result());
+  }
   BatchTransferOptions adjusted = options;
   if (adjusted.read_chunk_bytes == 0) adjusted.read_chunk_bytes = ~uint64_t{0};
-  ByFetchBatch(channel, store, out, inline_max, deadline, adjusted, clock);
+  ByFetchBatch(channel, store, out, inline_max, expected, deadline, adjusted, clock);
   return std::move(out.result());
 }
 

@@ -1,14 +1,16 @@
 // TransferBatch: moves many objects from one peer's manager into the local store in one round
 // trip, whatever their sizes, and makes each visible only if it is exactly the owner's object.
 //
-//   one Call(FetchBatch{ids, inline_max, inline_budget}) -> per id, as the owner chose by the
-//   object's true size: its description + bytes inline (at most inline_max bytes, within the
-//   reply's budget), or a lease + RemoteRegion, or its error ->
+//   one Call(FetchBatch{ids, inline_max, inline_budget}), and beside it (on a pool thread) the
+//   objects of the sizes the caller expects created here with one store request (`expected`)
+//   -> per id, as the owner chose by the object's true size: its description + bytes inline (at
+//   most inline_max bytes, within the reply's budget), or a lease + RemoteRegion, or its error ->
 //     inline: each checksum verified in the reply buffer; the smallest (or all, when they are
 //             few bytes) stored sealed with one store request (PutSealedMany)
-//     the rest: created with one store request; inline bytes copied in, pinned ones read straight
-//             into place `reads_in_flight` objects at a time (each chunk by chunk, checksummed as
-//             it lands: read_and_hash.h) -> the verified ones sealed with one store request
+//     the rest: created with one store request (unless created early in the owner's shape);
+//             inline bytes copied in, pinned ones read straight into place `reads_in_flight`
+//             objects at a time (each chunk by chunk, checksummed as it lands: read_and_hash.h)
+//             -> the verified ones sealed with one store request
 //   (with seal_detached the store requests that make objects visible are not waited for)
 //   -> one UnpinBatch for every lease, after the seal (a lost Unpin costs the owner a lease until
 //      its TTL, never a wait here)
@@ -84,9 +86,13 @@ struct BatchTransferResult {
   absl::Duration total;
 };
 
+// `expected`: what the caller believes each id is (the directory's or the location cache's
+// description; a zero size: unknown), or empty. Objects of a known size that the reply would not
+// put are created here while the request is on its way, so that the reply lands in place; one the
+// owner describes otherwise (or fails) is aborted and the reply's own description is used.
 BatchTransferResult TransferBatch(transport::Channel& channel, LocalStore& store, absl::Span<const ObjectID> ids,
                                   uint64_t inline_max, absl::Time deadline, const BatchTransferOptions& options,
-                                  const Clock& clock);
+                                  const Clock& clock, absl::Span<const ObjectDescription> expected = {});
 
 }  // namespace rplasma::peer
 

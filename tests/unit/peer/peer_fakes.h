@@ -206,6 +206,7 @@ class FakeChannel : public transport::Channel {
   absl::StatusOr<std::string> Call(absl::string_view request, absl::Time deadline) override {
     calls++;
     if (before_call) before_call();
+    if (fail_calls) return MakeError(ErrorCode::kUnavailable, "fake channel: call failed");
     return handler_->HandleCall(conn_id_, request).Flatten();
   }
   absl::Status Read(const transport::RemoteRegion& region, uint8_t* dst, absl::Time deadline) override {
@@ -223,6 +224,7 @@ class FakeChannel : public transport::Channel {
   std::atomic<int> calls{0};
   std::atomic<int> reads{0};
   std::atomic<bool> fail_reads{false};
+  std::atomic<bool> fail_calls{false};
   std::atomic<bool> corrupt_reads{false};
   std::function<void()> before_call;  // set before use; called on every Call
   std::function<void()> after_read;   // set before use; called after every successful Read
