@@ -14,11 +14,14 @@ namespace rplasma::fetch {
 
 absl::StatusOr<std::shared_ptr<transport::Channel>> ChannelCache::ChannelTo(const std::string& node_id,
                                                                             absl::Time deadline) {
+  std::shared_ptr<transport::Channel> cached;
   {
     MutexLock lock(&mu_);
     auto it = channels_.find(node_id);
-    if (it != channels_.end() && it->second->healthy()) return it->second;
+    if (it != channels_.end()) cached = it->second;
   }
+  // healthy() may look at the socket (a syscall): not under the lock every fetch takes.
+  if (cached != nullptr && cached->healthy()) return cached;
   absl::StatusOr<NodeRecord> record = directory_->GetNode(node_id);
   if (!record.ok()) {
     // A missing, expired or garbage node record makes this one source unusable, not the object

@@ -69,6 +69,9 @@ bool TcpChannel::healthy() const {
   if (closed_flag_.load(std::memory_order_acquire)) return false;
   // Replies are overdue and nobody may be reading: the peer is alive at the TCP level but stuck.
   if (StalledAt(absl::Now())) return false;
+  // With requests outstanding a leader reads the socket and sees a close first. (A peek would
+  // also wait for the socket while that leader copies a reply out of it.)
+  if (outstanding_.load(std::memory_order_acquire) > 0) return true;
   // Nobody reads an idle channel: a peer that closed it (or reset it) shows here, not buffered data.
   char byte;
   const ssize_t n = ::recv(fd_.get(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
