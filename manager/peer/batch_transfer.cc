@@ -112,16 +112,20 @@ std::vector<std::pair<size_t, CreatedObject>> CreateAll(LocalStore& store, Outco
   return created;
 }
 
-// The positions worth creating while the request is on its way: those whose size the caller
-// expects (a zero size is unknown), unless the reply would have them stored by a put (inline, and
+// The positions worth creating while the request is on its way (none in a batch of more than
+// early_create_max_bytes expected): those whose size the caller expects (a zero size is unknown),
+// unless the reply would have them stored by a put (inline, and
 // the batch's inline bytes within inline_store_total_bytes or the object within inline_store_bytes:
 // ByFetchBatch's rule, applied to the expected sizes).
 std::vector<size_t> EarlyCreates(absl::Span<const ObjectDescription> expected, uint64_t inline_max,
                                  const BatchTransferOptions& options) {
   uint64_t inline_total = 0;
+  uint64_t total = 0;
   for (const ObjectDescription& object : expected) {
     if (object.total_size() <= inline_max) inline_total += object.total_size();
+    total += object.total_size();
   }
+  if (total > options.early_create_max_bytes) return {};
   const uint64_t put_up_to = std::min<uint64_t>(
       inline_total <= options.inline_store_total_bytes ? inline_total : options.inline_store_bytes, kMaxInlinePutBytes);
   std::vector<size_t> early;

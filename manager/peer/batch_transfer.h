@@ -62,6 +62,11 @@ struct BatchTransferOptions {
   // one thread cost more than the round trip saved: 100 x 1 KiB warm 0.39 -> 0.35 ms with this
   // rule, while 256-id chunks of 1 KiB objects were slower by Put (2.04 -> 2.2 ms for 1000).
   uint64_t inline_store_total_bytes = 128u << 10;
+  // Objects of expected sizes are created during the request (TransferBatch's `expected`) only in
+  // a batch of at most this many expected bytes: there the store's round trip is a good part of
+  // the transfer (256 x 1 KiB warm: 2.25-2.43 -> 1.85-2.01 ms in alternating bench runs), while
+  // a batch of 256 x 16 KiB gained nothing and lost up to a tenth to the helper thread.
+  uint64_t early_create_max_bytes = 1u << 20;
   // Threads for the reads (borrowed); nullptr: started for each batch (run_shared.h).
   WorkerPool* pool = nullptr;
   // The store requests that make the objects visible (PutSealedMany, the seal) are sent without
