@@ -1,6 +1,7 @@
 # Store integration and fault tests: a real rplasma-store process spoken to over the raw protocol.
 rplasma_test(store_protocol_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/store_protocol_test.cc ${CMAKE_CURRENT_LIST_DIR}/store_subscription_test.cc
+          ${CMAKE_CURRENT_LIST_DIR}/store_batch_protocol_test.cc
   LIBS rplasma_protocol
   LABELS integration
   TIMEOUT 120)
