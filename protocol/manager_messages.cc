@@ -73,10 +73,19 @@ std::string EncodeManagerReply(const ManagerReply& reply) {
   flatbuffers::Offset<void> body;
   if (const auto* fetch = std::get_if<ManagerFetchReply>(&reply.body)) {
     std::vector<uint16_t> codes;
+    codes.reserve(fetch->codes.size());
     for (ErrorCode c : fetch->codes) codes.push_back(static_cast<uint16_t>(c));
     std::vector<flatbuffers::Offset<flatbuffers::String>> messages;
+    messages.reserve(fetch->messages.size());
+    flatbuffers::Offset<flatbuffers::String> empty;  // one for every OK outcome's empty message
     for (const std::string& m : fetch->messages) {
-      messages.push_back(b.CreateString(m.substr(0, kMaxFetchMessageBytes)));
+      if (m.empty()) {
+        if (empty.IsNull()) empty = b.CreateString("", 0);
+        messages.push_back(empty);
+      } else {
+        const absl::string_view text = absl::string_view(m).substr(0, kMaxFetchMessageBytes);
+        messages.push_back(b.CreateString(text.data(), text.size()));
+      }
     }
     body = fb::CreateFetchReply(b, b.CreateVector(codes), b.CreateVector(messages)).Union();
     type = fb::ManagerReplyBody::FetchReply;
@@ -107,6 +116,8 @@ absl::StatusOr<ManagerReply> DecodeManagerReply(absl::string_view payload) {
         return ProtocolError("fetch reply: codes and messages disagree");
       }
       ManagerFetchReply fetch;
+      fetch.codes.reserve(r->codes()->size());
+      fetch.messages.reserve(r->messages()->size());
       for (uint16_t c : *r->codes()) fetch.codes.push_back(ErrorCodeFromWire(c));
       for (const flatbuffers::String* m : *r->messages()) fetch.messages.push_back(m ? m->str() : "");
       out.body = std::move(fetch);
