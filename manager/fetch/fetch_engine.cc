@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 
 #include "manager/transport/transport.h"
@@ -308,13 +309,14 @@ absl::Duration FetchEngine::RouteByDirectory(const std::vector<LedId*>& pending)
   // here already: listed on this node, or listed nowhere (sealed here, not yet published).
   std::vector<LedId*> ask;
   std::vector<ObjectID> ask_ids;
+  absl::flat_hash_set<absl::string_view> seen;  // the other nodes listed (in *locations)
   for (size_t j = 0; j < need.size(); ++j) {
     bool listed_here = false;
     for (const ObjectLocation& loc : (*locations)[j]) {
       if (loc.node_id == options_.self_node_id) {
         listed_here = true;
       } else {
-        locations_.NodeSeen(loc.node_id);
+        seen.insert(loc.node_id);
         need[j]->transfer.sources.push_back(loc);
       }
     }
@@ -323,6 +325,9 @@ absl::Duration FetchEngine::RouteByDirectory(const std::vector<LedId*>& pending)
       ask_ids.push_back(need_ids[j]);
     }
   }
+  // A lookup that listed a node proves it alive (the directory lists live nodes only): its
+  // cached entries are trusted for another node_ttl. Once per node, not per id.
+  for (absl::string_view node : seen) locations_.NodeSeen(std::string(node));
   if (!ask.empty()) {
     const std::vector<absl::StatusOr<bool>> local = AskLocal(ask_ids);
     for (size_t j = 0; j < ask.size(); ++j) {
