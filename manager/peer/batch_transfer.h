@@ -64,8 +64,8 @@ struct BatchTransferOptions {
   uint64_t inline_store_total_bytes = 128u << 10;
   // Objects of expected sizes are created during the request (TransferBatch's `expected`) only in
   // a batch of at most this many expected bytes: there the store's round trip is a good part of
-  // the transfer (256 x 1 KiB warm: 2.25-2.43 -> 1.85-2.01 ms in alternating bench runs), while
-  // a batch of 256 x 16 KiB gained nothing and lost up to a tenth to the helper thread.
+  // the transfer (256 x 1 KiB: the store phase ~390 -> ~55 us per batch), while a batch of
+  // 256 x 16 KiB gained nothing and lost up to a tenth to the helper thread.
   uint64_t early_create_max_bytes = 1u << 20;
   // Threads for the reads (borrowed); nullptr: started for each batch (run_shared.h).
   WorkerPool* pool = nullptr;
