@@ -114,9 +114,9 @@ std::vector<std::pair<size_t, CreatedObject>> CreateAll(LocalStore& store, Outco
 
 // The positions worth creating while the request is on its way (none in a batch of more than
 // early_create_max_bytes expected): those whose size the caller expects (a zero size is unknown),
-// unless the reply would have them stored by a put (inline, and
-// the batch's inline bytes within inline_store_total_bytes or the object within inline_store_bytes:
-// ByFetchBatch's rule, applied to the expected sizes).
+// unless the reply would have them stored by a put (ByFetchBatch's rule, applied to the expected
+// sizes: inline, and the batch's inline bytes within inline_store_total_bytes or the object within
+// inline_store_bytes).
 std::vector<size_t> EarlyCreates(absl::Span<const ObjectDescription> expected, uint64_t inline_max,
                                  const BatchTransferOptions& options) {
   uint64_t inline_total = 0;
