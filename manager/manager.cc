@@ -1,5 +1,6 @@
 #include "manager/manager.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -7,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "manager/auth/secret_file.h"
+#include "manager/directory/directory_lanes.h"
 #include "manager/directory/redis_directory.h"
 #include "manager/fetch/threshold_file.h"
 #include "manager/stats/manager_metrics.h"
@@ -68,9 +70,15 @@ absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler, const Tr
   ASSIGN_OR_RETURN(std::unique_ptr<RedisDirectory> directory, RedisDirectory::Create(directory_options));
   redis_ = directory.get();
   directory_ = std::move(directory);
-  // The fetch side's own connection: a fetch's lookups never queue behind the publisher's updates
-  // (a burst of seals after a large fetch) or the heartbeat on the other one.
-  ASSIGN_OR_RETURN(lookups_, RedisDirectory::Create(directory_options));
+  // The fetch side's own connections: a fetch's lookups never queue behind the publisher's updates
+  // (a burst of seals after a large fetch) or the heartbeat on the other one, nor behind each
+  // other: one lane per chunk a fetch looks up at once (FetchEngineOptions::pipeline_depth).
+  std::vector<std::unique_ptr<Directory>> lanes;
+  for (int lane = 0; lane < std::max(options_.fetch.pipeline_depth, 1); ++lane) {
+    ASSIGN_OR_RETURN(std::unique_ptr<RedisDirectory> connection, RedisDirectory::Create(directory_options));
+    lanes.push_back(std::move(connection));
+  }
+  lookups_ = std::make_unique<DirectoryLanes>(std::move(lanes));
 
   peer::PeerServiceOptions service_options;
   service_options.leases = options_.leases;
