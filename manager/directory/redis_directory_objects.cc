@@ -18,6 +18,9 @@ constexpr size_t kMaxLocationsPerObject = 4096;
 // ListOwnObjects: SSCAN page size, and a bound on pages (a set far larger than any store holds).
 constexpr int kListPage = 1000;
 constexpr int kMaxListRounds = 100000;
+// Lookup: nodes whose liveness is asked in the same round trip as the locations, before they are
+// known to be needed (those seen alive before, but longer ago than liveness_cache).
+constexpr size_t kMaxEarlyChecks = 8;
 
 }  // namespace
 
@@ -92,11 +95,38 @@ absl::StatusOr<std::vector<std::vector<ObjectLocation>>> RedisDirectory::Lookup(
   if (ids.empty()) return found;
   Session session(this);
 
-  // Round trip 1: every location entry of every id.
+  // Round trip 1: every location entry of every id, and whether the nodes seen alive before, but
+  // longer ago than liveness_cache, still are (a few at most): a lookup after a pause then costs
+  // one round trip, not two, when its ids live where earlier ones did.
+  const absl::Time now = options_.clock->Now();
   std::vector<RedisCommand> reads;
-  reads.reserve(ids.size());
+  reads.reserve(ids.size() + kMaxEarlyChecks);
   for (const ObjectID& id : ids) reads.push_back(RedisCommand{"HGETALL", codec_.ObjectKey(id)});
+  absl::flat_hash_map<std::string, size_t> early_check;  // node -> position of its EXISTS in `reads`
+  for (const auto& [node, until] : alive_until_) {
+    if (until > now) continue;
+    // (Never a pipeline of its own: that would be the round trip it is meant to save.)
+    if (early_check.size() == kMaxEarlyChecks || reads.size() % options_.max_pipeline == 0) break;
+    early_check.emplace(node, reads.size());
+    reads.push_back(RedisCommand{"EXISTS", codec_.NodeKey(node)});
+  }
   ASSIGN_OR_RETURN(std::vector<RedisReply> entries, RunChunked(reads));
+  enum class Liveness { kAlive, kExpired, kUnknown };
+  // What an EXISTS reply says of `node`, noted in the liveness cache.
+  auto note_exists = [&](const std::string& node, const RedisReplyView& reply, absl::string_view key) {
+    if (reply.is_integer() && reply.integer() == 1) {
+      if (options_.liveness_cache > absl::ZeroDuration()) alive_until_[node] = now + options_.liveness_cache;
+      return Liveness::kAlive;
+    }
+    if (reply.is_integer() && reply.integer() == 0) {
+      alive_until_.erase(node);
+      return Liveness::kExpired;
+    }
+    NoteGarbage(absl::StrFormat("EXISTS %s: %s", key, reply.Describe()));
+    return Liveness::kUnknown;
+  };
+  absl::flat_hash_map<std::string, Liveness> early;  // the early checks' answers
+  for (const auto& [node, at] : early_check) early.emplace(node, note_exists(node, entries[at].view(), reads[at][1]));
 
   Result candidates(ids.size());
   absl::flat_hash_map<std::string, int> node_index;  // distinct node -> position in `nodes`
@@ -137,13 +167,17 @@ absl::StatusOr<std::vector<std::vector<ObjectLocation>>> RedisDirectory::Lookup(
   if (nodes.empty()) return found;
 
   // Round trip 2: which of those nodes are alive — skipped for nodes seen alive within the last
-  // liveness_cache (a steady stream of fetches from the same peers then costs one round trip).
-  enum class Liveness { kAlive, kExpired, kUnknown };
+  // liveness_cache (a steady stream of fetches from the same peers then costs one round trip) and
+  // for those asked in round trip 1.
   std::vector<Liveness> liveness(nodes.size(), Liveness::kUnknown);
-  const absl::Time now = options_.clock->Now();
   std::vector<RedisCommand> checks;
   std::vector<size_t> checked;  // checks[k] asks about nodes[checked[k]]
   for (size_t n = 0; n < nodes.size(); ++n) {
+    auto answered = early.find(nodes[n]);
+    if (answered != early.end() && answered->second != Liveness::kUnknown) {
+      liveness[n] = answered->second;
+      continue;
+    }
     auto cached = alive_until_.find(nodes[n]);
     if (cached != alive_until_.end() && cached->second > now) {
       liveness[n] = Liveness::kAlive;
@@ -155,21 +189,11 @@ absl::StatusOr<std::vector<std::vector<ObjectLocation>>> RedisDirectory::Lookup(
   }
   if (!checks.empty()) {
     ASSIGN_OR_RETURN(std::vector<RedisReply> exists, RunChunked(checks));
-    if (alive_until_.size() > kMaxCachedNodes) alive_until_.clear();
     for (size_t k = 0; k < checks.size(); ++k) {
-      const size_t n = checked[k];
-      RedisReplyView reply = exists[k].view();
-      if (reply.is_integer() && reply.integer() == 1) {
-        liveness[n] = Liveness::kAlive;
-        if (options_.liveness_cache > absl::ZeroDuration()) alive_until_[nodes[n]] = now + options_.liveness_cache;
-      } else if (reply.is_integer() && reply.integer() == 0) {
-        liveness[n] = Liveness::kExpired;
-        alive_until_.erase(nodes[n]);
-      } else {
-        NoteGarbage(absl::StrFormat("EXISTS %s: %s", checks[k][1], reply.Describe()));
-      }
+      liveness[checked[k]] = note_exists(nodes[checked[k]], exists[k].view(), checks[k][1]);
     }
   }
+  if (alive_until_.size() > kMaxCachedNodes) alive_until_.clear();
 
   // Keep live nodes' entries; delete expired nodes' entries (best effort, a third round trip
   // only when there is something to clean).

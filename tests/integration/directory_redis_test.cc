@@ -264,6 +264,58 @@ TEST_F(RedisDirectoryTest, ANodeSeenAliveIsNotAskedAboutAgainWithinTheLivenessWi
   EXPECT_EQ(uncached->stats()["liveness_cache_hits"], 0u);
 }
 
+TEST_F(RedisDirectoryTest, ANodeSeenAliveBeforeTheWindowIsAskedAboutInTheSameRoundTripAsTheLocations) {
+  // The reader's liveness cache runs on a fake clock: each lookup below comes "after a pause".
+  testing::FakeClock clock;
+  std::unique_ptr<RedisDirectory> a = NewNode("node-a");
+  std::unique_ptr<RedisDirectory> b = NewNode("node-b", absl::Milliseconds(300));
+  std::unique_ptr<RedisDirectory> reader = NewNode("reader", absl::Seconds(5), &clock);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  ASSERT_NE(reader, nullptr);
+  const ObjectID first = ObjectID::FromLabel("early-1");
+  const ObjectID second = ObjectID::FromLabel("early-2");
+  const ObjectID third = ObjectID::FromLabel("early-3");
+  ASSERT_OK(a->PublishObject(first, Location(7, 1)));
+  ASSERT_OK(a->PublishObject(second, Location(7, 2)));
+  ASSERT_OK(b->PublishObject(second, Location(7, 3)));
+  ASSERT_OK(a->PublishObject(third, Location(7, 4)));
+
+  // Never seen: the locations, then the node's liveness (two round trips).
+  uint64_t ops = reader->stats()["ops"];
+  ASSERT_OK_AND_ASSIGN(auto found, reader->Lookup({first}));
+  EXPECT_THAT(NodeIds(found[0]), ElementsAre("node-a"));
+  EXPECT_EQ(reader->stats()["ops"] - ops, 2u);
+
+  // Seen alive longer ago than the liveness cache: asked along with the locations (one round
+  // trip), and node-b, never seen, in a second.
+  clock.Advance(Options().liveness_cache + absl::Milliseconds(1));
+  ops = reader->stats()["ops"];
+  ASSERT_OK_AND_ASSIGN(found, reader->Lookup({second}));
+  EXPECT_THAT(NodeIds(found[0]), UnorderedElementsAre("node-a", "node-b"));
+  EXPECT_EQ(reader->stats()["ops"] - ops, 2u);
+  clock.Advance(Options().liveness_cache + absl::Milliseconds(1));
+  ops = reader->stats()["ops"];
+  ASSERT_OK_AND_ASSIGN(found, reader->Lookup({second}));
+  EXPECT_THAT(NodeIds(found[0]), UnorderedElementsAre("node-a", "node-b"));
+  EXPECT_EQ(reader->stats()["ops"] - ops, 1u);
+
+  // node-b's record expires (it stops beating): the early question finds it gone, so its entry
+  // is not returned, and cleaned, with no round trip to ask about it.
+  ASSERT_TRUE(testing::WaitFor([&] { return !a->GetNode("node-b").ok(); }, absl::Seconds(5)));
+  clock.Advance(Options().liveness_cache + absl::Milliseconds(1));
+  ASSERT_OK_AND_ASSIGN(found, reader->Lookup({second}));
+  EXPECT_THAT(NodeIds(found[0]), ElementsAre("node-a"));
+  EXPECT_EQ(Raw({"HEXISTS", "rplasma:obj:" + second.Hex(), "node-b"}), 0);
+  // ... and is not asked about again: one round trip for an id on node-a alone.
+  clock.Advance(Options().liveness_cache + absl::Milliseconds(1));
+  ops = reader->stats()["ops"];
+  ASSERT_OK_AND_ASSIGN(found, reader->Lookup({third}));
+  EXPECT_THAT(NodeIds(found[0]), ElementsAre("node-a"));
+  EXPECT_EQ(reader->stats()["ops"] - ops, 1u);
+  EXPECT_EQ(reader->stats()["liveness_cache_hits"], 0u);
+}
+
 TEST_F(RedisDirectoryTest, LookupOfMoreIdsThanOnePipelineIsSplitAndStillComplete) {
   RedisDirectoryOptions options = Options();
   options.max_pipeline = 16;
