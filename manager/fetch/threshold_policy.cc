@@ -50,7 +50,9 @@ std::string ThresholdPolicy::ConcurrencyClassName(int concurrency_class) {
 ThresholdPolicy::PeerState& ThresholdPolicy::StateLocked(const std::string& peer) {
   auto [it, inserted] = peers_.try_emplace(peer);
   if (inserted) {
-    for (ClassState& c : it->second.classes) {
+    for (int k = 0; k < kConcurrencyClasses; ++k) {
+      ClassState& c = it->second.classes[k];
+      c.averaged = k >= ConcurrencyClassOf(17);
       c.threshold = options_.setting.table.For(peer);
       switch (options_.setting.mode) {
         case ThresholdSetting::Mode::kAuto: c.reason = "auto: the start value, not calibrated yet"; break;
@@ -84,7 +86,16 @@ bool ThresholdPolicy::Usable(const ClassState& state, int bucket, int protocol) 
 }
 
 bool ThresholdPolicy::Ready(const ClassState& state, int bucket) const {
-  return bucket >= 0 && bucket < kBuckets && Usable(state, bucket, 0) && Usable(state, bucket, 1);
+  if (bucket < 0 || bucket >= kBuckets) return false;
+  return (Usable(state, bucket, 0) && Usable(state, bucket, 1)) || Decisive(state, bucket);
+}
+
+bool ThresholdPolicy::Decisive(const ClassState& state, int bucket) const {
+  if (!state.averaged || bucket < 0 || bucket >= kBuckets) return false;
+  const Estimate& get = state.estimates[bucket][0];
+  const Estimate& pin = state.estimates[bucket][1];
+  if (get.samples == 0 || pin.samples == 0 || Stale(state, bucket, 0) || Stale(state, bucket, 1)) return false;
+  return std::max(get.seconds, pin.seconds) >= kDecisiveRatio * std::min(get.seconds, pin.seconds);
 }
 
 bool ThresholdPolicy::ClearlyFaster(double seconds, double than) const {
@@ -113,7 +124,11 @@ bool ThresholdPolicy::ExploreLocked(ClassState& state, uint64_t size, PeerProtoc
   // A batch class never measured the other way here: tried at once, a few times (it learns a
   // size's two costs on its first batches of it; the single class starts from the probes'
   // crossover, and a try costs a whole batch's worth of the slower way only for batches once).
-  if (batch && other_estimate.samples < options_.min_samples && state.cold_explored[bucket] < kColdExplorations) {
+  // An averaged class tries it after one batch of its own way, and no more once the two differ
+  // decisively: a new size then costs one batch the slower way, not min_samples of them.
+  const bool own_first = state.averaged && state.estimates[bucket][1 - other].samples == 0;
+  if (batch && other_estimate.samples < options_.min_samples && state.cold_explored[bucket] < kColdExplorations &&
+      !own_first && !Decisive(state, bucket)) {
     ++state.cold_explored[bucket];
     return true;
   }

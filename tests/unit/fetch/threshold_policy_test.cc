@@ -274,8 +274,10 @@ TEST(ThresholdPolicyTest, ABatchClassTriesTheOtherWayWhereItHasNoEstimateAndMove
     ++batches;
   }
   EXPECT_LT(policy.ThresholdFor("p", 100), size) << policy.Explain().at("p").batches.at(0).reason;
-  EXPECT_LE(batches, 6) << "moved within a few batches";
-  EXPECT_GE(pinned, 3) << "the unknown way was tried min_samples times";
+  // A batch of 100 objects is a class whose samples are averages: one batch its own way, one the
+  // other, and the costs, 2x apart, decide.
+  EXPECT_EQ(batches, 2) << "moved on one sample each way";
+  EXPECT_EQ(pinned, 1) << "the unknown way was tried once";
   const std::string reason = policy.Explain().at("p").batches.at(0).reason;
   EXPECT_NE(reason.find("lowered: Pin 90.0 us against Get 180.0 us per object of up to 256KiB (below the threshold "
                         "1MiB)"),
@@ -288,9 +290,14 @@ TEST(ThresholdPolicyTest, ABatchClassTriesTheOtherWayWhereItHasNoEstimateAndMove
   // Where the other way never teaches anything (its batches fail, or come back mixed), the tries
   // at once stop after six; then it is tried one in explore_every, as next to the threshold.
   ThresholdPolicy untaught(Exploring(1u << 20));
-  int tried = 0;
+  int tried = untaught.DecideBatch("q", 100, 4096, 4096).explored;
+  EXPECT_EQ(tried, 0) << "its own way first";
+  untaught.Observe("q", PeerProtocol::kGet, 4096, absl::Microseconds(10), 100);
   for (int i = 0; i < 6 + 32 * 6; ++i) tried += untaught.DecideBatch("q", 100, 4096, 4096).explored;
   EXPECT_EQ(tried, 6 + 6);
+  // A class of 2-16 objects (a sample is a few objects' cost, as noisy as one's) tries it at once.
+  ThresholdPolicy small_batches(Exploring(1u << 20));
+  EXPECT_TRUE(small_batches.DecideBatch("q", 8, 4096, 4096).explored);
   // Single objects (their class starts from the probes' crossover) try it one in explore_every.
   ThresholdPolicy single(Exploring(1u << 20));
   int single_tried = 0;
@@ -301,29 +308,62 @@ TEST(ThresholdPolicyTest, ABatchClassTriesTheOtherWayWhereItHasNoEstimateAndMove
   for (int i = 0; i < 200; ++i) EXPECT_FALSE(off.DecideBatch("q", 100, 4096, 4096).explored);
 }
 
+// One sample each way decides only where they differ by far (kDecisiveRatio, 1.3x): costs 20%
+// apart still need min_samples each, as for single objects, so noise near the crossover cannot
+// move the threshold.
+TEST(ThresholdPolicyTest, AnAveragedClassNeedsMinSamplesWhereTheCostsAreClose) {
+  ThresholdPolicy policy(Exploring(1u << 20));
+  const uint64_t size = 256u << 10;
+  int batches = 0;
+  int pinned = 0;
+  while (policy.ThresholdFor("p", 100) >= size && batches < 100) {
+    const PeerProtocol p = policy.DecideBatch("p", 100, size, size).protocol;
+    pinned += p == PeerProtocol::kPin;
+    policy.Observe("p", p, size, absl::Microseconds(p == PeerProtocol::kGet ? 100 : 80), 100);
+    ++batches;
+  }
+  EXPECT_LT(policy.ThresholdFor("p", 100), size) << "Pin is 20% faster: past the hysteresis";
+  EXPECT_EQ(pinned, 3) << "the other way tried min_samples times";
+  EXPECT_EQ(batches, 6) << "three batches each way before the move";
+  // And a stale estimate of an averaged class starts afresh too: its first new sample, decisive
+  // against the current one (60 against 120 us), moves the threshold at once.
+  ThresholdPolicy stale(Exploring(1u << 20));
+  const uint64_t far = 16384;
+  stale.Observe("p", PeerProtocol::kPin, far, absl::Microseconds(50), 100);
+  for (int i = 0; i < 300; ++i) stale.Observe("p", PeerProtocol::kGet, far, absl::Microseconds(60), 100);
+  for (int i = 0; i < 10; ++i) stale.Observe("p", PeerProtocol::kGet, far, absl::Microseconds(120), 100);
+  EXPECT_EQ(stale.ThresholdFor("p", 100), 1u << 20) << "a stale Pin estimate moves nothing";
+  stale.Observe("p", PeerProtocol::kPin, far, absl::Microseconds(60), 100);
+  EXPECT_EQ(stale.ThresholdFor("p", 100), 8192u) << stale.Explain().at("p").batches.at(0).reason;
+  const PeerExplanation e = stale.Explain().at("p");
+  ASSERT_EQ(e.batches.size(), 1u);
+  EXPECT_EQ(e.batches[0].estimates.at(0).pin_samples, 1u) << "started afresh";
+  EXPECT_NEAR(e.batches[0].estimates.at(0).pin_us, 60.0, 0.01);
+}
+
 // An estimate of the way not taken goes stale after kStaleObservations (256) transfers of its size
 // without it: it moves nothing, is tried again one in explore_every, and starts afresh.
 TEST(ThresholdPolicyTest, StaleEstimatesMoveNothingAndStartAfresh) {
   ThresholdPolicy policy(Exploring(1u << 20));
   const uint64_t far = 16384;
   for (int i = 0; i < 3; ++i) {  // both ways at 16 KiB, equal: no move
-    policy.Observe("p", PeerProtocol::kGet, far, absl::Microseconds(50), 100);
-    policy.Observe("p", PeerProtocol::kPin, far, absl::Microseconds(50), 100);
+    policy.Observe("p", PeerProtocol::kGet, far, absl::Microseconds(50), 8);
+    policy.Observe("p", PeerProtocol::kPin, far, absl::Microseconds(50), 8);
   }
-  for (int i = 0; i < 300; ++i) policy.Observe("p", PeerProtocol::kGet, far, absl::Microseconds(50), 100);
+  for (int i = 0; i < 300; ++i) policy.Observe("p", PeerProtocol::kGet, far, absl::Microseconds(50), 8);
   // The Pin estimate is 300 transfers of its size old: Get getting slower moves nothing.
-  for (int i = 0; i < 10; ++i) policy.Observe("p", PeerProtocol::kGet, far, absl::Microseconds(100), 100);
-  EXPECT_EQ(policy.ThresholdFor("p", 100), 1u << 20) << policy.Explain().at("p").batches.at(0).reason;
+  for (int i = 0; i < 10; ++i) policy.Observe("p", PeerProtocol::kGet, far, absl::Microseconds(100), 8);
+  EXPECT_EQ(policy.ThresholdFor("p", 8), 1u << 20) << policy.Explain().at("p").batches.at(0).reason;
   // A stale estimate is tried again (one in explore_every decisions of the size).
   int tries = 0;
-  for (int i = 0; i < 32; ++i) tries += policy.DecideBatch("p", 100, far, far).explored;
+  for (int i = 0; i < 32; ++i) tries += policy.DecideBatch("p", 8, far, far).explored;
   EXPECT_EQ(tries, 1);
   // The first new sample starts it afresh (an old 50 us does not count): min_samples of it needed.
-  policy.Observe("p", PeerProtocol::kPin, far, absl::Microseconds(60), 100);
-  policy.Observe("p", PeerProtocol::kPin, far, absl::Microseconds(60), 100);
-  EXPECT_EQ(policy.ThresholdFor("p", 100), 1u << 20);
-  policy.Observe("p", PeerProtocol::kPin, far, absl::Microseconds(60), 100);
-  EXPECT_EQ(policy.ThresholdFor("p", 100), 8192u) << policy.Explain().at("p").batches.at(0).reason;
+  policy.Observe("p", PeerProtocol::kPin, far, absl::Microseconds(60), 8);
+  policy.Observe("p", PeerProtocol::kPin, far, absl::Microseconds(60), 8);
+  EXPECT_EQ(policy.ThresholdFor("p", 8), 1u << 20);
+  policy.Observe("p", PeerProtocol::kPin, far, absl::Microseconds(60), 8);
+  EXPECT_EQ(policy.ThresholdFor("p", 8), 8192u) << policy.Explain().at("p").batches.at(0).reason;
   const PeerExplanation e = policy.Explain().at("p");
   ASSERT_EQ(e.batches.size(), 1u);
   ASSERT_EQ(e.batches[0].estimates.size(), 1u);
