@@ -155,6 +155,11 @@ class RedisDirectory : public Directory {
   // The object ids among `members` (an array reply of set `set_key`); garbage members are noted and
   // skipped.
   std::vector<ObjectID> DecodeObjectMembers(RedisReplyView members, const std::string& set_key);
+  // Lookup: whether a node is alive, and what an EXISTS reply about it says (kUnknown: garbage,
+  // noted), kept in the liveness cache as of `now`.
+  enum class Liveness { kAlive, kExpired, kUnknown };
+  Liveness NoteLiveness(const std::string& node, const RedisReplyView& reply, absl::string_view key, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Runs the reconnect callback if a reconnect happened (Session does, on leaving). REQUIRES: mu_ not held.
   void FireReconnectCallbackIfPending() ABSL_LOCKS_EXCLUDED(mu_);
 

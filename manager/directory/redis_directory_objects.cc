@@ -89,6 +89,20 @@ absl::StatusOr<std::vector<ObjectID>> RedisDirectory::ListOwnObjects() {
   return ProtocolError(absl::StrFormat("SSCAN %s: no end after %d pages", set_key, kMaxListRounds));
 }
 
+RedisDirectory::Liveness RedisDirectory::NoteLiveness(const std::string& node, const RedisReplyView& reply,
+                                                      absl::string_view key, absl::Time now) {
+  if (reply.is_integer() && reply.integer() == 1) {
+    if (options_.liveness_cache > absl::ZeroDuration()) alive_until_[node] = now + options_.liveness_cache;
+    return Liveness::kAlive;
+  }
+  if (reply.is_integer() && reply.integer() == 0) {
+    alive_until_.erase(node);
+    return Liveness::kExpired;
+  }
+  NoteGarbage(absl::StrFormat("EXISTS %s: %s", key, reply.Describe()));
+  return Liveness::kUnknown;
+}
+
 absl::StatusOr<std::vector<std::vector<ObjectLocation>>> RedisDirectory::Lookup(absl::Span<const ObjectID> ids) {
   using Result = std::vector<std::vector<ObjectLocation>>;
   Result found(ids.size());
@@ -111,22 +125,9 @@ absl::StatusOr<std::vector<std::vector<ObjectLocation>>> RedisDirectory::Lookup(
     reads.push_back(RedisCommand{"EXISTS", codec_.NodeKey(node)});
   }
   ASSIGN_OR_RETURN(std::vector<RedisReply> entries, RunChunked(reads));
-  enum class Liveness { kAlive, kExpired, kUnknown };
-  // What an EXISTS reply says of `node`, noted in the liveness cache.
-  auto note_exists = [&](const std::string& node, const RedisReplyView& reply, absl::string_view key) {
-    if (reply.is_integer() && reply.integer() == 1) {
-      if (options_.liveness_cache > absl::ZeroDuration()) alive_until_[node] = now + options_.liveness_cache;
-      return Liveness::kAlive;
-    }
-    if (reply.is_integer() && reply.integer() == 0) {
-      alive_until_.erase(node);
-      return Liveness::kExpired;
-    }
-    NoteGarbage(absl::StrFormat("EXISTS %s: %s", key, reply.Describe()));
-    return Liveness::kUnknown;
-  };
   absl::flat_hash_map<std::string, Liveness> early;  // the early checks' answers
-  for (const auto& [node, at] : early_check) early.emplace(node, note_exists(node, entries[at].view(), reads[at][1]));
+  for (const auto& [node, at] : early_check)
+    early.emplace(node, NoteLiveness(node, entries[at].view(), reads[at][1], now));
 
   Result candidates(ids.size());
   absl::flat_hash_map<std::string, int> node_index;  // distinct node -> position in `nodes`
@@ -190,7 +191,7 @@ absl::StatusOr<std::vector<std::vector<ObjectLocation>>> RedisDirectory::Lookup(
   if (!checks.empty()) {
     ASSIGN_OR_RETURN(std::vector<RedisReply> exists, RunChunked(checks));
     for (size_t k = 0; k < checks.size(); ++k) {
-      liveness[checked[k]] = note_exists(nodes[checked[k]], exists[k].view(), checks[k][1]);
+      liveness[checked[k]] = NoteLiveness(nodes[checked[k]], exists[k].view(), checks[k][1], now);
     }
   }
   if (alive_until_.size() > kMaxCachedNodes) alive_until_.clear();
