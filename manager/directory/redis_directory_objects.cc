@@ -116,18 +116,20 @@ absl::StatusOr<std::vector<std::vector<ObjectLocation>>> RedisDirectory::Lookup(
   std::vector<RedisCommand> reads;
   reads.reserve(ids.size() + kMaxEarlyChecks);
   for (const ObjectID& id : ids) reads.push_back(RedisCommand{"HGETALL", codec_.ObjectKey(id)});
-  absl::flat_hash_map<std::string, size_t> early_check;  // node -> position of its EXISTS in `reads`
+  std::vector<std::string> early_nodes;  // their EXISTS follow the ids' HGETALLs in `reads`, in order
   for (const auto& [node, until] : alive_until_) {
     if (until > now) continue;
     // (Never a pipeline of its own: that would be the round trip it is meant to save.)
-    if (early_check.size() == kMaxEarlyChecks || reads.size() % options_.max_pipeline == 0) break;
-    early_check.emplace(node, reads.size());
+    if (early_nodes.size() == kMaxEarlyChecks || reads.size() % options_.max_pipeline == 0) break;
+    early_nodes.push_back(node);
     reads.push_back(RedisCommand{"EXISTS", codec_.NodeKey(node)});
   }
   ASSIGN_OR_RETURN(std::vector<RedisReply> entries, RunChunked(reads));
   absl::flat_hash_map<std::string, Liveness> early;  // the early checks' answers
-  for (const auto& [node, at] : early_check)
-    early.emplace(node, NoteLiveness(node, entries[at].view(), reads[at][1], now));
+  for (size_t k = 0; k < early_nodes.size(); ++k) {
+    const size_t at = ids.size() + k;
+    early.emplace(early_nodes[k], NoteLiveness(early_nodes[k], entries[at].view(), reads[at][1], now));
+  }
 
   Result candidates(ids.size());
   absl::flat_hash_map<std::string, int> node_index;  // distinct node -> position in `nodes`

@@ -2,7 +2,6 @@
 // waits for a lane when all are busy, and every write goes to lane 0.
 #include "manager/directory/directory_lanes.h"
 
-#include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
@@ -10,10 +9,10 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
-#include "absl/time/clock.h"
 #include <gtest/gtest.h>
 
 #include "protocol/base/mutex_lock.h"
+#include "tests/support/wait_for.h"
 
 namespace rplasma {
 namespace {
@@ -124,10 +123,10 @@ TEST(DirectoryLanesTest, ConcurrentReadsRunOnDistinctLanesAtOnce) {
       }
     });
   }
-  // Three readers get in, one per lane; the fourth waits for a lane.
-  const absl::Time give_up = absl::Now() + absl::Seconds(10);
-  while (Inside(shared) < 3 && absl::Now() < give_up) absl::SleepFor(absl::Milliseconds(1));
-  absl::SleepFor(absl::Milliseconds(50));
+  // Three readers get in, one per lane; the fourth waits for a lane. (That it stays out is a
+  // negative, so it is watched for a while: 50 ms in which it would have got in.)
+  ASSERT_TRUE(testing::WaitFor([&] { return Inside(shared) >= 3; }, absl::Seconds(10)));
+  EXPECT_FALSE(testing::WaitFor([&] { return Inside(shared) > 3; }, absl::Milliseconds(50)));
   EXPECT_EQ(Inside(shared), 3);
   SetOpen(shared, true);
   for (std::thread& t : readers) t.join();
@@ -151,8 +150,7 @@ TEST(DirectoryLanesTest, WritesGoToLaneZeroWhileItsReadIsBusy) {
   const ObjectID id = ObjectID::FromLabel("a");
   SetOpen(shared, false);
   std::thread reader([&] { (void)lanes->Lookup(absl::MakeConstSpan(&id, 1)); });
-  const absl::Time give_up = absl::Now() + absl::Seconds(10);
-  while (Inside(shared) < 1 && absl::Now() < give_up) absl::SleepFor(absl::Milliseconds(1));
+  ASSERT_TRUE(testing::WaitFor([&] { return Inside(shared) >= 1; }, absl::Seconds(10)));
   EXPECT_TRUE(lanes->RegisterNode(NodeRecord{"n", "", "", 1}).ok());
   EXPECT_TRUE(lanes->Heartbeat().ok());
   EXPECT_TRUE(lanes->PublishObject(id, ObjectLocation{"n", {}}).ok());
