@@ -191,7 +191,8 @@ absl::StatusOr<FetchNode> StartFetchNode(const std::string& name, uint64_t memor
   manager_options.transport = options.transport;
   manager_options.pin_threshold = options.pin_threshold;
   manager_options.listen_host = options.listen_host;
-  manager_options.extra_args = std::move(manager_args);
+  manager_options.extra_args = options.manager_args;
+  for (std::string& arg : manager_args) manager_options.extra_args.push_back(std::move(arg));
   ASSIGN_OR_RETURN(node.manager, LaunchedManager::Start(manager_options));
   ClientOptions client_options;
   client_options.store_socket = node.store->socket_path();

@@ -118,6 +118,8 @@ std::string LocalBenchUsage() {
          "  --pin-threshold B     fetch mode: managers' --pin-threshold: up to B bytes Get, above Pin\n"
          "                        (65536; --rdma-threshold is an alias)\n"
          "  --listen-host IP      fetch mode: managers' peer listener host (127.0.0.1; verbs: the RDMA IP)\n"
+         "  --manager-arg ARG     fetch mode: one more argument for both managers (repeatable; e.g.\n"
+         "                        --manager-arg=--guess-owner=false)\n"
          "  --only LIST           run only these benchmarks: copy,checksum,copy_checksum,\n"
          "                        create_write_seal,put,ping_pong,get,batch_get,set_get,create_seal_get,\n"
          "                        memory_per_object (default: all)\n"
@@ -203,6 +205,9 @@ absl::StatusOr<LocalBenchOptions> ParseLocalBenchOptions(int argc, char** argv, 
       ASSIGN_OR_RETURN(options.pin_threshold, next());
     } else if (flag == "--listen-host") {
       ASSIGN_OR_RETURN(options.listen_host, next());
+    } else if (flag == "--manager-arg") {
+      ASSIGN_OR_RETURN(std::string v, next());
+      options.manager_args.push_back(std::move(v));
     } else if (flag == "--batch-bytes") {
       ASSIGN_OR_RETURN(std::string v, next());
       absl::StatusOr<uint64_t> bytes = ParseSize(v);

@@ -80,6 +80,7 @@ struct LocalBenchOptions {
   std::string transport = "tcp";          // fetch mode: the managers' --transport
   std::string pin_threshold = "65536";    // fetch mode: the managers' --pin-threshold (alias --rdma-threshold)
   std::string listen_host = "127.0.0.1";  // fetch mode: the managers' peer listener host (verbs: the RDMA IP)
+  std::vector<std::string> manager_args;  // fetch mode: more arguments for both managers (--manager-arg)
 
   // True if `benchmark` should run.
   bool Selected(const std::string& benchmark) const;

@@ -58,6 +58,9 @@ ABSL_FLAG(absl::Duration, cq_spin, kDefaults.peer_transport.cq_spin,
           "verbs: how long a waiting thread busy-polls the completion queue before blocking (0: block at once)");
 ABSL_FLAG(std::string, read_chunk_bytes, rplasma::FormatByteSize(kDefaults.fetch.read_chunk_bytes),
           "Pin path: bytes per Read (each chunk is checksummed while the next one is read)");
+ABSL_FLAG(bool, guess_owner, kDefaults.fetch.guess_owner,
+          "a fetch without a hint first tries the node that held most of the recent lookups' objects, while that "
+          "pays (the directory serves what it does not have)");
 
 namespace rplasma::manager {
 
@@ -109,6 +112,7 @@ ManagerOptions ParseManagerCommandLine(int argc, char** argv) {
       command_line.ByteSize("read_chunk_bytes", absl::GetFlag(FLAGS_read_chunk_bytes));
   if (!read_chunk_bytes.ok()) command_line.ExitWithUsageError(read_chunk_bytes.status());
   options.fetch.read_chunk_bytes = *read_chunk_bytes;
+  options.fetch.guess_owner = absl::GetFlag(FLAGS_guess_owner);
   absl::StatusOr<MetricsExportOptions> metrics = MetricsExportOptionsFromFlags();
   if (!metrics.ok()) command_line.ExitWithUsageError(metrics.status());
   options.metrics = *std::move(metrics);

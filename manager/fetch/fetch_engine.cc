@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "absl/container/flat_hash_set.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 
 #include "manager/transport/transport.h"
@@ -60,6 +60,7 @@ FetchEngine::FetchEngine(FetchEngineOptions options, Directory* directory, peer:
       stats_(stats),
       clock_(clock),
       locations_(options_.location_cache, clock),
+      guess_(options_.guess_owner, options_.location_cache.node_ttl, clock),
       pool_(options_.worker_threads) {}
 
 std::vector<absl::Status> FetchEngine::Fetch(absl::Span<const ObjectID> ids, absl::Duration timeout,
@@ -201,10 +202,11 @@ std::vector<absl::Status> FetchEngine::FetchLed(const std::vector<ObjectID>& ids
   }
   const std::string shortcut = hint != options_.self_node_id ? hint : "";
   absl::Duration backoff = options_.poll_initial;
+  bool guessed = false;  // some id went to the guessed owner: lookups here ask about the rest only
   while (true) {
     for (LedId* l : pending) l->NewRound();
-    RouteByShortcut(pending, shortcut);
-    const absl::Duration lookup_time = RouteByDirectory(pending);
+    guessed |= RouteByShortcut(pending, shortcut);
+    const absl::Duration lookup_time = RouteByDirectory(pending, /*learn_owner=*/!guessed);
     TransferRound(pending, deadline, lookup_time, seal_detached);
     const bool reroute = Settle(pending, deadline);
     if (pending.empty()) break;
@@ -239,7 +241,7 @@ void FetchEngine::LedId::NewRound() {
   transfer.owner = ObjectDescription{};
 }
 
-void FetchEngine::RouteByShortcut(const std::vector<LedId*>& pending, const std::string& hint) {
+bool FetchEngine::RouteByShortcut(const std::vector<LedId*>& pending, const std::string& hint) {
   std::vector<LedId*> first;
   std::vector<ObjectID> first_ids;
   first.reserve(pending.size());
@@ -250,10 +252,20 @@ void FetchEngine::RouteByShortcut(const std::vector<LedId*>& pending, const std:
     first.push_back(l);
     first_ids.push_back(l->transfer.id);
   }
+  if (first.empty()) return false;
   const std::vector<std::optional<ObjectLocation>> cached = locations_.Find(first_ids);
+  // Without a hint, the guessed owner stands in for one (asked once per chunk, not per id).
+  std::string guess;
+  if (hint.empty()) {
+    guess = guess_.Guess();
+    if (guess == options_.self_node_id) guess.clear();
+  }
+  const std::string& shortcut = hint.empty() ? guess : hint;
+  const Route shortcut_route = hint.empty() ? Route::kGuess : Route::kHint;
+  bool guessed = false;
   for (size_t j = 0; j < first.size(); ++j) {
     LedId& l = *first[j];
-    if ((cached[j].has_value() || !hint.empty()) && store_->KnownSealedHere(l.transfer.id)) {
+    if ((cached[j].has_value() || !shortcut.empty()) && store_->KnownSealedHere(l.transfer.id)) {
       // Here already: the shared index says so with no message (what the directory route learns
       // from a lookup listing this node and one store request).
       stats_->fetch_local.fetch_add(1, std::memory_order_relaxed);
@@ -264,16 +276,19 @@ void FetchEngine::RouteByShortcut(const std::vector<LedId*>& pending, const std:
       stats_->location_cache_hits.fetch_add(1, std::memory_order_relaxed);
     } else {
       stats_->location_cache_misses.fetch_add(1, std::memory_order_relaxed);
-      if (!hint.empty()) {
-        l.route = Route::kHint;
-        l.transfer.sources.push_back(ObjectLocation{hint, ObjectDescription{}});  // size unknown
-        stats_->hinted_fetches.fetch_add(1, std::memory_order_relaxed);
+      if (!shortcut.empty()) {
+        l.route = shortcut_route;
+        l.transfer.sources.push_back(ObjectLocation{shortcut, ObjectDescription{}});  // size unknown
+        (shortcut_route == Route::kHint ? stats_->hinted_fetches : stats_->guessed_fetches)
+            .fetch_add(1, std::memory_order_relaxed);
+        guessed |= shortcut_route == Route::kGuess;
       }
     }
   }
+  return guessed;
 }
 
-absl::Duration FetchEngine::RouteByDirectory(const std::vector<LedId*>& pending) {
+absl::Duration FetchEngine::RouteByDirectory(const std::vector<LedId*>& pending, bool learn_owner) {
   std::vector<LedId*> need;
   std::vector<ObjectID> need_ids;
   for (LedId* l : pending) {
@@ -309,14 +324,15 @@ absl::Duration FetchEngine::RouteByDirectory(const std::vector<LedId*>& pending)
   // here already: listed on this node, or listed nowhere (sealed here, not yet published).
   std::vector<LedId*> ask;
   std::vector<ObjectID> ask_ids;
-  absl::flat_hash_set<absl::string_view> seen;  // the other nodes listed (in *locations)
+  // The other nodes listed (in *locations), each with the number of ids it is the first source of.
+  absl::flat_hash_map<absl::string_view, size_t> seen;
   for (size_t j = 0; j < need.size(); ++j) {
     bool listed_here = false;
     for (const ObjectLocation& loc : (*locations)[j]) {
       if (loc.node_id == options_.self_node_id) {
         listed_here = true;
       } else {
-        seen.insert(loc.node_id);
+        seen[loc.node_id] += need[j]->transfer.sources.empty() ? 1 : 0;
         need[j]->transfer.sources.push_back(loc);
       }
     }
@@ -327,7 +343,12 @@ absl::Duration FetchEngine::RouteByDirectory(const std::vector<LedId*>& pending)
   }
   // A lookup that listed a node proves it alive (the directory lists live nodes only): its
   // cached entries are trusted for another node_ttl. Once per node, not per id.
-  for (absl::string_view node : seen) locations_.NodeSeen(std::string(node));
+  const std::pair<const absl::string_view, size_t>* most = nullptr;  // the node first for most ids
+  for (const auto& node : seen) {
+    locations_.NodeSeen(std::string(node.first));
+    if (most == nullptr || node.second > most->second) most = &node;
+  }
+  if (learn_owner && most != nullptr) guess_.Learn(std::string(most->first));
   if (!ask.empty()) {
     const std::vector<absl::StatusOr<bool>> local = AskLocal(ask_ids);
     for (size_t j = 0; j < ask.size(); ++j) {
@@ -364,7 +385,10 @@ void FetchEngine::TransferRound(const std::vector<LedId*>& pending, absl::Time d
 
 bool FetchEngine::Settle(std::vector<LedId*>& pending, absl::Time deadline) {
   std::vector<LedId*> still_pending;
-  bool reroute = false;  // a shortcut failed: its ids go to the directory without waiting
+  bool reroute = false;                       // a shortcut failed: its ids go to the directory without waiting
+  const std::string* guessed_node = nullptr;  // the guessed owner, if this round tried one
+  size_t guessed = 0;
+  size_t guessed_served = 0;
   for (LedId* l : pending) {
     if (l->settled.has_value()) {
       l->result = *l->settled;
@@ -380,6 +404,15 @@ bool FetchEngine::Settle(std::vector<LedId*>& pending, absl::Time deadline) {
       stats_->location_cache_stale.fetch_add(1, std::memory_order_relaxed);
     }
     if (!status.ok() && l->route == Route::kHint) stats_->hint_misses.fetch_add(1, std::memory_order_relaxed);
+    if (l->route == Route::kGuess) {
+      guessed_node = &t.current().node_id;
+      ++guessed;
+      if (status.ok()) {
+        ++guessed_served;
+      } else {
+        stats_->guess_misses.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
     if (!status.ok() && l->route != Route::kDirectory && ErrorCodeOf(status) != ErrorCode::kOutOfMemory &&
         clock_->Now() < deadline) {
       reroute = true;
@@ -395,6 +428,7 @@ bool FetchEngine::Settle(std::vector<LedId*>& pending, absl::Time deadline) {
       still_pending.push_back(l);
     }
   }
+  if (guessed_node != nullptr) guess_.Judge(*guessed_node, guessed, guessed_served);
   pending = std::move(still_pending);
   return reroute;
 }

@@ -4,8 +4,10 @@
 //   1. merging: if another Fetch is already bringing the id, wait for its outcome (in-flight map);
 //      else this call leads the id.
 //   2. routing: an id this node fetched before goes straight to the node that served it (the
-//      location cache, location_cache.h); else, with a hint, to the hinted node; else (and for
-//      every id such a shortcut failed for) to the directory: the led ids are looked up in one
+//      location cache, location_cache.h); else, with a hint, to the hinted node; else, with
+//      guess_owner, to the node the recent lookups found most objects on while guessing it pays
+//      (owner_guess.h); else (and for every id such a shortcut failed for) to the directory: the
+//      led ids are looked up in one
 //      pipelined batch. A warm fetch makes no directory call. The local store is asked (one
 //      Contains batch) only about ids that may be here already: those the directory lists on
 //      this node, and those it lists nowhere (sealed here, not yet published). Sealed here -> OK.
@@ -21,7 +23,7 @@
 //      transfer has already aborted its local object. If creating the local object fails with
 //      ObjectExists, the store is asked (one batch): sealed here -> OK. One id's failure never
 //      fails another. Every verified transfer puts its owner's reply in the location cache.
-//   4. an id whose cached or hinted source failed forgets that entry and goes back to step 2 at
+//   4. an id whose cached, hinted or guessed source failed forgets that entry and goes back to step 2 at
 //      once, through the directory (a stale entry costs one attempt, never the fetch); ids not
 //      sealed anywhere yet (no location, or the owner no longer has it / it changed under us) are
 //      looked up again, and asked of the store again, with exponential backoff until the deadline.
@@ -54,6 +56,7 @@
 #include "manager/directory/directory.h"
 #include "manager/fetch/expected_copies.h"
 #include "manager/fetch/location_cache.h"
+#include "manager/fetch/owner_guess.h"
 #include "manager/fetch/peer_connector.h"
 #include "manager/fetch/threshold_policy.h"
 #include "manager/peer/batch_transfer.h"
@@ -89,6 +92,10 @@ struct FetchEngineOptions {
   // fetched objects visible are not waited for (see Fetch).
   peer::BatchTransferOptions batch;
   LocationCacheOptions location_cache;
+  // Ids with neither a cached location nor a hint first go to the node the recent directory
+  // lookups found most of their ids on, while such guesses are mostly right (OwnerGuess; its
+  // candidate must have proved alive within location_cache.node_ttl).
+  bool guess_owner = true;
   // Told every id before its transfer creates it here (borrowed; nullptr = nobody): the publisher
   // then publishes the copy lazily.
   ExpectedCopies* expected_copies = nullptr;
@@ -135,7 +142,7 @@ class FetchEngine {
   static const absl::Status& NotAttempted();
 
   // Where an id's sources came from this round.
-  enum class Route { kDirectory, kCache, kHint };
+  enum class Route { kDirectory, kCache, kHint, kGuess };
   // One id on its way here in one round of TransferAll: where it may come from (tried in order)
   // and what became of it.
   struct Transfer {
@@ -169,11 +176,14 @@ class FetchEngine {
   std::vector<absl::Status> FetchLed(const std::vector<ObjectID>& ids, absl::Time deadline, const std::string& hint,
                                      bool seal_detached);
   // Step 2, first part: an id not routed before goes to its cached location, else to `hint` (""
-  // = none); one the shared index shows sealed here is settled OK.
-  void RouteByShortcut(const std::vector<LedId*>& pending, const std::string& hint);
+  // = none), else to the guessed owner; one the shared index shows sealed here is settled OK.
+  // True if it sent an id to the guessed owner.
+  bool RouteByShortcut(const std::vector<LedId*>& pending, const std::string& hint);
   // Step 2, second part: the ids still without a route are looked up in one pipelined batch and
-  // asked of the store where the answer makes it possible. Returns the lookup's time.
-  absl::Duration RouteByDirectory(const std::vector<LedId*>& pending);
+  // asked of the store where the answer makes it possible. `learn_owner`: the lookup is not biased
+  // by a guess (it asks about every id nothing else routed), so it teaches OwnerGuess. Returns
+  // the lookup's time.
+  absl::Duration RouteByDirectory(const std::vector<LedId*>& pending, bool learn_owner);
   // Step 3: every id with a source and no outcome yet is transferred (TransferAll).
   void TransferRound(const std::vector<LedId*>& pending, absl::Time deadline, absl::Duration lookup_time,
                      bool seal_detached);
@@ -217,6 +227,7 @@ class FetchEngine {
   manager::ManagerStats* const stats_;
   Clock* const clock_;
   LocationCache locations_;
+  OwnerGuess guess_;
   WorkerPool pool_;
 
   std::atomic<bool> stopping_{false};

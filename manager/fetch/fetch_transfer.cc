@@ -204,6 +204,7 @@ void FetchEngine::Unreachable(const std::string& node, transport::Channel* chann
     connector_->Forget(node);
   }
   locations_.ForgetNode(node);
+  guess_.Forget(node);
 }
 
 peer::BatchTransferResult FetchEngine::TransferBatchFrom(const std::string& node, std::vector<Transfer>& transfers,

@@ -87,6 +87,10 @@ class ManagerStats : public CounterSet {
                          "Ids sent to the node the caller hinted at."};
   Counter hint_misses{this, "hint_misses", "rplasma_manager_hint_misses_total",
                       "Hinted ids the hinted node could not serve (retried through the directory)."};
+  Counter guessed_fetches{this, "guessed_fetches", "rplasma_manager_guessed_fetches_total",
+                          "Ids with neither a cached location nor a hint sent first to the guessed owner."};
+  Counter guess_misses{this, "guess_misses", "rplasma_manager_guess_misses_total",
+                       "Guessed ids the guessed owner could not serve (retried through the directory)."};
   Counter objects_published{this, "objects_published", "rplasma_manager_objects_published_total",
                             "Local objects announced to the directory."};
   Counter objects_removed{this, "objects_removed", "rplasma_manager_objects_removed_total",

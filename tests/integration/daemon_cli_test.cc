@@ -85,7 +85,7 @@ TEST(DaemonCliTest, ManagerHelpListsEveryFlag) {
   EXPECT_EQ(ran.exit_code, 0) << ran.output;
   for (const char* flag : {"--store-socket", "--redis", "--listen", "--client-socket", "--transport", "--pin-threshold",
                            "--rdma-threshold", "--secret-file", "--node-name", "--lease-ttl", "--read-chunk-bytes",
-                           "--cq-spin", "--reconcile-interval", "--copy-publish-delay"}) {
+                           "--cq-spin", "--reconcile-interval", "--copy-publish-delay", "--guess-owner"}) {
     EXPECT_THAT(ran.output, HasSubstr(flag)) << flag;
   }
 }

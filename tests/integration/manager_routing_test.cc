@@ -1,6 +1,7 @@
 // How a manager finds objects, with real processes (three nodes over tcp, one redis-server): a
 // warm fetch goes straight to the owner that served it before, a hinted one to the node the caller
-// names, and a stale cache entry or a wrong hint costs one attempt — never wrong bytes or a failed
+// names, a cold one to the usual producer, and a stale cache entry or a wrong hint or guess costs
+// one attempt — never wrong bytes or a failed
 // fetch the directory could serve. Fetched copies are published lazily. Verbs: the same engine
 // over the other transport runs in the guest (manager_verbs_test).
 #include <sys/wait.h>
@@ -170,6 +171,36 @@ TEST_F(ManagerRoutingTest, HintsRightWrongAndMalformed) {
   ASSERT_OK(a_->client->Delete(on_a));
   ASSERT_OK(b_->client->Delete(both));
   ASSERT_OK(c_->client->Delete(on_c));
+}
+
+// No hint, no cached location: once two lookups found A's objects on A, B guesses A for the next new
+// ones (not even published yet); a wrong guess costs one attempt.
+TEST_F(ManagerRoutingTest, AColdFetchFromTheUsualProducerGoesThereWithoutTheDirectory) {
+  std::vector<ObjectID> ids;
+  for (int i = 0; i < 2; ++i) {
+    ids.push_back(ObjectID::FromLabel(absl::StrCat("usual producer ", i)));
+    ASSERT_OK(PutTestObject(*a_->client, ids.back(), 40 + i, 1200));
+    ASSERT_OK(cluster_->WaitPublished(*a_, {ids.back()}));
+    ASSERT_OK(b_->client->Fetch({ids.back()}, absl::Seconds(20)));
+  }
+  const uint64_t lookups = Counter(*b_, "directory_lookups");
+  ids.push_back(ObjectID::FromLabel("usual producer, unpublished"));
+  ASSERT_OK(PutTestObject(*a_->client, ids.back(), 42, 1300));
+  ASSERT_OK(b_->client->Fetch({ids.back()}, absl::Seconds(20)));
+  EXPECT_OK(CheckTestObject(*b_->client, ids.back(), 42, 1300));
+  EXPECT_EQ(Counter(*b_, "directory_lookups"), lookups) << "guessed: no directory call";
+  EXPECT_EQ(Counter(*b_, "guessed_fetches"), 1u);
+  const ObjectID elsewhere = ObjectID::FromLabel("usual producer, not this time");
+  ASSERT_OK(PutTestObject(*c_->client, elsewhere, 43, 1400));
+  ASSERT_OK(cluster_->WaitPublished(*c_, {elsewhere}));
+  ASSERT_OK(b_->client->Fetch({elsewhere}, absl::Seconds(20)));
+  EXPECT_OK(CheckTestObject(*b_->client, elsewhere, 43, 1400));
+  EXPECT_EQ(Counter(*b_, "guess_misses"), 1u);
+  EXPECT_EQ(Counter(*b_, "directory_lookups"), lookups + 1);
+  ASSERT_OK(b_->client->Delete(ids));
+  ASSERT_OK(b_->client->Delete({elsewhere}));
+  ASSERT_OK(a_->client->Delete(ids));
+  ASSERT_OK(c_->client->Delete({elsewhere}));
 }
 
 TEST_F(ManagerRoutingTest, AKeptCopyIsPublishedWithinASecondAndServesOthers) {

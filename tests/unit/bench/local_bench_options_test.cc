@@ -50,6 +50,9 @@ TEST(LocalBenchOptionsTest, ParsesEveryFlagInBothSpellings) {
   EXPECT_EQ(o.memory_bytes, uint64_t{2} << 30);
   ASSERT_OK_AND_ASSIGN(LocalBenchOptions r, Parse({"--redis"}));
   EXPECT_EQ(r.redis, RedisMode::kOn);
+  ASSERT_OK_AND_ASSIGN(LocalBenchOptions m,
+                       Parse({"--mode=fetch", "--manager-arg=--guess-owner=false", "--manager-arg", "--cq-spin=0"}));
+  EXPECT_EQ(m.manager_args, (std::vector<std::string>{"--guess-owner=false", "--cq-spin=0"}));
 }
 
 TEST(LocalBenchOptionsTest, PinThresholdAcceptsItsOldNameRdmaThreshold) {

@@ -25,6 +25,27 @@ using ::rplasma::testing::FakeDirectory;
 using ::rplasma::testing::FakeLocalStore;
 using ::rplasma::testing::HasErrorCode;
 
+// A second owner, reachable as `name`.
+struct OtherNode {
+  OtherNode(FakeConnector& connector, const std::string& name) : connector(connector), name(name) {
+    service = *peer::PeerService::Create(peer::PeerServiceOptions{}, &store, [](uint64_t offset, uint64_t length) {
+      return transport::RemoteRegion{offset, length, 0};
+    });
+    channel = std::make_shared<FakeChannel>(service.get(), &store, 2);
+    connector.Add(name, channel);
+  }
+  ~OtherNode() {
+    connector.Add(name, nullptr);
+    channel.reset();
+    service->Shutdown();
+  }
+  FakeConnector& connector;
+  const std::string name;
+  FakeLocalStore store{16 << 20};
+  std::unique_ptr<peer::PeerService> service;
+  std::shared_ptr<FakeChannel> channel;
+};
+
 class FetchEngineTest : public ::testing::Test {
  protected:
   FetchEngineTest() : owner_(64 << 20), local_(64 << 20) {
@@ -40,12 +61,14 @@ class FetchEngineTest : public ::testing::Test {
     UsePolicy(policy_options);
   }
   // A new engine (on the same stores, directory and peer) deciding by a policy of `policy_options`.
-  void UsePolicy(const ThresholdPolicyOptions& policy_options) {
+  // `guess_owner`: FetchEngineOptions::guess_owner.
+  void UsePolicy(const ThresholdPolicyOptions& policy_options, bool guess_owner = true) {
     engine_.reset();
     policy_ = std::make_unique<ThresholdPolicy>(policy_options);
     FetchEngineOptions options;
     options.self_node_id = "a";
     options.read_chunk_bytes = 64 << 10;
+    options.guess_owner = guess_owner;
     engine_ =
         std::make_unique<FetchEngine>(options, &directory_, &local_, &connector_, policy_.get(), &stats_, &clock_);
   }

@@ -14,27 +14,6 @@
 namespace rplasma::fetch {
 namespace {
 
-// A second owner, reachable as `name`.
-struct OtherNode {
-  OtherNode(FakeConnector& connector, const std::string& name) : connector(connector), name(name) {
-    service = *peer::PeerService::Create(peer::PeerServiceOptions{}, &store, [](uint64_t offset, uint64_t length) {
-      return transport::RemoteRegion{offset, length, 0};
-    });
-    channel = std::make_shared<FakeChannel>(service.get(), &store, 2);
-    connector.Add(name, channel);
-  }
-  ~OtherNode() {
-    connector.Add(name, nullptr);
-    channel.reset();
-    service->Shutdown();
-  }
-  FakeConnector& connector;
-  const std::string name;
-  FakeLocalStore store{16 << 20};
-  std::unique_ptr<peer::PeerService> service;
-  std::shared_ptr<FakeChannel> channel;
-};
-
 class FetchRoutingTest : public FetchEngineTest {
  protected:
   std::vector<ObjectID> PutRemoteBatch(const std::string& label, int n, size_t bytes) {
