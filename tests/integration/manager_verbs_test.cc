@@ -120,8 +120,8 @@ TEST_F(ManagerVerbsTest, WarmAndHintedFetchesOverVerbsSkipTheDirectoryWithEveryB
   SCOPED_TRACE("B stats: " + after.dump());
   EXPECT_EQ(after.at("directory_lookups"), before.at("directory_lookups"));
   EXPECT_EQ(after.at("location_cache_hits").get<uint64_t>(), sizes.size());
-  // Hinted: straight from A. Their sizes are unknown, so all of them go by Get (SEND/RECV, the
-  // 2 MiB one in fragments); an owner refuses only what does not fit a Get reply (64 MiB).
+  // Hinted: straight from A. Their sizes are unknown here, so A applies the 16 KiB threshold to
+  // their true sizes: the two small ones inline (SEND/RECV), the 2 MiB one pinned (RDMA READ).
   std::vector<ObjectID> hinted;
   std::vector<uint64_t> hinted_sizes = {100, 2 * kKiB, 2 * kMiB};
   for (size_t i = 0; i < hinted_sizes.size(); ++i) {
