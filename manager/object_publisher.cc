@@ -206,16 +206,28 @@ absl::Status ObjectPublisher::Publish(const std::vector<std::pair<ObjectID, Obje
   std::vector<std::pair<ObjectID, ObjectLocation>> batch;
   batch.reserve(objects.size());
   for (const auto& [id, description] : objects) batch.emplace_back(id, ObjectLocation{node_id_, description});
-  RETURN_IF_ERROR(directory_->PublishObjects(batch));
+  const absl::Time start = clock_->Now();
+  const absl::Status status = directory_->PublishObjects(batch);
+  CountUpdate(start);
+  RETURN_IF_ERROR(status);
   stats_->objects_published.fetch_add(objects.size(), std::memory_order_relaxed);
   return absl::OkStatus();
 }
 
 absl::Status ObjectPublisher::Remove(const std::vector<ObjectID>& ids) {
   if (ids.empty()) return absl::OkStatus();
-  RETURN_IF_ERROR(directory_->RemoveObjects(ids));
+  const absl::Time start = clock_->Now();
+  const absl::Status status = directory_->RemoveObjects(ids);
+  CountUpdate(start);
+  RETURN_IF_ERROR(status);
   stats_->objects_removed.fetch_add(ids.size(), std::memory_order_relaxed);
   return absl::OkStatus();
+}
+
+void ObjectPublisher::CountUpdate(absl::Time start) {
+  stats_->publish_updates.fetch_add(1, std::memory_order_relaxed);
+  stats_->publish_us.fetch_add(static_cast<uint64_t>(absl::ToInt64Microseconds(clock_->Now() - start)),
+                               std::memory_order_relaxed);
 }
 
 void ObjectPublisher::RetryPending() {

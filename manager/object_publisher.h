@@ -96,6 +96,9 @@ class ObjectPublisher {
   void Apply(const std::vector<ObjectEvent>& raw_events);
   absl::Status Publish(const std::vector<std::pair<ObjectID, ObjectDescription>>& objects);
   absl::Status Remove(const std::vector<ObjectID>& ids);
+  // One directory update (Publish or Remove) that began at `start` is over: the publish phase's
+  // counters (publish_updates, publish_us).
+  void CountUpdate(absl::Time start);
   void NoteError(absl::string_view what, const absl::Status& status);
   absl::Duration NextBackoff();
   void SetPending(const ObjectID& id, Wanted wanted);

@@ -17,7 +17,8 @@ uint64_t Value(const CounterSnapshot& snapshot, const char* name) {
 // TransportCounters, PeerService). Written here by hand are only the families a counter set
 // cannot express: the info gauge (labels from the running node), those labelled by outcome or
 // protocol (each sample from another counter or per-protocol total), the transport's received
-// bytes (a sum of two counters), and known_peers (not a counter: the threshold policy's size).
+// bytes (a sum of two counters), the publish phase's seconds (a counter of µs), and known_peers (not a counter: the
+// threshold policy's size).
 std::string RenderManagerMetrics(const ManagerMetricsSources& in) {
   const CounterSnapshot counters = in.stats->Snapshot();
   PrometheusText t;
@@ -68,6 +69,10 @@ std::string RenderManagerMetrics(const ManagerMetricsSources& in) {
                absl::ToDoubleSeconds(time));
     }
   }
+  t.Family("rplasma_manager_publish_seconds_total", MetricType::kCounter,
+           "Time the publisher's directory updates took (the publish phase, off the fetch's path); over "
+           "rplasma_manager_publish_updates_total, the mean per update.");
+  t.Sample("rplasma_manager_publish_seconds_total", {}, static_cast<double>(counters["publish_us"]) / 1e6);
   AppendCounters(t, counters);
 
   const CounterSnapshot& tr = in.transport_stats;

@@ -97,6 +97,10 @@ class ManagerStats : public CounterSet {
                           "Local objects withdrawn from the directory."};
   Counter publish_errors{this, "publish_errors", "rplasma_manager_publish_errors_total",
                          "Directory announcements that failed."};
+  Counter publish_updates{this, "publish_updates", "rplasma_manager_publish_updates_total",
+                          "Directory updates the publisher made (each a batch of publications or removals)."};
+  // Time the publisher's directory updates took, in µs (rendered as rplasma_manager_publish_seconds_total).
+  Counter publish_us{this, "publish_us"};
   Counter republishes{this, "republishes", "rplasma_manager_republishes_total",
                       "Full republish runs after the directory came back."};
   Counter copies_deferred{this, "copies_deferred"};                // fetched copies whose publication waited

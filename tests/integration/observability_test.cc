@@ -219,6 +219,9 @@ TEST_F(ObservabilityTest, BothDaemonsServeMetricsThatPromtoolAcceptsAndThatCount
               0)
         << manager.body;
   }
+  // The publish phase is there (B publishes its copies lazily: maybe none yet).
+  EXPECT_GE(SampleValue(manager.body, "rplasma_manager_publish_seconds_total"), 0) << manager.body;
+  EXPECT_GE(SampleValue(manager.body, "rplasma_manager_publish_updates_total"), 0) << manager.body;
   EXPECT_EQ(SampleValue(manager.body, "rplasma_manager_fetched_bytes_total{protocol=\"get\"}"), 1000);
   EXPECT_EQ(SampleValue(manager.body, "rplasma_manager_fetched_bytes_total{protocol=\"pin\"}"), 1u << 20);
   EXPECT_EQ(SampleValue(manager.body, "rplasma_manager_fetch_requests_total"), 2);

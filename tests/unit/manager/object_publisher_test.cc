@@ -49,9 +49,15 @@ class ScriptedSubscription : public Subscription {
   std::deque<ObjectEvent> queue_ ABSL_GUARDED_BY(mu_);
 };
 
-// Records every update as "publish:ids" / "remove:ids".
+// Records every update as "publish:ids" / "remove:ids"; with Take, each advances a fake clock.
 class RecordingDirectory : public rplasma::testing::FakeDirectory {
  public:
+  // Each update takes `time` of `clock` from now on.
+  void Take(rplasma::testing::FakeClock* clock, absl::Duration time) {
+    MutexLock lock(&mu_);
+    clock_ = clock;
+    call_time_ = time;
+  }
   absl::Status PublishObjects(absl::Span<const std::pair<ObjectID, ObjectLocation>> objects) override {
     std::string call = "publish:";
     for (const auto& [id, location] : objects) call += id.Hex().substr(0, 2);
@@ -73,9 +79,12 @@ class RecordingDirectory : public rplasma::testing::FakeDirectory {
   void Record(std::string call) {
     MutexLock lock(&mu_);
     calls_.push_back(std::move(call));
+    if (clock_ != nullptr) clock_->Advance(call_time_);
   }
   absl::Mutex mu_;
   std::vector<std::string> calls_ ABSL_GUARDED_BY(mu_);
+  rplasma::testing::FakeClock* clock_ ABSL_GUARDED_BY(mu_) = nullptr;
+  absl::Duration call_time_ ABSL_GUARDED_BY(mu_);
 };
 
 ObjectEvent Event(EventKind kind, uint8_t first_byte) {
@@ -104,6 +113,22 @@ TEST(ObjectPublisherTest, ABurstOfEventsBecomesOneUpdatePerRunOfOneKindInStreamO
       << "a seal never overtakes a later delete of the same id";
   EXPECT_EQ(stats.objects_published.load(), 4u);
   EXPECT_EQ(stats.objects_removed.load(), 2u);
+}
+
+TEST(ObjectPublisherTest, EachDirectoryUpdateCountsInThePublishPhase) {
+  auto subscription = std::make_unique<ScriptedSubscription>();
+  ScriptedSubscription* events = subscription.get();
+  RecordingDirectory directory;
+  rplasma::testing::FakeClock clock;
+  directory.Take(&clock, absl::Milliseconds(3));
+  rplasma::testing::FakeLocalStore store(1 << 20);
+  ManagerStats stats;
+  ObjectPublisher publisher("node", std::move(subscription), &directory, &store, &stats, &clock);
+  events->Push({Event(EventKind::kSealed, 0xa1), Event(EventKind::kSealed, 0xb2), Event(EventKind::kDeleted, 0xa1)});
+  ASSERT_TRUE(rplasma::testing::WaitFor([&] { return directory.calls().size() >= 2; }, absl::Seconds(5)));
+  publisher.Stop();
+  EXPECT_EQ(stats.publish_updates.load(), 2u) << "a publication of two and a removal";
+  EXPECT_EQ(stats.publish_us.load(), 6000u);
 }
 
 // This node's entries, as a directory that can list them and can be made unreachable.
