@@ -280,8 +280,10 @@ void PrintBatchFetchTable(const ResultReporter& reporter, std::ostream& out) {
         f.Metric("ratio_vs_stream"));
   }
   if (header) {
-    out << "cold: fresh ids listed by the directory; warm: the same ids again (B's copies deleted); hinted: fresh ids "
-           "fetched at once naming node A. x/mget: fetch time over MGET time (lower is better); cold/stream: the "
+    out << "cold: fresh ids listed by the directory, no hint (B's manager goes to the owner it guesses once two "
+           "lookups agreed; --manager-arg=--guess-owner=false: to the directory); warm: the same ids again (B's "
+           "copies deleted); hinted: fresh ids fetched at once naming node A. x/mget: fetch time over MGET time (lower "
+           "is better); cold/stream: the "
            "fetch's throughput over the stream's (higher is better)\n";
   }
 }

@@ -5,7 +5,9 @@
 //   batch_fetch   (rplasma)     cold: n objects put on node A (untimed, distinct bytes per object),
 //                               then ONE Client::Fetch of all n ids on node B (timed), then every
 //                               byte checked on B (Client::Get of all ids, untimed) and the copies
-//                               deleted on B (untimed)
+//                               deleted on B (untimed); B's manager guesses A as the owner once
+//                               two lookups agreed (manager/fetch/owner_guess.h), so after the
+//                               warm-up the cold rows go to A with no lookup, as a hinted fetch does
 //   batch_fetch_warm            the same n ids fetched again the same way: B's manager knows
 //                               where they live (no directory call); then deleted on both nodes
 //   batch_fetch_hinted          n more objects put on A and fetched at once naming A's node

@@ -3,7 +3,9 @@
 // on node A and fetched by a client of node B, with the peers measured in the same run:
 //
 //   fetch (rplasma)        Client::Fetch of one id on B (put on A beforehand, untimed; deleted on
-//                          B afterwards, untimed): cold, B's manager never fetched it
+//                          B afterwards, untimed): cold, B's manager never fetched it (no hint: it
+//                          asks the directory, or, once two lookups found A, goes to A as its
+//                          guessed owner; --manager-arg=--guess-owner=false keeps the lookups)
 //   fetch_warm (rplasma)   the same id fetched again right after, B's copy deleted: B's manager
 //                          knows where it lives (no directory call)
 //   fetch_hinted (rplasma) an id put on A just before (untimed), fetched naming A's node
