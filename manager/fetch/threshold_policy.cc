@@ -78,7 +78,8 @@ void ThresholdPolicy::MoveTo(ClassState& state, uint64_t threshold, std::string 
 
 bool ThresholdPolicy::Stale(const ClassState& state, int bucket, int protocol) const {
   const Estimate& e = state.estimates[bucket][protocol];
-  return e.samples > 0 && state.bucket_observations[bucket] - e.seen_at > kStaleObservations;
+  return e.samples > 0 && (state.bucket_observations[bucket] - e.seen_at > kStaleObservations ||
+                           e.seen_at <= state.refresh_from[bucket]);
 }
 
 bool ThresholdPolicy::Usable(const ClassState& state, int bucket, int protocol) const {
@@ -136,7 +137,14 @@ bool ThresholdPolicy::ExploreLocked(ClassState& state, uint64_t size, PeerProtoc
   // way is tried again only once its estimate has gone stale (or never filled).
   const int t = BucketOf(state.threshold);
   const bool next_to_threshold = bucket == t || bucket == t + 1;
-  if (!next_to_threshold && other_estimate.samples >= options_.min_samples && !Stale(state, bucket, other)) {
+  // The link changed, and this bucket's cost of the other way is from before: find it out soon.
+  bool refresh = false;
+  if (state.refresh_boost > 0) {
+    --state.refresh_boost;
+    refresh = !next_to_threshold && !Usable(state, bucket, other);
+  }
+  if (!next_to_threshold && !refresh && other_estimate.samples >= options_.min_samples &&
+      !Stale(state, bucket, other)) {
     return false;
   }
   uint64_t every = options_.explore_every;
@@ -144,6 +152,7 @@ bool ThresholdPolicy::ExploreLocked(ClassState& state, uint64_t size, PeerProtoc
     --state.explore_boost;
     every = std::min<uint64_t>(every, kBoostedExploreEvery);
   }
+  if (refresh) every = std::min<uint64_t>(every, kBoostedExploreEvery);
   return ++state.explore_counts[bucket] % every == 0;
 }
 
@@ -239,15 +248,24 @@ void ThresholdPolicy::Observe(const std::string& peer, PeerProtocol protocol, ui
   const int b = BucketOf(size);
   const double scale = static_cast<double>(uint64_t{1} << b) / static_cast<double>(std::max<uint64_t>(size, 1));
   const int p = protocol == PeerProtocol::kGet ? 0 : 1;
-  ++state.bucket_observations[b];
   Estimate& e = state.estimates[b][p];
-  if (Stale(state, b, p)) e = Estimate{};  // the cost of a link that may be gone: start afresh
   const double seconds = absl::ToDoubleSeconds(time) * scale;
   // A cost far from its estimate says the link may have changed: explore more for a while, so
   // that the estimates next to the threshold catch up.
-  if (e.samples >= options_.min_samples && (seconds > 2 * e.seconds || 2 * seconds < e.seconds)) {
+  if (e.samples >= options_.min_samples && !Stale(state, b, p) &&
+      (seconds > 2 * e.seconds || 2 * seconds < e.seconds)) {
     state.explore_boost = kBoostDecisions;
+    // min_samples in a row: the link changed. Every estimate so far predates it (Stale).
+    if (++state.surprises[b] >= options_.min_samples) {
+      state.surprises[b] = 0;
+      state.refresh_boost = kBoostDecisions;
+      state.refresh_from = state.bucket_observations;
+    }
+  } else {
+    state.surprises[b] = 0;
   }
+  ++state.bucket_observations[b];
+  if (Stale(state, b, p)) e = Estimate{};  // the cost of a link that may be gone: start afresh
   // One slow transfer (a wake-up of a descheduled vCPU costs 50-80 us) counts as at most 1.5x the
   // estimate, so a spike cannot carry the estimate across the hysteresis; a lasting rise still
   // gets through, 10% a transfer.

@@ -24,12 +24,14 @@
 //   * Exploration: one transfer in `explore_every` of each of the two buckets next to T uses the
 //     other protocol (one in 4 for a while after a cost came in at least 2x away from its
 //     estimate: the link may have changed), and so does one in `explore_every` of any bucket whose
-//     estimate of the other protocol is missing or stale; a batch class tries it at once there
+//     estimate of the other protocol is missing or stale (one in 4 for a while after the link
+//     changed: see Ageing); a batch class tries it at once there
 //     (up to kColdExplorations times), having no probe of its own; a class of 17+ objects per
 //     transfer first runs one batch its own way, and stops trying once one sample each way differs
 //     by kDecisiveRatio (a batch's cost is an average over its objects: one sample says enough).
 //   * Ageing: away from T only one protocol runs, so the other's estimate keeps an old link's
-//     cost. An estimate not updated in kStaleObservations transfers of its bucket is stale: it
+//     cost. An estimate not updated in kStaleObservations transfers of its bucket, or since the
+//     link changed (min_samples costs in a row at least 2x away from their estimate), is stale: it
 //     counts for no move, is explored one in `explore_every`, and its next sample starts it afresh.
 // Concurrency: a transfer of n objects at once (a batch) costs each object differently from a
 // transfer of one, so each peer keeps one threshold and one set of estimates per concurrency class
@@ -173,6 +175,15 @@ class ThresholdPolicy {
     std::array<uint64_t, kBuckets> explore_counts{};
     // Decisions left with exploration every kBoostedExploreEvery (a surprising cost was seen).
     uint32_t explore_boost = 0;
+    // Surprising costs in a row per size bucket. min_samples of them say the link changed (a lone
+    // wake-up spike does not): every estimate not updated since (its bucket's observation count
+    // then is refresh_from) is stale, and for refresh_boost decisions a bucket away from the
+    // threshold explores the protocol it does not use every kBoostedExploreEvery until that
+    // estimate has min_samples again, so that a crossover that moved far is found at once, and no cost of
+    // the old link moves the threshold meanwhile.
+    std::array<uint8_t, kBuckets> surprises{};
+    uint32_t refresh_boost = 0;
+    std::array<uint64_t, kBuckets> refresh_from{};
     // Batches per size bucket sent the other way at once because that way had fewer than
     // min_samples (a class with no estimate there learns it on its first transfers of the size);
     // at most kColdExplorations each.

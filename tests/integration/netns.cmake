@@ -7,3 +7,12 @@ rplasma_test(netns_fault_test
   TIMEOUT 400)
 add_dependencies(netns_fault_test rplasma-manager rplasma_store)
 set_tests_properties(netns_fault_test PROPERTIES COST 100)  # a long run: ctest starts it early
+
+# The automatic protocol switch follows a change of the link: requests shaped to 1 Mbit/s (HTB and
+# an nftables priority) between the namespaces mid-run (issue 25). Needs root, HTB and nftables.
+rplasma_test(netns_link_change_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/netns_link_change_test.cc
+  LIBS rplasma_manager_test_cluster
+  LABELS integration redis netns
+  TIMEOUT 300)
+add_dependencies(netns_link_change_test rplasma-manager rplasma_store)

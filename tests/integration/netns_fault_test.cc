@@ -4,18 +4,9 @@
 // (`numgen random mod 100 < 20`). Fetches end by their deadline with intact data or an error,
 // succeed again once the rules are gone, and nothing leaks (leases, store references, fds).
 //
-// Topology (N = this test's pid % 256; one private /24, split into /30 links):
-//   nsA  10.213.N.1 ─── veth (peer traffic) ─── 10.213.N.2  nsB
-//   nsA  10.213.N.6 ─── veth ─── 10.213.N.5  root ns: redis-server (also on 127.0.0.1)
-//   nsB 10.213.N.10 ─── veth ─── 10.213.N.9  root ns
-// The rules match only the peer link's addresses, so the directory stays reachable. The stores
-// run in the root namespace: they speak only Unix sockets, which every namespace shares (so does
-// the test, with the stores and the managers' client sockets).
+// The two namespaces, the links and Redis: netns_pair.h.
 //
 // Needs root, iproute2 and nftables; says which is missing and skips.
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -23,15 +14,8 @@
 #include "absl/strings/str_cat.h"
 #include <gtest/gtest.h>
 
-#include "bench-mpi/launch/child_process.h"
-#include "bench-mpi/launch/manager_launcher.h"
 #include "bench-mpi/launch/process_fds.h"
-#include "protocol/base/socket_io.h"
-#include "protocol/base/unique_fd.h"
-#include "tests/integration/manager_test_cluster.h"
-#include "tests/support/network_namespace.h"
-#include "tests/support/skip.h"
-#include "tests/support/status_matchers.h"
+#include "tests/integration/netns_pair.h"
 
 namespace rplasma::testing {
 namespace {
@@ -52,50 +36,14 @@ std::string LogTail(const std::string& path) {
   return log.size() > 3000 ? log.substr(log.size() - 3000) : log;
 }
 
-// One node: a store (root namespace) and a manager inside `ns`.
-struct NetnsNode {
-  std::string name;
-  std::unique_ptr<StoreProcess> store;
-  std::unique_ptr<bench::LaunchedManager> manager;  // SIGKILLed when destroyed
-  std::string client_socket;
-  std::string log;
-  std::unique_ptr<Client> client;
-};
-
-class NetnsFaultTest : public ::testing::Test {
+class NetnsFaultTest : public NetnsPairTest {
  protected:
   void SetUp() override {
-    RPLASMA_SKIP_IF_NO_REDIS_SERVER();
-    const std::string unavailable = NetworkNamespaceUnavailableReason();
-    if (!unavailable.empty()) {
-      RPLASMA_SKIP_TEST("netns", "this test needs root, iproute2 and nftables: " + unavailable);
-    }
-    const int pid = static_cast<int>(::getpid());
-    net_ = absl::StrCat("10.213.", pid % 256, ".");
-    ASSERT_OK_AND_ASSIGN(ns_a_, NetworkNamespace::Create(absl::StrCat("rplasma-a-", pid)));
-    ASSERT_OK_AND_ASSIGN(ns_b_, NetworkNamespace::Create(absl::StrCat("rplasma-b-", pid)));
-    ASSERT_OK_AND_ASSIGN(peer_link_, VethPair::Create(absl::StrCat("rp", pid, "p"), ns_a_.get(), net_ + "1/30",
-                                                      ns_b_.get(), net_ + "2/30"));
-    ASSERT_OK_AND_ASSIGN(
-        link_a_, VethPair::Create(absl::StrCat("rp", pid, "x"), nullptr, net_ + "5/30", ns_a_.get(), net_ + "6/30"));
-    ASSERT_OK_AND_ASSIGN(
-        link_b_, VethPair::Create(absl::StrCat("rp", pid, "y"), nullptr, net_ + "9/30", ns_b_.get(), net_ + "10/30"));
-    bench::RedisServerOptions redis_options;
-    redis_options.extra_args = {"--bind", "127.0.0.1", net_ + "5", net_ + "9"};
-    ASSERT_OK_AND_ASSIGN(redis_, bench::RedisServer::Start(redis_options));
-    secret_file_ = temp_.Join("secret");
-    {
-      // Private (0600) and >= 16 bytes, as the managers require.
-      UniqueFd fd(::open(secret_file_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
-      ASSERT_TRUE(fd) << ErrnoError("open", secret_file_, errno);
-      const std::string secret = "netns-fault-test-secret\n";
-      ASSERT_OK(WriteAll(fd.get(), secret.data(), secret.size()));
-    }
-    a_.name = "owner";
-    ASSERT_OK(
-        StartNode(a_, *ns_a_, net_ + "1", net_ + "5", {absl::StrCat("--lease_ttl=", absl::FormatDuration(kLeaseTtl))}));
-    b_.name = "requester";
-    ASSERT_OK(StartNode(b_, *ns_b_, net_ + "2", net_ + "9", {}));
+    NetnsPairTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    ASSERT_OK(StartNode(/*a=*/true, "owner", absl::StrCat(kThreshold),
+                        {absl::StrCat("--lease_ttl=", absl::FormatDuration(kLeaseTtl))}));
+    ASSERT_OK(StartNode(/*a=*/false, "requester", absl::StrCat(kThreshold), {}));
     for (int i = 0; i < kObjects; ++i) {
       ids_.push_back(ObjectID::FromLabel(absl::StrCat("netns-fault-", i)));
       ASSERT_OK(PutTestObject(*a_.client, ids_[i], i, SizeOf(i)));
@@ -109,54 +57,6 @@ class NetnsFaultTest : public ::testing::Test {
     requester_fds_ = ManagerFds(b_);
     ASSERT_GT(owner_fds_, 0);
     ASSERT_GT(requester_fds_, 0);
-  }
-
-  void TearDown() override {
-    for (NetnsNode* node : {&a_, &b_}) {
-      if (node->manager) node->manager->Kill();
-      const std::string log = bench::ReadWholeFile(node->log);
-      for (const char* marker : {"WARNING: ThreadSanitizer", "ERROR: AddressSanitizer", "runtime error:"}) {
-        if (log.find(marker) != std::string::npos) ADD_FAILURE() << node->name << "'s manager log:\n" << log;
-      }
-    }
-  }
-
-  // Starts `node`'s store, and its manager inside `ns` listening on `host` with Redis at `redis_host`.
-  absl::Status StartNode(NetnsNode& node, const NetworkNamespace& ns, const std::string& host,
-                         const std::string& redis_host, const std::vector<std::string>& extra) {
-    StoreProcessOptions store_options;
-    store_options.memory = 128u << 20;
-    ASSIGN_OR_RETURN(node.store, StoreProcess::Start(store_options));
-    node.client_socket = temp_.Join(node.name + ".manager.sock");
-    node.log = temp_.Join(node.name + ".manager.log");
-    bench::ManagerLaunchOptions launch;
-    launch.binary = std::string(RPLASMA_BIN_DIR) + "/rplasma-manager";
-    launch.command_prefix = ns.Exec({});
-    launch.store_socket = node.store->socket_path();
-    launch.redis = absl::StrCat(redis_host, ":", redis_->port());
-    launch.secret_file = secret_file_;
-    launch.listen_host = host;
-    launch.node_name = node.name;
-    launch.transport = "";
-    launch.pin_threshold = absl::StrCat(kThreshold);
-    launch.extra_args = extra;
-    launch.client_socket = node.client_socket;
-    launch.log_path = node.log;
-    launch.probe_client_socket = false;  // a probe from the root namespace; the ready line suffices
-    launch.start_timeout = absl::Seconds(15);
-    launch.stop_grace = absl::ZeroDuration();
-    absl::StatusOr<std::unique_ptr<bench::LaunchedManager>> manager = bench::LaunchedManager::Start(launch);
-    if (!manager.ok()) {
-      return MakeError(ErrorCode::kUnavailable, absl::StrCat("manager ", node.name, " did not start in ", ns.name(),
-                                                             ": ", manager.status().message()));
-    }
-    node.manager = std::move(*manager);
-    ClientOptions client_options;
-    client_options.store_socket = node.store->socket_path();
-    client_options.manager_socket = node.client_socket;
-    client_options.client_name = "test " + node.name;
-    ASSIGN_OR_RETURN(node.client, Client::Connect(client_options));
-    return absl::OkStatus();
   }
 
   // Fetches ids_[k] for each k in `which` on B with `timeout`: ended by the deadline; fetched =
@@ -235,25 +135,13 @@ class NetnsFaultTest : public ::testing::Test {
         << bench::DescribeOpenFds(b_.manager->pid());
   }
 
-  // Declared in acquisition order: the namespaces go last, with whatever is inside them.
-  bench::ScratchDir temp_ = bench::ScratchDir::CreateOrDie();
-  std::string net_;
-  std::unique_ptr<NetworkNamespace> ns_a_;
-  std::unique_ptr<NetworkNamespace> ns_b_;
-  std::unique_ptr<VethPair> peer_link_;
-  std::unique_ptr<VethPair> link_a_;
-  std::unique_ptr<VethPair> link_b_;
-  std::unique_ptr<bench::RedisServer> redis_;
-  std::string secret_file_;
-  NetnsNode a_;
-  NetnsNode b_;
   std::vector<ObjectID> ids_;
   int owner_fds_ = -1;
   int requester_fds_ = -1;
 };
 
 TEST_F(NetnsFaultTest, FullPartitionFailsFetchesByTheirDeadlineAndHealingRestoresThem) {
-  const std::string owner = net_ + "1";
+  const std::string owner = OwnerAddress();
   ASSERT_OK(ns_b_->Nft("add rule inet rplasma input ip saddr " + owner + " drop"));
   ASSERT_OK(ns_b_->Nft("add rule inet rplasma output ip daddr " + owner + " drop"));
   // Singles of both kinds, then batches mixing them: every one fails, by its deadline.
@@ -267,7 +155,7 @@ TEST_F(NetnsFaultTest, FullPartitionFailsFetchesByTheirDeadlineAndHealingRestore
 }
 
 TEST_F(NetnsFaultTest, RandomLossEndsFetchesByTheirDeadlineIntactOrFailedAndHealingRestoresThem) {
-  const std::string owner = net_ + "1";
+  const std::string owner = OwnerAddress();
   ASSERT_OK(ns_b_->Nft("add rule inet rplasma input ip saddr " + owner + " numgen random mod 100 < 20 drop"));
   ASSERT_OK(ns_b_->Nft("add rule inet rplasma output ip daddr " + owner + " numgen random mod 100 < 20 drop"));
   int fetched = 0;

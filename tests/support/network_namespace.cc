@@ -31,6 +31,7 @@ std::string FindTool(const std::string& tool) {
 
 std::string Ip() { return FindTool("ip"); }
 std::string NftBinary() { return FindTool("nft"); }
+std::string TcBinary() { return FindTool("tc"); }
 
 }  // namespace
 
@@ -82,6 +83,14 @@ std::vector<std::string> NetworkNamespace::Exec(const std::vector<std::string>& 
 absl::Status NetworkNamespace::Nft(const std::string& command) const {
   std::vector<std::string> argv = {NftBinary()};
   // nft joins its arguments with spaces; one argument per word keeps the shell out of it.
+  for (absl::string_view word : absl::StrSplit(command, ' ', absl::SkipEmpty())) argv.emplace_back(word);
+  return RunCommand(Exec(argv));
+}
+
+absl::Status NetworkNamespace::Tc(const std::string& command) const {
+  const std::string tc = TcBinary();
+  if (tc.empty()) return MakeError(ErrorCode::kUnavailable, "tc (package iproute2) not found");
+  std::vector<std::string> argv = {tc};
   for (absl::string_view word : absl::StrSplit(command, ' ', absl::SkipEmpty())) argv.emplace_back(word);
   return RunCommand(Exec(argv));
 }

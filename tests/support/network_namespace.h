@@ -8,6 +8,7 @@
 //   ASSIGN_OR_RETURN(auto link, VethPair::Create("rp-v" + pid, a.get(), "10.77.1.1/30", b.get(), "10.77.1.2/30"));
 //   a->Exec({"/path/to/binary", ...})   // the argv that runs a command inside `a`
 //   a->Nft("add rule inet rplasma input ip saddr 10.77.1.2 drop")
+//   a->Tc("qdisc add dev rp-v1a root handle 1: htb default 20")
 //
 // Destruction deletes the namespace (and with it every interface and nft rule inside it), so a
 // failing test leaves nothing behind; a process still running inside keeps only its own copy.
@@ -45,6 +46,8 @@ class NetworkNamespace {
   std::vector<std::string> Exec(const std::vector<std::string>& argv) const;
   // Runs `nft <command>` inside, e.g. "add rule inet rplasma input ip saddr 10.0.0.2 drop".
   absl::Status Nft(const std::string& command) const;
+  // Runs `tc <command>` inside, e.g. "qdisc add dev veth0 root handle 1: htb default 20".
+  absl::Status Tc(const std::string& command) const;
   // Removes every rule from the input and output chains of table inet rplasma.
   absl::Status FlushRules() const;
 

@@ -77,8 +77,12 @@ TEST(ThresholdPolicyTest, ObservationsMoveTheThresholdOnlyPastTheHysteresis) {
   // Now Get is clearly faster there: T rises one bucket.
   for (int i = 0; i < 20; ++i) policy.Observe("c", PeerProtocol::kGet, 131072, absl::Microseconds(50));
   EXPECT_EQ(policy.ThresholdFor("c"), 131072u);
-  // Pin clearly faster in T's bucket: T falls back.
-  for (int i = 0; i < 30; ++i) policy.Observe("c", PeerProtocol::kPin, 131072, absl::Microseconds(10));
+  // Pin clearly faster in T's bucket: T falls back. (Pin ten times faster is a change of the link:
+  // the Get estimate from before must be measured again before it counts.)
+  for (int i = 0; i < 30; ++i) {
+    policy.Observe("c", PeerProtocol::kPin, 131072, absl::Microseconds(10));
+    policy.Observe("c", PeerProtocol::kGet, 131072, absl::Microseconds(50));
+  }
   EXPECT_EQ(policy.ThresholdFor("c"), 65536u);
 }
 
@@ -465,6 +469,45 @@ TEST(ThresholdPolicyTest, TheThresholdFollowsAStepChangeOfTheLink) {
   Drive(policy, fast, 10000);
   EXPECT_EQ(policy.Explain().at("link").flips, flips_steady) << policy.Explain().at("link").reason;
   EXPECT_TRUE(near(policy.ThresholdFor("link"), fast.Crossover()));
+}
+
+// The sizes a workload moves need not include the buckets next to the threshold: here 1, 4 and
+// 16 MiB only, the threshold at 1 MiB. When requests get dear (each costs 7 ms more; Pin makes
+// three), Get becomes the better way at 4 and 16 MiB, buckets away from the threshold whose Get
+// estimates were never measured. The first costs that are far from their estimates, three in a
+// row, mark the change; those buckets then try Get one transfer in four and the threshold follows
+// (netns_link_change_test does this with real processes).
+TEST(ThresholdPolicyTest, AChangeOfTheLinkIsFollowedWhereNoTrafficIsNextToTheThreshold) {
+  ThresholdPolicyOptions options = Options(ThresholdSetting::Mode::kAuto, 1u << 20);
+  options.explore_every = ThresholdPolicyOptions().explore_every;
+  ThresholdPolicy policy(options);
+  const SimulatedLink healthy{100, 1.5, 1000, 0.8};
+  const SimulatedLink dear_requests{7100, 1.5, 22000, 0.8};
+  ASSERT_EQ(healthy.Crossover(), 1u << 20);
+  ASSERT_EQ(dear_requests.Crossover(), 16u << 20);
+  const uint64_t sizes[] = {1u << 20, 4u << 20, 16u << 20};
+  const auto drive = [&](const SimulatedLink& link, int transfers, const std::function<bool()>& done) {
+    for (int i = 0; i < transfers; ++i) {
+      if (done()) return i;
+      const uint64_t size = sizes[i % 3];
+      const PeerProtocol p = policy.Choose("link", size);
+      policy.Observe("link", p, size, link.Cost(p, size));
+    }
+    return transfers;
+  };
+  drive(healthy, 600, [] { return false; });
+  EXPECT_EQ(policy.ThresholdFor("link"), 1u << 20) << policy.Explain().at("link").reason;
+  // 40 transfers here; one in explore_every (32) of the 4 MiB transfers, min_samples (3) times,
+  // took ~290 (and old estimates then moved it back and forth).
+  const int followed = drive(dear_requests, 1000, [&] { return policy.ThresholdFor("link") >= (16u << 20); });
+  EXPECT_LE(followed, 120) << policy.Explain().at("link").reason;
+  const uint64_t flips = policy.Explain().at("link").flips;
+  drive(dear_requests, 3000, [] { return false; });
+  EXPECT_EQ(policy.Explain().at("link").flips, flips) << "it holds: " << policy.Explain().at("link").reason;
+  EXPECT_EQ(policy.ThresholdFor("link"), 16u << 20);
+  // And back.
+  const int back = drive(healthy, 1000, [&] { return policy.ThresholdFor("link") <= (2u << 20); });
+  EXPECT_LE(back, 200) << policy.Explain().at("link").reason;
 }
 
 // A link with the development VM's kind of noise (one transfer in 20 pays a 60 us wake-up,
