@@ -141,7 +141,7 @@ bool ThresholdPolicy::ExploreLocked(ClassState& state, uint64_t size, PeerProtoc
   bool refresh = false;
   if (state.refresh_boost > 0) {
     --state.refresh_boost;
-    refresh = !next_to_threshold && !Usable(state, bucket, other);
+    refresh = !next_to_threshold && !Usable(state, bucket, other) && !Decisive(state, bucket);
   }
   if (!next_to_threshold && !refresh && other_estimate.samples >= options_.min_samples &&
       !Stale(state, bucket, other)) {
@@ -252,11 +252,15 @@ void ThresholdPolicy::Observe(const std::string& peer, PeerProtocol protocol, ui
   const double seconds = absl::ToDoubleSeconds(time) * scale;
   // A cost far from its estimate says the link may have changed: explore more for a while, so
   // that the estimates next to the threshold catch up.
-  if (e.samples >= options_.min_samples && !Stale(state, b, p) &&
-      (seconds > 2 * e.seconds || 2 * seconds < e.seconds)) {
-    state.explore_boost = kBoostDecisions;
-    // min_samples in a row: the link changed. Every estimate so far predates it (Stale).
-    if (++state.surprises[b] >= options_.min_samples) {
+  const auto far = [&](double estimate) { return seconds > 2 * estimate || 2 * seconds < estimate; };
+  const bool estimated = e.samples >= options_.min_samples && !Stale(state, b, p);
+  if (estimated && far(e.seconds)) state.explore_boost = kBoostDecisions;
+  // kChangeSurprises such costs in a row, each far from the estimate the first of them met: the
+  // link did change. Every estimate so far predates it (Stale).
+  const double base = state.surprises[b] == 0 ? e.seconds : state.surprise_base[b];
+  if (estimated && far(base)) {
+    if (state.surprises[b]++ == 0) state.surprise_base[b] = e.seconds;
+    if (state.surprises[b] >= kChangeSurprises) {
       state.surprises[b] = 0;
       state.refresh_boost = kBoostDecisions;
       state.refresh_from = state.bucket_observations;

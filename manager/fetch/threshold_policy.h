@@ -31,7 +31,7 @@
 //     by kDecisiveRatio (a batch's cost is an average over its objects: one sample says enough).
 //   * Ageing: away from T only one protocol runs, so the other's estimate keeps an old link's
 //     cost. An estimate not updated in kStaleObservations transfers of its bucket, or since the
-//     link changed (min_samples costs in a row at least 2x away from their estimate), is stale: it
+//     link changed (kChangeSurprises costs in a row at least 2x away from their estimate), is stale: it
 //     counts for no move, is explored one in `explore_every`, and its next sample starts it afresh.
 // Concurrency: a transfer of n objects at once (a batch) costs each object differently from a
 // transfer of one, so each peer keeps one threshold and one set of estimates per concurrency class
@@ -175,13 +175,15 @@ class ThresholdPolicy {
     std::array<uint64_t, kBuckets> explore_counts{};
     // Decisions left with exploration every kBoostedExploreEvery (a surprising cost was seen).
     uint32_t explore_boost = 0;
-    // Surprising costs in a row per size bucket. min_samples of them say the link changed (a lone
-    // wake-up spike does not): every estimate not updated since (its bucket's observation count
+    // Surprising costs in a row per size bucket. kChangeSurprises of them, each far from the
+    // estimate the first met, say the link changed (wake-up spikes, and the 2x swings of a
+    // contended machine, rarely make six in a row): every estimate not updated since (its bucket's observation count
     // then is refresh_from) is stale, and for refresh_boost decisions a bucket away from the
     // threshold explores the protocol it does not use every kBoostedExploreEvery until that
-    // estimate has min_samples again, so that a crossover that moved far is found at once, and no cost of
-    // the old link moves the threshold meanwhile.
+    // estimate has min_samples again (an averaged class: until one sample each way decides), so that a crossover that
+    // moved far is found at once, and no cost of the old link moves the threshold meanwhile.
     std::array<uint8_t, kBuckets> surprises{};
+    std::array<double, kBuckets> surprise_base{};  // the estimate the first of them met
     uint32_t refresh_boost = 0;
     std::array<uint64_t, kBuckets> refresh_from{};
     // Batches per size bucket sent the other way at once because that way had fewer than
@@ -209,6 +211,8 @@ class ThresholdPolicy {
   // A batch class's bucket with fewer than min_samples of the other way tries it at once, at most
   // this many times.
   static constexpr uint8_t kColdExplorations = 6;
+  // Surprising costs in a row in one bucket that mark a change of the link (Observe).
+  static constexpr uint8_t kChangeSurprises = 6;
   // An averaged class's bucket is decided by one sample each way when one costs this many times
   // the other (twice the default hysteresis; 256 KiB batches on loopback TCP: 1.4-1.5x).
   static constexpr double kDecisiveRatio = 1.3;
