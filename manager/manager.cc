@@ -219,6 +219,7 @@ JsonObject PolicyJson(const fetch::PeerExplanation& e) {
       .String("objects", e.objects)
       .Number("threshold", e.threshold)
       .Number("flips", e.flips)
+      .Number("link_changes", e.link_changes)
       .String("reason", e.reason)
       .Array("estimates", estimates);
 }
@@ -257,9 +258,11 @@ std::string Manager::MetricsText() const {
   sources.peer_service = peer_service_->stats();
   const std::map<std::string, fetch::PeerExplanation> policy = policy_->Explain();
   for (const auto& [peer, e] : policy) {
-    sources.peer_thresholds.push_back(ManagerMetricsSources::PeerThreshold{peer, e.objects, e.threshold, e.flips});
+    sources.peer_thresholds.push_back(
+        ManagerMetricsSources::PeerThreshold{peer, e.objects, e.threshold, e.flips, e.link_changes});
     for (const fetch::PeerExplanation& b : e.batches) {
-      sources.peer_thresholds.push_back(ManagerMetricsSources::PeerThreshold{peer, b.objects, b.threshold, b.flips});
+      sources.peer_thresholds.push_back(
+          ManagerMetricsSources::PeerThreshold{peer, b.objects, b.threshold, b.flips, b.link_changes});
     }
   }
   sources.known_peers = policy.size();

@@ -262,6 +262,7 @@ void ThresholdPolicy::Observe(const std::string& peer, PeerProtocol protocol, ui
     if (state.surprises[b]++ == 0) state.surprise_base[b] = e.seconds;
     if (state.surprises[b] >= kChangeSurprises) {
       state.surprises[b] = 0;
+      ++state.link_changes;
       state.refresh_boost = kBoostDecisions;
       state.refresh_from = state.bucket_observations;
     }
@@ -383,6 +384,7 @@ PeerExplanation ThresholdPolicy::ExplainClass(const ClassState& state, int concu
   e.objects = ConcurrencyClassName(concurrency_class);
   e.threshold = state.threshold;
   e.flips = state.flips;
+  e.link_changes = state.link_changes;
   e.reason = state.reason;
   for (int b = 0; b < kBuckets; ++b) {
     const Estimate& get = state.estimates[b][0];

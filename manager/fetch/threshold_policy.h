@@ -92,8 +92,9 @@ struct ProbeSample {
 struct PeerExplanation {
   std::string objects = "1";  // the concurrency class: objects per transfer ("1", "2-16", ...)
   uint64_t threshold = 0;
-  uint64_t flips = 0;  // times the threshold moved (a calibration that changed it included)
-  std::string reason;  // why it has its current value, in words
+  uint64_t flips = 0;         // times the threshold moved (a calibration that changed it included)
+  uint64_t link_changes = 0;  // changes of the link seen (costs far from their estimates, in a row)
+  std::string reason;         // why it has its current value, in words
   // The estimates behind it: the size classes with a sample of either protocol, smallest first;
   // times are per object of the class's top size (`bytes`), as Observe scales them.
   struct SizeClass {
@@ -184,6 +185,7 @@ class ThresholdPolicy {
     // moved far is found at once, and no cost of the old link moves the threshold meanwhile.
     std::array<uint8_t, kBuckets> surprises{};
     std::array<double, kBuckets> surprise_base{};  // the estimate the first of them met
+    uint64_t link_changes = 0;
     uint32_t refresh_boost = 0;
     std::array<uint64_t, kBuckets> refresh_from{};
     // Batches per size bucket sent the other way at once because that way had fewer than

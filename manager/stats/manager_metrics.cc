@@ -96,6 +96,12 @@ std::string RenderManagerMetrics(const ManagerMetricsSources& in) {
   for (const auto& p : in.peer_thresholds) {
     t.Sample("rplasma_manager_peer_threshold_flips_total", {{"peer", p.peer}, {"objects", p.objects}}, p.flips);
   }
+  t.Family("rplasma_manager_peer_link_changes_total", MetricType::kCounter,
+           "Changes of the link to a peer the automatic threshold saw (costs far from their estimates, six in a "
+           "row), after each of which it re-learned its estimates.");
+  for (const auto& p : in.peer_thresholds) {
+    t.Sample("rplasma_manager_peer_link_changes_total", {{"peer", p.peer}, {"objects", p.objects}}, p.link_changes);
+  }
   return t.str();
 }
 

@@ -32,6 +32,7 @@ struct ManagerMetricsSources {
     std::string objects;  // its concurrency class: objects per transfer ("1", "2-16", ...)
     uint64_t bytes = 0;
     uint64_t flips = 0;
+    uint64_t link_changes = 0;
   };
   std::vector<PeerThreshold> peer_thresholds;
 };

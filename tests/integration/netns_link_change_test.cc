@@ -123,6 +123,7 @@ TEST_F(NetnsLinkChangeTest, TheThresholdFollowsASlowerRequestPathAndComesBack) {
   const nlohmann::json stats = Stats();
   const nlohmann::json& policy = stats["peer_policy"][owner_id_];
   EXPECT_GE(policy["flips"].get<uint64_t>(), 2u) << "calibrated, then raised";
+  EXPECT_GE(policy["link_changes"].get<uint64_t>(), 1u) << "it saw the link change";
   EXPECT_NE(policy["reason"].get<std::string>().find("raised: Get"), std::string::npos) << policy.dump();
   int gets = 0;
   for (const nlohmann::json& fetch : stats["recent_fetches"]) {

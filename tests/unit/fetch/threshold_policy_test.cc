@@ -474,8 +474,8 @@ TEST(ThresholdPolicyTest, TheThresholdFollowsAStepChangeOfTheLink) {
 // The sizes a workload moves need not include the buckets next to the threshold: here 1, 4 and
 // 16 MiB only, the threshold at 1 MiB. When requests get dear (each costs 7 ms more; Pin makes
 // three), Get becomes the better way at 4 and 16 MiB, buckets away from the threshold whose Get
-// estimates were never measured. The first costs that are far from their estimates, three in a
-// row, mark the change; those buckets then try Get one transfer in four and the threshold follows
+// estimates were never measured. Six costs in a row that are far from their estimates mark
+// the change; those buckets then try Get one transfer in four and the threshold follows
 // (netns_link_change_test does this with real processes).
 TEST(ThresholdPolicyTest, AChangeOfTheLinkIsFollowedWhereNoTrafficIsNextToTheThreshold) {
   ThresholdPolicyOptions options = Options(ThresholdSetting::Mode::kAuto, 1u << 20);
@@ -497,10 +497,12 @@ TEST(ThresholdPolicyTest, AChangeOfTheLinkIsFollowedWhereNoTrafficIsNextToTheThr
   };
   drive(healthy, 600, [] { return false; });
   EXPECT_EQ(policy.ThresholdFor("link"), 1u << 20) << policy.Explain().at("link").reason;
+  EXPECT_EQ(policy.Explain().at("link").link_changes, 0u);
   // 40 transfers here; one in explore_every (32) of the 4 MiB transfers, min_samples (3) times,
   // took ~290 (and old estimates then moved it back and forth).
   const int followed = drive(dear_requests, 1000, [&] { return policy.ThresholdFor("link") >= (16u << 20); });
   EXPECT_LE(followed, 120) << policy.Explain().at("link").reason;
+  EXPECT_GE(policy.Explain().at("link").link_changes, 1u);
   const uint64_t flips = policy.Explain().at("link").flips;
   drive(dear_requests, 3000, [] { return false; });
   EXPECT_EQ(policy.Explain().at("link").flips, flips) << "it holds: " << policy.Explain().at("link").reason;
@@ -532,6 +534,7 @@ TEST(ThresholdPolicyTest, WakeUpNoiseDoesNotMakeTheThresholdFlap) {
   EXPECT_LE(e.threshold, link.Crossover() * 2) << e.reason;
   EXPECT_GE(e.flips, 1u) << "it had to move from 4 KiB";
   EXPECT_LE(e.flips, 6u) << e.reason;
+  EXPECT_EQ(e.link_changes, 0u) << "lone spikes are not a change of the link";
 }
 
 TEST(ThresholdPolicyTest, BucketsAreCeilLog2) {
