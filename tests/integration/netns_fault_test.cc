@@ -70,7 +70,7 @@ class NetnsFaultTest : public NetnsPairTest {
     const absl::Duration took = absl::Now() - start;
     EXPECT_LE(took, timeout + kSlack) << "a fetch of " << asked.size() << " ids ended past its deadline; "
                                       << "the requester's manager log ends:\n"
-                                      << LogTail(b_.log);
+                                      << LogTail(b_.manager_log);
     EXPECT_OK(result.status()) << "the manager answers every fetch";
     if (!result.ok() || result->size() != asked.size()) return 0;
     int fetched = 0;
@@ -110,7 +110,7 @@ class NetnsFaultTest : public NetnsPairTest {
 
   // The manager's client socket closes a finished connection at its next accept: counted right
   // after two stats requests, a manager holds exactly one (the second's) besides its own fds.
-  int ManagerFds(const NetnsNode& node) {
+  int ManagerFds(const TestNode& node) {
     for (int i = 0; i < 2; ++i) (void)StatsVia(node.client_socket);
     return bench::CountOpenFds(node.manager->pid());
   }
@@ -125,7 +125,7 @@ class NetnsFaultTest : public NetnsPairTest {
   void ExpectNothingLeaked() {
     EXPECT_TRUE(WaitFor([&] { return OwnerLeases() == 0; }, kLeaseTtl + absl::Seconds(5)))
         << "owner leases: " << OwnerLeases();
-    for (NetnsNode* node : {&a_, &b_}) {
+    for (TestNode* node : {&a_, &b_}) {
       EXPECT_OK(WaitStoreReleasedEverything(*node->client, absl::Seconds(10))) << node->name << "'s store";
     }
     EXPECT_TRUE(

@@ -11,7 +11,8 @@
 // with the stores and the managers' client sockets).
 //
 // SetUp builds the namespaces, links, Redis and the secret (skipping without root, iproute2,
-// nftables or redis-server); a test then starts its nodes with StartNode. TearDown kills the
+// nftables or redis-server); a test then starts its nodes with StartNode (a TestNode each, of
+// manager_test_cluster.h: the store in the root namespace, the manager inside its own). TearDown kills the
 // managers and fails the test if a manager's log holds a sanitizer report.
 #ifndef RPLASMA_TESTS_INTEGRATION_NETNS_PAIR_H_
 #define RPLASMA_TESTS_INTEGRATION_NETNS_PAIR_H_
@@ -36,16 +37,6 @@
 #include "tests/support/status_matchers.h"
 
 namespace rplasma::testing {
-
-// One node: a store (root namespace) and a manager inside a namespace.
-struct NetnsNode {
-  std::string name;
-  std::unique_ptr<StoreProcess> store;
-  std::unique_ptr<bench::LaunchedManager> manager;  // SIGKILLed when destroyed
-  std::string client_socket;
-  std::string log;
-  std::unique_ptr<Client> client;
-};
 
 class NetnsPairTest : public ::testing::Test {
  protected:
@@ -77,9 +68,9 @@ class NetnsPairTest : public ::testing::Test {
   }
 
   void TearDown() override {
-    for (NetnsNode* node : {&a_, &b_}) {
+    for (TestNode* node : {&a_, &b_}) {
       if (node->manager) node->manager->Kill();
-      const std::string log = bench::ReadWholeFile(node->log);
+      const std::string log = bench::ReadWholeFile(node->manager_log);
       for (const char* marker : {"WARNING: ThreadSanitizer", "ERROR: AddressSanitizer", "runtime error:"}) {
         if (log.find(marker) != std::string::npos) ADD_FAILURE() << node->name << "'s manager log:\n" << log;
       }
@@ -94,14 +85,14 @@ class NetnsPairTest : public ::testing::Test {
   // with `pin_threshold` and `extra` arguments.
   absl::Status StartNode(bool a, const std::string& name, const std::string& pin_threshold,
                          const std::vector<std::string>& extra) {
-    NetnsNode& node = a ? a_ : b_;
+    TestNode& node = a ? a_ : b_;
     const NetworkNamespace& ns = a ? *ns_a_ : *ns_b_;
     node.name = name;
     StoreProcessOptions store_options;
     store_options.memory = 128u << 20;
     ASSIGN_OR_RETURN(node.store, StoreProcess::Start(store_options));
     node.client_socket = temp_.Join(node.name + ".manager.sock");
-    node.log = temp_.Join(node.name + ".manager.log");
+    node.manager_log = temp_.Join(node.name + ".manager.log");
     bench::ManagerLaunchOptions launch;
     launch.binary = std::string(RPLASMA_BIN_DIR) + "/rplasma-manager";
     launch.command_prefix = ns.Exec({});
@@ -114,7 +105,7 @@ class NetnsPairTest : public ::testing::Test {
     launch.pin_threshold = pin_threshold;
     launch.extra_args = extra;
     launch.client_socket = node.client_socket;
-    launch.log_path = node.log;
+    launch.log_path = node.manager_log;
     launch.probe_client_socket = false;  // a probe from the root namespace; the ready line suffices
     launch.start_timeout = absl::Seconds(15);
     launch.stop_grace = absl::ZeroDuration();
@@ -142,8 +133,8 @@ class NetnsPairTest : public ::testing::Test {
   std::unique_ptr<VethPair> link_b_;
   std::unique_ptr<bench::RedisServer> redis_;
   std::string secret_file_;
-  NetnsNode a_;
-  NetnsNode b_;
+  TestNode a_;
+  TestNode b_;
 };
 
 }  // namespace rplasma::testing
