@@ -127,7 +127,13 @@ absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler, const Tr
   publisher_ = std::make_unique<ObjectPublisher>(node_id_, std::move(subscription), directory_.get(), store_.get(),
                                                  &stats_, clock_, publisher_options);
   ObjectPublisher* publisher = publisher_.get();
-  redis_->SetReconnectCallback([publisher] { publisher->RequestRepublish(); });
+  // Redis came back: the publisher re-publishes this node's objects, and the next heartbeat
+  // reconnects the fetch side's idle lanes (ReconnectIdle), which fetches by cache, hint or guess
+  // may not use for a long while.
+  redis_->SetReconnectCallback([this, publisher] {
+    publisher->RequestRepublish();
+    lanes_reconnect_.store(true);
+  });
   heartbeat_ = std::thread([this] { HeartbeatLoop(); });
 
   if (!options_.client_socket.empty()) {
@@ -160,6 +166,11 @@ void Manager::HeartbeatLoop() {
   while (!lock.AwaitWithTimeout(absl::Condition(&stopping_), interval)) {
     lock.Unlock();
     absl::Status status = directory_->Heartbeat();
+    // (Again at the next heartbeat if a lane could not reconnect yet: its backoff after the
+    // failed attempts while Redis was down may outlast this one.)
+    if (status.ok() && lanes_reconnect_.exchange(false) && !lookups_->ReconnectIdle(node_id_)) {
+      lanes_reconnect_.store(true);
+    }
     if (!status.ok()) {
       stats_.heartbeat_errors.fetch_add(1, std::memory_order_relaxed);
       if (clock_->Now() - last_log > absl::Seconds(5)) {

@@ -34,6 +34,7 @@
 #include "manager/client_local_store.h"
 #include "manager/client_socket_server.h"
 #include "manager/directory/directory.h"
+#include "manager/directory/directory_lanes.h"
 #include "manager/directory/redis_directory.h"
 #include "manager/fetch/channel_cache.h"
 #include "manager/fetch/fetch_engine.h"
@@ -95,8 +96,9 @@ class Manager {
   std::unique_ptr<fetch::ThresholdPolicy> policy_;
   std::unique_ptr<transport::Transport> transport_;
   std::unique_ptr<Directory> directory_;
-  RedisDirectory* redis_ = nullptr;     // directory_, as the RedisDirectory Init created
-  std::unique_ptr<Directory> lookups_;  // the fetch engine's and channel cache's own connection
+  RedisDirectory* redis_ = nullptr;           // directory_, as the RedisDirectory Init created
+  std::unique_ptr<DirectoryLanes> lookups_;   // the fetch engine's and channel cache's own connections
+  std::atomic<bool> lanes_reconnect_{false};  // Redis came back: the next heartbeat reconnects lookups_
   std::unique_ptr<peer::PeerService> peer_service_;
   std::unique_ptr<transport::RequestHandler> peer_handler_;  // the wrapper, if Start was given one
   std::unique_ptr<fetch::ChannelCache> channels_;

@@ -1,6 +1,7 @@
 #include "manager/directory/directory_lanes.h"
 
 #include "protocol/base/mutex_lock.h"
+#include "protocol/base/status.h"
 
 namespace rplasma {
 
@@ -36,6 +37,25 @@ absl::StatusOr<NodeRecord> DirectoryLanes::GetNode(const std::string& node_id) {
   absl::StatusOr<NodeRecord> node = lanes_[lane]->GetNode(node_id);
   Release(lane);
   return node;
+}
+
+bool DirectoryLanes::ReconnectIdle(const std::string& node_id) {
+  std::vector<size_t> idle;
+  {
+    MutexLock lock(&mu_);
+    idle.swap(free_);
+  }
+  bool answered = true;
+  for (size_t lane : idle) {
+    const absl::StatusOr<NodeRecord> node = lanes_[lane]->GetNode(node_id);
+    // NotFound (no such record, e.g. this node's not registered yet) still needed a connection.
+    answered = answered && (node.ok() || ErrorCodeOf(node.status()) == ErrorCode::kObjectNotFound);
+  }
+  MutexLock lock(&mu_);
+  // Back in the order they were taken out (lane 0 still taken first), before any lane freed since.
+  free_.insert(free_.begin(), idle.begin(), idle.end());
+  if (!idle.empty()) freed_.SignalAll();
+  return answered;
 }
 
 }  // namespace rplasma

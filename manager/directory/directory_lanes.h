@@ -48,6 +48,14 @@ class DirectoryLanes : public Directory {
 
   size_t lanes() const { return lanes_.size(); }
 
+  // Each lane no call holds now answers one GetNode of `node_id`: a lane whose Redis connection
+  // broke (a failed call closes it; the next call reconnects) connects again now, not at the
+  // next lookup, which may be long away when fetches go by cache, hint or guess. Lanes in use are
+  // left to their callers. For when Redis came back (the manager's reconnect callback). False if
+  // an idle lane's call failed (Redis still down, or the lane still in its reconnect backoff):
+  // call again later.
+  bool ReconnectIdle(const std::string& node_id);
+
  private:
   // A lane no other call uses until Release(lane).
   size_t Acquire();

@@ -1,7 +1,9 @@
 // DirectoryLanes over recording fake lanes: concurrent reads run on distinct lanes at once, a read
-// waits for a lane when all are busy, and every write goes to lane 0.
+// waits for a lane when all are busy, every write goes to lane 0, and ReconnectIdle touches the
+// idle lanes only.
 #include "manager/directory/directory_lanes.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <thread>
@@ -166,6 +168,38 @@ TEST(DirectoryLanesTest, WritesGoToLaneZeroWhileItsReadIsBusy) {
   EXPECT_EQ(shared.calls,
             (std::vector<std::string>{"0:lookup", "0:register", "0:heartbeat", "0:publish", "0:publish-many",
                                       "0:remove", "0:remove-many", "0:list", "0:unregister"}));
+}
+
+}  // namespace
+}  // namespace rplasma
+
+namespace rplasma {
+namespace {
+
+TEST(DirectoryLanesTest, ReconnectIdleTouchesEveryIdleLaneOnceAndLeavesABusyOneAlone) {
+  Shared shared;
+  auto lanes = MakeLanes(3, &shared);
+  const ObjectID id = ObjectID::FromLabel("a");
+  SetOpen(shared, false);
+  std::thread reader([&] { (void)lanes->Lookup(absl::MakeConstSpan(&id, 1)); });  // holds lane 0
+  ASSERT_TRUE(testing::WaitFor([&] { return Inside(shared) >= 1; }, absl::Seconds(10)));
+  {
+    MutexLock lock(&shared.mu);
+    shared.open = true;  // the lanes touched next pass; the reader stays inside until signalled
+  }
+  lanes->ReconnectIdle("self");
+  SetOpen(shared, true);
+  reader.join();
+  {
+    MutexLock lock(&shared.mu);
+    std::vector<std::string> calls = shared.calls;
+    std::sort(calls.begin() + 1, calls.end());
+    EXPECT_EQ(calls, (std::vector<std::string>{"0:lookup", "1:node", "2:node"}));
+  }
+  // Every lane is free again, lane 0 first: a lone reader keeps to it.
+  auto found = lanes->Lookup(absl::MakeConstSpan(&id, 1));
+  ASSERT_TRUE(found.ok());
+  EXPECT_EQ((*found)[0][0].node_id, "0");
 }
 
 }  // namespace
