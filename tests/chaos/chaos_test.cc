@@ -70,18 +70,23 @@ class ChaosTest : public ::testing::Test {
     return ids;
   }
 
-  // Gets every id on `node` (fetching it from its owner), retrying failures until `deadline`;
-  // the ids that never arrived intact, with why.
-  std::vector<std::string> FetchAll(int node, const std::vector<ObjectID>& ids, absl::Time deadline) {
+  // Gets every id on `node`, fetching it from node `owner` (named as the fetch's hint, so that this
+  // pair of managers is what moves it: without one, a third node holding a copy may serve it),
+  // retrying failures until `deadline`; the ids that never arrived intact, with why.
+  std::vector<std::string> FetchAll(int node, int owner, const std::vector<ObjectID>& ids, absl::Time deadline) {
     std::map<ObjectID, std::string> missing;
     for (const ObjectID& id : ids) missing[id] = "not tried";
     while (!missing.empty() && absl::Now() < deadline) {
       absl::StatusOr<std::unique_ptr<Client>> client = cluster_->Connect(node);
-      if (!client.ok()) {
+      absl::StatusOr<std::unique_ptr<Client>> owner_client = cluster_->Connect(owner);
+      absl::StatusOr<std::string> owner_id =
+          owner_client.ok() ? (*owner_client)->ManagerNodeId() : absl::StatusOr<std::string>(owner_client.status());
+      if (!client.ok() || !owner_id.ok()) {
         absl::SleepFor(absl::Milliseconds(200));
         continue;
       }
       for (auto it = missing.begin(); it != missing.end();) {
+        (void)(*client)->Fetch({it->first}, absl::Seconds(3), *owner_id);  // GetOne says how it went
         absl::StatusOr<ObjectBuffer> got = (*client)->GetOne(it->first, absl::Seconds(3));
         const std::string expected = ContentOf(it->first);
         if (got.ok() && got->data().size() == expected.size() &&
@@ -107,7 +112,7 @@ class ChaosTest : public ::testing::Test {
     for (int n = 0; n < cluster_->nodes(); ++n) {
       for (int owner = 0; owner < cluster_->nodes(); ++owner) {
         if (owner == n) continue;
-        const std::vector<std::string> missing = FetchAll(n, put[owner], deadline);
+        const std::vector<std::string> missing = FetchAll(n, owner, put[owner], deadline);
         EXPECT_TRUE(missing.empty()) << "after healing, fetches failed:\n" << absl::StrJoin(missing, "\n");
       }
     }
