@@ -143,10 +143,7 @@ bool ThresholdPolicy::ExploreLocked(ClassState& state, uint64_t size, PeerProtoc
     --state.refresh_boost;
     refresh = !next_to_threshold && !Usable(state, bucket, other) && !Decisive(state, bucket);
   }
-  if (!next_to_threshold && !refresh && other_estimate.samples >= options_.min_samples &&
-      !Stale(state, bucket, other)) {
-    return false;
-  }
+  if (!next_to_threshold && !refresh && Usable(state, bucket, other)) return false;
   uint64_t every = options_.explore_every;
   if (next_to_threshold && state.explore_boost > 0) {
     --state.explore_boost;
