@@ -250,21 +250,32 @@ void ThresholdPolicy::Observe(const std::string& peer, PeerProtocol protocol, ui
   // A cost far from its estimate says the link may have changed: explore more for a while, so
   // that the estimates next to the threshold catch up.
   const auto far = [&](double estimate) { return seconds > 2 * estimate || 2 * seconds < estimate; };
-  const bool estimated = e.samples >= options_.min_samples && !Stale(state, b, p);
+  const bool estimated = Usable(state, b, p);
   if (estimated && far(e.seconds)) state.explore_boost = kBoostDecisions;
   // kChangeSurprises such costs in a row, each far from the estimate the first of them met: the
-  // link did change. Every estimate so far predates it (Stale).
+  // link did change.
+  bool changed = false;
   const double base = state.surprises[b] == 0 ? e.seconds : state.surprise_base[b];
   if (estimated && far(base)) {
     if (state.surprises[b]++ == 0) state.surprise_base[b] = e.seconds;
-    if (state.surprises[b] >= kChangeSurprises) {
-      state.surprises[b] = 0;
-      ++state.link_changes;
-      state.refresh_boost = kBoostDecisions;
-      state.refresh_from = state.bucket_observations;
-    }
+    changed = state.surprises[b] >= kChangeSurprises;
   } else {
     state.surprises[b] = 0;
+  }
+  // So did it when this estimate moved kDriftRatio away from what it was when the other way's was
+  // last measured: a change this way feels less than 2x (no surprise) may have changed the other
+  // way's cost many times over, and away from the threshold nothing else would measure it again.
+  const Estimate& other = state.estimates[b][1 - p];
+  if (estimated && other.partner_then > 0 && Usable(state, b, 1 - p) &&
+      (e.seconds >= kDriftRatio * other.partner_then || kDriftRatio * e.seconds <= other.partner_then)) {
+    changed = true;
+  }
+  if (changed) {  // every estimate so far predates it (Stale); find the new costs out soon
+    state.surprises[b] = 0;
+    ++state.link_changes;
+    state.refresh_boost = kBoostDecisions;
+    state.explore_boost = kBoostDecisions;
+    state.refresh_from = state.bucket_observations;
   }
   ++state.bucket_observations[b];
   if (Stale(state, b, p)) e = Estimate{};  // the cost of a link that may be gone: start afresh
@@ -275,6 +286,7 @@ void ThresholdPolicy::Observe(const std::string& peer, PeerProtocol protocol, ui
   e.seconds = e.samples == 0 ? counted : (1 - options_.ewma_alpha) * e.seconds + options_.ewma_alpha * counted;
   ++e.samples;
   e.seen_at = state.bucket_observations[b];
+  e.partner_then = Usable(state, b, 1 - p) ? other.seconds : 0;
   AdaptLocked(state, b);
 }
 

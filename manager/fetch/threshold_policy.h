@@ -31,8 +31,11 @@
 //     by kDecisiveRatio (a batch's cost is an average over its objects: one sample says enough).
 //   * Ageing: away from T only one protocol runs, so the other's estimate keeps an old link's
 //     cost. An estimate not updated in kStaleObservations transfers of its bucket, or since the
-//     link changed (kChangeSurprises costs in a row at least 2x away from their estimate), is stale: it
-//     counts for no move, is explored one in `explore_every`, and its next sample starts it afresh.
+//     link changed, is stale: it counts for no move, is explored one in `explore_every`, and its
+//     next sample starts it afresh. The link changed when kChangeSurprises costs in a row were at
+//     least 2x away from their estimate, or when an estimate moved kDriftRatio away from what it
+//     was when the other protocol's estimate of its bucket was last measured (a change one way
+//     feels less than 2x can change the other way's cost many times over).
 // Concurrency: a transfer of n objects at once (a batch) costs each object differently from a
 // transfer of one, so each peer keeps one threshold and one set of estimates per concurrency class
 // (objects per transfer: 1, 2-16, 17-256, 257 and more). Single objects use the class of 1
@@ -161,7 +164,8 @@ class ThresholdPolicy {
   struct Estimate {
     double seconds = 0;
     uint32_t samples = 0;
-    uint64_t seen_at = 0;  // its bucket's observation count when it last changed
+    uint64_t seen_at = 0;     // its bucket's observation count when it last changed
+    double partner_then = 0;  // the other protocol's estimate then (0: none usable)
   };
   // One concurrency class of a peer.
   struct ClassState {
@@ -174,7 +178,8 @@ class ThresholdPolicy {
     // explore_every-th of its own (one shared count can alias with a regular mix of sizes and
     // explore only one of them).
     std::array<uint64_t, kBuckets> explore_counts{};
-    // Decisions left with exploration every kBoostedExploreEvery (a surprising cost was seen).
+    // Decisions left with exploration every kBoostedExploreEvery (a surprising cost was seen, or
+    // the link changed).
     uint32_t explore_boost = 0;
     // Surprising costs in a row per size bucket. kChangeSurprises of them, each far from the
     // estimate the first met, say the link changed (wake-up spikes, and the 2x swings of a
@@ -215,6 +220,9 @@ class ThresholdPolicy {
   static constexpr uint8_t kColdExplorations = 6;
   // Surprising costs in a row in one bucket that mark a change of the link (Observe).
   static constexpr uint8_t kChangeSurprises = 6;
+  // An estimate this many times (or this fraction of) what it was when the other protocol's estimate
+  // of its bucket was last measured marks a change of the link too (Observe).
+  static constexpr double kDriftRatio = 1.5;
   // An averaged class's bucket is decided by one sample each way when one costs this many times
   // the other (twice the default hysteresis; 256 KiB batches on loopback TCP: 1.4-1.5x).
   static constexpr double kDecisiveRatio = 1.3;
