@@ -1,12 +1,17 @@
 // The automatic protocol switch follows a change of the link (issue 25), with real processes: the
-// requester's manager (`--pin-threshold=auto`) fetches objects of five sizes from the owner, one
+// requester's manager (`--pin-threshold=auto`) fetches objects of three sizes from the owner, one
 // at a time, over a veth between two network namespaces (netns_pair.h). Mid-run, every packet the
 // requester sends the owner that carries a request (TCP PSH set: a bare ACK never has it) is
-// shaped to 64 kbit/s (an HTB class, chosen by an nftables rule setting the packet's priority):
-// each request now costs a few ms on the wire while the data and the ACKs flow as before. A Pin costs three
-// requests (FetchBatch, Read, Unpin) where a Get costs one, so Get becomes the better protocol at
-// every size of the run, and the threshold must rise above the largest within a bound of traffic,
-// stay there, and say why; with the shaping gone it must come down again.
+// shaped to 16 kbit/s (an HTB class, chosen by an nftables rule setting the packet's priority):
+// each request now waits ~75 ms on the wire while the data and the ACKs flow as before. A Pin
+// costs three requests (FetchBatch, Read, Unpin) where a Get costs one, so Get becomes the better
+// protocol at every size of the run (2.5-4x), and the threshold must rise above the largest within
+// a bound of traffic, stay there, and say why; with the shaping gone it must come down again.
+//
+// The class banks no credit (a 64-byte burst, less than a request): each request waits for the
+// ones before it to drain, so a Pin tried now and then costs what a run of them does. With HTB's
+// default burst (~1.6 KB) the Gets left credit behind, a lone Pin passed unshaped, and what each
+// protocol cost depended on the mix of the last transfers, not on the link.
 //
 // ACKs are left unshaped on purpose: shaping them too (a plain tbf on the interface) queues one
 // transfer's ACKs in front of the next transfer's request, so a transfer's time no longer says
@@ -29,7 +34,7 @@ namespace {
 constexpr uint64_t kSizes[] = {1u << 20, 4u << 20, 16u << 20};
 constexpr int kCount = sizeof(kSizes) / sizeof(kSizes[0]);
 // How long the threshold may take to follow, counted in transfers after the change (the issue's
-// target is 1 s of traffic; a transfer here takes 2-10 ms once shaped).
+// target is 1 s of traffic; the policy counts transfers, and a shaped one here takes 50-400 ms).
 constexpr int kFollowTransfers = 400;
 // After following, it must hold for this many transfers.
 constexpr int kHoldTransfers = 100;
@@ -83,11 +88,12 @@ class NetnsLinkChangeTest : public NetnsPairTest {
   }
 
   // Requests from B to A (the packets that carry data: PSH set; bare ACKs never have it) through a
-  // 64 kbit/s class.
+  // 16 kbit/s class with no burst to speak of.
   absl::Status ShapeRequests() {
     const std::string dev = absl::StrCat("rp", ::getpid(), "pb");
     RETURN_IF_ERROR(ns_b_->Tc(absl::StrCat("qdisc add dev ", dev, " root handle 1: htb default 20 r2q 1")));
-    RETURN_IF_ERROR(ns_b_->Tc(absl::StrCat("class add dev ", dev, " parent 1: classid 1:10 htb rate 64kbit")));
+    RETURN_IF_ERROR(
+        ns_b_->Tc(absl::StrCat("class add dev ", dev, " parent 1: classid 1:10 htb rate 16kbit burst 64b cburst 64b")));
     RETURN_IF_ERROR(ns_b_->Tc(absl::StrCat("class add dev ", dev, " parent 1: classid 1:20 htb rate 10gbit")));
     return ns_b_->Nft(absl::StrCat("add rule inet rplasma output ip daddr ", OwnerAddress(),
                                    " tcp flags & psh == psh meta priority set 1:10"));
