@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian package rplasma needs (idempotent), then configures and builds into
 # build/ (or $BUILD_DIR). Extra CMake arguments are passed through: scripts/setup.sh -DRPLASMA_WERROR=ON
-# RPLASMA_BUILD_TARGETS="a b" builds only those targets (and what they need), as scripts/demo.sh does.
+# RPLASMA_BUILD_TARGETS="a b" builds only those targets (and what they need), as scripts/demo.sh does;
+# RPLASMA_BUILD_FOR_TESTS="<ctest arguments>" only the executables of the tests they select.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,5 +37,20 @@ DEFAULTS=(-DRPLASMA_WERROR=ON "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG
 cmake -S . -B "$BUILD_DIR" -G Ninja "${DEFAULTS[@]}" "$@" >/dev/null
 targets=()
 for t in ${RPLASMA_BUILD_TARGETS:-}; do targets+=(--target "$t"); done
+# RPLASMA_BUILD_FOR_TESTS="<ctest selection>" builds only the executables of the tests it selects
+# (each test target depends on the daemons and tools it starts), as the sanitizer stages of
+# scripts/test.sh do: no benchmark or test they do not run is compiled there. A test's target has
+# its name (a sharded test's without the .N); a selected test of another name (a script) makes it
+# build everything.
+if [ -n "${RPLASMA_BUILD_FOR_TESTS:-}" ]; then
+  known=$(ninja -C "$BUILD_DIR" -t targets all | sed -n 's/: phony$//p')
+  # shellcheck disable=SC2086 # the selection is a list of ctest arguments
+  selected=$(ctest --test-dir "$BUILD_DIR" -N --show-only=json-v1 $RPLASMA_BUILD_FOR_TESTS |
+    python3 -c 'import json, re, sys; print(*sorted({re.sub(r"[.][0-9]+$", "", t["name"]) for t in json.load(sys.stdin)["tests"]}))')
+  for t in $selected; do
+    grep -qx -- "$t" <<<"$known" || { targets=(); break; }
+    targets+=(--target "$t")
+  done
+fi
 cmake --build "$BUILD_DIR" "${targets[@]}"
 echo "setup: built into $BUILD_DIR/bin"
