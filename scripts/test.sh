@@ -75,7 +75,7 @@ build_stage() {  # name: packages (idempotent), configure, build
   # Warnings are errors and line tables only (-g1): setup.sh's defaults, which demo.sh shares.
   # The release stage builds everything (its tests cover every label, install included); a
   # sanitizer stage only the executables its tests run (not the benchmarks, the verbs and netns
-  # tests, mpirun's ranks: a fifth of the ASan build's compile time).
+  # tests, mpirun's ranks: about 8% of the ASan build's compile time).
   local only=""
   [ "$1" = release ] || only="${CTEST_ARGS[*]}"
   BUILD_DIR=$DIR RPLASMA_BUILD_FOR_TESTS="$only" scripts/setup.sh $CMAKE_ARGS

@@ -24,3 +24,16 @@ function(rplasma_reuse_library_pch dir)
     rplasma_reuse_library_pch(${subdirectory})
   endforeach()
 endfunction()
+
+# rplasma_library_pch_variant(<name> OPTIONS <flag>... TARGETS <library>...): libraries compiled
+# with a flag that changes what clang accepts from a precompiled header (tests/fuzz: libFuzzer's
+# -fsanitize=fuzzer-no-link) reuse a second host, <name>, compiled with the same flags.
+function(rplasma_library_pch_variant name)
+  cmake_parse_arguments(V "" "" "OPTIONS;TARGETS" ${ARGN})
+  add_library(${name} STATIC ${CMAKE_SOURCE_DIR}/third_party/library_pch_host.cc)
+  target_compile_options(${name} PRIVATE ${V_OPTIONS})
+  target_precompile_headers(${name} PRIVATE ${CMAKE_SOURCE_DIR}/third_party/library_pch.h)
+  foreach(target IN LISTS V_TARGETS)
+    set_property(TARGET ${target} PROPERTY PRECOMPILE_HEADERS_REUSE_FROM ${name})
+  endforeach()
+endfunction()
