@@ -257,19 +257,17 @@ int64_t JsonInt(const std::string& json, const std::string& key) {
 
 absl::Status PutTestObject(Client& client, const ObjectID& id, uint64_t seed, uint64_t size,
                            const std::string& metadata) {
-  const std::string data = TestBytes(seed, size);
-  return client.Put(id, absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(data.data()), data.size()),
+  return client.Put(id, TestBytesView(seed, size),
                     absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(metadata.data()), metadata.size()));
 }
 
 absl::Status CheckTestObject(Client& client, const ObjectID& id, uint64_t seed, uint64_t size,
                              const std::string& metadata) {
   ASSIGN_OR_RETURN(ObjectBuffer buffer, client.GetOne(id, absl::Seconds(1)));
-  const std::string data = TestBytes(seed, size);
   if (buffer.data().size() != size) {
     return MakeError(ErrorCode::kInternal, absl::StrCat("size ", buffer.data().size(), " != ", size));
   }
-  if (size > 0 && std::memcmp(buffer.data().data(), data.data(), size) != 0) {
+  if (size > 0 && std::memcmp(buffer.data().data(), TestBytesView(seed, size).data(), size) != 0) {
     return MakeError(ErrorCode::kInternal, absl::StrCat(id.Hex(), ": data bytes differ"));
   }
   if (buffer.metadata().size() != metadata.size() ||

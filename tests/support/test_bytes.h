@@ -8,7 +8,8 @@
 //   const std::vector<uint8_t> bytes = TestBytes<std::vector<uint8_t>>(7, 1 << 20);  // the same bytes
 //
 // They are slices of one pseudo-random pool (xorshift64, grown on demand) at an offset that depends
-// on the seed: cheap for objects of hundreds of MiB. Thread-safe.
+// on the seed: cheap for objects of hundreds of MiB. Thread-safe. TestBytesView reads them in place
+// (no copy: under TSan each fresh buffer of hundreds of MiB cost its shadow's page faults too).
 #ifndef RPLASMA_TESTS_SUPPORT_TEST_BYTES_H_
 #define RPLASMA_TESTS_SUPPORT_TEST_BYTES_H_
 
@@ -18,6 +19,9 @@
 #include "absl/types/span.h"
 
 namespace rplasma::testing {
+
+// TestBytes(seed, size) in the pool itself, valid (and unchanged) for the life of the process.
+absl::Span<const uint8_t> TestBytesView(uint64_t seed, uint64_t size);
 
 // Writes TestBytes(seed, out.size()) into `out`.
 void FillTestBytes(uint64_t seed, absl::Span<uint8_t> out);

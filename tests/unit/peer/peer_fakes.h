@@ -6,8 +6,12 @@
 #ifndef RPLASMA_TESTS_UNIT_PEER_PEER_FAKES_H_
 #define RPLASMA_TESTS_UNIT_PEER_PEER_FAKES_H_
 
+#include <sys/mman.h>
+
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -28,6 +32,31 @@
 #include "store/object_table.h"
 
 namespace rplasma::testing {
+
+// The fake arena's bytes: zero, like a std::vector of the size, but an anonymous mapping whose
+// pages are touched only when written (zeroing two 64 MiB vectors up front cost each fetch test
+// 0.7 s under TSan, the shadow's page faults included).
+class LazyZeroBytes {
+ public:
+  explicit LazyZeroBytes(uint64_t size) : size_(size) {
+    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+      std::cerr << "LazyZeroBytes: cannot map " << size << " bytes\n";
+      std::abort();
+    }
+    data_ = static_cast<uint8_t*>(p);
+  }
+  ~LazyZeroBytes() { ::munmap(data_, size_); }
+  LazyZeroBytes(const LazyZeroBytes&) = delete;
+  LazyZeroBytes& operator=(const LazyZeroBytes&) = delete;
+
+  uint8_t* data() const { return data_; }
+  uint64_t size() const { return size_; }
+
+ private:
+  uint8_t* data_;
+  uint64_t size_;
+};
 
 class FakeLocalStore : public peer::LocalStore {
  public:
@@ -123,7 +152,7 @@ class FakeLocalStore : public peer::LocalStore {
     }
     return sealed;
   }
-  uint8_t* arena_base() const override { return const_cast<uint8_t*>(arena_.data()); }
+  uint8_t* arena_base() const override { return arena_.data(); }
   uint64_t arena_size() const override { return arena_.size(); }
 
   // Create + write + seal. Returns the entry.
@@ -189,7 +218,7 @@ class FakeLocalStore : public peer::LocalStore {
   }
 
   absl::Mutex mu_;
-  std::vector<uint8_t> arena_;
+  LazyZeroBytes arena_;
   ObjectTable table_ ABSL_GUARDED_BY(mu_);
   int aborts_ ABSL_GUARDED_BY(mu_) = 0;
   std::atomic<int> contains_batches_{0};
