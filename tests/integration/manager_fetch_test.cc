@@ -5,6 +5,7 @@
 #include <iostream>
 #include <random>
 
+#include "absl/base/config.h"
 #include "absl/strings/str_cat.h"
 #include <gtest/gtest.h>
 
@@ -71,7 +72,7 @@ TEST_F(ManagerFetchTest, ObjectsOfSeveralSizesArriveIntactByBothProtocols) {
 TEST_F(ManagerFetchTest, IntegritySweepOfLogUniformSizesByBothProtocols) {
   // RPLASMA_MANAGER_SWEEP_COUNT sets the count; sanitizer builds default to 100 (sizes stay
   // 1 B .. 256 MiB), plain builds to 1000.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(ABSL_HAVE_ADDRESS_SANITIZER) || defined(ABSL_HAVE_THREAD_SANITIZER)
   int count = 100;
 #else
   int count = 1000;

@@ -5,6 +5,7 @@
 #include <random>
 #include <vector>
 
+#include "absl/base/config.h"
 #include "absl/strings/str_cat.h"
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -289,7 +290,7 @@ TEST(ObjectTableRandomTest, RandomOperationsKeepReferenceAndMemoryBooksBalanced)
 // Memory the table needs per object at rest (sealed, unreferenced, evictable), measured with
 // mallinfo2 over 250,000 objects. The target is <= 200 bytes per object.
 TEST(ObjectTableMemoryTest, OverheadPerObjectIsAtMost200Bytes) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(ABSL_HAVE_ADDRESS_SANITIZER) || defined(ABSL_HAVE_THREAD_SANITIZER)
   GTEST_SKIP() << "sanitizer allocators do not report mallinfo2";
 #else
   constexpr int kObjects = 250000;
