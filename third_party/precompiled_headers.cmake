@@ -5,8 +5,17 @@
 # flags (-fPIC; the optimization level of the build type). Tests have their own
 # (tests/support/test_pch.h). -DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON builds without both, which
 # shows a file that forgot an include.
-add_library(rplasma_library_pch STATIC ${CMAKE_CURRENT_LIST_DIR}/library_pch_host.cc)
-target_precompile_headers(rplasma_library_pch PRIVATE ${CMAKE_CURRENT_LIST_DIR}/library_pch.h)
+set(RPLASMA_LIBRARY_PCH_DIR ${CMAKE_CURRENT_LIST_DIR})
+
+# rplasma_library_pch_host(<name> [<compile option>...]): a host that compiles library_pch.h once,
+# with the libraries' flags plus the options given.
+function(rplasma_library_pch_host name)
+  add_library(${name} STATIC ${RPLASMA_LIBRARY_PCH_DIR}/library_pch_host.cc)
+  target_compile_options(${name} PRIVATE ${ARGN})
+  target_precompile_headers(${name} PRIVATE ${RPLASMA_LIBRARY_PCH_DIR}/library_pch.h)
+endfunction()
+
+rplasma_library_pch_host(rplasma_library_pch)
 
 # rplasma_reuse_library_pch(<dir>): every static or object library defined in <dir> or below that
 # compiles a file of its own reuses rplasma_library_pch.
@@ -30,9 +39,7 @@ endfunction()
 # -fsanitize=fuzzer-no-link) reuse a second host, <name>, compiled with the same flags.
 function(rplasma_library_pch_variant name)
   cmake_parse_arguments(V "" "" "OPTIONS;TARGETS" ${ARGN})
-  add_library(${name} STATIC ${CMAKE_SOURCE_DIR}/third_party/library_pch_host.cc)
-  target_compile_options(${name} PRIVATE ${V_OPTIONS})
-  target_precompile_headers(${name} PRIVATE ${CMAKE_SOURCE_DIR}/third_party/library_pch.h)
+  rplasma_library_pch_host(${name} ${V_OPTIONS})
   foreach(target IN LISTS V_TARGETS)
     set_property(TARGET ${target} PROPERTY PRECOMPILE_HEADERS_REUSE_FROM ${name})
   endforeach()
