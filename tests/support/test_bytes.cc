@@ -3,13 +3,12 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
-#include <iostream>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 
+#include "protocol/base/logging.h"
 #include "protocol/base/mutex_lock.h"
 
 namespace rplasma::testing {
@@ -37,16 +36,10 @@ class Pool {
     if (base_ == nullptr) {
       void* p =
           ::mmap(nullptr, kPoolReserve, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-      if (p == MAP_FAILED) {
-        std::cerr << "TestBytes: cannot reserve the pool\n";
-        std::abort();
-      }
+      CHECK(p != MAP_FAILED) << "TestBytes: cannot reserve the pool";
       base_ = static_cast<uint8_t*>(p);
     }
-    if (want > kPoolReserve) {
-      std::cerr << "TestBytes: " << want << " bytes is past the pool's " << kPoolReserve << "\n";
-      std::abort();
-    }
+    CHECK(want <= kPoolReserve) << "TestBytes: " << want << " bytes is past the pool's " << kPoolReserve;
     for (; filled_ < want; filled_ += 8) {
       state_ ^= state_ << 13;
       state_ ^= state_ >> 7;
