@@ -10,7 +10,6 @@
 namespace rplasma {
 namespace {
 
-namespace fb = ::rplasma::mfb;
 using flatbuffers::FlatBufferBuilder;
 
 std::string Finish(FlatBufferBuilder& b) {
@@ -24,26 +23,26 @@ std::string EncodeManagerRequest(const ManagerRequest& request) {
   if (const auto* fetch = std::get_if<ManagerFetchRequest>(&request.body)) {
     auto ids = ObjectIdVectorToFb(b, fetch->ids);
     auto hint = fetch->hint_node.empty() ? 0 : b.CreateString(fetch->hint_node);
-    auto body = fb::CreateFetchRequest(b, ids, fetch->timeout_ms, hint, fetch->caller_waits_for_seal);
-    b.Finish(fb::CreateManagerRequest(b, request.request_id, fb::ManagerRequestBody::FetchRequest, body.Union()));
+    auto body = mfb::CreateFetchRequest(b, ids, fetch->timeout_ms, hint, fetch->caller_waits_for_seal);
+    b.Finish(mfb::CreateManagerRequest(b, request.request_id, mfb::ManagerRequestBody::FetchRequest, body.Union()));
   } else {
-    auto body = fb::CreateManagerStatsRequest(b);
+    auto body = mfb::CreateManagerStatsRequest(b);
     b.Finish(
-        fb::CreateManagerRequest(b, request.request_id, fb::ManagerRequestBody::ManagerStatsRequest, body.Union()));
+        mfb::CreateManagerRequest(b, request.request_id, mfb::ManagerRequestBody::ManagerStatsRequest, body.Union()));
   }
   return Finish(b);
 }
 
 absl::StatusOr<ManagerRequest> DecodeManagerRequest(absl::string_view payload) {
   flatbuffers::Verifier verifier(reinterpret_cast<const uint8_t*>(payload.data()), payload.size());
-  if (!fb::VerifyManagerRequestBuffer(verifier)) return ProtocolError("manager request: verification failed");
-  const fb::ManagerRequest* root = fb::GetManagerRequest(payload.data());
+  if (!mfb::VerifyManagerRequestBuffer(verifier)) return ProtocolError("manager request: verification failed");
+  const mfb::ManagerRequest* root = mfb::GetManagerRequest(payload.data());
   if (root->body() == nullptr) return ProtocolError("manager request: missing body");
   ManagerRequest out;
   out.request_id = root->request_id();
   switch (root->body_type()) {
-    case fb::ManagerRequestBody::FetchRequest: {
-      const fb::FetchRequest* r = root->body_as_FetchRequest();
+    case mfb::ManagerRequestBody::FetchRequest: {
+      const mfb::FetchRequest* r = root->body_as_FetchRequest();
       if (r->ids() == nullptr || r->ids()->size() == 0 || r->ids()->size() > kMaxFetchIds) {
         return MakeError(ErrorCode::kInvalidArgument, absl::StrCat("fetch: need 1..", kMaxFetchIds, " ids"));
       }
@@ -61,7 +60,7 @@ absl::StatusOr<ManagerRequest> DecodeManagerRequest(absl::string_view payload) {
       out.body = std::move(fetch);
       return out;
     }
-    case fb::ManagerRequestBody::ManagerStatsRequest: out.body = ManagerStatsRequest{}; return out;
+    case mfb::ManagerRequestBody::ManagerStatsRequest: out.body = ManagerStatsRequest{}; return out;
     default: return ProtocolError("manager request: unknown body");
   }
 }
@@ -69,7 +68,7 @@ absl::StatusOr<ManagerRequest> DecodeManagerRequest(absl::string_view payload) {
 std::string EncodeManagerReply(const ManagerReply& reply) {
   FlatBufferBuilder b(256);
   auto message = reply.error_message.empty() ? 0 : b.CreateString(reply.error_message);
-  fb::ManagerReplyBody type = fb::ManagerReplyBody::NONE;
+  mfb::ManagerReplyBody type = mfb::ManagerReplyBody::NONE;
   flatbuffers::Offset<void> body;
   if (const auto* fetch = std::get_if<ManagerFetchReply>(&reply.body)) {
     std::vector<uint16_t> codes;
@@ -87,22 +86,22 @@ std::string EncodeManagerReply(const ManagerReply& reply) {
         messages.push_back(b.CreateString(text.data(), text.size()));
       }
     }
-    body = fb::CreateFetchReply(b, b.CreateVector(codes), b.CreateVector(messages)).Union();
-    type = fb::ManagerReplyBody::FetchReply;
+    body = mfb::CreateFetchReply(b, b.CreateVector(codes), b.CreateVector(messages)).Union();
+    type = mfb::ManagerReplyBody::FetchReply;
   } else if (const auto* stats = std::get_if<ManagerStatsReply>(&reply.body)) {
     auto json = b.CreateString(stats->json);
     auto node_id = b.CreateString(stats->node_id);
-    body = fb::CreateManagerStatsReply(b, json, node_id).Union();
-    type = fb::ManagerReplyBody::ManagerStatsReply;
+    body = mfb::CreateManagerStatsReply(b, json, node_id).Union();
+    type = mfb::ManagerReplyBody::ManagerStatsReply;
   }
-  b.Finish(fb::CreateManagerReply(b, reply.request_id, static_cast<uint16_t>(reply.error), message, type, body));
+  b.Finish(mfb::CreateManagerReply(b, reply.request_id, static_cast<uint16_t>(reply.error), message, type, body));
   return Finish(b);
 }
 
 absl::StatusOr<ManagerReply> DecodeManagerReply(absl::string_view payload) {
   flatbuffers::Verifier verifier(reinterpret_cast<const uint8_t*>(payload.data()), payload.size());
-  if (!verifier.VerifyBuffer<fb::ManagerReply>(nullptr)) return ProtocolError("manager reply: verification failed");
-  const fb::ManagerReply* root = flatbuffers::GetRoot<fb::ManagerReply>(payload.data());
+  if (!verifier.VerifyBuffer<mfb::ManagerReply>(nullptr)) return ProtocolError("manager reply: verification failed");
+  const mfb::ManagerReply* root = flatbuffers::GetRoot<mfb::ManagerReply>(payload.data());
   ManagerReply out;
   out.request_id = root->request_id();
   out.error = ErrorCodeFromWire(root->error());
@@ -110,8 +109,8 @@ absl::StatusOr<ManagerReply> DecodeManagerReply(absl::string_view payload) {
   if (out.error != ErrorCode::kOk) return out;
   if (root->body() == nullptr) return ProtocolError("manager reply: missing body");
   switch (root->body_type()) {
-    case fb::ManagerReplyBody::FetchReply: {
-      const fb::FetchReply* r = root->body_as_FetchReply();
+    case mfb::ManagerReplyBody::FetchReply: {
+      const mfb::FetchReply* r = root->body_as_FetchReply();
       if (r->codes() == nullptr || r->messages() == nullptr || r->codes()->size() != r->messages()->size()) {
         return ProtocolError("fetch reply: codes and messages disagree");
       }
@@ -123,8 +122,8 @@ absl::StatusOr<ManagerReply> DecodeManagerReply(absl::string_view payload) {
       out.body = std::move(fetch);
       return out;
     }
-    case fb::ManagerReplyBody::ManagerStatsReply: {
-      const fb::ManagerStatsReply* stats = root->body_as_ManagerStatsReply();
+    case mfb::ManagerReplyBody::ManagerStatsReply: {
+      const mfb::ManagerStatsReply* stats = root->body_as_ManagerStatsReply();
       const flatbuffers::String* json = stats->json();
       const flatbuffers::String* node_id = stats->node_id();
       out.body = ManagerStatsReply{json ? json->str() : "{}", node_id ? node_id->str() : ""};

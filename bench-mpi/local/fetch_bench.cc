@@ -34,7 +34,7 @@ namespace rplasma::bench {
 namespace {
 
 // Objects of one size put on node A ahead of the timed fetches: at most this many bytes...
-constexpr uint64_t kPoolBytes = 512u << 20;
+constexpr uint64_t kFetchPoolBytes = 512u << 20;
 // ...and at most this many objects.
 constexpr int64_t kMaxPool = 2000;
 constexpr absl::Duration kFetchTimeout = absl::Seconds(30);
@@ -42,7 +42,7 @@ constexpr absl::Duration kFetchTimeout = absl::Seconds(30);
 constexpr absl::Duration kPublishWait = absl::Seconds(10);
 
 int64_t PoolSize(const LocalBenchOptions& options, uint64_t size) {
-  const int64_t by_bytes = static_cast<int64_t>(std::max<uint64_t>(1, kPoolBytes / size));
+  const int64_t by_bytes = static_cast<int64_t>(std::max<uint64_t>(1, kFetchPoolBytes / size));
   const int64_t wanted = options.iterations + LoopLimits().warmup + 1;
   return std::max<int64_t>(LocalBenchOptions::kMinIterations + LoopLimits().warmup + 1,
                            std::min({by_bytes, wanted, kMaxPool}));

@@ -24,8 +24,8 @@
 namespace rplasma::bench {
 namespace {
 
-constexpr uint64_t kPoolBytes = 256u << 20;  // objects of one size put on A per half, at most
-constexpr int64_t kWarmup = 5;               // untimed fetches at the start of each half
+constexpr uint64_t kScrapePoolBytes = 256u << 20;  // objects of one size put on A per half, at most
+constexpr int64_t kWarmup = 5;                     // untimed fetches at the start of each half
 
 // One GET /metrics on 127.0.0.1:port; the bytes of the reply (0 on failure).
 uint64_t Scrape(uint16_t port) {
@@ -65,7 +65,7 @@ absl::StatusOr<LatencySummary> RunHalf(const LocalBenchOptions& options, FetchNo
                                        int64_t* retries) {
   const std::vector<uint8_t> bytes(size, 0x5a);
   const int64_t pool_size =
-      std::clamp<int64_t>(static_cast<int64_t>(kPoolBytes / size), 1, options.iterations) + kWarmup;
+      std::clamp<int64_t>(static_cast<int64_t>(kScrapePoolBytes / size), 1, options.iterations) + kWarmup;
   std::vector<ObjectID> pool;
   for (int64_t i = 0; i < pool_size; ++i) {
     pool.push_back(ObjectID::Random());
@@ -108,7 +108,7 @@ double Median(std::vector<double> v) {
 absl::Status RunScrapeBench(const LocalBenchOptions& options, std::ostream& out) {
   RETURN_IF_ERROR(options.Validate());
   const uint64_t largest = *std::max_element(options.sizes.begin(), options.sizes.end());
-  const uint64_t memory_a = std::max<uint64_t>(kPoolBytes, largest) * 2 + (64u << 20);
+  const uint64_t memory_a = std::max<uint64_t>(kScrapePoolBytes, largest) * 2 + (64u << 20);
   const uint64_t memory_b = 4 * largest + (64u << 20);
 
   ASSIGN_OR_RETURN(ScratchDir dir, ScratchDir::Create("rplasma-bench-scrape"));

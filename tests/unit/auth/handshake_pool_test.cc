@@ -17,6 +17,7 @@
 #include "protocol/base/unique_fd.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/wait_for.h"
+#include "tests/unit/auth/socket_pair.h"
 
 namespace rplasma::auth {
 namespace {
@@ -25,18 +26,7 @@ using ::rplasma::testing::HasErrorCode;
 using ::rplasma::testing::IsOk;
 using ::rplasma::testing::WaitFor;
 
-constexpr char kSecret[] = "handshake-pool-test-secret";
-
-struct Pair {
-  UniqueFd server;
-  UniqueFd client;
-};
-
-Pair MakePair() {
-  int fds[2];
-  EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
-  return {UniqueFd(fds[0]), UniqueFd(fds[1])};
-}
+constexpr char kPoolSecret[] = "handshake-pool-test-secret";
 
 // True once the server side closed `fd` (after whatever it sent).
 bool ClosedByServer(int fd, absl::Duration within) {
@@ -54,7 +44,7 @@ class HandshakePoolTest : public ::testing::Test {
  protected:
   void Start(HandshakeLimits limits) {
     auto pool = HandshakePool::Create(
-        "test", kSecret, limits,
+        "test", kPoolSecret, limits,
         [this](UniqueFd fd, const std::string& peer) {
           MutexLock lock(&mu_);
           authenticated_.push_back(peer);
@@ -104,9 +94,9 @@ TEST(HandshakePoolSourceTest, SourceIsTheHostWithoutThePort) {
 
 TEST_F(HandshakePoolTest, RealClientIsHandedOverAuthenticated) {
   Start({});
-  Pair p = MakePair();
+  SocketPair p = MakeSocketPair();
   pool_->Add(std::move(p.server), "10.0.0.1:1000");
-  EXPECT_THAT(AuthenticateAsClient(p.client.get(), kSecret, absl::Now() + absl::Seconds(5)), IsOk());
+  EXPECT_THAT(AuthenticateAsClient(p.client.get(), kPoolSecret, absl::Now() + absl::Seconds(5)), IsOk());
   ASSERT_TRUE(WaitFor([&] { return authenticated() == 1; }, absl::Seconds(5)));
   EXPECT_EQ(failures(), 0u);
   EXPECT_EQ(pool_->pending(), 0u);
@@ -123,8 +113,8 @@ TEST_F(HandshakePoolTest, RealClientIsHandedOverAuthenticated) {
 
 TEST_F(HandshakePoolTest, WrongSecretAndGarbageFailAtOnceAndAreClosed) {
   Start({});
-  Pair wrong = MakePair();
-  Pair garbage = MakePair();
+  SocketPair wrong = MakeSocketPair();
+  SocketPair garbage = MakeSocketPair();
   pool_->Add(std::move(wrong.server), "10.0.0.1:1");
   pool_->Add(std::move(garbage.server), "10.0.0.2:2");
   EXPECT_THAT(AuthenticateAsClient(wrong.client.get(), "not-the-pool-secret-at-all", absl::Now() + absl::Seconds(5)),
@@ -143,7 +133,7 @@ TEST_F(HandshakePoolTest, SilentConnectionsAreClosedByTheDeadline) {
   std::vector<UniqueFd> clients;
   const absl::Time start = absl::Now();
   for (int i = 0; i < 20; ++i) {
-    Pair p = MakePair();
+    SocketPair p = MakeSocketPair();
     pool_->Add(std::move(p.server), "10.0.0.1:" + std::to_string(i));
     clients.push_back(std::move(p.client));
   }
@@ -155,7 +145,7 @@ TEST_F(HandshakePoolTest, SilentConnectionsAreClosedByTheDeadline) {
 
 TEST_F(HandshakePoolTest, PerSourceCapEvictsThatSourcesOldestOnly) {
   Start({absl::Seconds(30), 64, 2});
-  Pair a1 = MakePair(), a2 = MakePair(), b1 = MakePair(), a3 = MakePair();
+  SocketPair a1 = MakeSocketPair(), a2 = MakeSocketPair(), b1 = MakeSocketPair(), a3 = MakeSocketPair();
   pool_->Add(std::move(a1.server), "10.0.0.1:1");
   pool_->Add(std::move(a2.server), "10.0.0.1:2");
   pool_->Add(std::move(b1.server), "10.0.0.2:1");
@@ -171,9 +161,9 @@ TEST_F(HandshakePoolTest, PerSourceCapEvictsThatSourcesOldestOnly) {
 
 TEST_F(HandshakePoolTest, OverallCapEvictsTheOldest) {
   Start({absl::Seconds(30), 3, 3});
-  std::vector<Pair> pairs;
+  std::vector<SocketPair> pairs;
   for (int i = 0; i < 4; ++i) {
-    pairs.push_back(MakePair());
+    pairs.push_back(MakeSocketPair());
     pool_->Add(std::move(pairs.back().server), "10.0.0." + std::to_string(i) + ":1");
   }
   ASSERT_TRUE(WaitFor([&] { return failures(ErrorCode::kUnavailable) == 1; }, absl::Seconds(5)));
@@ -185,14 +175,14 @@ TEST_F(HandshakePoolTest, AFloodFromTheSameSourceNeverLocksOutARealPeer) {
   Start({absl::Seconds(30), 16, 8});
   std::vector<UniqueFd> flood;
   for (int i = 0; i < 300; ++i) {
-    Pair p = MakePair();
+    SocketPair p = MakeSocketPair();
     pool_->Add(std::move(p.server), "127.0.0.1:" + std::to_string(1000 + i));
     flood.push_back(std::move(p.client));
   }
-  Pair real = MakePair();
+  SocketPair real = MakeSocketPair();
   pool_->Add(std::move(real.server), "127.0.0.1:9999");
   const absl::Time start = absl::Now();
-  EXPECT_THAT(AuthenticateAsClient(real.client.get(), kSecret, absl::Now() + absl::Seconds(5)), IsOk());
+  EXPECT_THAT(AuthenticateAsClient(real.client.get(), kPoolSecret, absl::Now() + absl::Seconds(5)), IsOk());
   EXPECT_LT(absl::Now() - start, absl::Seconds(1));
   ASSERT_TRUE(WaitFor([&] { return authenticated() == 1; }, absl::Seconds(5)));
   // The real peer took the per-source slot of the oldest of the 8 newest silent ones.
@@ -202,14 +192,14 @@ TEST_F(HandshakePoolTest, AFloodFromTheSameSourceNeverLocksOutARealPeer) {
 
 TEST_F(HandshakePoolTest, ShutdownClosesPendingHandshakesWithoutCallingBack) {
   Start({absl::Seconds(30), 8, 8});
-  Pair p = MakePair();
+  SocketPair p = MakeSocketPair();
   pool_->Add(std::move(p.server), "10.0.0.1:1");
   ASSERT_TRUE(WaitFor([&] { return pool_->pending() == 1; }, absl::Seconds(5)));
   pool_->Shutdown();
   EXPECT_TRUE(ClosedByServer(p.client.get(), absl::Seconds(5)));
   EXPECT_EQ(failures(), 0u);
   EXPECT_EQ(pool_->pending(), 0u);
-  Pair late = MakePair();
+  SocketPair late = MakeSocketPair();
   pool_->Add(std::move(late.server), "10.0.0.1:2");
   EXPECT_TRUE(ClosedByServer(late.client.get(), absl::Seconds(5))) << "Add after Shutdown closes the fd";
   pool_->Shutdown();  // idempotent

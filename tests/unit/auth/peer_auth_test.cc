@@ -14,23 +14,13 @@
 
 #include "protocol/base/unique_fd.h"
 #include "tests/support/status_matchers.h"
+#include "tests/unit/auth/socket_pair.h"
 
 namespace rplasma::auth {
 namespace {
 
 using ::rplasma::testing::HasErrorCode;
 using ::rplasma::testing::IsOk;
-
-struct SocketPair {
-  UniqueFd client;
-  UniqueFd server;
-};
-
-SocketPair MakePair() {
-  int fds[2];
-  EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
-  return {UniqueFd(fds[0]), UniqueFd(fds[1])};
-}
 
 absl::Time Soon() { return absl::Now() + absl::Seconds(5); }
 
@@ -40,7 +30,7 @@ struct Outcome {
 };
 
 Outcome RunHandshake(absl::string_view client_secret, absl::string_view server_secret) {
-  SocketPair pair = MakePair();
+  SocketPair pair = MakeSocketPair();
   std::string server_copy(server_secret);
   auto server = std::async(std::launch::async, [&pair, server_copy] {
     absl::Status s = AuthenticateAsServer(pair.server.get(), server_copy, Soon());
@@ -124,7 +114,7 @@ TEST(PeerAuthTest, EmptySecretRefusesOnEitherSide) {
 // An attacker without the secret plays client: it reflects the server's challenge nonce and
 // sends back a MAC it saw the server produce (server-label MAC), or replays an old client proof.
 TEST(PeerAuthTest, ReflectedServerMacIsRefused) {
-  SocketPair pair = MakePair();
+  SocketPair pair = MakeSocketPair();
   auto server = std::async(std::launch::async, [&] { return AuthenticateAsServer(pair.server.get(), "k", Soon()); });
   std::vector<uint8_t> challenge = RecvBytes(pair.client.get(), kChallengeBytes);
   ASSERT_EQ(challenge.size(), kChallengeBytes);
@@ -150,7 +140,7 @@ TEST(PeerAuthTest, ReplayedClientProofFromAnEarlierSessionIsRefused) {
   // Record a genuine session's client response.
   std::vector<uint8_t> recorded;
   {
-    SocketPair pair = MakePair();
+    SocketPair pair = MakeSocketPair();
     auto client = std::async(std::launch::async, [&] { return AuthenticateAsClient(pair.client.get(), "k", Soon()); });
     Nonce ns = RandomNonce();
     std::vector<uint8_t> challenge = Prefix();
@@ -162,7 +152,7 @@ TEST(PeerAuthTest, ReplayedClientProofFromAnEarlierSessionIsRefused) {
     EXPECT_FALSE(client.get().ok());
   }
   // Replay it against a real server: its fresh nonce makes the proof worthless.
-  SocketPair pair = MakePair();
+  SocketPair pair = MakeSocketPair();
   auto server = std::async(std::launch::async, [&] { return AuthenticateAsServer(pair.server.get(), "k", Soon()); });
   ASSERT_EQ(RecvBytes(pair.client.get(), kChallengeBytes).size(), kChallengeBytes);
   SendBytes(pair.client.get(), recorded);
@@ -171,7 +161,7 @@ TEST(PeerAuthTest, ReplayedClientProofFromAnEarlierSessionIsRefused) {
 
 // A fake server that does not know the secret replies "ok" with a made-up MAC.
 TEST(PeerAuthTest, ClientRefusesAServerThatCannotProveTheSecret) {
-  SocketPair pair = MakePair();
+  SocketPair pair = MakeSocketPair();
   auto client = std::async(std::launch::async, [&] { return AuthenticateAsClient(pair.client.get(), "k", Soon()); });
   Nonce ns = RandomNonce();
   std::vector<uint8_t> challenge = Prefix();
@@ -187,7 +177,7 @@ TEST(PeerAuthTest, ClientRefusesAServerThatCannotProveTheSecret) {
 }
 
 TEST(PeerAuthTest, GarbageInsteadOfAResponseIsAProtocolError) {
-  SocketPair pair = MakePair();
+  SocketPair pair = MakeSocketPair();
   auto server = std::async(std::launch::async, [&] { return AuthenticateAsServer(pair.server.get(), "k", Soon()); });
   ASSERT_EQ(RecvBytes(pair.client.get(), kChallengeBytes).size(), kChallengeBytes);
   SendBytes(pair.client.get(), std::vector<uint8_t>(kResponseBytes, 0xAB));
@@ -195,7 +185,7 @@ TEST(PeerAuthTest, GarbageInsteadOfAResponseIsAProtocolError) {
 }
 
 TEST(PeerAuthTest, WrongVersionIsAProtocolError) {
-  SocketPair pair = MakePair();
+  SocketPair pair = MakeSocketPair();
   auto client = std::async(std::launch::async, [&] { return AuthenticateAsClient(pair.client.get(), "k", Soon()); });
   std::vector<uint8_t> challenge = Prefix();
   challenge[4] = 99;
@@ -205,7 +195,7 @@ TEST(PeerAuthTest, WrongVersionIsAProtocolError) {
 }
 
 TEST(PeerAuthTest, ShortMessageThenCloseIsUnavailable) {
-  SocketPair pair = MakePair();
+  SocketPair pair = MakeSocketPair();
   auto server = std::async(std::launch::async, [&] { return AuthenticateAsServer(pair.server.get(), "k", Soon()); });
   ASSERT_EQ(RecvBytes(pair.client.get(), kChallengeBytes).size(), kChallengeBytes);
   SendBytes(pair.client.get(), Prefix());
@@ -214,7 +204,7 @@ TEST(PeerAuthTest, ShortMessageThenCloseIsUnavailable) {
 }
 
 TEST(PeerAuthTest, SilentPeerHitsTheDeadline) {
-  SocketPair pair = MakePair();
+  SocketPair pair = MakeSocketPair();
   absl::Time start = absl::Now();
   absl::Status s = AuthenticateAsClient(pair.client.get(), "k", start + absl::Milliseconds(200));
   absl::Duration took = absl::Now() - start;
@@ -229,7 +219,7 @@ TEST(PeerAuthTest, SilentPeerHitsTheDeadline) {
 }
 
 TEST(PeerAuthTest, PastDeadlineFailsImmediately) {
-  SocketPair pair = MakePair();
+  SocketPair pair = MakeSocketPair();
   EXPECT_THAT(AuthenticateAsServer(pair.server.get(), "k", absl::Now() - absl::Seconds(1)),
               HasErrorCode(ErrorCode::kDeadlineExceeded));
 }

@@ -16,6 +16,7 @@
 #include "store/object_table.h"
 #include "store/shared_index.h"
 #include "tests/support/status_matchers.h"
+#include "tests/unit/store/store_test_clients.h"
 
 namespace rplasma {
 namespace {
@@ -25,11 +26,11 @@ using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
 constexpr ClientId kWriter = 1;
-constexpr ClientId kAlice = 100;
-constexpr ClientId kBob = 200;
+using ::rplasma::store_test::kAlice;
+using ::rplasma::store_test::kBob;
 constexpr uint64_t kUnit = 1024;  // object size; the arena holds 4
-constexpr uint64_t kEntries = 64;
-constexpr uint64_t kSlots = 64;
+using ::rplasma::store_test::kEntries;
+using ::rplasma::store_test::kSlots;
 
 struct Event {
   EventKind kind;

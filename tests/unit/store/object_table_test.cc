@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/status_matchers.h"
+#include "tests/unit/store/store_test_clients.h"
 
 namespace rplasma {
 namespace {
@@ -18,8 +19,8 @@ namespace {
 using ::rplasma::testing::HasErrorCode;
 using ::rplasma::testing::IsOk;
 
-constexpr ClientId kAlice = 100;
-constexpr ClientId kBob = 200;
+using ::rplasma::store_test::kAlice;
+using ::rplasma::store_test::kBob;
 
 struct Event {
   EventKind kind;

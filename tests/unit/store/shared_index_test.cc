@@ -19,16 +19,17 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/status_matchers.h"
+#include "tests/unit/store/store_test_clients.h"
 
 namespace rplasma {
 namespace {
 
 using ::rplasma::testing::HasErrorCode;
 
-constexpr uint64_t kEntries = 64;
-constexpr uint64_t kSlots = 64;
-constexpr ClientId kAlice = 100;
-constexpr ClientId kBob = 200;
+using ::rplasma::store_test::kAlice;
+using ::rplasma::store_test::kBob;
+using ::rplasma::store_test::kEntries;
+using ::rplasma::store_test::kSlots;
 
 shm::IndexedPlacement PlacementFor(uint64_t generation) {
   return {.offset = 4096, .data_size = 100, .metadata_size = 5, .generation = generation, .checksum = 7};
