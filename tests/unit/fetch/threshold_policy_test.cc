@@ -1,22 +1,14 @@
 #include "manager/fetch/threshold_policy.h"
 
-#include <functional>
-#include <random>
 #include <vector>
 
 #include "absl/time/time.h"
 #include <gtest/gtest.h>
 
+#include "tests/unit/fetch/threshold_policy_options.h"
+
 namespace rplasma::fetch {
 namespace {
-
-ThresholdPolicyOptions Options(ThresholdSetting::Mode mode, uint64_t default_bytes) {
-  ThresholdPolicyOptions options;
-  options.setting.mode = mode;
-  options.setting.table.default_bytes = default_bytes;
-  options.explore_every = 0;
-  return options;
-}
 
 TEST(ThresholdPolicyTest, FixedThresholdSplitsBySizeWithPerPeerOverrides) {
   ThresholdPolicyOptions options = Options(ThresholdSetting::Mode::kFile, 65536);
@@ -259,12 +251,6 @@ TEST(ThresholdPolicyTest, UniformBatchesNextToTheThresholdAreExploredWhole) {
 // contradict far from it: batches of 100 x 256 KiB pinned (reads in flight) at twice the speed
 // of one inline stream. The class tries the unknown way on its first uniform batches of a size
 // and moves past that size on what it measured, within a few batches (issue 25: batches of 100).
-ThresholdPolicyOptions Exploring(uint64_t default_bytes) {
-  ThresholdPolicyOptions options = Options(ThresholdSetting::Mode::kAuto, default_bytes);
-  options.explore_every = ThresholdPolicyOptions().explore_every;  // the manager's
-  return options;
-}
-
 TEST(ThresholdPolicyTest, ABatchClassTriesTheOtherWayWhereItHasNoEstimateAndMovesFarOnIt) {
   ThresholdPolicy policy(Exploring(1u << 20));
   const uint64_t size = 256u << 10;
@@ -396,187 +382,6 @@ TEST(ThresholdPolicyTest, AFarBucketDoesNotMoveTheThresholdAcrossOneThatSaysTheO
   }
   EXPECT_EQ(policy.ThresholdFor("p"), 2u << 20) << policy.Explain().at("p").reason;
   EXPECT_EQ(policy.Explain().at("p").flips, 0u) << policy.Explain().at("p").reason;
-}
-
-// A simulated link: each protocol's cost is a fixed part plus bytes over a rate. The policy only
-// sees the costs of the transfers it chose (exploration included), as in a manager.
-struct SimulatedLink {
-  double get_fixed_us, get_ns_per_byte, pin_fixed_us, pin_ns_per_byte;
-  absl::Duration Cost(PeerProtocol p, uint64_t bytes) const {
-    const double us = p == PeerProtocol::kGet ? get_fixed_us + bytes * get_ns_per_byte * 1e-3
-                                              : pin_fixed_us + bytes * pin_ns_per_byte * 1e-3;
-    return absl::Microseconds(us);
-  }
-  // The largest power of two where Get is no slower than Pin.
-  uint64_t Crossover() const {
-    uint64_t t = 1024;
-    while (t < (64u << 20) && Cost(PeerProtocol::kGet, 2 * t) <= Cost(PeerProtocol::kPin, 2 * t)) t *= 2;
-    return t;
-  }
-};
-
-// Runs up to `transfers` single fetches of sizes cycling over 1 KiB .. 4 MiB through the policy,
-// stopping early once `done` holds; returns how many ran.
-int Drive(
-    ThresholdPolicy& policy, const SimulatedLink& link, int transfers,
-    const std::function<bool()>& done = [] { return false; }) {
-  uint64_t size = 1024;
-  for (int i = 0; i < transfers; ++i) {
-    if (done()) return i;
-    const PeerProtocol p = policy.Choose("link", size);
-    policy.Observe("link", p, size, link.Cost(p, size));
-    size = size >= (4u << 20) ? 1024 : size * 2;
-  }
-  return transfers;
-}
-
-// The same, over `sizes` in turn.
-int DriveSizes(ThresholdPolicy& policy, const SimulatedLink& link, const std::vector<uint64_t>& sizes, int transfers,
-               const std::function<bool()>& done) {
-  for (int i = 0; i < transfers; ++i) {
-    if (done()) return i;
-    const uint64_t size = sizes[i % sizes.size()];
-    const PeerProtocol p = policy.Choose("link", size);
-    policy.Observe("link", p, size, link.Cost(p, size));
-  }
-  return transfers;
-}
-
-// The estimator follows a change of the link: after a step the threshold moves to the new
-// crossover (within one size class, the hysteresis), on traffic alone (issue 25).
-TEST(ThresholdPolicyTest, TheThresholdFollowsAStepChangeOfTheLink) {
-  ThresholdPolicyOptions options = Options(ThresholdSetting::Mode::kAuto, 65536);
-  options.explore_every = ThresholdPolicyOptions().explore_every;  // the manager's
-  ThresholdPolicy policy(options);
-  // Get pays a copy per byte; Pin a round trip more. Crossover near 64 KiB.
-  const SimulatedLink fast{20, 1.0, 80, 0.1};
-  // The same link with a tenth of the rate for Get's bytes (say, a loaded CPU copying them):
-  // the crossover falls to about 8 KiB.
-  const SimulatedLink slow_copy{20, 10.0, 80, 0.1};
-  ASSERT_GE(fast.Crossover(), 32768u);
-  ASSERT_LE(slow_copy.Crossover(), 8192u);
-  Drive(policy, fast, 3000);
-  const auto near = [](uint64_t threshold, uint64_t crossover) {
-    return threshold >= crossover / 2 && threshold <= crossover * 2;
-  };
-  EXPECT_TRUE(near(policy.ThresholdFor("link"), fast.Crossover()))
-      << policy.ThresholdFor("link") << " vs " << fast.Crossover();
-  const uint64_t flips_before = policy.Explain().at("link").flips;
-  // Four size classes below the old crossover: each step down needs the exploration of the class
-  // at the threshold to gather min_samples of Pin (one in explore_every of its transfers).
-  const int down =
-      Drive(policy, slow_copy, 20000, [&] { return near(policy.ThresholdFor("link"), slow_copy.Crossover()); });
-  EXPECT_TRUE(near(policy.ThresholdFor("link"), slow_copy.Crossover()))
-      << policy.ThresholdFor("link") << " vs " << slow_copy.Crossover() << ": " << policy.Explain().at("link").reason;
-  EXPECT_GT(policy.Explain().at("link").flips, flips_before);
-  // And back, once the link recovers.
-  const int up = Drive(policy, fast, 20000, [&] { return near(policy.ThresholdFor("link"), fast.Crossover()); });
-  EXPECT_TRUE(near(policy.ThresholdFor("link"), fast.Crossover()))
-      << policy.ThresholdFor("link") << " vs " << fast.Crossover();
-  // A manager moves thousands of objects a second: both changes are followed well within 1 s of
-  // traffic (the one-class-at-a-time rule alone took 2,501 and 7,897 transfers here).
-  EXPECT_LE(down, 500);
-  EXPECT_LE(up, 2000);
-  // Once the estimates the change left stale have caught up, a steady link does not flap.
-  Drive(policy, fast, 5000);
-  const uint64_t flips_steady = policy.Explain().at("link").flips;
-  Drive(policy, fast, 10000);
-  EXPECT_EQ(policy.Explain().at("link").flips, flips_steady) << policy.Explain().at("link").reason;
-  EXPECT_TRUE(near(policy.ThresholdFor("link"), fast.Crossover()));
-}
-
-// The sizes a workload moves need not include the buckets next to the threshold: here 1, 4 and
-// 16 MiB only, the threshold at 1 MiB. When requests get dear (each costs 7 ms more; Pin makes
-// three), Get becomes the better way at 4 and 16 MiB, buckets away from the threshold whose Get
-// estimates were never measured. Six costs in a row that are far from their estimates mark
-// the change; those buckets then try Get one transfer in four and the threshold follows
-// (netns_link_change_test does this with real processes).
-TEST(ThresholdPolicyTest, AChangeOfTheLinkIsFollowedWhereNoTrafficIsNextToTheThreshold) {
-  ThresholdPolicyOptions options = Options(ThresholdSetting::Mode::kAuto, 1u << 20);
-  options.explore_every = ThresholdPolicyOptions().explore_every;
-  ThresholdPolicy policy(options);
-  const SimulatedLink healthy{100, 1.5, 1000, 0.8};
-  const SimulatedLink dear_requests{7100, 1.5, 22000, 0.8};
-  ASSERT_EQ(healthy.Crossover(), 1u << 20);
-  ASSERT_EQ(dear_requests.Crossover(), 16u << 20);
-  const std::vector<uint64_t> sizes = {1u << 20, 4u << 20, 16u << 20};
-  const auto drive = [&](const SimulatedLink& link, int transfers, const std::function<bool()>& done) {
-    return DriveSizes(policy, link, sizes, transfers, done);
-  };
-  drive(healthy, 600, [] { return false; });
-  EXPECT_EQ(policy.ThresholdFor("link"), 1u << 20) << policy.Explain().at("link").reason;
-  EXPECT_EQ(policy.Explain().at("link").link_changes, 0u);
-  // 40 transfers here; one in explore_every (32) of the 4 MiB transfers, min_samples (3) times,
-  // took ~290 (and old estimates then moved it back and forth).
-  const int followed = drive(dear_requests, 1000, [&] { return policy.ThresholdFor("link") >= (16u << 20); });
-  EXPECT_LE(followed, 120) << policy.Explain().at("link").reason;
-  EXPECT_GE(policy.Explain().at("link").link_changes, 1u);
-  const uint64_t flips = policy.Explain().at("link").flips;
-  drive(dear_requests, 3000, [] { return false; });
-  EXPECT_EQ(policy.Explain().at("link").flips, flips) << "it holds: " << policy.Explain().at("link").reason;
-  EXPECT_EQ(policy.ThresholdFor("link"), 16u << 20);
-  // And back.
-  const int back = drive(healthy, 1000, [&] { return policy.ThresholdFor("link") <= (2u << 20); });
-  EXPECT_LE(back, 200) << policy.Explain().at("link").reason;
-}
-
-// A change the used protocol feels less than 2x (no surprise) while the other way changes a lot:
-// the shaped link of the last test heals on a machine where copying is slow, so Get at every size
-// gets only 1.8x cheaper while Pin, unmeasured above the threshold, gets 4-10x cheaper. Get's
-// estimates moving 1.5x or more from what they were when Pin's were measured make those stale
-// (netns_link_change_test on a slow CI machine: the threshold stayed up for 400 transfers).
-TEST(ThresholdPolicyTest, AChangeTheUsedProtocolFeelsLessThanTwiceIsStillFollowed) {
-  ThresholdPolicyOptions options = Options(ThresholdSetting::Mode::kAuto, 2u << 20);
-  options.explore_every = ThresholdPolicyOptions().explore_every;
-  ThresholdPolicy policy(options);
-  const SimulatedLink healthy{300, 1.8, 3000, 1.0};
-  const SimulatedLink shaped{400, 3.4, 40000, 3.0};
-  ASSERT_EQ(healthy.Crossover(), 2u << 20);
-  ASSERT_EQ(shaped.Crossover(), 64u << 20);
-  const std::vector<uint64_t> sizes = {1u << 20, 4u << 20, 16u << 20};
-  for (uint64_t size : sizes) {
-    const double ratio =
-        absl::FDivDuration(shaped.Cost(PeerProtocol::kGet, size), healthy.Cost(PeerProtocol::kGet, size));
-    ASSERT_GT(ratio, 1.5);
-    ASSERT_LT(ratio, 2.0) << "no cost of Get is a surprise";
-  }
-  const auto drive = [&](const SimulatedLink& link, int transfers, const std::function<bool()>& done) {
-    return DriveSizes(policy, link, sizes, transfers, done);
-  };
-  drive(healthy, 600, [] { return false; });
-  ASSERT_EQ(policy.ThresholdFor("link"), 2u << 20) << policy.Explain().at("link").reason;
-  const int raised = drive(shaped, 1000, [&] { return policy.ThresholdFor("link") >= (16u << 20); });
-  ASSERT_LE(raised, 200) << policy.Explain().at("link").reason;
-  drive(shaped, 300, [] { return false; });
-  const uint64_t changes = policy.Explain().at("link").link_changes;
-  const int back = drive(healthy, 1000, [&] { return policy.ThresholdFor("link") < (16u << 20); });
-  EXPECT_LE(back, 200) << policy.Explain().at("link").reason;
-  EXPECT_GT(policy.Explain().at("link").link_changes, changes);
-}
-
-// A link with the development VM's kind of noise (one transfer in 20 pays a 60 us wake-up,
-// whichever protocol): the threshold still finds the crossover from far away, and moves rarely.
-TEST(ThresholdPolicyTest, WakeUpNoiseDoesNotMakeTheThresholdFlap) {
-  ThresholdPolicyOptions options = Options(ThresholdSetting::Mode::kAuto, 4096);
-  options.explore_every = ThresholdPolicyOptions().explore_every;
-  ThresholdPolicy noisy(options);
-  const SimulatedLink link{20, 1.0, 80, 0.1};
-  std::mt19937 random(12345);
-  std::uniform_int_distribution<int> one_in_20(0, 19);
-  uint64_t size = 1024;
-  for (int i = 0; i < 20000; ++i) {
-    const PeerProtocol p = noisy.Choose("link", size);
-    const absl::Duration cost =
-        link.Cost(p, size) + (one_in_20(random) == 0 ? absl::Microseconds(60) : absl::ZeroDuration());
-    noisy.Observe("link", p, size, cost);
-    size = size >= (4u << 20) ? 1024 : size * 2;
-  }
-  const PeerExplanation e = noisy.Explain().at("link");
-  EXPECT_GE(e.threshold, link.Crossover() / 2) << e.reason;
-  EXPECT_LE(e.threshold, link.Crossover() * 2) << e.reason;
-  EXPECT_GE(e.flips, 1u) << "it had to move from 4 KiB";
-  EXPECT_LE(e.flips, 6u) << e.reason;
-  EXPECT_EQ(e.link_changes, 0u) << "lone spikes are not a change of the link";
 }
 
 TEST(ThresholdPolicyTest, BucketsAreCeilLog2) {
