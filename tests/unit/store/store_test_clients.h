@@ -1,5 +1,6 @@
 // The client ids and shared-index sizes the store's unit tests share: the files of one test
-// binary compile as one translation unit (the unity build), so each name is defined once, here.
+// binary compile together, several to a translation unit (the unity build), so each name is
+// defined once, here.
 #ifndef RPLASMA_TESTS_UNIT_STORE_STORE_TEST_CLIENTS_H_
 #define RPLASMA_TESTS_UNIT_STORE_STORE_TEST_CLIENTS_H_
 
