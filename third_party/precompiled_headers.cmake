@@ -3,8 +3,8 @@
 # rplasma_library_pch. Parsing them was a third to a half of a library file's compile time in the
 # ASan build. The host is a static library so that the header is compiled with the libraries' own
 # flags (-fPIC; the optimization level of the build type). Tests have their own
-# (tests/support/test_pch.h). -DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON builds without both, which
-# shows a file that forgot an include.
+# (tests/support/test_pch.h). -DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON -DRPLASMA_UNITY_BUILD=OFF builds
+# without both, each file alone, which shows a file that forgot an include.
 set(RPLASMA_LIBRARY_PCH_DIR ${CMAKE_CURRENT_LIST_DIR})
 
 # rplasma_library_pch_host(<name> [<compile option>...]): a host that compiles library_pch.h once,

@@ -14,6 +14,7 @@
 
 #include "protocol/base/unique_fd.h"
 #include "tests/support/status_matchers.h"
+#include "tests/unit/auth/socket_pair.h"
 
 namespace rplasma::auth {
 namespace {
@@ -166,12 +167,12 @@ TEST(ServerHandshakeTest, AdvanceOverASocketNeverReadsPastTheResponse) {
 }
 
 TEST(ServerHandshakeTest, AuthenticateAsServerRunsTheMachineAgainstTheRealClient) {
-  int fds[2];
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
-  UniqueFd server(fds[0]), client(fds[1]);
-  auto client_side = std::async(
-      std::launch::async, [&] { return AuthenticateAsClient(client.get(), kSecret, absl::Now() + absl::Seconds(5)); });
-  EXPECT_THAT(AuthenticateAsServer(server.get(), kSecret, absl::Now() + absl::Seconds(5)), IsOk());
+  SocketPair pair = MakeSocketPair();
+  ASSERT_GE(pair.client.get(), 0);
+  auto client_side = std::async(std::launch::async, [&] {
+    return AuthenticateAsClient(pair.client.get(), kSecret, absl::Now() + absl::Seconds(5));
+  });
+  EXPECT_THAT(AuthenticateAsServer(pair.server.get(), kSecret, absl::Now() + absl::Seconds(5)), IsOk());
   EXPECT_THAT(client_side.get(), IsOk());
 }
 
