@@ -16,6 +16,7 @@
 #include "protocol/base/mutex_lock.h"
 #include "protocol/command_line/command_line.h"
 #include "protocol/command_line/default_socket.h"
+#include "protocol/command_line/keep_heap.h"
 #include "protocol/command_line/metrics_flags.h"
 #include "protocol/command_line/service_notify.h"
 #include "store/store_options.h"
@@ -92,6 +93,8 @@ int main(int argc, char** argv) {
   if (!options.ok()) command_line.ExitWithUsageError(options.status());
   // A daemon outlives the terminal it was started from: a hangup is not a reason to stop.
   ::signal(SIGHUP, SIG_IGN);
+  // Batch requests free reply and event buffers of hundreds of KiB: keep them (keep_heap.h).
+  rplasma::KeepHeap();
 
   absl::StatusOr<std::unique_ptr<rplasma::StoreServer>> server = rplasma::StoreServer::Create(*options);
   if (!server.ok()) {
