@@ -129,6 +129,42 @@ struct InlineObject {
 };
 
 class Subscription;
+class PendingReply;  // client/client_connection.h
+
+// A Client::CreateMany whose first store request is on its way (Client::StartCreateMany) while
+// its caller does something else on the same thread: a manager sends the request for the objects
+// a peer is about to send, then calls the peer, then takes the answers, with no helper thread.
+// Finish() returns exactly what CreateMany would have (a further request per max_ids_per_request
+// objects is sent and waited for there, one at a time). Destroyed unfinished, it finishes and
+// aborts every object it created. One owner thread; the Client stays usable by others meanwhile.
+class PendingCreateMany {
+ public:
+  ~PendingCreateMany();
+  PendingCreateMany(const PendingCreateMany&) = delete;
+  PendingCreateMany& operator=(const PendingCreateMany&) = delete;
+
+  // The answers (once: a second call is kInvalidArgument).
+  absl::StatusOr<std::vector<absl::StatusOr<CreatedObject>>> Finish();
+
+ private:
+  friend class Client;
+  PendingCreateMany(Client* client, absl::Span<const CreateSpec> objects, bool evict_if_full);
+  // The part of to_send_ from `start` (at most max_ids_per_request objects).
+  absl::Span<const size_t> Part(size_t start) const;
+  absl::Status SendPart(size_t start, PendingReply* pending);
+  // Takes the store's answer to the part from `start`; an outer error aborts what this created.
+  absl::Status TakePart(size_t start, absl::StatusOr<Reply> reply);
+
+  Client* const client_;
+  const std::vector<CreateSpec> objects_;
+  const bool evict_if_full_;
+  std::vector<absl::StatusOr<CreatedObject>> results_;
+  std::vector<size_t> to_send_;          // indices of the objects the store is asked for
+  std::vector<ObjectID> created_here_;   // undone on an outer error
+  std::unique_ptr<PendingReply> first_;  // the first part's answer slot
+  absl::Status first_sent_;
+  bool finished_ = false;
+};
 
 class Client {
  public:
@@ -185,6 +221,9 @@ class Client {
   // like Create's. On an outer error nothing this call created is left: those objects are aborted.
   absl::StatusOr<std::vector<absl::StatusOr<CreatedObject>>> CreateMany(absl::Span<const CreateSpec> objects,
                                                                         bool evict_if_full = true);
+  // CreateMany with its first request sent now and its answers taken by Finish() (see
+  // PendingCreateMany): the store creates while the caller does something else.
+  std::unique_ptr<PendingCreateMany> StartCreateMany(absl::Span<const CreateSpec> objects, bool evict_if_full = true);
   // SealAndRelease(id, checksum) for each object (the checksum is trusted, as there). On an outer
   // error the objects of the requests already answered are sealed; the rest are untouched.
   absl::StatusOr<std::vector<absl::Status>> SealAndReleaseMany(absl::Span<const SealSpec> objects);
@@ -250,6 +289,7 @@ class Client {
 
  private:
   friend class ObjectBuffer;
+  friend class PendingCreateMany;
   Client(ClientOptions options, std::unique_ptr<ClientConnection> connection, uint8_t* arena_base, uint64_t arena_size,
          std::string store_name, uint32_t max_ids_per_request, std::unique_ptr<LocalIndex> local_index);
 

@@ -1,8 +1,7 @@
-// Client: the batched writes — CreateMany, SealAndReleaseMany, PutInlineMany (the last two also
-// detached: sent, their answers not waited for) — and the batched
-// Release of ObjectBuffers. Each splits its objects into as few store requests as the limits allow
-// and sends them one after another (one reply outstanding, as GetLocal does, so answers never pile
-// up in the store's queue for this connection).
+// Client: the batched writes — CreateMany (and its PendingCreateMany), SealAndReleaseMany, PutInlineMany (the last two
+// also detached: sent, their answers not waited for) — and the batched Release of ObjectBuffers. Each splits its
+// objects into as few store requests as the limits allow and sends them one after another (one reply outstanding, as
+// GetLocal does, so answers never pile up in the store's queue for this connection).
 #include <cstring>
 #include <utility>
 
@@ -43,80 +42,128 @@ absl::Status CodeStatus(ErrorCode code, absl::string_view op, const ObjectID& id
 
 absl::StatusOr<std::vector<absl::StatusOr<CreatedObject>>> Client::CreateMany(absl::Span<const CreateSpec> objects,
                                                                               bool evict_if_full) {
-  // Every object sent is answered below; until then it shares this placeholder (no allocation each).
+  return StartCreateMany(objects, evict_if_full)->Finish();
+}
+
+std::unique_ptr<PendingCreateMany> Client::StartCreateMany(absl::Span<const CreateSpec> objects, bool evict_if_full) {
+  // (The constructor is private: no make_unique.)
+  return std::unique_ptr<PendingCreateMany>(new PendingCreateMany(this, objects, evict_if_full));
+}
+
+PendingCreateMany::PendingCreateMany(Client* client, absl::Span<const CreateSpec> objects, bool evict_if_full)
+    : client_(client),
+      objects_(objects.begin(), objects.end()),
+      evict_if_full_(evict_if_full),
+      first_(std::make_unique<PendingReply>()) {
+  // Every object sent is answered in Finish; until then it shares this placeholder (no allocation each).
   static const absl::Status* const kNotAnswered = new absl::Status(absl::UnknownError("not answered"));
-  std::vector<absl::StatusOr<CreatedObject>> results;
-  results.reserve(objects.size());
-  std::vector<size_t> to_send;  // indices of the objects the store is asked for
-  to_send.reserve(objects.size());
-  for (size_t i = 0; i < objects.size(); ++i) {
-    const CreateSpec& spec = objects[i];
+  results_.reserve(objects_.size());
+  to_send_.reserve(objects_.size());
+  for (size_t i = 0; i < objects_.size(); ++i) {
+    const CreateSpec& spec = objects_[i];
     if (CreatableSize(spec)) {
-      results.push_back(*kNotAnswered);
-      to_send.push_back(i);
+      results_.push_back(*kNotAnswered);
+      to_send_.push_back(i);
     } else {
       // Sent, it would make the store refuse the whole batch.
-      results.push_back(
+      results_.push_back(
           MakeError(ErrorCode::kInvalidArgument, absl::StrCat("create(", spec.id.Hex(), "): size ", spec.data_size, "+",
                                                               spec.metadata_size, " is too large")));
     }
   }
-  std::vector<ObjectID> created_here;  // undone on an outer error
-  for (size_t start = 0; start < to_send.size(); start += max_ids_per_request_) {
-    const absl::Span<const size_t> part = absl::MakeConstSpan(to_send).subspan(start, max_ids_per_request_);
-    CreateBatchRequest request;
-    request.objects.reserve(part.size());
-    for (size_t i : part) {
-      request.objects.push_back(
-          CreateRequest{objects[i].id, objects[i].data_size, objects[i].metadata_size, evict_if_full});
-    }
-    absl::StatusOr<ObjectsReply> reply = ExpectBody<ObjectsReply>(connection_->Call(std::move(request)), "create");
-    if (reply.ok()) {
-      // Every entry must answer for the object asked, in order, before any of it is used.
-      bool matches = reply->objects.size() == part.size();
-      for (size_t k = 0; matches && k < part.size(); ++k) matches = reply->objects[k].id == objects[part[k]].id;
-      if (!matches) {
-        for (const ObjectInfo& info : reply->objects) {
-          if (info.error == ErrorCode::kOk) (void)connection_->SendDetached(AbortRequest{info.id});
-        }
-        reply = ProtocolError(absl::StrCat("create: store answered ", reply->objects.size(), " entries for ",
-                                           part.size(), " objects, not one per object in order"));
-      }
-    }
-    if (!reply.ok()) {
-      AbortCreated(created_here);
-      return reply.status();
-    }
-    std::vector<ObjectID> misplaced;
-    {
-      MutexLock lock(&mu_);
-      for (size_t k = 0; k < part.size(); ++k) {
-        const CreateSpec& spec = objects[part[k]];
-        const ObjectInfo& info = reply->objects[k];
-        absl::StatusOr<CreatedObject>& result = results[part[k]];
-        if (info.error != ErrorCode::kOk) {
-          result = ObjectError(info.error, "create", spec.id.Hex());
-          continue;
-        }
-        // Never trust the store's offset: a bad one would hand out memory outside the mapping.
-        if (!InArena(info.offset, spec.data_size + spec.metadata_size)) {
-          misplaced.push_back(spec.id);
-          result =
-              ProtocolError(absl::StrCat("create(", spec.id.Hex(), "): store placed the object outside the arena"));
-          continue;
-        }
-        uint8_t* data = arena_base_ + info.offset;
-        const CreatedObject created{spec.id, absl::MakeSpan(data, spec.data_size),
-                                    absl::MakeSpan(data + spec.data_size, spec.metadata_size), info.offset,
-                                    info.generation};
-        created_[spec.id] = created;
-        created_here.push_back(spec.id);
-        result = created;
-      }
-    }
-    for (const ObjectID& id : misplaced) (void)connection_->SendDetached(AbortRequest{id});
+  if (!to_send_.empty()) first_sent_ = SendPart(0, first_.get());
+}
+
+PendingCreateMany::~PendingCreateMany() {
+  if (finished_) return;
+  absl::StatusOr<std::vector<absl::StatusOr<CreatedObject>>> created = Finish();
+  if (!created.ok()) return;  // Finish aborted them already
+  std::vector<ObjectID> ids;
+  for (const absl::StatusOr<CreatedObject>& object : *created) {
+    if (object.ok()) ids.push_back(object->id);
   }
-  return results;
+  client_->AbortCreated(ids);
+}
+
+absl::Span<const size_t> PendingCreateMany::Part(size_t start) const {
+  return absl::MakeConstSpan(to_send_).subspan(start, client_->max_ids_per_request_);
+}
+
+absl::Status PendingCreateMany::SendPart(size_t start, PendingReply* pending) {
+  CreateBatchRequest request;
+  const absl::Span<const size_t> part = Part(start);
+  request.objects.reserve(part.size());
+  for (size_t i : part) {
+    request.objects.push_back(
+        CreateRequest{objects_[i].id, objects_[i].data_size, objects_[i].metadata_size, evict_if_full_});
+  }
+  return client_->connection_->Send(std::move(request), pending);
+}
+
+absl::StatusOr<std::vector<absl::StatusOr<CreatedObject>>> PendingCreateMany::Finish() {
+  if (finished_) return MakeError(ErrorCode::kInvalidArgument, "create: the answers were taken already");
+  finished_ = true;
+  ClientConnection& connection = *client_->connection_;
+  for (size_t start = 0; start < to_send_.size(); start += client_->max_ids_per_request_) {
+    if (start == 0) {
+      RETURN_IF_ERROR(TakePart(start, first_sent_.ok() ? connection.Wait(first_.get()) : first_sent_));
+      continue;
+    }
+    PendingReply pending;
+    const absl::Status sent = SendPart(start, &pending);
+    RETURN_IF_ERROR(TakePart(start, sent.ok() ? connection.Wait(&pending) : sent));
+  }
+  return std::move(results_);
+}
+
+absl::Status PendingCreateMany::TakePart(size_t start, absl::StatusOr<Reply> raw) {
+  const absl::Span<const size_t> part = Part(start);
+  absl::StatusOr<ObjectsReply> reply = ExpectBody<ObjectsReply>(std::move(raw), "create");
+  ClientConnection& connection = *client_->connection_;
+  if (reply.ok()) {
+    // Every entry must answer for the object asked, in order, before any of it is used.
+    bool matches = reply->objects.size() == part.size();
+    for (size_t k = 0; matches && k < part.size(); ++k) matches = reply->objects[k].id == objects_[part[k]].id;
+    if (!matches) {
+      for (const ObjectInfo& info : reply->objects) {
+        if (info.error == ErrorCode::kOk) (void)connection.SendDetached(AbortRequest{info.id});
+      }
+      reply = ProtocolError(absl::StrCat("create: store answered ", reply->objects.size(), " entries for ", part.size(),
+                                         " objects, not one per object in order"));
+    }
+  }
+  if (!reply.ok()) {
+    client_->AbortCreated(created_here_);
+    return reply.status();
+  }
+  std::vector<ObjectID> misplaced;
+  {
+    MutexLock lock(&client_->mu_);
+    for (size_t k = 0; k < part.size(); ++k) {
+      const CreateSpec& spec = objects_[part[k]];
+      const ObjectInfo& info = reply->objects[k];
+      absl::StatusOr<CreatedObject>& result = results_[part[k]];
+      if (info.error != ErrorCode::kOk) {
+        result = ObjectError(info.error, "create", spec.id.Hex());
+        continue;
+      }
+      // Never trust the store's offset: a bad one would hand out memory outside the mapping.
+      if (!client_->InArena(info.offset, spec.data_size + spec.metadata_size)) {
+        misplaced.push_back(spec.id);
+        result = ProtocolError(absl::StrCat("create(", spec.id.Hex(), "): store placed the object outside the arena"));
+        continue;
+      }
+      uint8_t* data = client_->arena_base_ + info.offset;
+      const CreatedObject created{spec.id, absl::MakeSpan(data, spec.data_size),
+                                  absl::MakeSpan(data + spec.data_size, spec.metadata_size), info.offset,
+                                  info.generation};
+      client_->created_[spec.id] = created;
+      created_here_.push_back(spec.id);
+      result = created;
+    }
+  }
+  for (const ObjectID& id : misplaced) (void)connection.SendDetached(AbortRequest{id});
+  return absl::OkStatus();
 }
 
 void Client::AbortCreated(absl::Span<const ObjectID> ids) {

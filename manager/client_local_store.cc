@@ -27,6 +27,32 @@ std::vector<T> AllFailed(size_t n, const absl::Status& status) {
   return std::vector<T>(n, T(status));
 }
 
+std::vector<CreateSpec> CreateSpecs(absl::Span<const ObjectID> ids, absl::Span<const ObjectDescription> objects) {
+  std::vector<CreateSpec> specs;
+  specs.reserve(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i)
+    specs.push_back(CreateSpec{ids[i], objects[i].data_size, objects[i].metadata_size});
+  return specs;
+}
+
+// The client's outer error as every entry's.
+std::vector<absl::StatusOr<CreatedObject>> PerObject(
+    size_t count, absl::StatusOr<std::vector<absl::StatusOr<CreatedObject>>> created) {
+  if (!created.ok()) return AllFailed<absl::StatusOr<CreatedObject>>(count, created.status());
+  return *std::move(created);
+}
+
+class ClientPendingCreates final : public peer::PendingCreates {
+ public:
+  ClientPendingCreates(size_t count, std::unique_ptr<PendingCreateMany> pending)
+      : count_(count), pending_(std::move(pending)) {}
+  std::vector<absl::StatusOr<CreatedObject>> Finish() override { return PerObject(count_, pending_->Finish()); }
+
+ private:
+  const size_t count_;
+  const std::unique_ptr<PendingCreateMany> pending_;  // aborts what it created if never finished
+};
+
 }  // namespace
 
 std::vector<absl::StatusOr<std::unique_ptr<peer::PinnedObject>>> ClientLocalStore::PinMany(
@@ -62,14 +88,13 @@ void ClientLocalStore::ReleaseMany(std::vector<std::unique_ptr<peer::PinnedObjec
 
 std::vector<absl::StatusOr<CreatedObject>> ClientLocalStore::CreateMany(absl::Span<const ObjectID> ids,
                                                                         absl::Span<const ObjectDescription> objects) {
-  std::vector<CreateSpec> specs;
-  specs.reserve(ids.size());
-  for (size_t i = 0; i < ids.size(); ++i)
-    specs.push_back(CreateSpec{ids[i], objects[i].data_size, objects[i].metadata_size});
-  absl::StatusOr<std::vector<absl::StatusOr<CreatedObject>>> created =
-      client_->CreateMany(specs, /*evict_if_full=*/true);
-  if (!created.ok()) return AllFailed<absl::StatusOr<CreatedObject>>(ids.size(), created.status());
-  return *std::move(created);
+  return PerObject(ids.size(), client_->CreateMany(CreateSpecs(ids, objects), /*evict_if_full=*/true));
+}
+
+std::unique_ptr<peer::PendingCreates> ClientLocalStore::StartCreateMany(absl::Span<const ObjectID> ids,
+                                                                        absl::Span<const ObjectDescription> objects) {
+  return std::make_unique<ClientPendingCreates>(
+      ids.size(), client_->StartCreateMany(CreateSpecs(ids, objects), /*evict_if_full=*/true));
 }
 
 std::vector<absl::Status> ClientLocalStore::SealAndReleaseMany(absl::Span<const ObjectID> ids,

@@ -25,6 +25,8 @@ class ClientLocalStore : public peer::LocalStore {
   void ReleaseMany(std::vector<std::unique_ptr<peer::PinnedObject>> objects) override;
   std::vector<absl::StatusOr<CreatedObject>> CreateMany(absl::Span<const ObjectID> ids,
                                                         absl::Span<const ObjectDescription> objects) override;
+  std::unique_ptr<peer::PendingCreates> StartCreateMany(absl::Span<const ObjectID> ids,
+                                                        absl::Span<const ObjectDescription> objects) override;
   std::vector<absl::Status> SealAndReleaseMany(absl::Span<const ObjectID> ids,
                                                absl::Span<const uint64_t> checksums) override;
   std::vector<absl::Status> PutSealedMany(absl::Span<const peer::SealedBytes> objects) override;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -165,36 +166,37 @@ void ByFetchBatch(transport::Channel& channel, LocalStore& store, Outcomes& out,
   std::string wire;
   FetchBatchRequest request{std::vector<ObjectID>(out.ids().begin(), out.ids().end()), inline_max,
                             options.inline_budget_bytes};
-  absl::StatusOr<PeerReplyView> reply = MakeError(ErrorCode::kInternal, "batch transfer: no call made");
-  // The objects of expected sizes are created here while the request is on its way (one store
-  // request, on a pool thread beside the Call): the reply then lands in place.
+  // The objects of expected sizes are created here while the request is on its way: their store
+  // request is sent first and its answer read after the Call (on this thread; no helper thread to
+  // wake), so the reply lands in place.
   const std::vector<size_t> early_at = EarlyCreates(expected, inline_max, options);
   std::vector<std::optional<CreatedObject>> early(out.size());
-  RunSharedOn(options.pool, early_at.empty() ? 1 : 2, 2, [&](size_t job) {
-    if (job == 0) {
-      reply = CallPeer(channel, request, deadline, wire);
-      return;
-    }
-    std::vector<ObjectID> ids;
+  std::unique_ptr<PendingCreates> creating;
+  std::vector<ObjectID> early_ids;
+  if (!early_at.empty()) {
     std::vector<ObjectDescription> objects;
-    ids.reserve(early_at.size());
+    early_ids.reserve(early_at.size());
     objects.reserve(early_at.size());
     for (size_t i : early_at) {
-      ids.push_back(out.id(i));
+      early_ids.push_back(out.id(i));
       objects.push_back(expected[i]);
     }
-    std::vector<absl::StatusOr<CreatedObject>> made = store.CreateMany(ids, objects);
+    creating = store.StartCreateMany(early_ids, objects);
+  }
+  absl::StatusOr<PeerReplyView> reply = CallPeer(channel, request, deadline, wire);
+  if (creating != nullptr) {
+    std::vector<absl::StatusOr<CreatedObject>> made = creating->Finish();
     // (One that could not be created, or an answer of the wrong length, goes the usual way after
     // the reply, which meets the same refusal.)
     for (size_t k = 0; k < made.size(); ++k) {
       if (!made[k].ok()) continue;
-      if (k < early_at.size() && made[k]->id == ids[k]) {
+      if (k < early_at.size() && made[k]->id == early_ids[k]) {
         early[early_at[k]] = *made[k];
       } else {
         (void)store.Abort(made[k]->id);
       }
     }
-  });
+  }
   // An early object that the reply does not fill as it is (the owner's error, another size) is
   // aborted before anything else is created.
   std::vector<size_t> early_abort;

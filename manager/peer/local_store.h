@@ -42,6 +42,15 @@ struct SealedBytes {
   uint64_t checksum = 0;  // ObjectChecksum of `bytes`, already verified
 };
 
+// A CreateMany under way (LocalStore::StartCreateMany).
+class PendingCreates {
+ public:
+  virtual ~PendingCreates() = default;
+  // CreateMany's answers, one per id, in order. Call once. An implementation destroyed before it
+  // aborts whatever it created.
+  virtual std::vector<absl::StatusOr<CreatedObject>> Finish() = 0;
+};
+
 // The batch calls (…Many) answer one entry per input, in order; a store that cannot be asked
 // fails every entry with that error. Their defaults loop over the single calls; a store that
 // takes batches overrides them with one request per batch.
@@ -91,6 +100,21 @@ class LocalStore {
     for (size_t i = 0; i < ids.size(); ++i)
       out.push_back(Create(ids[i], objects[i].data_size, objects[i].metadata_size));
     return out;
+  }
+  // CreateMany begun now and answered by the result's Finish(): what the caller does in between
+  // (a call to a peer) overlaps the store's work, on the caller's thread. This default creates at
+  // once; a store reached through a socket sends the request and reads the answer in Finish.
+  virtual std::unique_ptr<PendingCreates> StartCreateMany(absl::Span<const ObjectID> ids,
+                                                          absl::Span<const ObjectDescription> objects) {
+    class Answered final : public PendingCreates {
+     public:
+      explicit Answered(std::vector<absl::StatusOr<CreatedObject>> answers) : answers_(std::move(answers)) {}
+      std::vector<absl::StatusOr<CreatedObject>> Finish() override { return std::move(answers_); }
+
+     private:
+      std::vector<absl::StatusOr<CreatedObject>> answers_;
+    };
+    return std::make_unique<Answered>(CreateMany(ids, objects));
   }
   // SealAndRelease for each id with checksums[i].
   virtual std::vector<absl::Status> SealAndReleaseMany(absl::Span<const ObjectID> ids,

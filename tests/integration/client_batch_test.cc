@@ -1,7 +1,8 @@
 // The client's batched calls against a real rplasma-store: CreateMany, SealAndReleaseMany,
-// PutInlineMany and Release of many ObjectBuffers — one result per object, one object's failure
-// never touching the others, batches far above the per-request and frame limits split.
+// PutInlineMany, Release of many ObjectBuffers and a CreateMany started and finished later — one result per object, one
+// object's failure never touching the others, batches far above the per-request and frame limits split.
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -213,6 +214,63 @@ TEST_F(ClientBatchTest, ReleaseOfBuffersDropsEveryReferenceAndSkipsInvalidOnes) 
   EXPECT_EQ(HeldReferences(released), 0u);
   other.reset();
   ASSERT_OK(client_->Delete(ids));
+  ExpectBackAtBaseline();
+}
+
+TEST_F(ClientBatchTest, AStartedCreateManyIsAnsweredAfterOtherRequestsOfTheClientInBetween) {
+  ASSERT_NO_FATAL_FAILURE(StartStore());
+  constexpr int kCount = 5000;  // two requests: the first sent at Start, the second in Finish
+  const std::vector<ObjectID> ids = Labels("started", kCount);
+  const ObjectID existing = ObjectID::FromLabel("existing"), between = ObjectID::FromLabel("between");
+  ASSERT_OK(client_->Put(existing, AsSpan(TestBytes<std::vector<uint8_t>>(1, 10))));
+  std::vector<CreateSpec> specs;
+  for (int i = 0; i < kCount; ++i) specs.push_back({ids[i], 64 + static_cast<uint64_t>(i % 7), 0});
+  specs[10].id = existing;
+  specs[20].data_size = client_->arena_size() + 1;
+  std::unique_ptr<PendingCreateMany> pending = client_->StartCreateMany(specs);
+  // The client goes on using the store while the answer waits (a manager calls its peer here).
+  const std::vector<uint8_t> bytes = TestBytes<std::vector<uint8_t>>(2, 100);
+  ASSERT_OK(client_->Put(between, AsSpan(bytes)));
+  ASSERT_OK_AND_ASSIGN(std::vector<bool> contained, client_->Contains({between, existing}));
+  EXPECT_EQ(contained, (std::vector<bool>{true, true}));
+
+  ASSERT_OK_AND_ASSIGN(std::vector<absl::StatusOr<CreatedObject>> created, pending->Finish());
+  EXPECT_THAT(pending->Finish(), HasErrorCode(ErrorCode::kInvalidArgument));
+  ASSERT_EQ(created.size(), specs.size());
+  EXPECT_THAT(created[10], HasErrorCode(ErrorCode::kObjectExists));
+  EXPECT_THAT(created[20], HasErrorCode(ErrorCode::kOutOfMemory));
+  std::vector<SealSpec> seals;
+  for (int i = 0; i < kCount; ++i) {
+    if (i == 10 || i == 20) continue;
+    ASSERT_OK(created[i]) << i;
+    ASSERT_EQ(created[i]->id, ids[i]);
+    const std::vector<uint8_t> object = TestBytes<std::vector<uint8_t>>(i, created[i]->total_size());
+    std::memcpy(created[i]->base(), object.data(), object.size());
+    seals.push_back({ids[i], ObjectChecksum(created[i]->data, created[i]->metadata)});
+  }
+  ASSERT_OK_AND_ASSIGN(std::vector<absl::Status> sealed, client_->SealAndReleaseMany(seals));
+  for (size_t k = 0; k < seals.size(); ++k) ASSERT_OK(sealed[k]) << k;
+  ASSERT_OK_AND_ASSIGN(ObjectBuffer got, client_->GetOne(ids[kCount - 1]));
+  EXPECT_EQ(got.info().checksum, seals.back().checksum);
+  ASSERT_OK(got.Release());
+  std::vector<ObjectID> all = {between, existing};
+  for (const SealSpec& seal : seals) all.push_back(seal.id);
+  ASSERT_OK(client_->Delete(all));
+  ExpectBackAtBaseline();
+}
+
+TEST_F(ClientBatchTest, AStartedCreateManyDroppedUnfinishedLeavesNothingCreated) {
+  ASSERT_NO_FATAL_FAILURE(StartStore());
+  const std::vector<ObjectID> ids = Labels("dropped", 300);
+  std::vector<CreateSpec> specs;
+  for (const ObjectID& id : ids) specs.push_back({id, 1024, 8});
+  client_->StartCreateMany(specs).reset();
+  ASSERT_OK_AND_ASSIGN(std::vector<bool> contained, client_->Contains(ids));
+  for (size_t i = 0; i < ids.size(); ++i) EXPECT_FALSE(contained[i]) << i;
+  // Nothing is left to seal or abort: the ids are free for a new create.
+  ASSERT_OK_AND_ASSIGN(std::vector<absl::StatusOr<CreatedObject>> again, client_->CreateMany(specs));
+  for (size_t i = 0; i < ids.size(); ++i) ASSERT_OK(again[i]) << i;
+  for (const ObjectID& id : ids) ASSERT_OK(client_->Abort(id));
   ExpectBackAtBaseline();
 }
 
