@@ -55,14 +55,16 @@ PendingCreateMany::PendingCreateMany(Client* client, absl::Span<const CreateSpec
       objects_(objects.begin(), objects.end()),
       evict_if_full_(evict_if_full),
       first_(std::make_unique<PendingReply>()) {
-  // Every object sent is answered in Finish; until then it shares this placeholder (no allocation each).
-  static const absl::Status* const kNotAnswered = new absl::Status(absl::UnknownError("not answered"));
+  // Every object sent is answered in Finish before the results are handed out; until then it holds
+  // an empty object. (Not a shared error status: copying one and overwriting each copy are atomic
+  // reference-count updates on one word, which the fetching threads of a manager contended for:
+  // 3% of its CPU in a warm 1000 x 1 KiB fetch loop.)
   results_.reserve(objects_.size());
   to_send_.reserve(objects_.size());
   for (size_t i = 0; i < objects_.size(); ++i) {
     const CreateSpec& spec = objects_[i];
     if (CreatableSize(spec)) {
-      results_.push_back(*kNotAnswered);
+      results_.emplace_back(CreatedObject{});
       to_send_.push_back(i);
     } else {
       // Sent, it would make the store refuse the whole batch.
