@@ -241,6 +241,38 @@ TEST(ObjectPublisherTest, ExpectedCopiesAreTakenOnceInOrderAndOnlyWithinTheirTim
   EXPECT_EQ(copies.size(), 1u);
 }
 
+TEST(ObjectPublisherTest, AnIdAddedTwiceIsTakenTwice) {
+  rplasma::testing::FakeClock clock;
+  fetch::ExpectedCopies copies(&clock);
+  copies.Add({Id(0xa1)});
+  copies.Add({Id(0xa1), Id(0xb2)});
+  EXPECT_EQ(copies.TakeMany({Id(0xa1), Id(0xa1), Id(0xa1), Id(0xb2)}), (std::vector<bool>{true, true, false, true}));
+  EXPECT_EQ(copies.size(), 0u);
+}
+
+TEST(ObjectPublisherTest, ACopyFetchedAgainBeforeTheFirstSealWasSeenIsNeverPublished) {
+  auto subscription = std::make_unique<ScriptedSubscription>();
+  ScriptedSubscription* events = subscription.get();
+  RecordingDirectory directory;
+  rplasma::testing::FakeLocalStore store(1 << 20);
+  ManagerStats stats;
+  rplasma::testing::FakeClock clock;
+  fetch::ExpectedCopies copies(&clock);
+  ObjectPublisherOptions options;
+  options.expected_copies = &copies;
+  ObjectPublisher publisher("node", std::move(subscription), &directory, &store, &stats, &clock, options);
+  // a1 fetched, deleted, fetched again and deleted again, all before the publisher reads a thing.
+  copies.Add({Id(0xa1)});
+  copies.Add({Id(0xa1)});
+  events->Push({Event(EventKind::kSealed, 0xa1), Event(EventKind::kDeleted, 0xa1), Event(EventKind::kSealed, 0xa1),
+                Event(EventKind::kDeleted, 0xa1)});
+  ASSERT_TRUE(rplasma::testing::WaitFor([&] { return stats.copies_never_published.load() == 2; }, absl::Seconds(5)));
+  clock.Advance(absl::Seconds(1));
+  publisher.Stop();
+  EXPECT_EQ(directory.calls(), std::vector<std::string>{}) << "neither copy published, so neither removed";
+  EXPECT_EQ(stats.copies_deferred.load(), 2u);
+}
+
 TEST(ObjectPublisherTest, ACopyWhoseIdHasAnUpdatePendingIsPublishedAtOnceInOrder) {
   auto subscription = std::make_unique<ScriptedSubscription>();
   ScriptedSubscription* events = subscription.get();
