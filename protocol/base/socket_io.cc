@@ -32,6 +32,19 @@ absl::StatusOr<sockaddr_un> UnixAddress(const std::string& path) {
   return addr;
 }
 
+// Polls `fd` until it is readable (or hung up: the read after it tells), by `deadline`.
+absl::Status WaitReadable(int fd, absl::Time deadline) {
+  while (true) {
+    absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) return MakeError(ErrorCode::kDeadlineExceeded, "read: deadline exceeded");
+    pollfd pfd{fd, POLLIN, 0};
+    int timeout_ms = static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 1 << 30));
+    int rc = ::poll(&pfd, 1, timeout_ms);
+    if (rc < 0 && errno != EINTR) return ErrnoError("poll", "socket", errno);
+    if (rc > 0) return absl::OkStatus();
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<UniqueFd> UnixListen(const std::string& path, int backlog) {
@@ -153,20 +166,26 @@ absl::Status ReadAll(int fd, void* data, size_t size) { return ReadAllUntil(fd, 
 
 absl::Status ReadAllUntil(int fd, void* data, size_t size, absl::Time deadline) {
   char* p = static_cast<char*>(data);
+  const bool bounded = deadline != absl::InfiniteFuture();
   while (size > 0) {
-    if (deadline != absl::InfiniteFuture()) {
-      absl::Duration left = deadline - absl::Now();
-      if (left <= absl::ZeroDuration()) return MakeError(ErrorCode::kDeadlineExceeded, "read: deadline exceeded");
-      pollfd pfd{fd, POLLIN, 0};
-      int timeout_ms = static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 1 << 30));
-      int rc = ::poll(&pfd, 1, timeout_ms);
-      if (rc < 0 && errno != EINTR) return ErrnoError("poll", "socket", errno);
-      if (rc <= 0) continue;
+    ssize_t n;
+    if (!bounded) {
+      n = ::read(fd, p, size);
+    } else {
+      // The bytes are usually there already (a frame's header and body arrive together): read
+      // first, without blocking, and poll only when nothing has come yet.
+      n = ::recv(fd, p, size, MSG_DONTWAIT);
+      if (n < 0 && errno == ENOTSOCK) {  // a pipe or a file: wait, then a plain read
+        RETURN_IF_ERROR(WaitReadable(fd, deadline));
+        n = ::read(fd, p, size);
+      } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        RETURN_IF_ERROR(WaitReadable(fd, deadline));
+        continue;
+      }
     }
-    ssize_t n = ::read(fd, p, size);
     if (n < 0) {
       if (errno == EINTR) continue;
-      if (errno == EAGAIN && deadline != absl::InfiniteFuture()) continue;
+      if (errno == EAGAIN && bounded) continue;
       return MakeError(ErrorCode::kUnavailable, ErrnoError("read", "socket", errno).message());
     }
     if (n == 0) return MakeError(ErrorCode::kUnavailable, "read(socket): connection closed");

@@ -1,7 +1,11 @@
 #include "protocol/frame.h"
 
 #include <sys/socket.h>
+#include <unistd.h>
 
+#include <thread>
+
+#include "absl/time/clock.h"
 #include <gtest/gtest.h>
 
 #include "protocol/base/unique_fd.h"
@@ -80,6 +84,33 @@ TEST(FrameTest, ReadFrameHonoursDeadline) {
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
   UniqueFd a(sv[0]), b(sv[1]);
   EXPECT_THAT(ReadFrame(b.get(), kDefaultMaxFrameBytes, absl::Now() + absl::Milliseconds(20)),
+              HasErrorCode(ErrorCode::kDeadlineExceeded));
+}
+
+TEST(FrameTest, ReadFrameWithADeadlineWaitsForBytesSentInPartsAndReadsPipes) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  UniqueFd a(sv[0]), b(sv[1]);
+  const std::string frame = EncodeFrame("in two parts");
+  // The header now, the rest later: the reader finds the first part at once and polls for the rest.
+  ASSERT_EQ(::write(a.get(), frame.data(), 3), 3);
+  std::thread rest([&] {
+    absl::SleepFor(absl::Milliseconds(30));
+    ASSERT_EQ(::write(a.get(), frame.data() + 3, frame.size() - 3), static_cast<ssize_t>(frame.size() - 3));
+  });
+  absl::StatusOr<std::string> got = ReadFrame(b.get(), kDefaultMaxFrameBytes, absl::Now() + absl::Seconds(10));
+  rest.join();
+  ASSERT_OK(got);
+  EXPECT_EQ(*got, "in two parts");
+
+  // Not a socket: the same read through poll + read.
+  int p[2];
+  ASSERT_EQ(::pipe(p), 0);
+  UniqueFd in(p[0]), out(p[1]);
+  ASSERT_OK(WriteFrame(out.get(), "through a pipe"));
+  ASSERT_OK_AND_ASSIGN(std::string piped, ReadFrame(in.get(), kDefaultMaxFrameBytes, absl::Now() + absl::Seconds(10)));
+  EXPECT_EQ(piped, "through a pipe");
+  EXPECT_THAT(ReadFrame(in.get(), kDefaultMaxFrameBytes, absl::Now() + absl::Milliseconds(20)),
               HasErrorCode(ErrorCode::kDeadlineExceeded));
 }
 
