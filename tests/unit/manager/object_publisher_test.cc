@@ -198,34 +198,47 @@ ObjectDescription SealIn(rplasma::testing::FakeLocalStore& store, const ObjectID
   return {};
 }
 
-TEST(ObjectPublisherTest, FetchedCopiesArePublishedLateAndTogetherOrNeverWhenDeletedFirst) {
-  auto subscription = std::make_unique<ScriptedSubscription>();
-  ScriptedSubscription* events = subscription.get();
-  RecordingDirectory directory;
-  rplasma::testing::FakeLocalStore store(1 << 20);
+// A publisher of fetched copies (ExpectedCopies) over a scripted event stream, a fake store and a
+// fake clock; `directory` is what it updates.
+template <typename DirectoryT>
+struct CopyPublishing {
+  explicit CopyPublishing(absl::Duration copy_publish_delay = ObjectPublisherOptions{}.copy_publish_delay) {
+    auto subscription = std::make_unique<ScriptedSubscription>();
+    events = subscription.get();
+    ObjectPublisherOptions options;
+    options.expected_copies = &copies;
+    options.copy_publish_delay = copy_publish_delay;
+    publisher =
+        std::make_unique<ObjectPublisher>("node", std::move(subscription), &directory, &store, &stats, &clock, options);
+  }
+
+  DirectoryT directory;
+  rplasma::testing::FakeLocalStore store{1 << 20};
   ManagerStats stats;
   rplasma::testing::FakeClock clock;
-  fetch::ExpectedCopies copies(&clock);
-  ObjectPublisherOptions options;
-  options.expected_copies = &copies;
-  options.copy_publish_delay = absl::Milliseconds(500);
-  ObjectPublisher publisher("node", std::move(subscription), &directory, &store, &stats, &clock, options);
+  fetch::ExpectedCopies copies{&clock};
+  ScriptedSubscription* events = nullptr;
+  std::unique_ptr<ObjectPublisher> publisher;  // last: stopped before the rest goes
+};
+
+TEST(ObjectPublisherTest, FetchedCopiesArePublishedLateAndTogetherOrNeverWhenDeletedFirst) {
+  CopyPublishing<RecordingDirectory> p(absl::Milliseconds(500));
   // a1, b2 and c3 are copies a fetch announced; d4 is an application's object.
-  copies.Add({Id(0xa1), Id(0xb2), Id(0xc3)});
-  events->Push({Event(EventKind::kSealed, 0xa1), Event(EventKind::kSealed, 0xb2), Event(EventKind::kSealed, 0xd4),
-                Event(EventKind::kSealed, 0xc3), Event(EventKind::kDeleted, 0xb2)});
-  ASSERT_TRUE(rplasma::testing::WaitFor([&] { return stats.copies_never_published.load() == 1; }, absl::Seconds(5)));
-  EXPECT_EQ(directory.calls(), (std::vector<std::string>{"publish:d4"})) << "the application's object at once";
-  EXPECT_EQ(stats.copies_deferred.load(), 3u);
-  EXPECT_EQ(copies.size(), 0u);
-  clock.Advance(absl::Milliseconds(600));
-  ASSERT_TRUE(rplasma::testing::WaitFor([&] { return directory.calls().size() >= 2; }, absl::Seconds(5)));
-  publisher.Stop();
-  const std::vector<std::string> calls = directory.calls();
+  p.copies.Add({Id(0xa1), Id(0xb2), Id(0xc3)});
+  p.events->Push({Event(EventKind::kSealed, 0xa1), Event(EventKind::kSealed, 0xb2), Event(EventKind::kSealed, 0xd4),
+                  Event(EventKind::kSealed, 0xc3), Event(EventKind::kDeleted, 0xb2)});
+  ASSERT_TRUE(rplasma::testing::WaitFor([&] { return p.stats.copies_never_published.load() == 1; }, absl::Seconds(5)));
+  EXPECT_EQ(p.directory.calls(), (std::vector<std::string>{"publish:d4"})) << "the application's object at once";
+  EXPECT_EQ(p.stats.copies_deferred.load(), 3u);
+  EXPECT_EQ(p.copies.size(), 0u);
+  p.clock.Advance(absl::Milliseconds(600));
+  ASSERT_TRUE(rplasma::testing::WaitFor([&] { return p.directory.calls().size() >= 2; }, absl::Seconds(5)));
+  p.publisher->Stop();
+  const std::vector<std::string> calls = p.directory.calls();
   ASSERT_EQ(calls.size(), 2u) << "b2, deleted before its turn, is neither published nor removed";
   EXPECT_TRUE(calls[1] == "publish:a1c3" || calls[1] == "publish:c3a1") << calls[1];
-  EXPECT_EQ(stats.objects_published.load(), 3u);
-  EXPECT_EQ(stats.objects_removed.load(), 0u);
+  EXPECT_EQ(p.stats.objects_published.load(), 3u);
+  EXPECT_EQ(p.stats.objects_removed.load(), 0u);
 }
 
 TEST(ObjectPublisherTest, ExpectedCopiesAreTakenOnceInOrderAndOnlyWithinTheirTime) {
@@ -251,51 +264,32 @@ TEST(ObjectPublisherTest, AnIdAddedTwiceIsTakenTwice) {
 }
 
 TEST(ObjectPublisherTest, ACopyFetchedAgainBeforeTheFirstSealWasSeenIsNeverPublished) {
-  auto subscription = std::make_unique<ScriptedSubscription>();
-  ScriptedSubscription* events = subscription.get();
-  RecordingDirectory directory;
-  rplasma::testing::FakeLocalStore store(1 << 20);
-  ManagerStats stats;
-  rplasma::testing::FakeClock clock;
-  fetch::ExpectedCopies copies(&clock);
-  ObjectPublisherOptions options;
-  options.expected_copies = &copies;
-  ObjectPublisher publisher("node", std::move(subscription), &directory, &store, &stats, &clock, options);
+  CopyPublishing<RecordingDirectory> p;
   // a1 fetched, deleted, fetched again and deleted again, all before the publisher reads a thing.
-  copies.Add({Id(0xa1)});
-  copies.Add({Id(0xa1)});
-  events->Push({Event(EventKind::kSealed, 0xa1), Event(EventKind::kDeleted, 0xa1), Event(EventKind::kSealed, 0xa1),
-                Event(EventKind::kDeleted, 0xa1)});
-  ASSERT_TRUE(rplasma::testing::WaitFor([&] { return stats.copies_never_published.load() == 2; }, absl::Seconds(5)));
-  clock.Advance(absl::Seconds(1));
-  publisher.Stop();
-  EXPECT_EQ(directory.calls(), std::vector<std::string>{}) << "neither copy published, so neither removed";
-  EXPECT_EQ(stats.copies_deferred.load(), 2u);
+  p.copies.Add({Id(0xa1)});
+  p.copies.Add({Id(0xa1)});
+  p.events->Push({Event(EventKind::kSealed, 0xa1), Event(EventKind::kDeleted, 0xa1), Event(EventKind::kSealed, 0xa1),
+                  Event(EventKind::kDeleted, 0xa1)});
+  ASSERT_TRUE(rplasma::testing::WaitFor([&] { return p.stats.copies_never_published.load() == 2; }, absl::Seconds(5)));
+  p.clock.Advance(absl::Seconds(1));
+  p.publisher->Stop();
+  EXPECT_EQ(p.directory.calls(), std::vector<std::string>{}) << "neither copy published, so neither removed";
+  EXPECT_EQ(p.stats.copies_deferred.load(), 2u);
 }
 
 TEST(ObjectPublisherTest, ACopyWhoseIdHasAnUpdatePendingIsPublishedAtOnceInOrder) {
-  auto subscription = std::make_unique<ScriptedSubscription>();
-  ScriptedSubscription* events = subscription.get();
-  StatefulDirectory directory;
-  StatefulDirectory* directory_ptr = &directory;
-  rplasma::testing::FakeLocalStore store(1 << 20);
-  ManagerStats stats;
-  rplasma::testing::FakeClock clock;
-  fetch::ExpectedCopies copies(&clock);
-  ObjectPublisherOptions options;
-  options.expected_copies = &copies;
-  ObjectPublisher publisher("node", std::move(subscription), directory_ptr, &store, &stats, &clock, options);
+  CopyPublishing<StatefulDirectory> p;
   // a1's removal fails (Redis down) and stays pending; then a1 comes back as a fetched copy.
-  directory_ptr->SetUnavailable(true);
-  events->Push({Event(EventKind::kDeleted, 0xa1)});
-  ASSERT_TRUE(rplasma::testing::WaitFor([&] { return publisher.pending() == 1; }, absl::Seconds(5)));
-  directory_ptr->SetUnavailable(false);
-  copies.Add({Id(0xa1)});
-  events->Push({Event(EventKind::kSealed, 0xa1)});
-  ASSERT_TRUE(rplasma::testing::WaitFor([&] { return directory_ptr->Entry(Id(0xa1)).has_value(); }, absl::Seconds(5)));
-  EXPECT_EQ(publisher.pending(), 0u) << "the publication superseded the pending removal";
-  EXPECT_EQ(stats.copies_deferred.load(), 0u);
-  publisher.Stop();
+  p.directory.SetUnavailable(true);
+  p.events->Push({Event(EventKind::kDeleted, 0xa1)});
+  ASSERT_TRUE(rplasma::testing::WaitFor([&] { return p.publisher->pending() == 1; }, absl::Seconds(5)));
+  p.directory.SetUnavailable(false);
+  p.copies.Add({Id(0xa1)});
+  p.events->Push({Event(EventKind::kSealed, 0xa1)});
+  ASSERT_TRUE(rplasma::testing::WaitFor([&] { return p.directory.Entry(Id(0xa1)).has_value(); }, absl::Seconds(5)));
+  EXPECT_EQ(p.publisher->pending(), 0u) << "the publication superseded the pending removal";
+  EXPECT_EQ(p.stats.copies_deferred.load(), 0u);
+  p.publisher->Stop();
 }
 
 TEST(ObjectPublisherTest, FailedUpdatesAreRetriedWithBackoffOnceTheDirectoryAnswersAgain) {
