@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -103,18 +104,26 @@ class LocalStore {
   }
   // CreateMany begun now and answered by the result's Finish(): what the caller does in between
   // (a call to a peer) overlaps the store's work, on the caller's thread. This default creates at
-  // once; a store reached through a socket sends the request and reads the answer in Finish.
+  // once (and aborts them if the result goes unfinished); a store reached through a socket sends
+  // the request and reads the answer in Finish.
   virtual std::unique_ptr<PendingCreates> StartCreateMany(absl::Span<const ObjectID> ids,
                                                           absl::Span<const ObjectDescription> objects) {
     class Answered final : public PendingCreates {
      public:
-      explicit Answered(std::vector<absl::StatusOr<CreatedObject>> answers) : answers_(std::move(answers)) {}
-      std::vector<absl::StatusOr<CreatedObject>> Finish() override { return std::move(answers_); }
+      Answered(LocalStore* store, std::vector<absl::StatusOr<CreatedObject>> answers)
+          : store_(store), answers_(std::move(answers)) {}
+      ~Answered() override {
+        for (const absl::StatusOr<CreatedObject>& answer : answers_) {
+          if (answer.ok()) (void)store_->Abort(answer->id);
+        }
+      }
+      std::vector<absl::StatusOr<CreatedObject>> Finish() override { return std::exchange(answers_, {}); }
 
      private:
-      std::vector<absl::StatusOr<CreatedObject>> answers_;
+      LocalStore* const store_;
+      std::vector<absl::StatusOr<CreatedObject>> answers_;  // empty once taken
     };
-    return std::make_unique<Answered>(CreateMany(ids, objects));
+    return std::make_unique<Answered>(this, CreateMany(ids, objects));
   }
   // SealAndRelease for each id with checksums[i].
   virtual std::vector<absl::Status> SealAndReleaseMany(absl::Span<const ObjectID> ids,

@@ -2,6 +2,7 @@
 // owner (TransferBatch's `expected`), so that the reply lands in place: and an expectation that
 // turns out wrong costs an abort and a second create, never wrong bytes or a partial object.
 // Part of fetch_unit_test (FetchEngineTest's fixture).
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,8 @@ TEST_F(EarlyCreateTest, ObjectsOfExpectedSizesAreCreatedBeforeTheOwnerAnswers) {
   const std::vector<ObjectDescription> expected = PutObjects("early", 4);
   bool created_before_answer = false;
   channel_->before_call = [&] {
-    // The creates run beside the call: the owner's answer waits here until they are in.
+    // The creates go out before the call (this fake store makes them at once): the owner's answer
+    // waits here until they are in.
     created_before_answer = ::rplasma::testing::WaitFor([&] { return local_.unsealed() == 4; }, absl::Seconds(5));
   };
   const peer::BatchTransferResult result = Transfer(expected);
@@ -55,6 +57,19 @@ TEST_F(EarlyCreateTest, ObjectsOfExpectedSizesAreCreatedBeforeTheOwnerAnswers) {
   EXPECT_EQ(local_.aborts(), 0);
   EXPECT_EQ(local_.unsealed(), 0);
   EXPECT_EQ(local_.total_refs(), 0);
+}
+
+TEST_F(EarlyCreateTest, StartedCreatesDroppedUnfinishedAreAborted) {
+  const std::vector<ObjectDescription> expected = PutObjects("dropped", 3);
+  local_.StartCreateMany(ids_, expected).reset();
+  EXPECT_EQ(local_.aborts(), 3);
+  EXPECT_EQ(local_.unsealed(), 0);
+  std::unique_ptr<peer::PendingCreates> finished = local_.StartCreateMany(ids_, expected);
+  for (const absl::StatusOr<CreatedObject>& created : finished->Finish()) ASSERT_OK(created);
+  finished.reset();  // taken: nothing more to abort
+  EXPECT_EQ(local_.aborts(), 3);
+  EXPECT_EQ(local_.unsealed(), 3);
+  for (const ObjectID& id : ids_) ASSERT_OK(local_.Abort(id));
 }
 
 TEST_F(EarlyCreateTest, AWrongExpectationIsAbortedAndTheOwnersObjectArrivesIntact) {
