@@ -105,12 +105,10 @@ absl::Status PendingCreateMany::SendPart(size_t start, PendingReply* pending) {
 absl::StatusOr<std::vector<absl::StatusOr<CreatedObject>>> PendingCreateMany::Finish() {
   if (finished_) return MakeError(ErrorCode::kInvalidArgument, "create: the answers were taken already");
   finished_ = true;
+  if (to_send_.empty()) return std::move(results_);
   ClientConnection& connection = *client_->connection_;
-  for (size_t start = 0; start < to_send_.size(); start += client_->max_ids_per_request_) {
-    if (start == 0) {
-      RETURN_IF_ERROR(TakePart(start, first_sent_.ok() ? connection.Wait(first_.get()) : first_sent_));
-      continue;
-    }
+  RETURN_IF_ERROR(TakePart(0, first_sent_.ok() ? connection.Wait(first_.get()) : first_sent_));
+  for (size_t start = client_->max_ids_per_request_; start < to_send_.size(); start += client_->max_ids_per_request_) {
     PendingReply pending;
     const absl::Status sent = SendPart(start, &pending);
     RETURN_IF_ERROR(TakePart(start, sent.ok() ? connection.Wait(&pending) : sent));

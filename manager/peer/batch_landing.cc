@@ -31,6 +31,15 @@ void AbortAll(LocalStore& store, Outcomes& out, absl::Span<const size_t> which) 
   }
 }
 
+// The largest inline object stored by a put (its bytes in the store request) in a batch whose
+// inline objects total `inline_total` bytes: all of them while the total is small, else only the
+// smallest; never above the store's one-request put limit (a single object may come inline far
+// larger).
+uint64_t PutUpTo(uint64_t inline_total, const BatchTransferOptions& options) {
+  return std::min<uint64_t>(
+      inline_total <= options.inline_store_total_bytes ? inline_total : options.inline_store_bytes, kMaxInlinePutBytes);
+}
+
 // The positions worth creating while the request is on its way (none in a batch of more than
 // early_create_max_bytes expected): those whose size the caller expects (a zero size is unknown),
 // unless the reply would have them stored by a put (Sort's rule, applied to the expected sizes:
@@ -45,8 +54,7 @@ std::vector<size_t> EarlyCreates(absl::Span<const ObjectDescription> expected, u
     total += object.total_size();
   }
   if (total > options.early_create_max_bytes) return {};
-  const uint64_t put_up_to = std::min<uint64_t>(
-      inline_total <= options.inline_store_total_bytes ? inline_total : options.inline_store_bytes, kMaxInlinePutBytes);
+  const uint64_t put_up_to = PutUpTo(inline_total, options);
   std::vector<size_t> early;
   for (size_t i = 0; i < expected.size(); ++i) {
     const uint64_t size = expected[i].total_size();
@@ -133,7 +141,6 @@ void BatchLanding::Place(size_t i, const CreatedObject& created, const PinReply*
 
 void BatchLanding::Sort(const FetchBatchReplyView& reply) {
   reply_ = &reply;
-  reads_done_ = clock_.Now();
   checksum_of_.assign(out_.size(), 0);
   BatchTransferResult& result = out_.result();
   uint64_t inline_total = 0;
@@ -142,10 +149,7 @@ void BatchLanding::Sort(const FetchBatchReplyView& reply) {
       inline_total += std::get<GetReplyView>(*entry).payload.size();
     }
   }
-  // Never above the store's one-request put limit: a single object may come inline far larger.
-  const uint64_t put_up_to =
-      std::min<uint64_t>(inline_total <= options_.inline_store_total_bytes ? inline_total : options_.inline_store_bytes,
-                         kMaxInlinePutBytes);
+  const uint64_t put_up_to = PutUpTo(inline_total, options_);
   for (size_t i = 0; i < out_.size(); ++i) {
     const absl::StatusOr<FetchedEntryView>& entry = reply.objects[i];
     if (!entry.ok()) {
@@ -232,7 +236,8 @@ void BatchLanding::CreateRest() {
   }
 }
 
-void BatchLanding::ReadPinned(transport::Channel& channel, absl::Time sent, absl::Time deadline) {
+void BatchLanding::ReadPinned(transport::Channel& channel, absl::Time sent, absl::Time received, absl::Time deadline) {
+  reads_done_ = received;
   // Each pinned object is read chunk by chunk, checksummed behind its reads. The owner's lease on
   // it started when it received the request, after `sent`: a read completed before sent + TTL was
   // done while it held the object.
@@ -270,6 +275,7 @@ void BatchLanding::ReadPinned(transport::Channel& channel, absl::Time sent, absl
 }
 
 void BatchLanding::SealPlaced() {
+  BatchTransferResult& result = out_.result();
   std::vector<size_t> sealing;
   std::vector<ObjectID> ids;
   std::vector<uint64_t> checksums;
@@ -280,7 +286,6 @@ void BatchLanding::SealPlaced() {
     checksums.push_back(p.checksum);
   }
   if (!sealing.empty()) {
-    BatchTransferResult& result = out_.result();
     const std::vector<absl::Status> sealed = options_.seal_detached ? store_.SealAndReleaseManyDetached(ids, checksums)
                                                                     : store_.SealAndReleaseMany(ids, checksums);
     std::vector<size_t> abort;
@@ -298,7 +303,6 @@ void BatchLanding::SealPlaced() {
     }
     AbortAll(store_, out_, abort);
   }
-  BatchTransferResult& result = out_.result();
   for (const Placed& p : placed_) {
     if (p.pin == nullptr || !result.statuses[p.i].ok()) continue;
     ++result.pinned_objects;

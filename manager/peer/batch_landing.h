@@ -73,8 +73,8 @@ class BatchLanding {
   void PutSmall();
   void CreateRest();
   // Reads each pinned object within its lease (which began after `sent`, when the request went
-  // out) and by `deadline`.
-  void ReadPinned(transport::Channel& channel, absl::Time sent, absl::Time deadline);
+  // out) and by `deadline`; `received`: when the reply came.
+  void ReadPinned(transport::Channel& channel, absl::Time sent, absl::Time received, absl::Time deadline);
   void SealPlaced();
   std::vector<uint64_t> TakeLeases() { return std::move(leases_); }
 

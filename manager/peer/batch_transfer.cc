@@ -49,7 +49,7 @@ void ByFetchBatch(transport::Channel& channel, LocalStore& store, Outcomes& out,
   landing.PutSmall();
   landing.CreateRest();
   const absl::Time t3 = clock.Now();
-  landing.ReadPinned(channel, t0, deadline);
+  landing.ReadPinned(channel, t0, t1, deadline);
   result.transfer = landing.reads_done() - t0;
   result.verify += landing.hash_tail();
   const absl::Time t4 = clock.Now();

@@ -52,7 +52,8 @@ absl::StatusOr<PeerCredentials> GetPeerCredentials(int fd);
 absl::Status WriteAll(int fd, const void* data, size_t size);
 // Reads exactly `size` bytes from a blocking fd. A clean EOF is kUnavailable "connection closed".
 absl::Status ReadAll(int fd, void* data, size_t size);
-// Like ReadAll, but gives up with kDeadlineExceeded once `deadline` passes (poll-based).
+// Like ReadAll, but gives up with kDeadlineExceeded once `deadline` passes: reads what has come
+// (non-blocking on a socket) and polls only when nothing has.
 absl::Status ReadAllUntil(int fd, void* data, size_t size, absl::Time deadline);
 
 // The most fds one SCM_RIGHTS message can carry (the kernel's SCM_MAX_FD).

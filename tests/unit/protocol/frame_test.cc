@@ -1,5 +1,6 @@
 #include "protocol/frame.h"
 
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 
 #include "protocol/base/unique_fd.h"
 #include "tests/support/status_matchers.h"
+#include "tests/support/wait_for.h"
 
 namespace rplasma {
 namespace {
@@ -92,10 +94,18 @@ TEST(FrameTest, ReadFrameWithADeadlineWaitsForBytesSentInPartsAndReadsPipes) {
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
   UniqueFd a(sv[0]), b(sv[1]);
   const std::string frame = EncodeFrame("in two parts");
-  // The header now, the rest later: the reader finds the first part at once and polls for the rest.
+  // Part of the header now, the rest once the reader has read that: it finds the first part at once
+  // and polls for the rest.
   ASSERT_EQ(::write(a.get(), frame.data(), 3), 3);
   std::thread rest([&] {
-    absl::SleepFor(absl::Milliseconds(30));
+    // Once the reader has taken the first part (nothing left unread on its end), it waits for more.
+    const bool taken = rplasma::testing::WaitFor(
+        [&] {
+          int unread = -1;
+          return ::ioctl(b.get(), FIONREAD, &unread) == 0 && unread == 0;
+        },
+        absl::Seconds(10));
+    EXPECT_TRUE(taken) << "the reader never read the first part";
     ASSERT_EQ(::write(a.get(), frame.data() + 3, frame.size() - 3), static_cast<ssize_t>(frame.size() - 3));
   });
   absl::StatusOr<std::string> got = ReadFrame(b.get(), kDefaultMaxFrameBytes, absl::Now() + absl::Seconds(10));
