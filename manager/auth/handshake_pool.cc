@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "manager/auth/peer_auth.h"
 #include "manager/auth/server_handshake.h"
 #include "protocol/base/logging.h"
 #include "protocol/base/mutex_lock.h"
@@ -62,6 +63,7 @@ absl::StatusOr<std::unique_ptr<HandshakePool>> HandshakePool::Create(std::string
                                                                      OnAuthenticated on_authenticated,
                                                                      OnFailed on_failed) {
   RETURN_IF_ERROR(limits.Validate());
+  WarmUpCrypto();  // before the first peer's deadline runs (peer_auth.h)
   UniqueFd wake(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!wake) return ErrnoError("eventfd", absl::StrCat(name, " handshake pool"), errno);
   std::unique_ptr<HandshakePool> pool(new HandshakePool(std::move(name), std::move(secret), limits, std::move(wake),

@@ -131,6 +131,15 @@ Mac ComputeMac(absl::string_view secret, absl::string_view label, absl::Span<con
   return mac;
 }
 
+void WarmUpCrypto() {
+  static const bool warmed = [] {
+    const Nonce nonce = RandomNonce();
+    (void)ComputeMac("warm-up", kClientLabel, nonce, nonce);
+    return true;
+  }();
+  (void)warmed;
+}
+
 bool MacEquals(const Mac& x, const Mac& y) { return CRYPTO_memcmp(x.data(), y.data(), kMacBytes) == 0; }
 
 absl::Status AuthenticateAsClient(int fd, absl::string_view secret, absl::Time deadline) {

@@ -60,6 +60,11 @@ Nonce RandomNonce();
 Mac ComputeMac(absl::string_view secret, absl::string_view label, absl::Span<const uint8_t> a,
                absl::Span<const uint8_t> b);
 
+// Pays OpenSSL's first-use costs now: loading its provider and seeding its random generator take a
+// few ms natively and 60-90 ms in an emulated guest, which the process's first handshake would
+// otherwise spend inside its peer's handshake deadline. Idempotent; HandshakePool::Create calls it.
+void WarmUpCrypto();
+
 // Constant-time equality (CRYPTO_memcmp).
 bool MacEquals(const Mac& x, const Mac& y);
 
