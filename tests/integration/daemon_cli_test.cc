@@ -1,14 +1,12 @@
-// The daemons behave like daemons (issue 12): every binary's --help lists its flags and
+// The daemons behave like daemons (issue 12): every daemon's and the CLI's --help lists its flags and
 // --version its version and revision; dashed and underscored flags both work and errors name the
 // flag as typed; a bad size names its flag; SIGHUP does not stop the store; the store tells
 // systemd READY=1 only once its socket accepts; the systemd units pass `systemd-analyze verify`.
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <regex>
@@ -23,6 +21,7 @@
 #include "bench-mpi/launch/child_process.h"
 #include "protocol/base/socket_io.h"
 #include "protocol/base/unique_fd.h"
+#include "tests/support/run_binary.h"
 #include "tests/support/skip.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/store_process.h"
@@ -34,33 +33,8 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-struct Ran {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-// Runs `command` through the shell, stdin from /dev/null.
-Ran RunShell(const std::string& command) {
-  Ran ran;
-  std::FILE* pipe = ::popen((command + " </dev/null 2>&1").c_str(), "r");
-  if (pipe == nullptr) return ran;
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) ran.output.append(buffer, n);
-  const int status = ::pclose(pipe);
-  ran.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return ran;
-}
-
-// Runs the binary `name` from the build tree with `args`. Open MPI may run as root for
-// rplasma-bench-mpi's singleton start (the CI runs as root).
-Ran RunBinary(const std::string& name, const std::string& args) {
-  return RunShell(absl::StrCat("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ", RPLASMA_BIN_DIR, "/", name,
-                               " ", args));
-}
-
 TEST(DaemonCliTest, EveryBinaryPrintsItsVersionAndGitRevision) {
-  for (const std::string name : {"rplasma-store", "rplasma-manager", "rplasma-bench", "rplasma"}) {
+  for (const std::string name : {"rplasma-store", "rplasma-manager", "rplasma"}) {
     const Ran ran = RunBinary(name, "--version");
     EXPECT_EQ(ran.exit_code, 0) << name << ": " << ran.output;
     const std::regex line(name + " " + RPLASMA_TEST_PROJECT_VERSION + R"( \(git ([0-9a-f]{7,40}|unknown)\)\n)");
@@ -90,42 +64,13 @@ TEST(DaemonCliTest, ManagerHelpListsEveryFlag) {
   }
 }
 
-TEST(DaemonCliTest, BenchAndCliHelpListTheirFlags) {
-  const Ran bench = RunBinary("rplasma-bench", "--help");
-  EXPECT_EQ(bench.exit_code, 0) << bench.output;
-  for (const char* flag : {"--mode", "--sizes", "--duration", "--store-socket", "--memory", "--flagfile"}) {
-    EXPECT_THAT(bench.output, HasSubstr(flag)) << flag;
-  }
+TEST(DaemonCliTest, CliHelpListsItsFlags) {
   const Ran cli = RunBinary("rplasma", "--help");
   EXPECT_EQ(cli.exit_code, 0) << cli.output;
   EXPECT_THAT(cli.output, HasSubstr("--store-socket"));
   EXPECT_THAT(cli.output, HasSubstr("--manager-socket"));
   EXPECT_THAT(cli.output, HasSubstr("--version"));
 }
-
-#ifdef RPLASMA_TEST_WITH_MPI
-TEST(DaemonCliTest, BenchMpiHelpVersionAndSpellingsNeedNoMpirun) {
-  const Ran help = RunBinary("rplasma-bench-mpi", "--help");
-  EXPECT_EQ(help.exit_code, 0) << help.output;
-  for (const char* flag :
-       {"--patterns", "--protocols", "--sizes", "--min-size", "--fetch-timeout", "--start-redis", "--tune-out"}) {
-    EXPECT_THAT(help.output, HasSubstr(flag)) << flag;
-  }
-  const Ran version = RunBinary("rplasma-bench-mpi", "--version");
-  EXPECT_EQ(version.exit_code, 0) << version.output;
-  EXPECT_THAT(version.output, HasSubstr(absl::StrCat("rplasma-bench-mpi ", RPLASMA_TEST_PROJECT_VERSION, " (git ")));
-  // Both spellings are the flag: each is rejected for its value, under the name typed.
-  const Ran dashed = RunBinary("rplasma-bench-mpi", "--tcp-baseline=maybe");
-  EXPECT_EQ(dashed.exit_code, 2) << dashed.output;
-  EXPECT_THAT(dashed.output, HasSubstr("--tcp-baseline: 'maybe'"));
-  const Ran underscored = RunBinary("rplasma-bench-mpi", "--tcp_baseline=maybe");
-  EXPECT_EQ(underscored.exit_code, 2) << underscored.output;
-  EXPECT_THAT(underscored.output, HasSubstr("--tcp_baseline: 'maybe'"));
-  const Ran size = RunBinary("rplasma-bench-mpi", "--start-redis --min-size=0.3");
-  EXPECT_EQ(size.exit_code, 2) << size.output;
-  EXPECT_THAT(size.output, HasSubstr("--min-size: size '0.3'"));
-}
-#endif
 
 TEST(DaemonCliTest, ABadSizeNamesTheFlagAsTyped) {
   const Ran store = RunBinary("rplasma-store", "--socket=/nonexistent/s.sock --memory=1.5X");
@@ -137,12 +82,6 @@ TEST(DaemonCliTest, ABadSizeNamesTheFlagAsTyped) {
   const Ran manager = RunBinary("rplasma-manager", "--read-chunk-bytes=4X");
   EXPECT_EQ(manager.exit_code, 2) << manager.output;
   EXPECT_THAT(manager.output, HasSubstr("--read-chunk-bytes: size '4X'"));
-  const Ran bench = RunBinary("rplasma-bench", "--memory_size_typo=1 ");
-  EXPECT_EQ(bench.exit_code, 2) << bench.output;
-  EXPECT_THAT(bench.output, HasSubstr("--memory_size_typo: unknown flag"));
-  const Ran bench_size = RunBinary("rplasma-bench", "--batch_bytes 1.5Q");
-  EXPECT_EQ(bench_size.exit_code, 2) << bench_size.output;
-  EXPECT_THAT(bench_size.output, HasSubstr("--batch_bytes: size '1.5Q'"));
 }
 
 TEST(DaemonCliTest, UnknownFlagsAndBadDurationsAreNamedAsTyped) {
