@@ -19,8 +19,8 @@ using ::testing::HasSubstr;
 TEST(BenchCliTest, BenchPrintsItsVersionAndListsItsFlags) {
   const Ran version = RunBinary("rplasma-bench", "--version");
   EXPECT_EQ(version.exit_code, 0) << version.output;
-  const std::regex line(absl::StrCat("rplasma-bench ", RPLASMA_TEST_PROJECT_VERSION,
-                                     R"( \(git ([0-9a-f]{7,40}|unknown)\)\n)"));
+  const std::regex line(
+      absl::StrCat("rplasma-bench ", RPLASMA_TEST_PROJECT_VERSION, R"( \(git ([0-9a-f]{7,40}|unknown)\)\n)"));
   EXPECT_TRUE(std::regex_match(version.output, line)) << version.output;
   const Ran help = RunBinary("rplasma-bench", "--help");
   EXPECT_EQ(help.exit_code, 0) << help.output;

@@ -8,7 +8,7 @@
 namespace rplasma::testing {
 
 struct Ran {
-  int exit_code = -1;   // -1 when the shell could not start or the process did not exit
+  int exit_code = -1;  // -1 when the shell could not start or the process did not exit
   std::string output;  // stdout and stderr together
 };
 
