@@ -71,14 +71,15 @@ class RedisConnection {
   };
   RedisConnection(std::string address, redisContext* context, const Clock& clock);
   absl::Status Fail(absl::string_view what);
-  // Bounds the socket's reads and writes by what is left until `deadline`; kUnavailable (and
-  // broken) if nothing is left.
+  // Bounds the socket's reads and writes by what is left until `deadline` (in whole milliseconds,
+  // set only when that changes); kUnavailable (and broken) if nothing is left.
   absl::Status LimitTo(absl::Time deadline, absl::string_view what);
 
   std::string address_;
   std::unique_ptr<redisContext, ContextDeleter> context_;
   const Clock& clock_;
   bool broken_ = false;
+  absl::Duration socket_timeout_ = absl::ZeroDuration();  // what LimitTo last gave the socket
 };
 
 }  // namespace rplasma

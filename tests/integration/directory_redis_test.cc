@@ -108,6 +108,30 @@ TEST_F(RedisDirectoryTest, PublishedObjectIsFoundAndRemovedObjectIsNot) {
   EXPECT_EQ(Raw({"SISMEMBER", "rplasma:node-objects:node-a", id.Hex()}), 0);
 }
 
+// Each pipeline is bounded by its own deadline, whatever the one before it had: a short one
+// first must not cut a later, longer one short (the socket timeout is kept between pipelines), and
+// a reply that comes too late fails the pipeline by its deadline, not by the reply's.
+TEST_F(RedisDirectoryTest, EveryPipelineWaitsUntilItsOwnDeadlineAndNoLonger) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisConnection> connection,
+                       RedisConnection::Connect(redis_->address(), absl::Seconds(2)));
+  ASSERT_OK(connection->Pipeline({{"PING"}}, absl::Now() + absl::Milliseconds(50)).status());
+  // BLPOP on an absent list answers nil when its 0.2 s are up: after the 50 ms of the call before.
+  absl::Time start = absl::Now();
+  ASSERT_OK_AND_ASSIGN(std::vector<RedisReply> replies,
+                       connection->Pipeline({{"BLPOP", "absent-list", "0.2"}}, absl::Now() + absl::Seconds(5)));
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(150));
+  EXPECT_TRUE(replies[0].view().is_nil());
+  ASSERT_OK(connection->Pipeline({{"PING"}}, absl::Now() + absl::Seconds(5)).status());
+  start = absl::Now();
+  const absl::Status late =
+      connection->Pipeline({{"BLPOP", "absent-list", "3"}}, absl::Now() + absl::Milliseconds(200)).status();
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_EQ(ErrorCodeOf(late), ErrorCode::kUnavailable) << late;
+  EXPECT_GE(took, absl::Milliseconds(195)) << late;
+  EXPECT_LT(took, absl::Seconds(2)) << late;
+  EXPECT_TRUE(connection->broken());
+}
+
 TEST_F(RedisDirectoryTest, RepublishingReplacesTheNodesOlderEntry) {
   std::unique_ptr<RedisDirectory> a = NewNode("node-a");
   ASSERT_NE(a, nullptr);
