@@ -73,27 +73,15 @@ TEST(DaemonCliTest, CliHelpListsItsFlags) {
 }
 
 TEST(DaemonCliTest, ABadSizeNamesTheFlagAsTyped) {
-  const Ran store = RunBinary("rplasma-store", "--socket=/nonexistent/s.sock --memory=1.5X");
-  EXPECT_EQ(store.exit_code, 2) << store.output;
-  EXPECT_THAT(store.output, HasSubstr("--memory: size '1.5X'"));
-  const Ran store_underscored = RunBinary("rplasma-store", "--memory=1G --max_output_bytes=lots");
-  EXPECT_EQ(store_underscored.exit_code, 2) << store_underscored.output;
-  EXPECT_THAT(store_underscored.output, HasSubstr("--max_output_bytes: size 'lots'"));
-  const Ran manager = RunBinary("rplasma-manager", "--read-chunk-bytes=4X");
-  EXPECT_EQ(manager.exit_code, 2) << manager.output;
-  EXPECT_THAT(manager.output, HasSubstr("--read-chunk-bytes: size '4X'"));
+  ExpectRefused("rplasma-store", "--socket=/nonexistent/s.sock --memory=1.5X", "--memory: size '1.5X'");
+  ExpectRefused("rplasma-store", "--memory=1G --max_output_bytes=lots", "--max_output_bytes: size 'lots'");
+  ExpectRefused("rplasma-manager", "--read-chunk-bytes=4X", "--read-chunk-bytes: size '4X'");
 }
 
 TEST(DaemonCliTest, UnknownFlagsAndBadDurationsAreNamedAsTyped) {
-  const Ran unknown = RunBinary("rplasma-manager", "--store-sockett=/x");
-  EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
-  EXPECT_THAT(unknown.output, HasSubstr("--store-sockett: unknown flag"));
-  const Ran duration = RunBinary("rplasma-manager", "--lease_ttl=soon");
-  EXPECT_EQ(duration.exit_code, 2) << duration.output;
-  EXPECT_THAT(duration.output, HasSubstr("--lease_ttl: 'soon' is not a duration"));
-  const Ran cli = RunBinary("rplasma", "--store_sockett=/x stats");
-  EXPECT_EQ(cli.exit_code, 2) << cli.output;
-  EXPECT_THAT(cli.output, HasSubstr("--store_sockett"));
+  ExpectRefused("rplasma-manager", "--store-sockett=/x", "--store-sockett: unknown flag");
+  ExpectRefused("rplasma-manager", "--lease_ttl=soon", "--lease_ttl: 'soon' is not a duration");
+  ExpectRefused("rplasma", "--store_sockett=/x stats", "--store_sockett");
 }
 
 // Starts rplasma-store with `args` (its socket in `dir`) and returns once it accepts.

@@ -5,6 +5,8 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 
 namespace rplasma::testing {
 
@@ -23,6 +25,12 @@ Ran RunShell(const std::string& command) {
 Ran RunBinary(const std::string& name, const std::string& args) {
   return RunShell(absl::StrCat("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ", RPLASMA_BIN_DIR, "/", name,
                                " ", args));
+}
+
+void ExpectRefused(const std::string& name, const std::string& args, const std::string& message) {
+  const Ran ran = RunBinary(name, args);
+  EXPECT_EQ(ran.exit_code, 2) << name << " " << args << ": " << ran.output;
+  EXPECT_THAT(ran.output, ::testing::HasSubstr(message)) << name << " " << args;
 }
 
 }  // namespace rplasma::testing

@@ -19,6 +19,10 @@ Ran RunShell(const std::string& command);
 // rplasma-bench-mpi's singleton start; the CI runs as root).
 Ran RunBinary(const std::string& name, const std::string& args);
 
+// Runs `name` with `args` and checks that it refused its command line: exit code 2 and `message`
+// in what it printed (a gtest failure naming the command otherwise).
+void ExpectRefused(const std::string& name, const std::string& args, const std::string& message);
+
 }  // namespace rplasma::testing
 
 #endif  // RPLASMA_TESTS_SUPPORT_RUN_BINARY_H_
