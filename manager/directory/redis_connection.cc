@@ -125,7 +125,7 @@ absl::Status RedisConnection::LimitTo(absl::Time deadline, absl::string_view wha
     broken_ = true;
     return MakeError(ErrorCode::kUnavailable, absl::StrFormat("redis %s: deadline passed before %s", address_, what));
   }
-  // Whole milliseconds, rounded down: a callers' deadlines are mostly "now + its timeout", so one
+  // Whole milliseconds, rounded down: a caller's deadlines are mostly "now + its timeout", so one
   // value serves call after call, where setting it each time cost four setsockopts per pipeline.
   // A read or write then gives up at most 1 ms before the deadline, never after it.
   const absl::Duration timeout = budget <= absl::Milliseconds(1) ? budget : absl::Floor(budget, absl::Milliseconds(1));
