@@ -9,7 +9,6 @@
 
 #include <cstring>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <string>
 
@@ -34,11 +33,8 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 TEST(DaemonCliTest, EveryBinaryPrintsItsVersionAndGitRevision) {
-  for (const std::string name : {"rplasma-store", "rplasma-manager", "rplasma"}) {
-    const Ran ran = RunBinary(name, "--version");
-    EXPECT_EQ(ran.exit_code, 0) << name << ": " << ran.output;
-    const std::regex line(name + " " + RPLASMA_TEST_PROJECT_VERSION + R"( \(git ([0-9a-f]{7,40}|unknown)\)\n)");
-    EXPECT_TRUE(std::regex_match(ran.output, line)) << name << ": " << ran.output;
+  for (const char* name : {"rplasma-store", "rplasma-manager", "rplasma"}) {
+    ExpectVersionLine(name, RPLASMA_TEST_PROJECT_VERSION);
   }
 }
 

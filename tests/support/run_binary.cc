@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <regex>
 
 #include "absl/strings/str_cat.h"
 #include <gmock/gmock.h>
@@ -25,6 +26,13 @@ Ran RunShell(const std::string& command) {
 Ran RunBinary(const std::string& name, const std::string& args) {
   return RunShell(absl::StrCat("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ", RPLASMA_BIN_DIR, "/", name,
                                " ", args));
+}
+
+void ExpectVersionLine(const std::string& name, const std::string& version) {
+  const Ran ran = RunBinary(name, "--version");
+  EXPECT_EQ(ran.exit_code, 0) << name << ": " << ran.output;
+  const std::regex line(name + " " + version + R"( \(git ([0-9a-f]{7,40}|unknown)\)\n)");
+  EXPECT_TRUE(std::regex_match(ran.output, line)) << name << ": " << ran.output;
 }
 
 void ExpectRefused(const std::string& name, const std::string& args, const std::string& message) {

@@ -19,6 +19,10 @@ Ran RunShell(const std::string& command);
 // rplasma-bench-mpi's singleton start; the CI runs as root).
 Ran RunBinary(const std::string& name, const std::string& args);
 
+// Runs `name --version` and checks that it printed exactly "<name> <version> (git <revision>)", the
+// revision 7-40 hex digits or "unknown".
+void ExpectVersionLine(const std::string& name, const std::string& version);
+
 // Runs `name` with `args` and checks that it refused its command line: exit code 2 and `message`
 // in what it printed (a gtest failure naming the command otherwise).
 void ExpectRefused(const std::string& name, const std::string& args, const std::string& message);
