@@ -28,8 +28,6 @@
 namespace rplasma::testing {
 namespace {
 
-constexpr uint64_t kKiB = 1u << 10;
-constexpr uint64_t kMiB = 1u << 20;
 constexpr int kWarmup = 1;
 constexpr int kRepeat = 3;
 

@@ -12,6 +12,7 @@
 #include "bench-mpi/launch/process_fds.h"
 #include "bench-mpi/launch/redis_server.h"
 #include "manager/directory/redis_directory.h"
+#include "tests/integration/directory_test_values.h"
 #include "tests/support/skip.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/wait_for.h"
@@ -20,10 +21,8 @@ namespace rplasma {
 namespace {
 
 using ::rplasma::testing::HasErrorCode;
+using ::rplasma::testing::kFailFastSlack;
 using ::testing::HasSubstr;
-
-// The spec's tolerance for "fails fast": op_timeout plus scheduling slack (sanitizer builds).
-constexpr absl::Duration kSlack = absl::Milliseconds(300);
 
 class RedisDirectoryFaultTest : public ::testing::Test {
  protected:
@@ -59,7 +58,7 @@ TEST_F(RedisDirectoryFaultTest, OperationsFailFastWithUnavailableWhileRedisIsDow
     absl::Duration took = absl::Now() - start;
     EXPECT_THAT(status, HasErrorCode(ErrorCode::kUnavailable)) << i;
     EXPECT_THAT(std::string(status.message()), HasSubstr(redis_->address())) << i;
-    EXPECT_LT(took, options_.op_timeout + kSlack) << i;
+    EXPECT_LT(took, options_.op_timeout + kFailFastSlack) << i;
     // Pacing, not waiting: 12 calls 20 ms apart span several reconnect backoffs (50 ms doubling),
     // so both kinds of failure are timed — calls inside a backoff fail at once, calls after it
     // try to reconnect to the dead address.
@@ -77,7 +76,7 @@ TEST_F(RedisDirectoryFaultTest, OperationsTimeOutWithinOpTimeoutWhenRedisHangs) 
     absl::Status status = directory->Lookup({ObjectID::FromLabel("hang")}).status();
     absl::Duration took = absl::Now() - start;
     EXPECT_THAT(status, HasErrorCode(ErrorCode::kUnavailable)) << i;
-    EXPECT_LT(took, options_.op_timeout + kSlack) << i;
+    EXPECT_LT(took, options_.op_timeout + kFailFastSlack) << i;
   }
   ASSERT_EQ(::kill(redis_->pid(), SIGCONT), 0);
   EXPECT_TRUE(testing::WaitFor([&] { return directory->Heartbeat().ok(); }, absl::Seconds(10)));
@@ -137,7 +136,7 @@ TEST_F(RedisDirectoryFaultTest, CreateFailsClearlyWhenRedisIsUnreachable) {
   redis_->Kill();
   absl::Time start = absl::Now();
   absl::StatusOr<std::unique_ptr<RedisDirectory>> directory = RedisDirectory::Create(options_);
-  EXPECT_LT(absl::Now() - start, options_.op_timeout + kSlack);
+  EXPECT_LT(absl::Now() - start, options_.op_timeout + kFailFastSlack);
   EXPECT_THAT(directory, HasErrorCode(ErrorCode::kUnavailable));
   EXPECT_THAT(std::string(directory.status().message()), HasSubstr(address));
 

@@ -10,6 +10,7 @@
 #include "bench-mpi/launch/redis_server.h"
 #include "manager/directory/redis_connection.h"
 #include "manager/directory/redis_directory.h"
+#include "tests/integration/directory_test_values.h"
 #include "tests/support/skip.h"
 #include "tests/support/status_matchers.h"
 
@@ -17,14 +18,9 @@ namespace rplasma {
 namespace {
 
 using ::rplasma::testing::HasErrorCode;
+using ::rplasma::testing::NodeIds;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
-
-std::vector<std::string> NodeIds(const std::vector<ObjectLocation>& locations) {
-  std::vector<std::string> ids;
-  for (const ObjectLocation& l : locations) ids.push_back(l.node_id);
-  return ids;
-}
 
 class RedisDirectoryGarbageTest : public ::testing::Test {
  protected:

@@ -18,6 +18,7 @@
 #include "manager/directory/directory_codec.h"
 #include "manager/directory/redis_cluster_slots.h"
 #include "manager/directory/redis_directory.h"
+#include "tests/integration/directory_test_values.h"
 #include "tests/support/skip.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/wait_for.h"
@@ -26,12 +27,12 @@ namespace rplasma {
 namespace {
 
 using ::rplasma::testing::HasErrorCode;
+using ::rplasma::testing::kFailFastSlack;
+using ::rplasma::testing::Location;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
 constexpr int kMasters = 3;
-// "Fails fast" tolerance: op_timeout plus scheduling slack (sanitizer builds).
-constexpr absl::Duration kSlack = absl::Milliseconds(300);
 
 // How long this thread has waited for a CPU so far (the second field of
 // /proc/thread-self/schedstat; zero where the kernel does not say). A bound on a lookup's wall time
@@ -42,10 +43,6 @@ absl::Duration WaitedForCpu() {
   uint64_t wait_ns = 0;
   if (!(in >> run_ns >> wait_ns)) return absl::ZeroDuration();
   return absl::Nanoseconds(wait_ns);
-}
-
-ObjectLocation Location(uint64_t size, uint64_t generation) {
-  return ObjectLocation{"", {size, 8, generation, generation * 7 + 1}};
 }
 
 // Ids "<label>-<i>", i = 0..count-1.
@@ -300,7 +297,7 @@ TEST_F(RedisClusterDirectoryTest, ASlotNoMasterServesFailsClearlyWithinTheOperat
     absl::StatusOr<std::vector<std::vector<ObjectLocation>>> found = a->Lookup({id});
     EXPECT_THAT(found, HasErrorCode(ErrorCode::kUnavailable)) << attempt;
     EXPECT_THAT(std::string(found.status().message()), HasSubstr("hash slot " + std::to_string(slot))) << attempt;
-    EXPECT_LT(absl::Now() - start, op_timeout + kSlack)
+    EXPECT_LT(absl::Now() - start, op_timeout + kFailFastSlack)
         << attempt << "; of which waiting for a CPU: " << WaitedForCpu() - starved_before;
   }
   // Other slots are still served.
@@ -332,7 +329,7 @@ TEST_F(RedisClusterDirectoryTest, AHungMasterFailsOperationsWithinTheTimeoutAndI
   ASSERT_EQ(::kill(cluster_->node(master).pid(), SIGCONT), 0);
   EXPECT_THAT(found, HasErrorCode(ErrorCode::kUnavailable));
   EXPECT_THAT(std::string(found.status().message()), HasSubstr("unanswered at the deadline"));
-  EXPECT_LT(took, op_timeout + kSlack) << "of which waiting for a CPU: " << starved;
+  EXPECT_LT(took, op_timeout + kFailFastSlack) << "of which waiting for a CPU: " << starved;
 
   ExpectAllFound(*a, ids, "node-a");
   EXPECT_EQ(a->stats()["reconnects"], 1u);  // a master stopped answering: the owner is asked to re-publish

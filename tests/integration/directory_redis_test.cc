@@ -11,6 +11,7 @@
 #include "bench-mpi/launch/redis_server.h"
 #include "manager/directory/redis_connection.h"
 #include "manager/directory/redis_directory.h"
+#include "tests/integration/directory_test_values.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/skip.h"
 #include "tests/support/status_matchers.h"
@@ -20,21 +21,13 @@ namespace rplasma {
 namespace {
 
 using ::rplasma::testing::HasErrorCode;
+using ::rplasma::testing::Location;
+using ::rplasma::testing::NodeIds;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::UnorderedElementsAre;
 
 NodeRecord Node(const std::string& id) { return NodeRecord{id, "127.0.0.1:7000", "", 42}; }
-
-ObjectLocation Location(uint64_t size, uint64_t generation) {
-  return ObjectLocation{"", {size, 8, generation, generation * 7 + 1}};
-}
-
-std::vector<std::string> NodeIds(const std::vector<ObjectLocation>& locations) {
-  std::vector<std::string> ids;
-  for (const ObjectLocation& l : locations) ids.push_back(l.node_id);
-  return ids;
-}
 
 class RedisDirectoryTest : public ::testing::Test {
  protected:

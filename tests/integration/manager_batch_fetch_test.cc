@@ -13,8 +13,6 @@
 namespace rplasma::testing {
 namespace {
 
-constexpr uint64_t kMiB = 1u << 20;
-
 class ManagerBatchFetchTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -23,8 +23,6 @@
 namespace rplasma::testing {
 namespace {
 
-constexpr uint64_t kMiB = 1u << 20;
-
 // Runs redis-cli against the cluster's Redis; returns its exit status.
 int RedisCli(ManagerTestCluster& cluster, const std::vector<std::string>& args) {
   std::vector<std::string> argv = {"/usr/bin/redis-cli", "-h", cluster.redis().host(), "-p",

@@ -30,6 +30,9 @@
 
 namespace rplasma::testing {
 
+inline constexpr uint64_t kKiB = 1u << 10;
+inline constexpr uint64_t kMiB = 1u << 20;
+
 struct TestNodeOptions {
   std::string name = "node";
   uint64_t store_memory = 256u << 20;

@@ -21,8 +21,6 @@
 namespace rplasma::testing {
 namespace {
 
-constexpr uint64_t kKiB = 1u << 10;
-constexpr uint64_t kMiB = 1u << 20;
 constexpr uint64_t kFixedThreshold = 16 * kKiB;
 constexpr uint64_t kReadChunk = 4 * kMiB;
 constexpr uint64_t kLargestGet = peer::kMaxInlineObjectBytes;  // FetchEngine pins anything larger

@@ -21,9 +21,6 @@
 namespace rplasma::testing {
 namespace {
 
-constexpr uint64_t kKiB = 1u << 10;
-constexpr uint64_t kMiB = 1u << 20;
-
 class ManagerVerbsNetemTest : public ::testing::Test {
  protected:
   void SetUp() override {

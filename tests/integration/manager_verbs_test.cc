@@ -22,9 +22,6 @@
 namespace rplasma::testing {
 namespace {
 
-constexpr uint64_t kKiB = 1u << 10;
-constexpr uint64_t kMiB = 1u << 20;
-
 // Fetches by `protocol` ("get" or "pin") in a manager's parsed stats.
 uint64_t ProtocolFetches(const nlohmann::json& stats, const std::string& protocol) {
   return stats.at("by_protocol").at(protocol).at("fetches").get<uint64_t>();

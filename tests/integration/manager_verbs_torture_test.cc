@@ -24,8 +24,6 @@
 namespace rplasma::testing {
 namespace {
 
-constexpr uint64_t kKiB = 1u << 10;
-constexpr uint64_t kMiB = 1u << 20;
 constexpr int kIds = 6;
 constexpr int kVersionsPerId = 100000;  // seed = id * kVersionsPerId + version
 

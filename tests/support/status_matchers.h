@@ -1,6 +1,6 @@
 // gtest matchers for absl::Status / StatusOr with the names of newer abseil:
 //   EXPECT_THAT(s, IsOk());  EXPECT_THAT(s, StatusIs(absl::StatusCode::kNotFound));
-//   EXPECT_THAT(s, HasErrorCode(ErrorCode::kObjectInUse));
+//   EXPECT_THAT(s, HasErrorCode(ErrorCode::kObjectInUse));  EXPECT_THAT(or, IsOkAndHolds(42));
 // ASSERT_OK(expr) / ASSERT_OK_AND_ASSIGN(lhs, expr) for brevity.
 #ifndef RPLASMA_TESTS_SUPPORT_STATUS_MATCHERS_H_
 #define RPLASMA_TESTS_SUPPORT_STATUS_MATCHERS_H_
@@ -36,6 +36,15 @@ MATCHER_P(HasErrorCode, code, std::string("has rplasma code ") + std::string(Err
   const absl::Status& s = GetStatus(arg);
   *result_listener << "status is " << s.ToString() << " (" << ErrorCodeName(ErrorCodeOf(s)) << ")";
   return ErrorCodeOf(s) == code;
+}
+
+// A StatusOr that is OK and whose value matches `value` (a value or a matcher).
+MATCHER_P(IsOkAndHolds, value, "is OK and holds " + ::testing::PrintToString(value)) {
+  if (!arg.ok()) {
+    *result_listener << "status is " << arg.status().ToString();
+    return false;
+  }
+  return ::testing::ExplainMatchResult(value, *arg, result_listener);
 }
 
 }  // namespace rplasma::testing

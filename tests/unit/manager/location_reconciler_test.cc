@@ -8,7 +8,7 @@
 namespace rplasma::manager {
 namespace {
 
-ObjectID Id(uint8_t first_byte) {
+ObjectID IdStartingWith(uint8_t first_byte) {
   std::string bytes(ObjectID::kSize, '\0');
   bytes[0] = static_cast<char>(first_byte);
   return *ObjectID::FromBinary(bytes);
@@ -16,7 +16,7 @@ ObjectID Id(uint8_t first_byte) {
 
 ObjectInfo Sealed(uint8_t first_byte) {
   ObjectInfo info;
-  info.id = Id(first_byte);
+  info.id = IdStartingWith(first_byte);
   info.state = ObjectState::kSealed;
   return info;
 }
@@ -29,37 +29,40 @@ std::vector<ObjectID> Published(const LocationPlan& plan) {
 
 TEST(LocationReconcilerTest, PublishesWhatTheDirectoryLacksAndRemovesWhatTheStoreLost) {
   const std::vector<ObjectInfo> sealed = {Sealed(1), Sealed(2)};
-  const LocationPlan plan = PlanReconcile(sealed, std::vector<ObjectID>{Id(2), Id(3)}, {}, /*full=*/false);
-  EXPECT_EQ(Published(plan), std::vector<ObjectID>{Id(1)});
-  EXPECT_EQ(plan.remove, std::vector<ObjectID>{Id(3)});
+  const LocationPlan plan =
+      PlanReconcile(sealed, std::vector<ObjectID>{IdStartingWith(2), IdStartingWith(3)}, {}, /*full=*/false);
+  EXPECT_EQ(Published(plan), std::vector<ObjectID>{IdStartingWith(1)});
+  EXPECT_EQ(plan.remove, std::vector<ObjectID>{IdStartingWith(3)});
 }
 
 TEST(LocationReconcilerTest, AFullReconcilePublishesEverySealedObject) {
   const std::vector<ObjectInfo> sealed = {Sealed(1), Sealed(2)};
-  const LocationPlan plan = PlanReconcile(sealed, std::vector<ObjectID>{Id(1), Id(2)}, {}, /*full=*/true);
-  EXPECT_EQ(Published(plan), (std::vector<ObjectID>{Id(1), Id(2)}));
+  const LocationPlan plan =
+      PlanReconcile(sealed, std::vector<ObjectID>{IdStartingWith(1), IdStartingWith(2)}, {}, /*full=*/true);
+  EXPECT_EQ(Published(plan), (std::vector<ObjectID>{IdStartingWith(1), IdStartingWith(2)}));
   EXPECT_TRUE(plan.remove.empty());
 }
 
 TEST(LocationReconcilerTest, DirtyIdsArePublishedAgainOrRemovedAgain) {
   const std::vector<ObjectInfo> sealed = {Sealed(1)};
   // 1 is listed but its last update failed; 4 is neither held nor listed, but its remove failed.
-  const LocationPlan plan = PlanReconcile(sealed, std::vector<ObjectID>{Id(1)}, {Id(1), Id(4)}, /*full=*/false);
-  EXPECT_EQ(Published(plan), std::vector<ObjectID>{Id(1)});
-  EXPECT_EQ(plan.remove, std::vector<ObjectID>{Id(4)});
+  const LocationPlan plan = PlanReconcile(sealed, std::vector<ObjectID>{IdStartingWith(1)},
+                                          {IdStartingWith(1), IdStartingWith(4)}, /*full=*/false);
+  EXPECT_EQ(Published(plan), std::vector<ObjectID>{IdStartingWith(1)});
+  EXPECT_EQ(plan.remove, std::vector<ObjectID>{IdStartingWith(4)});
 }
 
 TEST(LocationReconcilerTest, ADirectoryThatCannotListGetsEverythingPublishedAndNothingRemoved) {
   const std::vector<ObjectInfo> sealed = {Sealed(1), Sealed(2)};
   const LocationPlan plan = PlanReconcile(sealed, std::nullopt, {}, /*full=*/false);
-  EXPECT_EQ(Published(plan), (std::vector<ObjectID>{Id(1), Id(2)}));
+  EXPECT_EQ(Published(plan), (std::vector<ObjectID>{IdStartingWith(1), IdStartingWith(2)}));
   EXPECT_TRUE(plan.remove.empty());
 }
 
 TEST(LocationReconcilerTest, AnEmptyStoreRemovesEveryListedEntry) {
-  const LocationPlan plan = PlanReconcile({}, std::vector<ObjectID>{Id(7)}, {}, /*full=*/true);
+  const LocationPlan plan = PlanReconcile({}, std::vector<ObjectID>{IdStartingWith(7)}, {}, /*full=*/true);
   EXPECT_TRUE(plan.publish.empty());
-  EXPECT_EQ(plan.remove, std::vector<ObjectID>{Id(7)});
+  EXPECT_EQ(plan.remove, std::vector<ObjectID>{IdStartingWith(7)});
 }
 
 }  // namespace
