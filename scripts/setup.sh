@@ -40,13 +40,22 @@ for t in ${RPLASMA_BUILD_TARGETS:-}; do targets+=(--target "$t"); done
 # RPLASMA_BUILD_FOR_TESTS="<ctest selection>" builds only the executables of the tests it selects
 # (each test executable depends on the daemons and tools its tests start), as the sanitizer stages
 # of scripts/test.sh do: no benchmark or test they do not run is compiled there. A test's target
-# is the executable it runs (tests/bin/<target>: several ctest tests may share one); a selected
-# test run by anything else (a script, python3) makes it build everything.
+# is the executable it runs: the one its RPLASMA_TEST_EXECUTABLE names where several ctest tests
+# share one (tests/CMakeLists.txt), else its name (a sharded test's without the .N); a selected
+# test of another name (a script) makes it build everything.
 if [ -n "${RPLASMA_BUILD_FOR_TESTS:-}" ]; then
   known=$(ninja -C "$BUILD_DIR" -t targets all | sed -n 's/: phony$//p')
   # shellcheck disable=SC2086 # the selection is a list of ctest arguments
-  selected=$(ctest --test-dir "$BUILD_DIR" -N --show-only=json-v1 $RPLASMA_BUILD_FOR_TESTS |
-    python3 -c 'import json, os, sys; print(*sorted({os.path.basename(t["command"][0]) for t in json.load(sys.stdin)["tests"]}))')
+  selected=$(ctest --test-dir "$BUILD_DIR" -N --show-only=json-v1 $RPLASMA_BUILD_FOR_TESTS | python3 -c '
+import json, re, sys
+def target(test):
+    for p in test.get("properties", []):
+        if p["name"] == "ENVIRONMENT":
+            for v in p["value"]:
+                if v.startswith("RPLASMA_TEST_EXECUTABLE="):
+                    return v.split("=", 1)[1]
+    return re.sub(r"[.][0-9]+$", "", test["name"])
+print(*sorted({target(t) for t in json.load(sys.stdin)["tests"]}))')
   for t in $selected; do
     grep -qx -- "$t" <<<"$known" || { targets=(); break; }
     targets+=(--target "$t")
