@@ -110,9 +110,18 @@ TEST_F(ManagerBatchFetchTest, TenThousandIdsInOneClientFetchAllArrive) {
   ASSERT_OK(b->client->Fetch(ids, absl::Seconds(60)));
   for (int i = 0; i < 10000; ++i) ASSERT_OK(CheckTestObject(*b->client, ids[i], i, 64 + i % 200)) << i;
   ASSERT_OK_AND_ASSIGN(nlohmann::json owner_stats, ParsedStatsVia(a->client_socket));
-  EXPECT_EQ(owner_stats.at("peer_service").at("gets").get<uint64_t>(), 10000u) << owner_stats;
-  // The fetch engine leads ids in chunks of 256 (FetchEngineOptions::pipeline_ids), a FetchBatch each.
-  EXPECT_LE(owner_stats.at("peer_service").at("fetch_batches").get<uint64_t>(), 10000u / 256 + 3)
+  ASSERT_OK_AND_ASSIGN(nlohmann::json fetcher_stats, ParsedStatsVia(b->client_socket));
+  // Every id crossed the wire, and none more than once per time a client asked for it. The client
+  // asks again, the plain way, for objects its store has not shown sealed within ~100 ms
+  // (client_fetch.cc: a store slowed down under TSan); those are the only asks beyond the 10000.
+  const uint64_t asked = fetcher_stats.at("fetch_requests").get<uint64_t>();
+  const uint64_t gets = owner_stats.at("peer_service").at("gets").get<uint64_t>();
+  EXPECT_GE(gets, 10000u) << "owner: " << owner_stats;
+  EXPECT_LE(gets, asked) << "owner: " << owner_stats << "\nfetcher: " << fetcher_stats;
+  // The fetch engine leads ids in chunks of 256 (FetchEngineOptions::pipeline_ids), a FetchBatch
+  // each; an id asked again costs at most one more.
+  ASSERT_GE(asked, 10000u) << fetcher_stats;
+  EXPECT_LE(owner_stats.at("peer_service").at("fetch_batches").get<uint64_t>(), 10000u / 256 + 3 + (asked - 10000))
       << "batches, not one request per id: " << owner_stats;
   ExpectNoLeaks(a);
   ExpectNoLeaks(b);
