@@ -18,12 +18,14 @@ while (($#)); do
     *) echo "model.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
-[ -x "$BUILD/tests/bin/store_model_test" ] || cmake --build "$BUILD" --target store_model_test
+# The model is one test of the client's integration executable (tests/integration/client.cmake).
+MODEL=("$BUILD/tests/bin/client_integration_test" --gtest_filter='StoreModelTest.*')
+[ -x "${MODEL[0]}" ] || cmake --build "$BUILD" --target client_integration_test
 end=$((SECONDS + MINUTES * 60))
 runs=0
 while ((SECONDS < end)); do
   left=$((end - SECONDS))
-  if ! RPLASMA_MODEL_SECONDS=$((left < 300 ? left : 300)) "$BUILD/tests/bin/store_model_test" | tee /tmp/rplasma-model.log |
+  if ! RPLASMA_MODEL_SECONDS=$((left < 300 ? left : 300)) "${MODEL[@]}" | tee /tmp/rplasma-model.log |
       grep -E '^store model'; then
     echo "model.sh: run $((runs + 1)) failed; its log is /tmp/rplasma-model.log (the seed is on its first line)" >&2
     exit 1
