@@ -1,7 +1,5 @@
 #include "tests/support/source_filter.h"
 
-#include <utility>
-
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"

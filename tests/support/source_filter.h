@@ -1,7 +1,7 @@
 // Several test files in one executable, each its own ctest test (tests/CMakeLists.txt:
 // rplasma_test(<name> IN <executable> ...)). A test file costs about 3 CPU-s to compile before
 // its first line (loading the precompiled header) and a link; an area's files in one executable
-// compile as one unity batch and link once.
+// compile in unity batches of 8 and link once.
 //
 // The ctest test names its files in RPLASMA_TEST_SOURCES and every file of the executable in
 // RPLASMA_TEST_EXECUTABLE_SOURCES (file names, comma-separated); the executable's main
