@@ -25,9 +25,10 @@ constexpr int kObjects = 16;  // half below the pin threshold (Get), half above 
 constexpr absl::Duration kLeaseTtl = absl::Seconds(2);
 constexpr absl::Duration kFetchTimeout = absl::Seconds(1);
 constexpr absl::Duration kSlack = absl::Milliseconds(500);  // the Unix-socket round trip, a loaded host
-// After the rules go, TCP's backed-off retransmissions or the channel's dead-peer rule bring the
-// link back; fetches must succeed again within this.
-constexpr absl::Duration kHealBound = absl::Seconds(30);
+// After the rules go, fetches must succeed again within this. A connection the loss left in TCP's
+// backed-off retransmissions may stay silent for up to the dead-peer timeout (30 s); new fetches
+// leave it for a fresh one after TcpTuning::retire_stalled_after (2 s).
+constexpr absl::Duration kHealBound = absl::Seconds(10);
 
 uint64_t SizeOf(int i) { return i % 2 == 0 ? 100 + i * 3000 : kThreshold + 1 + i * 100000; }
 

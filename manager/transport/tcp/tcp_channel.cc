@@ -19,23 +19,26 @@ namespace rplasma::transport::tcp {
 
 absl::StatusOr<std::shared_ptr<TcpChannel>> TcpChannel::Create(UniqueFd fd, std::string peer_address, ArenaView arena,
                                                                std::shared_ptr<TransportCounters> counters,
+                                                               absl::Duration retire_after,
                                                                absl::Duration stall_timeout) {
   if (!fd.valid()) return MakeError(ErrorCode::kInvalidArgument, "TcpChannel: invalid fd");
-  if (stall_timeout <= absl::ZeroDuration()) {
-    return MakeError(ErrorCode::kInvalidArgument, "TcpChannel: stall_timeout must be positive");
+  if (stall_timeout <= absl::ZeroDuration() || retire_after <= absl::ZeroDuration()) {
+    return MakeError(ErrorCode::kInvalidArgument, "TcpChannel: retire_after and stall_timeout must be positive");
   }
-  std::shared_ptr<TcpChannel> channel(
-      new TcpChannel(std::move(fd), std::move(peer_address), arena, std::move(counters), stall_timeout));
+  std::shared_ptr<TcpChannel> channel(new TcpChannel(std::move(fd), std::move(peer_address), arena, std::move(counters),
+                                                     std::min(retire_after, stall_timeout), stall_timeout));
   channel->counters_->connections.fetch_add(1, std::memory_order_relaxed);
   return channel;
 }
 
 TcpChannel::TcpChannel(UniqueFd fd, std::string peer_address, ArenaView arena,
-                       std::shared_ptr<TransportCounters> counters, absl::Duration stall_timeout)
+                       std::shared_ptr<TransportCounters> counters, absl::Duration retire_after,
+                       absl::Duration stall_timeout)
     : fd_(std::move(fd)),
       peer_address_(std::move(peer_address)),
       arena_(arena),
       counters_(std::move(counters)),
+      retire_after_(retire_after),
       stall_timeout_(stall_timeout),
       last_progress_ns_(absl::ToUnixNanos(absl::Now())),
       demux_(ReplyDemultiplexer::Hooks{
@@ -60,20 +63,27 @@ void TcpChannel::Close() {
 
 void TcpChannel::NoteProgress() { last_progress_ns_.store(absl::ToUnixNanos(absl::Now()), std::memory_order_relaxed); }
 
-bool TcpChannel::StalledAt(absl::Time now) const {
+bool TcpChannel::SilentFor(absl::Duration quiet, absl::Time now) const {
   if (outstanding_.load(std::memory_order_acquire) <= 0) return false;
-  return now - absl::FromUnixNanos(last_progress_ns_.load(std::memory_order_relaxed)) >= stall_timeout_;
+  return now - absl::FromUnixNanos(last_progress_ns_.load(std::memory_order_relaxed)) >= quiet;
 }
+
+bool TcpChannel::StalledAt(absl::Time now) const { return SilentFor(stall_timeout_, now); }
 
 bool TcpChannel::healthy() const {
   if (closed_flag_.load(std::memory_order_acquire)) return false;
-  // Replies are overdue and nobody may be reading: the peer is alive at the TCP level but stuck.
-  if (StalledAt(absl::Now())) return false;
-  // With requests outstanding a leader reads the socket and sees a close first. (A peek would
-  // also wait for the socket while that leader copies a reply out of it.)
-  if (outstanding_.load(std::memory_order_acquire) > 0) return true;
-  // Nobody reads an idle channel: a peer that closed it (or reset it) shows here, not buffered data.
   char byte;
+  if (outstanding_.load(std::memory_order_acquire) > 0) {
+    // With requests outstanding a leader reads the socket and sees a close first. (A peek would
+    // also wait for the socket while that leader copies a reply out of it.)
+    if (!SilentFor(retire_after_, absl::Now())) return true;
+    // Replies are overdue. Unless one is waiting unread (its callers left at their deadlines and
+    // nobody leads), the peer or the path to it is stuck, and new requests go to a fresh
+    // connection: TCP's backed-off retransmissions can keep this one silent for many seconds after
+    // the path heals. The requests in flight here keep their chance until the stall timeout.
+    return ::recv(fd_.get(), &byte, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
+  }
+  // Nobody reads an idle channel: a peer that closed it (or reset it) shows here, not buffered data.
   const ssize_t n = ::recv(fd_.get(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
   if (n == 0) return false;
   return n > 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;

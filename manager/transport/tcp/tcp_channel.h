@@ -30,9 +30,12 @@
 // TCP level but not answering). Then healthy() turns false, every pending request fails promptly
 // with kUnavailable, and later requests fail at once. An idle channel has no reader: healthy()
 // peeks at the socket (one non-blocking recv) so a peer that closed it is seen before the next
-// request, and reports a channel with overdue outstanding replies as stalled. The transport
-// replaces an unhealthy channel on the next Connect. A waiter never returns while the leader may
-// still write into its destination.
+// request. A channel is retired sooner: once its outstanding requests have seen no reply byte for
+// `retire_after` (and none waits unread), healthy() is false although the channel stays open for
+// the requests in flight; a peer never holds a request, so the path is lossy or broken, and a
+// fresh connection starts without TCP's backed-off retransmission timer. The transport replaces
+// an unhealthy channel on the next Connect. A waiter never returns while the leader may still
+// write into its destination.
 //
 // Thread-safety: all public methods are thread-safe. Close() (also run by the destructor) waits
 // for a leader to finish its read, which the socket shutdown makes prompt.
@@ -62,10 +65,11 @@ namespace rplasma::transport::tcp {
 class TcpChannel : public Channel {
  public:
   // Takes an authenticated, configured, non-blocking connection. `stall_timeout` (the transport's
-  // dead-peer timeout) bounds how long outstanding requests may see no reply byte at all.
+  // dead-peer timeout) bounds how long outstanding requests may see no reply byte at all before
+  // the channel closes; after `retire_after` (at most `stall_timeout`) it is no longer healthy.
   static absl::StatusOr<std::shared_ptr<TcpChannel>> Create(UniqueFd fd, std::string peer_address, ArenaView arena,
                                                             std::shared_ptr<TransportCounters> counters,
-                                                            absl::Duration stall_timeout);
+                                                            absl::Duration retire_after, absl::Duration stall_timeout);
   ~TcpChannel() override;
   TcpChannel(const TcpChannel&) = delete;
   TcpChannel& operator=(const TcpChannel&) = delete;
@@ -104,7 +108,7 @@ class TcpChannel : public Channel {
   };
 
   TcpChannel(UniqueFd fd, std::string peer_address, ArenaView arena, std::shared_ptr<TransportCounters> counters,
-             absl::Duration stall_timeout);
+             absl::Duration retire_after, absl::Duration stall_timeout);
 
   // Registers `pending`, sends header + payload, waits. Returns the final status.
   absl::Status Execute(Pending& pending, TcpHeader header, const void* payload, size_t payload_bytes,
@@ -127,13 +131,16 @@ class TcpChannel : public Channel {
   absl::StatusOr<size_t> ReceiveSome(void* dst, size_t size, absl::Time until);
   // A reply byte arrived, or requests became outstanding on an idle channel.
   void NoteProgress();
-  // Requests are outstanding and no reply byte arrived for `stall_timeout_`.
+  // Requests are outstanding and no reply byte arrived for `quiet`.
+  bool SilentFor(absl::Duration quiet, absl::Time now) const;
+  // SilentFor(stall_timeout_): the channel closes.
   bool StalledAt(absl::Time now) const;
 
   const UniqueFd fd_;
   const std::string peer_address_;
   const ArenaView arena_;
   const std::shared_ptr<TransportCounters> counters_;
+  const absl::Duration retire_after_;
   const absl::Duration stall_timeout_;
   std::atomic<uint64_t> next_request_id_{1};
   std::atomic<bool> closed_flag_{false};

@@ -23,6 +23,9 @@ absl::Status TcpTuning::Validate() const {
   if (dead_peer_timeout < absl::Seconds(1) || dead_peer_timeout > absl::Hours(1)) {
     return MakeError(ErrorCode::kInvalidArgument, "dead_peer_timeout must be 1 s..1 h");
   }
+  if (retire_stalled_after < absl::Milliseconds(10) || retire_stalled_after > absl::Hours(1)) {
+    return MakeError(ErrorCode::kInvalidArgument, "retire_stalled_after must be 10 ms..1 h");
+  }
   return absl::OkStatus();
 }
 
@@ -182,7 +185,8 @@ absl::StatusOr<std::shared_ptr<Channel>> TcpTransport::Connect(const std::string
     return MakeError(code, absl::StrCat("Connect(", address, "): ", auth.message()));
   }
   ASSIGN_OR_RETURN(std::shared_ptr<TcpChannel> channel,
-                   TcpChannel::Create(std::move(fd), address, arena, counters_, tuning_.dead_peer_timeout));
+                   TcpChannel::Create(std::move(fd), address, arena, counters_, tuning_.retire_stalled_after,
+                                      tuning_.dead_peer_timeout));
 
   MutexLock lock(&mu_);
   if (shut_down_) {

@@ -17,7 +17,8 @@
 // Dead peers: every connection has TCP keepalive and TCP_USER_TIMEOUT of
 // TcpTuning::dead_peer_timeout, a channel closes when its outstanding requests get no reply byte
 // for that long (one request's deadline never closes it), and a serving thread drops a peer that
-// stalls mid-message for kPeerStallTimeout.
+// stalls mid-message for kPeerStallTimeout. New requests leave such a channel sooner, after
+// TcpTuning::retire_stalled_after, for a fresh connection.
 //
 // Thread-safety: all methods are thread-safe. The RequestHandler passed to Listen must outlive
 // Shutdown(). Shutdown() stops accepting, closes every connection (OnDisconnect runs for each
@@ -56,6 +57,11 @@ struct TcpTuning {
   // Also a channel's stall timeout: outstanding requests that see no reply byte for this long, or
   // a reply that stops mid-way for this long, close the channel. 1 s .. 1 h.
   absl::Duration dead_peer_timeout = absl::Seconds(30);
+  // A channel whose outstanding requests see no reply byte for this long (a peer answers every
+  // request at once, so the path is lossy or broken) is replaced for new requests by a fresh
+  // connection; the old one keeps the requests in flight until dead_peer_timeout. The smaller of
+  // the two applies. 10 ms .. 1 h.
+  absl::Duration retire_stalled_after = absl::Seconds(2);
 
   absl::Status Validate() const;
 };

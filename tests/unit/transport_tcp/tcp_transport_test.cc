@@ -379,6 +379,50 @@ TEST_F(TcpTransportTest, UnhealthyChannelIsReplacedOnConnect) {
   EXPECT_EQ(second->stats()["reconnects"], 1u);
 }
 
+// A channel whose replies are overdue is retired for new requests long before the dead-peer
+// timeout closes it: the request in flight keeps its channel and gets its reply.
+TEST_F(TcpTransportTest, SilentChannelIsRetiredForNewRequestsButServesTheOneInFlight) {
+  TcpTuning tuning;
+  tuning.dead_peer_timeout = absl::Seconds(30);
+  tuning.retire_stalled_after = absl::Milliseconds(300);
+  ASSERT_OK_AND_ASSIGN(auto second, TcpTransport::Create(OptionsWithSecret("shared"), tuning));
+  ASSERT_OK_AND_ASSIGN(auto first, second->Connect(address_, Deadline()));
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::string> slow;
+  std::thread in_flight([&] { slow = first->Call("sleep:1500", absl::Now() + absl::Seconds(10)); });
+  EXPECT_TRUE(WaitFor([&] { return !first->healthy(); }, absl::Seconds(5)));
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(290)) << "retired before retire_stalled_after";
+  ASSERT_OK_AND_ASSIGN(auto replacement, second->Connect(address_, Deadline()));
+  EXPECT_NE(replacement.get(), first.get());
+  EXPECT_THAT(replacement->Call("again", Deadline()), IsOk());
+  in_flight.join();
+  EXPECT_THAT(slow, IsOk()) << "the retired channel still delivers the reply in flight";
+  EXPECT_TRUE(first->healthy()) << "no reply is overdue any more";
+  EXPECT_EQ(second->stats()["reconnects"], 1u);
+}
+
+// A reply nobody reads (its caller left at the deadline) is not a silent peer.
+TEST_F(TcpTransportTest, UnreadReplyOfAnAbandonedCallKeepsTheChannelHealthy) {
+  TcpTuning tuning;
+  tuning.retire_stalled_after = absl::Milliseconds(300);
+  ASSERT_OK_AND_ASSIGN(auto second, TcpTransport::Create(OptionsWithSecret("shared"), tuning));
+  ASSERT_OK_AND_ASSIGN(auto channel, second->Connect(address_, Deadline()));
+  EXPECT_THAT(channel->Call("sleep:200", absl::Now() + absl::Milliseconds(20)),
+              HasErrorCode(ErrorCode::kDeadlineExceeded));
+  absl::SleepFor(absl::Milliseconds(600));  // the reply came at 200 ms and waits unread
+  EXPECT_TRUE(channel->healthy());
+  ASSERT_OK_AND_ASSIGN(auto same, second->Connect(address_, Deadline()));
+  EXPECT_EQ(same.get(), channel.get());
+  EXPECT_THAT(channel->Call("next", Deadline()), IsOk());
+}
+
+TEST(TcpTuningTest, RetireStalledAfterIsBounded) {
+  TcpTuning tuning;
+  EXPECT_OK(tuning.Validate());
+  tuning.retire_stalled_after = absl::Milliseconds(1);
+  EXPECT_THAT(tuning.Validate(), HasErrorCode(ErrorCode::kInvalidArgument));
+}
+
 TEST_F(TcpTransportTest, RequestWhoseDeadlinePassedBeforeSendingLeavesTheChannelHealthy) {
   EXPECT_THAT(channel_->Call("never sent", absl::Now() - absl::Seconds(1)), HasErrorCode(ErrorCode::kDeadlineExceeded));
   EXPECT_TRUE(channel_->healthy());
