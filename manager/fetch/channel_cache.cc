@@ -64,11 +64,11 @@ absl::StatusOr<std::shared_ptr<transport::Channel>> ChannelCache::ChannelTo(cons
       }
     }
   }
-  MaybeCalibrate(node_id, *chosen, deadline);
+  MaybeCalibrate(node_id, address, deadline);
   return chosen;
 }
 
-void ChannelCache::MaybeCalibrate(const std::string& node_id, transport::Channel& channel, absl::Time deadline) {
+void ChannelCache::MaybeCalibrate(const std::string& node_id, const std::string& address, absl::Time deadline) {
   if (!policy_->adaptive() || policy_->Calibrated(node_id)) return;
   {
     MutexLock lock(&mu_);
@@ -76,7 +76,13 @@ void ChannelCache::MaybeCalibrate(const std::string& node_id, transport::Channel
   }
   // The probe is short; never let it eat more than a few seconds of a fetch's budget.
   const absl::Time probe_deadline = std::min(deadline, clock_->Now() + absl::Seconds(5));
-  absl::StatusOr<std::vector<ProbeSample>> samples = ProbeThreshold(channel, *store_, probe_deadline, *clock_);
+  absl::StatusOr<std::vector<ProbeSample>> samples;
+  if (absl::StatusOr<std::shared_ptr<transport::Channel>> own = transport_->ConnectPrivate(address, probe_deadline);
+      own.ok()) {
+    samples = ProbeThreshold(**own, *store_, probe_deadline, *clock_);
+  } else {
+    samples = own.status();
+  }
   if (samples.ok()) {
     policy_->Calibrate(node_id, *samples);
     stats_->calibrations.fetch_add(1, std::memory_order_relaxed);

@@ -2,8 +2,9 @@
 // its address for our transport (tcp_address or verbs_address) -> one authenticated Channel,
 // reused until it turns unhealthy or Forget() drops it; every new connection also drops the
 // channels that turned unhealthy (dead or restarted peers), so they never pile up. With
-// `--pin-threshold auto`, the first channel to a peer is calibrated (threshold_prober.h) before
-// first use.
+// `--pin-threshold auto`, a peer is calibrated (threshold_prober.h) before its first channel's
+// first use, over a connection of the probe's own (Transport::ConnectPrivate), closed after it: the
+// probe's 4 MiB replies must not shape the channel that later carries the transfers it predicts.
 //
 // Thread-safety: thread-safe. Connects and probes run outside the lock; when two threads connect
 // to one peer at once, the first channel stored wins and the other is dropped.
@@ -48,7 +49,8 @@ class ChannelCache : public PeerConnector {
   size_t size() const;
 
  private:
-  void MaybeCalibrate(const std::string& node_id, transport::Channel& channel, absl::Time deadline);
+  // Probes `node_id` at `address` once (adaptive mode), over a private channel.
+  void MaybeCalibrate(const std::string& node_id, const std::string& address, absl::Time deadline);
 
   transport::Transport* const transport_;
   const bool verbs_;

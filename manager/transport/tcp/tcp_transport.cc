@@ -172,21 +172,7 @@ absl::StatusOr<std::shared_ptr<Channel>> TcpTransport::Connect(const std::string
     arena = arena_;
   }
   dead.clear();  // joins their (already finished) readers unless a caller still holds one
-
-  absl::Time connect_deadline = std::min(deadline, absl::Now() + options_.connect_timeout);
-  ASSIGN_OR_RETURN(UniqueFd fd, TcpConnect(address, connect_deadline));
-  RETURN_IF_ERROR(ConfigureConnection(fd.get(), tuning_.dead_peer_timeout, tuning_.socket_buffer_bytes));
-  absl::Status auth = auth::AuthenticateAsClient(fd.get(), options_.secret, connect_deadline);
-  if (!auth.ok()) {
-    ErrorCode code = ErrorCodeOf(auth);
-    if (code == ErrorCode::kPermissionDenied || code == ErrorCode::kProtocolError) {
-      counters_->auth_failures.fetch_add(1);
-    }
-    return MakeError(code, absl::StrCat("Connect(", address, "): ", auth.message()));
-  }
-  ASSIGN_OR_RETURN(std::shared_ptr<TcpChannel> channel,
-                   TcpChannel::Create(std::move(fd), address, arena, counters_, tuning_.retire_stalled_after,
-                                      tuning_.dead_peer_timeout));
+  ASSIGN_OR_RETURN(std::shared_ptr<TcpChannel> channel, OpenChannel(address, arena, deadline));
 
   MutexLock lock(&mu_);
   if (shut_down_) {
@@ -201,11 +187,48 @@ absl::StatusOr<std::shared_ptr<Channel>> TcpTransport::Connect(const std::string
   return std::shared_ptr<Channel>(channel);
 }
 
+absl::StatusOr<std::shared_ptr<TcpChannel>> TcpTransport::OpenChannel(const std::string& address, ArenaView arena,
+                                                                      absl::Time deadline) {
+  absl::Time connect_deadline = std::min(deadline, absl::Now() + options_.connect_timeout);
+  ASSIGN_OR_RETURN(UniqueFd fd, TcpConnect(address, connect_deadline));
+  RETURN_IF_ERROR(ConfigureConnection(fd.get(), tuning_.dead_peer_timeout, tuning_.socket_buffer_bytes));
+  absl::Status auth = auth::AuthenticateAsClient(fd.get(), options_.secret, connect_deadline);
+  if (!auth.ok()) {
+    ErrorCode code = ErrorCodeOf(auth);
+    if (code == ErrorCode::kPermissionDenied || code == ErrorCode::kProtocolError) {
+      counters_->auth_failures.fetch_add(1);
+    }
+    return MakeError(code, absl::StrCat("Connect(", address, "): ", auth.message()));
+  }
+  return TcpChannel::Create(std::move(fd), address, arena, counters_, tuning_.retire_stalled_after,
+                            tuning_.dead_peer_timeout);
+}
+
+absl::StatusOr<std::shared_ptr<Channel>> TcpTransport::ConnectPrivate(const std::string& address, absl::Time deadline) {
+  ArenaView arena;
+  {
+    MutexLock lock(&mu_);
+    if (shut_down_) return MakeError(ErrorCode::kUnavailable, "ConnectPrivate: transport is shut down");
+    arena = arena_;
+  }
+  ASSIGN_OR_RETURN(std::shared_ptr<TcpChannel> channel, OpenChannel(address, arena, deadline));
+  MutexLock lock(&mu_);
+  if (shut_down_) {
+    channel->Close();
+    return MakeError(ErrorCode::kUnavailable, "ConnectPrivate: transport shut down meanwhile");
+  }
+  // Remembered only so that Shutdown can close it; it closes when its last holder lets go.
+  std::erase_if(private_channels_, [](const std::weak_ptr<TcpChannel>& c) { return c.expired(); });
+  private_channels_.push_back(channel);
+  return std::shared_ptr<Channel>(std::move(channel));
+}
+
 void TcpTransport::Shutdown() {
   MutexLock serial(&shutdown_mu_);
   std::thread accept_thread;
   absl::flat_hash_map<uint64_t, std::unique_ptr<TcpServerConnection>> conns;
   absl::flat_hash_map<std::string, std::shared_ptr<TcpChannel>> channels;
+  std::vector<std::weak_ptr<TcpChannel>> private_channels;
   {
     MutexLock lock(&mu_);
     if (shut_down_) return;
@@ -227,11 +250,15 @@ void TcpTransport::Shutdown() {
     MutexLock lock(&mu_);
     conns = std::move(server_conns_);
     channels = std::move(channels_);
+    private_channels = std::move(private_channels_);
     listen_fd_.reset();
   }
   for (auto& [id, conn] : conns) conn->Stop();
   for (auto& [id, conn] : conns) conn->Join();  // each runs OnDisconnect before it ends
   for (auto& [address, channel] : channels) channel->Close();
+  for (std::weak_ptr<TcpChannel>& held : private_channels) {
+    if (std::shared_ptr<TcpChannel> channel = held.lock()) channel->Close();
+  }
 }
 
 }  // namespace rplasma::transport::tcp

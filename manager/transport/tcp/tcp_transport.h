@@ -9,7 +9,8 @@
 //
 // Reading side: Connect() returns a cached healthy channel to `address` if there is one, else
 // connects, authenticates and caches a new TcpChannel (replacing an unhealthy one counts as a
-// reconnect). Channels are shared: many threads may use one at once.
+// reconnect). Channels are shared: many threads may use one at once. ConnectPrivate() opens one
+// that is not (a probe's own connection).
 //
 // Arena: RegionFor(offset, length) is {addr = offset, length, rkey = 0}; peers name arena offsets,
 // never our addresses.
@@ -30,6 +31,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -81,6 +83,8 @@ class TcpTransport : public Transport {
   // Once. REQUIRES: handler non-null and alive until Shutdown().
   absl::StatusOr<std::string> Listen(const std::string& address, RequestHandler* handler) override;
   absl::StatusOr<std::shared_ptr<Channel>> Connect(const std::string& address, absl::Time deadline) override;
+  // A new connection every time, not cached; Shutdown closes it too.
+  absl::StatusOr<std::shared_ptr<Channel>> ConnectPrivate(const std::string& address, absl::Time deadline) override;
   TransportStats stats() const override { return counters_->Snapshot(); }
   void Shutdown() override;
 
@@ -96,6 +100,9 @@ class TcpTransport : public Transport {
   void ServeAuthenticated(UniqueFd fd, const std::string& peer);
   void CountAuthFailure(const std::string& peer, const absl::Status& why);
   void ReapFinishedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Connects, configures and authenticates a new channel (cached by neither).
+  absl::StatusOr<std::shared_ptr<TcpChannel>> OpenChannel(const std::string& address, ArenaView arena,
+                                                          absl::Time deadline);
 
   const TransportOptions options_;
   const TcpTuning tuning_;
@@ -113,6 +120,7 @@ class TcpTransport : public Transport {
   uint64_t next_conn_id_ ABSL_GUARDED_BY(mu_) = 1;
   absl::flat_hash_map<uint64_t, std::unique_ptr<TcpServerConnection>> server_conns_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, std::shared_ptr<TcpChannel>> channels_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::weak_ptr<TcpChannel>> private_channels_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace rplasma::transport::tcp

@@ -416,6 +416,25 @@ TEST_F(TcpTransportTest, UnreadReplyOfAnAbandonedCallKeepsTheChannelHealthy) {
   EXPECT_THAT(channel->Call("next", Deadline()), IsOk());
 }
 
+TEST_F(TcpTransportTest, PrivateChannelIsANewConnectionEachTimeClosedOnReleaseAndByShutdown) {
+  ASSERT_OK_AND_ASSIGN(auto second, TcpTransport::Create(OptionsWithSecret("shared"), {}));
+  ASSERT_OK_AND_ASSIGN(auto shared, second->Connect(address_, Deadline()));
+  ASSERT_OK_AND_ASSIGN(auto mine, second->ConnectPrivate(address_, Deadline()));
+  ASSERT_OK_AND_ASSIGN(auto another, second->ConnectPrivate(address_, Deadline()));
+  EXPECT_NE(mine.get(), shared.get());
+  EXPECT_NE(mine.get(), another.get());
+  EXPECT_THAT(mine->Call("private", Deadline()), IsOk());
+  EXPECT_EQ(second->stats()["connections"], 3u);
+  ASSERT_OK_AND_ASSIGN(auto again, second->Connect(address_, Deadline()));
+  EXPECT_EQ(again.get(), shared.get()) << "private channels are not cached";
+  another.reset();
+  EXPECT_EQ(second->stats()["connections"], 2u) << "closed when its last holder let go";
+  second->Shutdown();
+  EXPECT_FALSE(mine->healthy()) << "Shutdown closes a private channel still held";
+  EXPECT_THAT(mine->Call("late", Deadline()), HasErrorCode(ErrorCode::kUnavailable));
+  EXPECT_THAT(second->ConnectPrivate(address_, Deadline()), HasErrorCode(ErrorCode::kUnavailable));
+}
+
 TEST(TcpTuningTest, RetireStalledAfterIsBounded) {
   TcpTuning tuning;
   EXPECT_OK(tuning.Validate());
