@@ -183,10 +183,8 @@ class Transport {
   // go: for traffic that must not shape the shared channel. A TCP connection keeps what its
   // traffic taught it (windows, autotuned buffers): after the threshold probe's replies of up to
   // 4 MiB, later 256 KiB Gets on the same connection took 1.3-1.6x as long, in about half the
-  // runs. This default shares Connect's channel, for transports whose channels keep no such state.
-  virtual absl::StatusOr<std::shared_ptr<Channel>> ConnectPrivate(const std::string& address, absl::Time deadline) {
-    return Connect(address, deadline);
-  }
+  // runs. A transport whose channels keep no such state may return Connect's channel.
+  virtual absl::StatusOr<std::shared_ptr<Channel>> ConnectPrivate(const std::string& address, absl::Time deadline) = 0;
 
   virtual TransportStats stats() const = 0;
   // Stops listening, closes every connection, joins threads. Idempotent; the destructor calls it.

@@ -124,8 +124,18 @@ FaultInjectingTransport::~FaultInjectingTransport() {
 
 absl::StatusOr<std::shared_ptr<transport::Channel>> FaultInjectingTransport::Connect(const std::string& address,
                                                                                      absl::Time deadline) {
-  ASSIGN_OR_RETURN(std::shared_ptr<transport::Channel> channel, inner_->Connect(address, deadline));
-  return std::shared_ptr<transport::Channel>(std::make_shared<FaultInjectingChannel>(std::move(channel), source_));
+  return Faulted(inner_->Connect(address, deadline));
+}
+
+absl::StatusOr<std::shared_ptr<transport::Channel>> FaultInjectingTransport::ConnectPrivate(const std::string& address,
+                                                                                            absl::Time deadline) {
+  return Faulted(inner_->ConnectPrivate(address, deadline));
+}
+
+absl::StatusOr<std::shared_ptr<transport::Channel>> FaultInjectingTransport::Faulted(
+    absl::StatusOr<std::shared_ptr<transport::Channel>> inner) {
+  RETURN_IF_ERROR(inner.status());
+  return std::shared_ptr<transport::Channel>(std::make_shared<FaultInjectingChannel>(*std::move(inner), source_));
 }
 
 void FaultInjectingTransport::Shutdown() {

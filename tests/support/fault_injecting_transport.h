@@ -2,8 +2,9 @@
 // manager and its peers lossy and slow, seeded, at the transport seam (the host kernel has no netem).
 // Fault tests build it through tests/support/faulty_manager_main.cc.
 //
-// Only the requesting side is faulted: the Calls and Reads of the Channels that Connect returns.
-// Listen, the serving side, Connect itself and RegisterArena go straight to the inner transport.
+// Only the requesting side is faulted: the Calls and Reads of the Channels that Connect and
+// ConnectPrivate return. Listen, the serving side, the connects themselves and RegisterArena go
+// straight to the inner transport.
 // Each Call or Read is two messages, the request and then its reply (a Read's data); each message
 // independently
 //   - is lost with probability `loss`: a lost request never reaches the peer, a lost reply was
@@ -67,12 +68,19 @@ class FaultInjectingTransport : public transport::Transport {
     return inner_->Listen(address, handler);
   }
   absl::StatusOr<std::shared_ptr<transport::Channel>> Connect(const std::string& address, absl::Time deadline) override;
+  // The inner transport's private channel, faulted like Connect's.
+  absl::StatusOr<std::shared_ptr<transport::Channel>> ConnectPrivate(const std::string& address,
+                                                                     absl::Time deadline) override;
   transport::TransportStats stats() const override { return inner_->stats(); }
   void Shutdown() override;
 
   NetworkFaultCounts counts() const;
 
  private:
+  // `inner`'s channel, faulted by source_.
+  absl::StatusOr<std::shared_ptr<transport::Channel>> Faulted(
+      absl::StatusOr<std::shared_ptr<transport::Channel>> inner);
+
   const std::unique_ptr<transport::Transport> inner_;
   const std::shared_ptr<FaultSource> source_;  // shared with the channels, which may outlive us
 };

@@ -72,19 +72,18 @@ bool TcpChannel::StalledAt(absl::Time now) const { return SilentFor(stall_timeou
 
 bool TcpChannel::healthy() const {
   if (closed_flag_.load(std::memory_order_acquire)) return false;
+  const bool replies_due = outstanding_.load(std::memory_order_acquire) > 0;
+  // With requests outstanding a leader reads the socket and sees a close first. (A peek would
+  // also wait for the socket while that leader copies a reply out of it.)
+  if (replies_due && !SilentFor(retire_after_, absl::Now())) return true;
   char byte;
-  if (outstanding_.load(std::memory_order_acquire) > 0) {
-    // With requests outstanding a leader reads the socket and sees a close first. (A peek would
-    // also wait for the socket while that leader copies a reply out of it.)
-    if (!SilentFor(retire_after_, absl::Now())) return true;
-    // Replies are overdue. Unless one is waiting unread (its callers left at their deadlines and
-    // nobody leads), the peer or the path to it is stuck, and new requests go to a fresh
-    // connection: TCP's backed-off retransmissions can keep this one silent for many seconds after
-    // the path heals. The requests in flight here keep their chance until the stall timeout.
-    return ::recv(fd_.get(), &byte, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
-  }
-  // Nobody reads an idle channel: a peer that closed it (or reset it) shows here, not buffered data.
   const ssize_t n = ::recv(fd_.get(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  // Replies are overdue. Unless one is waiting unread (its callers left at their deadlines and
+  // nobody leads), the peer or the path to it is stuck, and new requests go to a fresh
+  // connection: TCP's backed-off retransmissions can keep this one silent for many seconds after
+  // the path heals. The requests in flight here keep their chance until the stall timeout.
+  if (replies_due) return n > 0;
+  // Nobody reads an idle channel: a peer that closed it (or reset it) shows here, not buffered data.
   if (n == 0) return false;
   return n > 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
 }
