@@ -247,11 +247,11 @@ void ThresholdPolicy::Observe(const std::string& peer, PeerProtocol protocol, ui
   const int p = protocol == PeerProtocol::kGet ? 0 : 1;
   Estimate& e = state.estimates[b][p];
   const double seconds = absl::ToDoubleSeconds(time) * scale;
-  // A cost far from its estimate says the link may have changed: explore more for a while, so
-  // that the estimates next to the threshold catch up.
+  // A cost far from its estimate says the link may have changed. One alone does not: on a busy
+  // machine every tenth transfer or so pays a wake-up that doubles it, and exploring more after
+  // each would make the dearer way's cost a lasting share of auto's next to the crossover.
   const auto far = [&](double estimate) { return seconds > 2 * estimate || 2 * seconds < estimate; };
   const bool estimated = Usable(state, b, p);
-  if (estimated && far(e.seconds)) state.explore_boost = kBoostDecisions;
   // kChangeSurprises such costs in a row, each far from the estimate the first of them met: the
   // link did change.
   bool changed = false;

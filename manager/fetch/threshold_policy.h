@@ -22,8 +22,8 @@
 //     past that bucket, unless a bucket in between says the opposite (no flapping between costs
 //     that do not cross once).
 //   * Exploration: one transfer in `explore_every` of each of the two buckets next to T uses the
-//     other protocol (one in 4 for a while after a cost came in at least 2x away from its
-//     estimate: the link may have changed), and so does one in `explore_every` of any bucket whose
+//     other protocol (one in 4 for a while after the link changed; a lone cost far from its
+//     estimate does not count: a wake-up spike is common), and so does one in `explore_every` of any bucket whose
 //     estimate of the other protocol is missing or stale (one in 4 for a while after the link
 //     changed: see Ageing); a batch class tries it at once there
 //     (up to kColdExplorations times), having no probe of its own; a class of 17+ objects per
@@ -178,8 +178,7 @@ class ThresholdPolicy {
     // explore_every-th of its own (one shared count can alias with a regular mix of sizes and
     // explore only one of them).
     std::array<uint64_t, kBuckets> explore_counts{};
-    // Decisions left with exploration every kBoostedExploreEvery (a surprising cost was seen, or
-    // the link changed).
+    // Decisions left with exploration every kBoostedExploreEvery (the link changed).
     uint32_t explore_boost = 0;
     // Surprising costs in a row per size bucket. kChangeSurprises of them, each far from the
     // estimate the first met, say the link changed (wake-up spikes, and the 2x swings of a
@@ -212,7 +211,7 @@ class ThresholdPolicy {
   ClassState& ClassLocked(const std::string& peer, size_t objects) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // An observation counts as at most this times the estimate (Observe).
   static constexpr double kMaxRise = 1.5;
-  // A cost at least 2x away from its estimate boosts exploration for this many decisions.
+  // A change of the link boosts exploration for this many decisions.
   static constexpr uint32_t kBoostDecisions = 256;
   static constexpr uint64_t kBoostedExploreEvery = 4;
   // A batch class's bucket with fewer than min_samples of the other way tries it at once, at most
