@@ -110,7 +110,10 @@ void FetchEngine::TransferFrom(const std::string& node, std::vector<Transfer>& t
     const ThresholdPolicy::Choice choice = policy_->Decide(node, hinted);
     std::string why = absl::StrCat(FormatByteSize(hinted), hinted <= choice.threshold ? " <= " : " > ",
                                    "the threshold ", FormatByteSize(choice.threshold));
-    if (choice.explored) absl::StrAppend(&why, ", but exploring the other protocol near the threshold");
+    if (choice.explored) {
+      absl::StrAppend(&why, ", but exploring the other protocol near the threshold");
+      stats_->explored_transfers.fetch_add(1, std::memory_order_relaxed);
+    }
     const peer::BatchTransferResult result =
         TransferBatchFrom(node, transfers, choice.protocol == PeerProtocol::kGet ? ~uint64_t{0} : 0, which, deadline,
                           lookup_time, std::move(why));
@@ -134,6 +137,7 @@ void FetchEngine::TransferFrom(const std::string& node, std::vector<Transfer>& t
   }
   const ThresholdPolicy::Choice choice = policy_->DecideBatch(node, which.size(), min_size, max_size);
   const uint64_t inline_max = choice.threshold;
+  if (choice.explored) stats_->explored_transfers.fetch_add(1, std::memory_order_relaxed);
   std::vector<std::vector<size_t>> batches(1);
   uint64_t inline_bytes = 0;
   uint64_t pinned_bytes = 0;

@@ -18,7 +18,9 @@ absl::Status ThresholdPolicyOptions::Validate() const {
   auto invalid = [](absl::string_view m) { return MakeError(ErrorCode::kInvalidArgument, m); };
   if (!(ewma_alpha > 0 && ewma_alpha <= 1)) return invalid("ewma_alpha must be in (0, 1]");
   if (!(hysteresis >= 0 && hysteresis < 1)) return invalid("hysteresis must be in [0, 1)");
-  if (min_samples == 0) return invalid("min_samples must be positive");
+  if (min_samples == 0 || min_samples > ThresholdPolicy::kFirstSamples) {
+    return invalid(absl::StrCat("min_samples must be in [1, ", ThresholdPolicy::kFirstSamples, "]"));
+  }
   if (min_threshold == 0 || min_threshold > max_threshold) return invalid("need 0 < min_threshold <= max_threshold");
   return absl::OkStatus();
 }
@@ -145,11 +147,15 @@ bool ThresholdPolicy::ExploreLocked(ClassState& state, uint64_t size, PeerProtoc
   }
   if (!next_to_threshold && !refresh && Usable(state, bucket, other)) return false;
   uint64_t every = options_.explore_every;
-  if (next_to_threshold && state.explore_boost > 0) {
-    --state.explore_boost;
+  // Next to the threshold, quickly until the other way has min_samples costs here (never measured
+  // yet: the threshold is the probes' guess; or stale: the link changed), then at the usual rate.
+  // Each quick try costs the dearer way's price: a few of them, not a share of the traffic (at
+  // 1 in 4 for 256 decisions after a change, a quarter of auto's transfers went the dearer way).
+  // At 1 in explore_every only, a probe that misjudged the bucket above the threshold sent about
+  // 100 transfers the slower way before the third sample of the other moved it.
+  if ((next_to_threshold && !Usable(state, bucket, other)) || refresh) {
     every = std::min<uint64_t>(every, kBoostedExploreEvery);
   }
-  if (refresh) every = std::min<uint64_t>(every, kBoostedExploreEvery);
   return ++state.explore_counts[bucket] % every == 0;
 }
 
@@ -274,16 +280,32 @@ void ThresholdPolicy::Observe(const std::string& peer, PeerProtocol protocol, ui
     state.surprises[b] = 0;
     ++state.link_changes;
     state.refresh_boost = kBoostDecisions;
-    state.explore_boost = kBoostDecisions;
     state.refresh_from = state.bucket_observations;
   }
   ++state.bucket_observations[b];
+  // A far cost that is not (yet) a change of the link moves no estimate: a wake-up spike is one,
+  // and counted, four in a row carried an estimate 1.5x up, which looked like a drift of the
+  // link; while a streak does grow into a change, the estimate it rose would be weighed against
+  // the other way's from the old link (a link 3x dearer throughout moved the threshold from 64 to
+  // 16 KiB that way). A change restarts every estimate with the new link's costs.
+  if (state.surprises[b] > 0) return;
   if (Stale(state, b, p)) e = Estimate{};  // the cost of a link that may be gone: start afresh
   // One slow transfer (a wake-up of a descheduled vCPU costs 50-80 us) counts as at most 1.5x the
   // estimate, so a spike cannot carry the estimate across the hysteresis; a lasting rise still
-  // gets through, 10% a transfer.
-  const double counted = e.samples == 0 ? seconds : std::min(seconds, kMaxRise * e.seconds);
-  e.seconds = e.samples == 0 ? counted : (1 - options_.ewma_alpha) * e.seconds + options_.ewma_alpha * counted;
+  // gets through, 10% a transfer. Until it has min_samples the estimate is the (lower) median of
+  // its costs: a new estimate that began with a spike stood at 2.5x the cost for dozens of
+  // transfers (enough to look like a drift of the link: see kDriftRatio), and the least cost would
+  // weigh a lucky minimum of the way explored against the other's typical cost.
+  if (e.samples < options_.min_samples) {
+    const size_t n = std::min<size_t>(e.samples + 1, kFirstSamples);  // min_samples <= kFirstSamples
+    size_t k = n - 1;  // kept sorted: insert this cost in its place
+    for (; k > 0 && e.first[k - 1] > seconds; --k) e.first[k] = e.first[k - 1];
+    e.first[k] = seconds;
+    e.seconds = e.first[(n - 1) / 2];
+  } else {
+    const double counted = std::min(seconds, kMaxRise * e.seconds);
+    e.seconds = (1 - options_.ewma_alpha) * e.seconds + options_.ewma_alpha * counted;
+  }
   ++e.samples;
   e.seen_at = state.bucket_observations[b];
   e.partner_then = Usable(state, b, 1 - p) ? other.seconds : 0;

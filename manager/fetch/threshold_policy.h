@@ -13,7 +13,8 @@
 //   * Observe(peer, protocol, size, time): an EWMA of the time per protocol per size bucket
 //     (bucket b holds sizes in (2^(b-1), 2^b]; times are scaled to the bucket's top size); one
 //     observation counts as at most 1.5x the estimate, so a single slow transfer (a wake-up spike)
-//     moves it by 10% at most.
+//     moves it by 10% at most, and one at least 2x away moves it not at all (unless it is the
+//     sixth in a row: see Ageing). A new estimate is the median of its first min_samples costs.
 //   * Hysteresis: the threshold T = 2^k moves up only when Get beat Pin in bucket k+1 by more than
 //     `hysteresis` (relative), down only when Pin beat Get in bucket k by as much; both estimates
 //     need min_samples. It moves one bucket, or further in that direction to where lines fitted
@@ -22,8 +23,8 @@
 //     past that bucket, unless a bucket in between says the opposite (no flapping between costs
 //     that do not cross once).
 //   * Exploration: one transfer in `explore_every` of each of the two buckets next to T uses the
-//     other protocol (one in 4 for a while after the link changed; a lone cost far from its
-//     estimate does not count: a wake-up spike is common), and so does one in `explore_every` of any bucket whose
+//     other protocol (one in 4 until the other way has min_samples there: never measured, or stale
+//     since the link changed), and so does one in `explore_every` of any bucket whose
 //     estimate of the other protocol is missing or stale (one in 4 for a while after the link
 //     changed: see Ageing); a batch class tries it at once there
 //     (up to kColdExplorations times), having no probe of its own; a class of 17+ objects per
@@ -117,6 +118,8 @@ class ThresholdPolicy {
  public:
   static constexpr int kBuckets = 48;
   static constexpr int kConcurrencyClasses = 4;
+  // The most samples an estimate takes the median of before its EWMA starts (min_samples' limit).
+  static constexpr uint32_t kFirstSamples = 8;
 
   explicit ThresholdPolicy(ThresholdPolicyOptions options);
 
@@ -164,6 +167,7 @@ class ThresholdPolicy {
   struct Estimate {
     double seconds = 0;
     uint32_t samples = 0;
+    std::array<double, kFirstSamples> first{};  // its first min_samples costs, sorted (Observe)
     uint64_t seen_at = 0;     // its bucket's observation count when it last changed
     double partner_then = 0;  // the other protocol's estimate then (0: none usable)
   };
@@ -178,8 +182,6 @@ class ThresholdPolicy {
     // explore_every-th of its own (one shared count can alias with a regular mix of sizes and
     // explore only one of them).
     std::array<uint64_t, kBuckets> explore_counts{};
-    // Decisions left with exploration every kBoostedExploreEvery (the link changed).
-    uint32_t explore_boost = 0;
     // Surprising costs in a row per size bucket. kChangeSurprises of them, each far from the
     // estimate the first met, say the link changed (wake-up spikes, and the 2x swings of a
     // contended machine, rarely make six in a row): every estimate not updated since (its bucket's observation count
@@ -211,8 +213,11 @@ class ThresholdPolicy {
   ClassState& ClassLocked(const std::string& peer, size_t objects) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // An observation counts as at most this times the estimate (Observe).
   static constexpr double kMaxRise = 1.5;
-  // A change of the link boosts exploration for this many decisions.
+  // A change of the link makes buckets away from the threshold refresh their stale estimates for
+  // this many decisions.
   static constexpr uint32_t kBoostDecisions = 256;
+  // A bucket next to the threshold without min_samples of the other way (or refreshing) explores
+  // one transfer in this many.
   static constexpr uint64_t kBoostedExploreEvery = 4;
   // A batch class's bucket with fewer than min_samples of the other way tries it at once, at most
   // this many times.

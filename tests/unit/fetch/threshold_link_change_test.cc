@@ -221,5 +221,58 @@ TEST(ThresholdPolicyTest, LoneFarCostsDoNotMakeExplorationDear) {
   }
 }
 
+// After a change of the link the buckets next to the threshold try the other way quickly, but
+// only until it has min_samples costs of the new link: every try pays the dearer way's price, and
+// trying one in 4 for all of the boost's 256 decisions sent a quarter of auto's transfers the
+// dearer way (bench-mpi: 95 of 404 at 64 and 256 KiB, auto 0.76 of get).
+TEST(ThresholdPolicyTest, ExplorationAfterALinkChangeStopsOnceTheOtherWayIsMeasured) {
+  ThresholdPolicy policy(Exploring(65536));
+  const SimulatedLink before{20, 1.0, 80, 0.1};
+  const SimulatedLink after{60, 3.0, 240, 0.3};  // everything 3x dearer: the same crossover
+  ASSERT_EQ(before.Crossover(), 65536u);
+  ASSERT_EQ(after.Crossover(), 65536u);
+  const std::vector<uint64_t> sizes = {65536, 131072};
+  const auto run = [&](const SimulatedLink& link, int decisions) {
+    int explored = 0;
+    for (int i = 0; i < decisions; ++i) {
+      const uint64_t size = sizes[i % sizes.size()];
+      const ThresholdPolicy::Choice choice = policy.Decide("link", size);
+      explored += choice.explored;
+      policy.Observe("link", choice.protocol, size, link.Cost(choice.protocol, size));
+    }
+    return explored;
+  };
+  run(before, 2000);
+  ASSERT_EQ(policy.Explain().at("link").link_changes, 0u);
+  const int explored = run(after, 256);
+  const PeerExplanation e = policy.Explain().at("link");
+  EXPECT_GE(e.link_changes, 1u) << "every cost 3x its estimate is a change of the link";
+  EXPECT_EQ(policy.ThresholdFor("link"), 65536u) << e.reason;
+  // Per bucket: min_samples (3) tries at one in 4 (about 12 decisions), then one in 32.
+  EXPECT_LE(explored, 2 * 3 + 256 / 32 + 2) << "not one in 4 for all 256 decisions (64)";
+  EXPECT_GE(explored, 2 * 3) << "each bucket re-measures the other way";
+}
+
+// A threshold the probes set one class too low (Pin won a 1 MiB probe by noise) is corrected on
+// the first transfers of the class above it: with no Get cost measured there yet, that bucket tries
+// Get one transfer in 4, not one in explore_every (the third Get sample, which moves it, then came
+// after about 100 transfers by the slower Pin: bench-mpi gather 1 MiB, 97 of 202 by Pin, auto 0.87
+// of get).
+TEST(ThresholdPolicyTest, AProbeThatSetTheThresholdTooLowIsCorrectedQuickly) {
+  ThresholdPolicy policy(Exploring(512 << 10));
+  const SimulatedLink link{100, 1.0, 1000, 0.4};  // Get 1.15 ms, Pin 1.42 ms at 1 MiB; crossover 1 MiB
+  ASSERT_EQ(link.Crossover(), 1u << 20);
+  int slower = 0;
+  int transfers = 0;
+  for (; transfers < 400 && policy.ThresholdFor("link") < (1u << 20); ++transfers) {
+    const ThresholdPolicy::Choice choice = policy.Decide("link", 1u << 20);
+    slower += choice.protocol == PeerProtocol::kPin;
+    policy.Observe("link", choice.protocol, 1u << 20, link.Cost(choice.protocol, 1u << 20));
+  }
+  EXPECT_GE(policy.ThresholdFor("link"), 1u << 20) << policy.Explain().at("link").reason;
+  EXPECT_LE(transfers, 16) << "min_samples (3) Get tries at one in 4";
+  EXPECT_LE(slower, 13);
+}
+
 }  // namespace
 }  // namespace rplasma::fetch

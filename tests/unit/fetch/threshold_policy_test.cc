@@ -392,5 +392,23 @@ TEST(ThresholdPolicyTest, BucketsAreCeilLog2) {
   EXPECT_EQ(ThresholdPolicy::BucketOf(4097), 13);
 }
 
+// A new estimate is the median of its first min_samples costs: neither a wake-up spike among them
+// (which a first sample used to carry into the estimate at its full height) nor a lucky fast one
+// (whose minimum would weigh the way seldom explored at its best against the other's typical cost).
+TEST(ThresholdPolicyTest, ANewEstimateIsTheMedianOfItsFirstCosts) {
+  ThresholdPolicy policy(Options(ThresholdSetting::Mode::kAuto, 1u << 20));
+  const auto get_us = [&](const std::string& peer) {
+    const PeerExplanation e = policy.Explain().at(peer);
+    return e.estimates.empty() ? -1.0 : e.estimates[0].get_us;
+  };
+  for (double us : {250.0, 100.0, 101.0}) policy.Observe("spike", PeerProtocol::kGet, 65536, absl::Microseconds(us));
+  EXPECT_NEAR(get_us("spike"), 101, 0.5);
+  for (double us : {40.0, 100.0, 101.0}) policy.Observe("lucky", PeerProtocol::kGet, 65536, absl::Microseconds(us));
+  EXPECT_NEAR(get_us("lucky"), 100, 0.5);
+  // Then an EWMA: one more cost moves it by ewma_alpha of the difference.
+  policy.Observe("lucky", PeerProtocol::kGet, 65536, absl::Microseconds(110));
+  EXPECT_NEAR(get_us("lucky"), 102, 0.5);
+}
+
 }  // namespace
 }  // namespace rplasma::fetch
