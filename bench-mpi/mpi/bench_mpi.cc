@@ -22,6 +22,47 @@
 #include "protocol/base/status.h"
 
 namespace rplasma::bench {
+namespace {
+
+// What the auto node's manager did so far: objects moved by each protocol, and the transfers it
+// sent the other way to measure it (its stats' by_protocol and explored_transfers). Zero where
+// the stats cannot be read: the mix is an explanation printed beside the figures, not one of them.
+struct AutoMix {
+  double get_objects = 0;
+  double pin_objects = 0;
+  double explored = 0;
+  std::string why;  // per peer: the single-object threshold, its flips and link changes, and why
+};
+
+AutoMix ReadAutoMix(const std::string& manager_socket) {
+  AutoMix mix;
+  absl::StatusOr<nlohmann::json> stats = QueryManagerStats(manager_socket);
+  if (!stats.ok() || !stats->is_object()) return mix;
+  const auto number = [](const nlohmann::json& doc, const char* key) {
+    const auto it = doc.find(key);
+    return it != doc.end() && it->is_number() ? it->get<double>() : 0.0;
+  };
+  mix.explored = number(*stats, "explored_transfers");
+  const auto policy = stats->find("peer_policy");
+  if (policy != stats->end() && policy->is_object()) {
+    for (const auto& [peer, p] : policy->items()) {
+      if (!p.is_object()) continue;
+      absl::StrAppendFormat(&mix.why, "      %s: threshold %s, %.0f flips, %.0f link changes: %s\n", peer,
+                            FormatByteSize(static_cast<uint64_t>(number(p, "threshold"))), number(p, "flips"),
+                            number(p, "link_changes"), MemberText(p, "reason"));
+    }
+  }
+  const auto by = stats->find("by_protocol");
+  if (by == stats->end() || !by->is_object()) return mix;
+  for (const char* protocol : {"get", "pin"}) {
+    const auto p = by->find(protocol);
+    if (p == by->end() || !p->is_object()) continue;
+    (protocol[0] == 'g' ? mix.get_objects : mix.pin_objects) = number(*p, "objects");
+  }
+  return mix;
+}
+
+}  // namespace
 
 std::string BenchMpi::ThresholdFor(FetchProtocol protocol) const {
   switch (protocol) {
@@ -237,8 +278,20 @@ absl::Status BenchMpi::SweepPoint(FetchPattern pattern, int concurrency, uint64_
   phase_options.repeat = options_.repeat;
   phase_options.verify = options_.verify;
   phase_options.fetch_timeout = options_.fetch_timeout;
+  const bool explain = HasNode(FetchProtocol::kAuto) &&
+                       std::find(protocols.begin(), protocols.end(), FetchProtocol::kAuto) != protocols.end();
+  const std::string auto_socket = explain ? node(FetchProtocol::kAuto).manager_socket() : "";
+  const AutoMix before = explain ? ReadAutoMix(auto_socket) : AutoMix{};
   std::vector<RankPhaseResult> results;
   RETURN_IF_ERROR(RunInterleavedFetchPhases(world_, lanes, phase_options, &results));
+  AutoMix mix;
+  if (explain) {
+    const AutoMix after = ReadAutoMix(auto_socket);
+    mix.get_objects = world_.SumAll(after.get_objects - before.get_objects);
+    mix.pin_objects = world_.SumAll(after.pin_objects - before.pin_objects);
+    mix.explored = world_.SumAll(after.explored - before.explored);
+    mix.why = after.why;
+  }
   double p50[3] = {0, 0, 0};  // by FetchProtocol
   size_t auto_row = rows->size();
   for (size_t l = 0; l < lanes.size(); ++l) {
@@ -265,7 +318,11 @@ absl::Status BenchMpi::SweepPoint(FetchPattern pattern, int concurrency, uint64_
         AutoVsBest(p50[static_cast<int>(FetchProtocol::kGet)], p50[static_cast<int>(FetchProtocol::kPin)],
                    p50[static_cast<int>(FetchProtocol::kAuto)]);
     (*rows)[auto_row].auto_vs_best = ratio;
-    if (ratio >= 0) std::printf("    auto/best %.3f\n", ratio);
+    if (ratio >= 0) {
+      std::printf("    auto/best %.3f  (auto moved %.0f objects by get, %.0f by pin; %.0f transfers explored)\n", ratio,
+                  mix.get_objects, mix.pin_objects, mix.explored);
+      if (ratio < kAutoVsBestTarget) std::printf("%s", mix.why.c_str());  // rank 0's auto manager says why
+    }
   }
   if (world_.root()) std::fflush(stdout);
   return absl::OkStatus();

@@ -63,6 +63,8 @@ class ManagerStats : public CounterSet {
                             "Transfers from one source that failed (the local object was aborted)."};
   Counter batch_transfers{this, "batch_transfers", "rplasma_manager_batch_transfers_total",
                           "Transfers that moved several ids from one peer at once."};
+  Counter explored_transfers{this, "explored_transfers", "rplasma_manager_explored_transfers_total",
+                             "Transfers sent by the other protocol than the threshold's, to measure it (auto)."};
   Counter checksum_mismatches{this, "checksum_mismatches", "rplasma_manager_checksum_mismatches_total",
                               "Transferred objects whose checksum did not match."};
   Counter lease_lapses{this, "lease_lapses", "rplasma_manager_lease_lapses_total",
