@@ -298,7 +298,7 @@ void ThresholdPolicy::Observe(const std::string& peer, PeerProtocol protocol, ui
   // weigh a lucky minimum of the way explored against the other's typical cost.
   if (e.samples < options_.min_samples) {
     const size_t n = std::min<size_t>(e.samples + 1, kFirstSamples);  // min_samples <= kFirstSamples
-    size_t k = n - 1;  // kept sorted: insert this cost in its place
+    size_t k = n - 1;                                                 // kept sorted: insert this cost in its place
     for (; k > 0 && e.first[k - 1] > seconds; --k) e.first[k] = e.first[k - 1];
     e.first[k] = seconds;
     e.seconds = e.first[(n - 1) / 2];

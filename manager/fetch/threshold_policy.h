@@ -168,8 +168,8 @@ class ThresholdPolicy {
     double seconds = 0;
     uint32_t samples = 0;
     std::array<double, kFirstSamples> first{};  // its first min_samples costs, sorted (Observe)
-    uint64_t seen_at = 0;     // its bucket's observation count when it last changed
-    double partner_then = 0;  // the other protocol's estimate then (0: none usable)
+    uint64_t seen_at = 0;                       // its bucket's observation count when it last changed
+    double partner_then = 0;                    // the other protocol's estimate then (0: none usable)
   };
   // One concurrency class of a peer.
   struct ClassState {
