@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -54,10 +55,10 @@ AutoMix ReadAutoMix(const std::string& manager_socket) {
   }
   const auto by = stats->find("by_protocol");
   if (by == stats->end() || !by->is_object()) return mix;
-  for (const char* protocol : {"get", "pin"}) {
+  const std::pair<const char*, double*> counts[] = {{"get", &mix.get_objects}, {"pin", &mix.pin_objects}};
+  for (const auto& [protocol, objects] : counts) {
     const auto p = by->find(protocol);
-    if (p == by->end() || !p->is_object()) continue;
-    (protocol[0] == 'g' ? mix.get_objects : mix.pin_objects) = number(*p, "objects");
+    if (p != by->end() && p->is_object()) *objects = number(*p, "objects");
   }
   return mix;
 }
@@ -278,8 +279,8 @@ absl::Status BenchMpi::SweepPoint(FetchPattern pattern, int concurrency, uint64_
   phase_options.repeat = options_.repeat;
   phase_options.verify = options_.verify;
   phase_options.fetch_timeout = options_.fetch_timeout;
-  const bool explain = HasNode(FetchProtocol::kAuto) &&
-                       std::find(protocols.begin(), protocols.end(), FetchProtocol::kAuto) != protocols.end();
+  // Every protocol of the point has its node (its lane's clients are that node's).
+  const bool explain = std::find(protocols.begin(), protocols.end(), FetchProtocol::kAuto) != protocols.end();
   const std::string auto_socket = explain ? node(FetchProtocol::kAuto).manager_socket() : "";
   const AutoMix before = explain ? ReadAutoMix(auto_socket) : AutoMix{};
   std::vector<RankPhaseResult> results;
