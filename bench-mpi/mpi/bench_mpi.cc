@@ -293,7 +293,8 @@ absl::Status BenchMpi::SweepPoint(FetchPattern pattern, int concurrency, uint64_
     mix.explored = world_.SumAll(after.explored - before.explored);
     mix.why = after.why;
   }
-  double p50[3] = {0, 0, 0};  // by FetchProtocol
+  double p50[3] = {0, 0, 0};          // by FetchProtocol
+  std::vector<int64_t> rounds_ns[3];  // every rank's round times, rank by rank (rank 0 only)
   size_t auto_row = rows->size();
   for (size_t l = 0; l < lanes.size(); ++l) {
     const double verified = world_.SumAll(static_cast<double>(results[l].verified_bytes));
@@ -305,6 +306,7 @@ absl::Status BenchMpi::SweepPoint(FetchPattern pattern, int concurrency, uint64_
     labels.ranks = world_.size();
     labels.concurrency = concurrency;
     std::vector<ResultRow> got = SummarizeRanks(world_, results[l], labels, options_.per_rank_rows);
+    rounds_ns[static_cast<int>(protocols[l])] = world_.GatherToRoot(results[l].round_ns);
     if (world_.root() && !got.empty()) {
       const ResultRow& a = got.back();
       p50[static_cast<int>(protocols[l])] = a.p50_us;
@@ -315,13 +317,17 @@ absl::Status BenchMpi::SweepPoint(FetchPattern pattern, int concurrency, uint64_
     rows->insert(rows->end(), got.begin(), got.end());
   }
   if (world_.root() && auto_row < rows->size()) {
-    const double ratio =
-        AutoVsBest(p50[static_cast<int>(FetchProtocol::kGet)], p50[static_cast<int>(FetchProtocol::kPin)],
-                   p50[static_cast<int>(FetchProtocol::kAuto)]);
+    const auto of = [](const auto& by_protocol, FetchProtocol p) { return by_protocol[static_cast<int>(p)]; };
+    const double medians =
+        AutoVsBest(of(p50, FetchProtocol::kGet), of(p50, FetchProtocol::kPin), of(p50, FetchProtocol::kAuto));
+    const double ratio = PairedAutoVsBest(of(rounds_ns, FetchProtocol::kGet), of(rounds_ns, FetchProtocol::kPin),
+                                          of(rounds_ns, FetchProtocol::kAuto));
     (*rows)[auto_row].auto_vs_best = ratio;
     if (ratio >= 0) {
-      std::printf("    auto/best %.3f  (auto moved %.0f objects by get, %.0f by pin; %.0f transfers explored)\n", ratio,
-                  mix.get_objects, mix.pin_objects, mix.explored);
+      std::printf(
+          "    auto/best %.3f paired by round, %.3f of medians  (auto moved %.0f objects by get, %.0f by pin; %.0f "
+          "transfers explored)\n",
+          ratio, medians, mix.get_objects, mix.pin_objects, mix.explored);
       if (ratio < kAutoVsBestTarget) std::printf("%s", mix.why.c_str());  // rank 0's auto manager says why
     }
   }
@@ -364,6 +370,7 @@ absl::Status BenchMpi::Report(const std::vector<ResultRow>& rows) {
         if (f.protocol == "pin") p.pin_p50_us = f.p50_us;
         if (f.protocol == "auto") p.auto_p50_us = f.p50_us;
       }
+      if (r.benchmark == "fetch") p.paired = r.auto_vs_best;  // the sweep's is paired by round (SweepPoint)
       points.push_back(p);
     }
     const std::string summary = AutoRatioSummary(points);

@@ -121,15 +121,16 @@ absl::Status RunInterleavedFetchPhases(const MpiWorld& world, const std::vector<
     std::vector<int64_t> samples;
     const absl::Time start = absl::Now();
     absl::Status round_status = FetchRound(*lane.clients, lane.plan, options, &samples);
-    const double wall = absl::ToDoubleSeconds(absl::Now() - start);
+    const absl::Duration wall = absl::Now() - start;
     if (round_status.ok()) {
       round_status = VerifyAndDelete(*(*lane.clients)[0], lane.plan, options.verify, &result.verified_bytes);
     }
     if (round_status.ok() && measured) {
       result.fetches += static_cast<int64_t>(lane.plan.fetches.size());
       result.bytes += lane.plan.fetches.size() * options.object_size;
-      result.wall_s += wall;
+      result.wall_s += absl::ToDoubleSeconds(wall);
       result.samples_ns.insert(result.samples_ns.end(), samples.begin(), samples.end());
+      result.round_ns.push_back(lane.plan.fetches.empty() ? 0 : absl::ToInt64Nanoseconds(wall));
     }
     status = AgreeAcrossRanks(world, round_status);
   };

@@ -49,6 +49,9 @@ struct RankPhaseResult {
   double wall_s = 0;                // summed wall time of the measured rounds (fetches only)
   uint64_t verified_bytes = 0;      // every round, warm-up included
   std::vector<int64_t> samples_ns;  // one per measured Fetch call (of up to `batch` ids)
+  // One per measured round, in round order: the round's fetch wall time on this rank, 0 when this
+  // rank fetches nothing. Entry k of every lane is the same round (auto_ratio.h pairs them).
+  std::vector<int64_t> round_ns;
 
   LatencySummary Summarize() const;
 };

@@ -29,8 +29,9 @@ struct ResultRow {
   double ops_per_s = 0;
   double gb_per_s = 0;
   double mean_us = 0, p50_us = 0, p95_us = 0, p99_us = 0;
-  // On the aggregate `auto` row of a point where get and/or pin ran alongside (interleaved):
-  // min(p50 get, p50 pin) / p50 auto (auto_ratio.h). -1 = none (an empty CSV cell).
+  // On the aggregate `auto` row of a point where get and/or pin ran alongside (interleaved): the
+  // sweep's PairedAutoVsBest, the tuner's check min(p50 get, p50 pin) / p50 auto (auto_ratio.h).
+  // -1 = none (an empty CSV cell).
   double auto_vs_best = -1;
 };
 

@@ -214,6 +214,22 @@ TEST(AutoRatioTest, AutoIsComparedWithTheFasterOfTheFixedProtocolsThatRan) {
   EXPECT_LT(AutoVsBest(0, 0, 100), 0);             // no fixed protocol: no ratio
 }
 
+TEST(AutoRatioTest, PairedRatioComparesRoundsOfTheSameTimeAndIgnoresAFlipOfTheMachinesSpeed) {
+  // Two identical protocols whose rounds flip between a fast regime (100 us) and a slow one
+  // (400 us) mid-point: each lane's median lands where the flip happens to fall (3 of 5 slow
+  // rounds in get's lane against 2 of 5 in auto's), round by round they are equal.
+  const std::vector<int64_t> get = {100, 400, 400, 400, 100};
+  const std::vector<int64_t> same = {100, 100, 400, 400, 100};
+  EXPECT_DOUBLE_EQ(AutoVsBest(400, 0, 100), 4.0);  // the medians: 400 against 100
+  EXPECT_DOUBLE_EQ(PairedAutoVsBest(get, {}, same), 1.0);
+  // Against the fixed protocol auto compares worst with; rounds where a rank fetched nothing skip.
+  EXPECT_DOUBLE_EQ(PairedAutoVsBest({100, 100, 0}, {90, 80, 70}, {100, 100, 0}), 0.85);
+  EXPECT_DOUBLE_EQ(PairedAutoVsBest({}, {200, 300}, {250, 300}), 0.9);  // get skipped: pin alone
+  EXPECT_LT(PairedAutoVsBest({100}, {100}, {}), 0);                     // no auto
+  EXPECT_LT(PairedAutoVsBest({}, {}, {100}), 0);                        // no fixed protocol
+  EXPECT_LT(PairedAutoVsBest({0}, {}, {100}), 0);                       // nothing measured in both
+}
+
 TEST(AutoRatioTest, SummaryListsEveryPointAndSaysShortWhenOneMissesTheTarget) {
   std::vector<AutoRatioPoint> points = {
       {"pairs c=1", 4096, 100, 120, 101}, {"pairs c=1", 65536, 300, 200, 250}, {"pairs c=1", 1 << 20, 0, 0, 0}};
@@ -226,6 +242,10 @@ TEST(AutoRatioTest, SummaryListsEveryPointAndSaysShortWhenOneMissesTheTarget) {
   points[1].auto_p50_us = 190;
   EXPECT_TRUE(absl::StrContains(AutoRatioSummary(points), "2 of 2 points >= 0.95: PASS\n")) << AutoRatioSummary(points);
   EXPECT_EQ(AutoRatioSummary({points[2]}), "");
+  // A paired ratio is the point's figure; the medians' ratio is printed beside it.
+  points[1].paired = 0.9;
+  EXPECT_TRUE(absl::StrContains(AutoRatioSummary(points), "auto/best 0.900  medians 1.053  (< 0.95)"))
+      << AutoRatioSummary(points);
 }
 
 }  // namespace
