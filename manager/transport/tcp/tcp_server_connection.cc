@@ -31,7 +31,7 @@ void TcpServerConnection::Join() {
 
 void TcpServerConnection::Run() {
   TransportCounters& counters = *context_.counters;
-  absl::Status configured = ConfigureConnection(fd_.get(), context_.dead_peer_timeout, context_.buffer_bytes);
+  absl::Status configured = ConfigureConnection(fd_.get(), context_.connection);
   if (!configured.ok()) LOG(WARNING) << "tcp transport: configuring " << peer_address_ << ": " << configured.message();
   counters.connections.fetch_add(1, std::memory_order_relaxed);
   context_.handler->OnConnect(conn_id_, peer_address_);

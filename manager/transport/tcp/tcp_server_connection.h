@@ -33,6 +33,7 @@
 
 #include "manager/transport/tcp/arena_view.h"
 #include "manager/transport/tcp/tcp_receive_buffer.h"
+#include "manager/transport/tcp/tcp_socket.h"
 #include "manager/transport/tcp/tcp_wire.h"
 #include "manager/transport/transport.h"
 #include "protocol/base/status.h"
@@ -47,8 +48,7 @@ struct ServerContext {
   ArenaView arena;
   RequestHandler* handler = nullptr;
   std::shared_ptr<TransportCounters> counters;
-  absl::Duration dead_peer_timeout = absl::Seconds(30);
-  int buffer_bytes = 0;
+  ConnectionOptions connection;
 };
 
 class TcpServerConnection {

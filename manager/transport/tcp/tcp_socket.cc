@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -20,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
+#include "protocol/base/logging.h"
 #include "protocol/base/status.h"
 
 namespace rplasma::transport::tcp {
@@ -213,9 +215,18 @@ absl::StatusOr<std::string> RemoteAddress(int fd) {
   return SockaddrToString(ss);
 }
 
-absl::Status ConfigureConnection(int fd, absl::Duration dead_peer_timeout, int buffer_bytes) {
+absl::Status ConfigureConnection(int fd, const ConnectionOptions& options) {
   RETURN_IF_ERROR(SetInt(fd, IPPROTO_TCP, TCP_NODELAY, 1, "TCP_NODELAY"));
-  int timeout_s = static_cast<int>(std::max<int64_t>(1, absl::ToInt64Seconds(dead_peer_timeout)));
+  if (!options.congestion_control.empty() &&
+      ::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, options.congestion_control.data(),
+                   static_cast<socklen_t>(options.congestion_control.size())) != 0) {
+    static std::atomic<bool> warned{false};
+    if (!warned.exchange(true)) {
+      LOG(WARNING) << "tcp transport: TCP_CONGESTION " << options.congestion_control << ": " << std::strerror(errno)
+                   << "; connections keep the system's congestion control";
+    }
+  }
+  int timeout_s = static_cast<int>(std::max<int64_t>(1, absl::ToInt64Seconds(options.dead_peer_timeout)));
   // Idle connections: probe after a third of the timeout, every sixth, give up after 3 misses.
   RETURN_IF_ERROR(SetInt(fd, SOL_SOCKET, SO_KEEPALIVE, 1, "SO_KEEPALIVE"));
   RETURN_IF_ERROR(SetInt(fd, IPPROTO_TCP, TCP_KEEPIDLE, std::max(1, timeout_s / 3), "TCP_KEEPIDLE"));
@@ -223,9 +234,9 @@ absl::Status ConfigureConnection(int fd, absl::Duration dead_peer_timeout, int b
   RETURN_IF_ERROR(SetInt(fd, IPPROTO_TCP, TCP_KEEPCNT, 3, "TCP_KEEPCNT"));
   // Busy connections: unacknowledged data older than this kills the connection.
   RETURN_IF_ERROR(SetInt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, timeout_s * 1000, "TCP_USER_TIMEOUT"));
-  if (buffer_bytes > 0) {
-    RETURN_IF_ERROR(SetInt(fd, SOL_SOCKET, SO_SNDBUF, buffer_bytes, "SO_SNDBUF"));
-    RETURN_IF_ERROR(SetInt(fd, SOL_SOCKET, SO_RCVBUF, buffer_bytes, "SO_RCVBUF"));
+  if (options.buffer_bytes > 0) {
+    RETURN_IF_ERROR(SetInt(fd, SOL_SOCKET, SO_SNDBUF, options.buffer_bytes, "SO_SNDBUF"));
+    RETURN_IF_ERROR(SetInt(fd, SOL_SOCKET, SO_RCVBUF, options.buffer_bytes, "SO_RCVBUF"));
   }
   return absl::OkStatus();
 }

@@ -49,10 +49,21 @@ absl::StatusOr<UniqueFd> TcpConnect(const std::string& address, absl::Time deadl
 absl::StatusOr<std::string> LocalAddress(int fd);
 absl::StatusOr<std::string> RemoteAddress(int fd);
 
-// Options every transport connection gets: TCP_NODELAY (small Calls go out at once), keepalive
-// probes and TCP_USER_TIMEOUT of `dead_peer_timeout` (a vanished host is noticed even while we
-// only send), and socket buffers of `buffer_bytes` if non-zero (0 keeps kernel autotuning).
-absl::Status ConfigureConnection(int fd, absl::Duration dead_peer_timeout, int buffer_bytes);
+// What ConfigureConnection sets besides TCP_NODELAY (TcpTuning's per-connection part).
+struct ConnectionOptions {
+  // Keepalive probes and TCP_USER_TIMEOUT: a vanished host is noticed even while we only send.
+  absl::Duration dead_peer_timeout = absl::Seconds(30);
+  // SO_SNDBUF/SO_RCVBUF if non-zero; 0 keeps kernel autotuning.
+  int buffer_bytes = 0;
+  // TCP_CONGESTION if non-empty; "" keeps the system's default (net.ipv4.tcp_congestion_control).
+  std::string congestion_control;
+};
+
+// Options every transport connection gets: TCP_NODELAY (small Calls go out at once) and
+// `options`. A congestion control the kernel refuses (not built, not in
+// net.ipv4.tcp_allowed_congestion_control) leaves the system's default and logs one warning per
+// process: it costs speed, never the connection. Errors: a socket option the kernel refuses.
+absl::Status ConfigureConnection(int fd, const ConnectionOptions& options);
 
 // Sends every byte of iov[0..iovcnt) (the array is not modified; any count: IOV_MAX at a time). Fails with
 // kDeadlineExceeded once `deadline` passes or no byte could be sent for `max_stall`; kUnavailable on socket errors.

@@ -26,7 +26,20 @@ absl::Status TcpTuning::Validate() const {
   if (retire_stalled_after < absl::Milliseconds(10) || retire_stalled_after > absl::Hours(1)) {
     return MakeError(ErrorCode::kInvalidArgument, "retire_stalled_after must be 10 ms..1 h");
   }
+  // A kernel name (TCP_CA_NAME_MAX is 16 with its NUL): lower-case letters, digits, '_'.
+  if (congestion_control.size() > 15 || !std::all_of(congestion_control.begin(), congestion_control.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+      })) {
+    return MakeError(ErrorCode::kInvalidArgument, absl::StrCat("congestion_control '", congestion_control,
+                                                               "': not a kernel congestion control name"));
+  }
   return absl::OkStatus();
+}
+
+ConnectionOptions TcpTuning::connection() const {
+  return {.dead_peer_timeout = dead_peer_timeout,
+          .buffer_bytes = socket_buffer_bytes,
+          .congestion_control = congestion_control};
 }
 
 absl::StatusOr<std::unique_ptr<TcpTransport>> TcpTransport::Create(const TransportOptions& options,
@@ -123,8 +136,7 @@ void TcpTransport::ServeAuthenticated(UniqueFd fd, const std::string& peer) {
   context.arena = arena_;
   context.handler = handler_;
   context.counters = counters_;
-  context.dead_peer_timeout = tuning_.dead_peer_timeout;
-  context.buffer_bytes = tuning_.socket_buffer_bytes;
+  context.connection = tuning_.connection();
   uint64_t id = next_conn_id_++;
   auto conn = std::make_unique<TcpServerConnection>(id, std::move(fd), peer, std::move(context));
   conn->Start();
@@ -191,7 +203,7 @@ absl::StatusOr<std::shared_ptr<TcpChannel>> TcpTransport::OpenChannel(const std:
                                                                       absl::Time deadline) {
   absl::Time connect_deadline = std::min(deadline, absl::Now() + options_.connect_timeout);
   ASSIGN_OR_RETURN(UniqueFd fd, TcpConnect(address, connect_deadline));
-  RETURN_IF_ERROR(ConfigureConnection(fd.get(), tuning_.dead_peer_timeout, tuning_.socket_buffer_bytes));
+  RETURN_IF_ERROR(ConfigureConnection(fd.get(), tuning_.connection()));
   absl::Status auth = auth::AuthenticateAsClient(fd.get(), options_.secret, connect_deadline);
   if (!auth.ok()) {
     ErrorCode code = ErrorCodeOf(auth);

@@ -64,8 +64,17 @@ struct TcpTuning {
   // connection; the old one keeps the requests in flight until dead_peer_timeout. The smaller of
   // the two applies. 10 ms .. 1 h.
   absl::Duration retire_stalled_after = absl::Seconds(2);
+  // TCP_CONGESTION of every connection; "" keeps the system's default. Not BBR: BBR paces each
+  // connection at the bandwidth it estimates, and a peer connection's traffic is bursts of
+  // requests and replies, so the estimate can stay far below what the link carries and every
+  // later large reply is paced out at it. Measured on loopback with BBR the system's default
+  // (docs/TRANSPORT.md): in about half the runs one connection's 256 KiB Get replies took 2.3x as
+  // long as another's for the whole run. Cubic does not pace (without the fq qdisc). Where the
+  // kernel refuses the name, connections keep the default (ConfigureConnection).
+  std::string congestion_control = "cubic";
 
   absl::Status Validate() const;
+  ConnectionOptions connection() const;
 };
 
 class TcpTransport : public Transport {

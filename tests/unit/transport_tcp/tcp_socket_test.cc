@@ -1,7 +1,10 @@
 #include "manager/transport/tcp/tcp_socket.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -42,7 +45,10 @@ TEST(TcpSocketTest, ListenOnPortZeroPicksAPortThatConnectReaches) {
   ASSERT_OK_AND_ASSIGN(std::string address, LocalAddress(listener.get()));
   ASSERT_OK_AND_ASSIGN(UniqueFd client, TcpConnect(address, absl::Now() + absl::Seconds(5)));
   ASSERT_OK_AND_ASSIGN(UniqueFd server, TcpAccept(listener.get(), absl::Now() + absl::Seconds(5)));
-  ASSERT_OK(ConfigureConnection(client.get(), absl::Seconds(10), 1 << 20));
+  ConnectionOptions options;
+  options.dead_peer_timeout = absl::Seconds(10);
+  options.buffer_bytes = 1 << 20;
+  ASSERT_OK(ConfigureConnection(client.get(), options));
   ASSERT_OK_AND_ASSIGN(std::string remote, RemoteAddress(server.get()));
   EXPECT_THAT(remote, ::testing::StartsWith("127.0.0.1:"));
 
@@ -55,6 +61,37 @@ TEST(TcpSocketTest, ListenOnPortZeroPicksAPortThatConnectReaches) {
   EXPECT_OK(RecvAll(server.get(), in.data(), in.size(), absl::Now() + absl::Seconds(20)));
   sender.join();
   EXPECT_EQ(in, out);
+}
+
+std::string CongestionControl(int fd) {
+  char name[16] = {};
+  socklen_t len = sizeof(name);
+  if (::getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, &len) != 0) return "?";
+  return std::string(name, strnlen(name, len));
+}
+
+TEST(TcpSocketTest, ConnectionsGetTheCongestionControlAskedForOrKeepTheSystemsDefault) {
+  // The transport's default (TcpTuning::congestion_control); reno is always built in, so the test
+  // can tell the option from the system's default whatever that is.
+  ASSERT_OK_AND_ASSIGN(UniqueFd listener, TcpListen("127.0.0.1:0"));
+  ASSERT_OK_AND_ASSIGN(std::string address, LocalAddress(listener.get()));
+  ASSERT_OK_AND_ASSIGN(UniqueFd a, TcpConnect(address, absl::Now() + absl::Seconds(5)));
+  ASSERT_OK_AND_ASSIGN(UniqueFd b, TcpConnect(address, absl::Now() + absl::Seconds(5)));
+  const std::string system_default = CongestionControl(a.get());
+  ASSERT_NE(system_default, "?");
+  ConnectionOptions options;
+  options.congestion_control = "reno";
+  ASSERT_OK(ConfigureConnection(a.get(), options));
+  EXPECT_EQ(CongestionControl(a.get()), "reno");
+  // An algorithm the kernel does not have costs nothing but the choice: the connection is
+  // configured and keeps the default.
+  options.congestion_control = "no_such_cc";
+  ASSERT_OK(ConfigureConnection(b.get(), options));
+  EXPECT_EQ(CongestionControl(b.get()), system_default);
+  int nodelay = 0;
+  socklen_t len = sizeof(nodelay);
+  ASSERT_EQ(::getsockopt(b.get(), IPPROTO_TCP, TCP_NODELAY, &nodelay, &len), 0);
+  EXPECT_EQ(nodelay, 1);
 }
 
 TEST(TcpSocketTest, AcceptAndRecvHonourDeadlines) {

@@ -484,6 +484,14 @@ TEST(TcpTransportCreateTest, InvalidTuningIsRefused) {
   tuning = TcpTuning{};
   tuning.dead_peer_timeout = absl::Milliseconds(10);
   EXPECT_THAT(TcpTransport::Create(OptionsWithSecret("s"), tuning), HasErrorCode(ErrorCode::kInvalidArgument));
+  for (const char* name : {"Cubic", "cubic\n", "a_name_too_long_x", "../bbr"}) {
+    tuning = TcpTuning{};
+    tuning.congestion_control = name;
+    EXPECT_THAT(TcpTransport::Create(OptionsWithSecret("s"), tuning), HasErrorCode(ErrorCode::kInvalidArgument))
+        << name;
+  }
+  tuning.congestion_control = "";  // the system's default
+  EXPECT_OK(TcpTransport::Create(OptionsWithSecret("s"), tuning).status());
 }
 
 TEST(TcpTransportCreateTest, FixedSocketBuffersStillMoveEveryByte) {
