@@ -28,8 +28,9 @@
 //     estimate of the other protocol is missing or stale (one in 4 for a while after the link
 //     changed: see Ageing); a batch class tries it at once there
 //     (up to kColdExplorations times), having no probe of its own; a class of 17+ objects per
-//     transfer first runs one batch its own way, and stops trying once one sample each way differs
-//     by kDecisiveRatio (a batch's cost is an average over its objects: one sample says enough).
+//     transfer first runs kOwnBatchesFirst (2) batches its own way (the first of new objects pays
+//     the owner's first touch of their pages), and stops trying once the two ways' estimates, of
+//     one sample or more, differ by kDecisiveRatio (a batch's cost is an average over its objects).
 //   * Ageing: away from T only one protocol runs, so the other's estimate keeps an old link's
 //     cost. An estimate not updated in kStaleObservations transfers of its bucket, or since the
 //     link changed, is stale: it counts for no move, is explored one in `explore_every`, and its
@@ -222,6 +223,8 @@ class ThresholdPolicy {
   // A batch class's bucket with fewer than min_samples of the other way tries it at once, at most
   // this many times.
   static constexpr uint8_t kColdExplorations = 6;
+  // ...and not before this many batches of its own way there (an averaged class: ExploreLocked).
+  static constexpr uint32_t kOwnBatchesFirst = 2;
   // Surprising costs in a row in one bucket that mark a change of the link (Observe).
   static constexpr uint8_t kChangeSurprises = 6;
   // An estimate this many times (or this fraction of) what it was when the other protocol's estimate
