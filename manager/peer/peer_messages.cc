@@ -260,16 +260,27 @@ absl::StatusOr<PeerRequest> DecodeRequest(absl::string_view wire) {
   }
 }
 
-std::string EncodeGetReply(const ObjectDescription& object, absl::Span<const uint8_t> data,
-                           absl::Span<const uint8_t> metadata) {
+namespace {
+
+// The envelope and flatbuffer of a Get reply, with room for `payload_bytes` after them.
+std::string GetReplyHead(const ObjectDescription& object, size_t payload_bytes) {
   FlatBufferBuilder b(128);
   auto body = fb::CreateGetReply(b, ToFb(b, object));
   b.Finish(fb::CreatePeerReply(b, 0, 0, fb::PeerReplyBody::GetReply, body.Union()));
-  std::string out = Envelope(b, data.size() + metadata.size());
+  return Envelope(b, payload_bytes);
+}
+
+}  // namespace
+
+std::string EncodeGetReply(const ObjectDescription& object, absl::Span<const uint8_t> data,
+                           absl::Span<const uint8_t> metadata) {
+  std::string out = GetReplyHead(object, data.size() + metadata.size());
   AppendBytes(out, data);
   AppendBytes(out, metadata);
   return out;
 }
+
+std::string EncodeGetReplyHead(const ObjectDescription& object) { return GetReplyHead(object, 0); }
 
 std::string EncodePinReply(const PinReply& reply) {
   FlatBufferBuilder b(128);

@@ -110,6 +110,9 @@ absl::StatusOr<PeerRequest> DecodeRequest(absl::string_view wire);
 // REQUIRES: data.size() == object.data_size, metadata.size() == object.metadata_size.
 std::string EncodeGetReply(const ObjectDescription& object, absl::Span<const uint8_t> data,
                            absl::Span<const uint8_t> metadata);
+// The same reply without its payload: what precedes the object's object.total_size() bytes, which
+// the caller sends right after it (gather on send, transport::CallReply).
+std::string EncodeGetReplyHead(const ObjectDescription& object);
 std::string EncodePinReply(const PinReply& reply);
 // A FetchBatch reply from one entry per id: inline, the object and its bytes (data then metadata,
 // as one span of object.total_size() bytes, copied once, straight into the wire buffer); pinned,

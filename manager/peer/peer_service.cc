@@ -232,11 +232,18 @@ absl::StatusOr<CreatedObject> PeerService::ProbeRegion() {
   return *probe_;
 }
 
-absl::StatusOr<std::string> PeerService::HandleProbe(uint64_t conn_id, uint64_t bytes, bool pin) {
+absl::StatusOr<transport::CallReply> PeerService::HandleProbe(uint64_t conn_id, uint64_t bytes, bool pin) {
   ASSIGN_OR_RETURN(CreatedObject probe, ProbeRegion());
   probes_.fetch_add(1, std::memory_order_relaxed);
   const ObjectDescription object{bytes, 0, 0, 0};
-  if (!pin) return EncodeGetReply(object, {probe.base(), bytes}, {});
+  if (!pin) {
+    // Sent from the arena as a FetchBatch's inline bytes are (gather on send): the probe times a
+    // Get's path, not a copy of up to 4 MiB into a reply buffer that no real Get makes. The probe
+    // object lives until Shutdown.
+    transport::CallReply reply(EncodeGetReplyHead(object));
+    reply.tail.emplace_back(reinterpret_cast<const char*>(probe.base()), bytes);
+    return reply;
+  }
   PinReply reply;
   reply.object = object;
   reply.region = region_for_(probe.offset, bytes);

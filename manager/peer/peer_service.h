@@ -89,7 +89,7 @@ class PeerService : public transport::RequestHandler {
   std::string HandleUnpinBatch(uint64_t conn_id, const std::vector<uint64_t>& lease_ids);
   // A lease of `conn_id` on `pinned` (a sealed object), as a Pin reply.
   absl::StatusOr<PinReply> Lease(uint64_t conn_id, std::unique_ptr<PinnedObject> pinned);
-  absl::StatusOr<std::string> HandleProbe(uint64_t conn_id, uint64_t bytes, bool pin);
+  absl::StatusOr<transport::CallReply> HandleProbe(uint64_t conn_id, uint64_t bytes, bool pin);
   absl::StatusOr<CreatedObject> ProbeRegion();
   void ReapLoop();
 

@@ -41,6 +41,16 @@ TEST(PeerMessagesTest, GetReplyCarriesDataThenMetadata) {
   EXPECT_EQ(get.payload, std::string("\1\2\3\4\5\x9\x8", 7));
 }
 
+// The head alone, then the bytes sent after it (gather on send), is the same reply on the wire.
+TEST(PeerMessagesTest, AGetReplyHeadFollowedByItsBytesIsTheWholeReply) {
+  const std::vector<uint8_t> data = {1, 2, 3, 4, 5};
+  const std::vector<uint8_t> metadata = {9, 8};
+  const ObjectDescription object{data.size(), metadata.size(), 7, 0xabcdef};
+  const std::string head = EncodeGetReplyHead(object);
+  EXPECT_EQ(head + std::string("\1\2\3\4\5\x9\x8", 7), EncodeGetReply(object, data, metadata));
+  EXPECT_FALSE(DecodeReply(head).ok()) << "a head without its bytes is a truncated reply";
+}
+
 TEST(PeerMessagesTest, PinReplyRoundTrips) {
   PinReply pin;
   pin.object = ObjectDescription{1000, 24, 3, 99};

@@ -60,6 +60,24 @@ TEST_F(PeerServiceTest, APinNobodyUnpinsIsReleasedWhenItsLeaseRunsOutOnTheServic
   service->Shutdown();
 }
 
+// A Get probe sends its bytes from the arena, as a FetchBatch's inline bytes go (no copy into the
+// reply): it must cost what a Get costs, or the calibrated threshold favours Pin.
+TEST_F(PeerServiceTest, AGetProbeSendsItsBytesFromTheArena) {
+  const uint64_t bytes = 1 << 20;
+  const transport::CallReply reply = service_->HandleCall(5, EncodeRequest(ProbeGetRequest{bytes}));
+  ASSERT_EQ(reply.tail.size(), 1u);
+  EXPECT_EQ(reply.tail[0].size(), bytes);
+  const uint8_t* view = reinterpret_cast<const uint8_t*>(reply.tail[0].data());
+  EXPECT_TRUE(view >= owner_.arena_base() && view + bytes <= owner_.arena_base() + owner_.arena_size())
+      << "a view of the probe object, not a copy";
+  const std::string wire = reply.Flatten();
+  ASSERT_OK_AND_ASSIGN(PeerReplyView decoded, DecodeReply(wire));
+  const auto* get = std::get_if<GetReplyView>(&decoded);
+  ASSERT_NE(get, nullptr);
+  EXPECT_EQ(get->payload.size(), bytes);
+  EXPECT_EQ(get->object.data_size, bytes);
+}
+
 // Gather on send: the inline objects' bytes are the reply's tail, views of the pinned objects
 // (no copy into the reply); their pins end when the transport drops the reply, the leases stay.
 TEST_F(PeerServiceTest, AFetchBatchReplyCarriesInlineBytesAsViewsHeldUntilTheReplyIsDropped) {
