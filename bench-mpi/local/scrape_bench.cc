@@ -12,6 +12,7 @@
 
 #include "bench-mpi/common/latency_recorder.h"
 #include "bench-mpi/common/measure_loop.h"
+#include "bench-mpi/common/median.h"
 #include "bench-mpi/common/result_reporter.h"
 #include "bench-mpi/common/size_units.h"
 #include "bench-mpi/launch/child_process.h"
@@ -94,13 +95,6 @@ absl::StatusOr<LatencySummary> RunHalf(const LocalBenchOptions& options, FetchNo
   RETURN_IF_ERROR(status);
   RETURN_IF_ERROR(cleanup);
   return fetch.Summarize();
-}
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
 #include "bench-mpi/mpi/auto_ratio.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
+#include "bench-mpi/common/median.h"
 #include "bench-mpi/common/size_units.h"
 
 namespace rplasma::bench {
@@ -27,10 +29,7 @@ double PairedAutoVsBest(const std::vector<int64_t>& get_ns, const std::vector<in
       if ((*fixed)[i] > 0 && auto_ns[i] > 0) ratios.push_back(static_cast<double>((*fixed)[i]) / auto_ns[i]);
     }
     if (ratios.empty()) continue;
-    const size_t mid = ratios.size() / 2;
-    std::nth_element(ratios.begin(), ratios.begin() + mid, ratios.end());
-    double median = ratios[mid];
-    if (ratios.size() % 2 == 0) median = (median + *std::max_element(ratios.begin(), ratios.begin() + mid)) / 2;
+    const double median = Median(std::move(ratios));
     if (worst < 0 || median < worst) worst = median;
   }
   return worst;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
+#include "bench-mpi/common/median.h"
 #include "bench-mpi/common/size_units.h"
 #include "bench-mpi/mpi/auto_ratio.h"
 #include "bench-mpi/mpi/bench_mpi.h"
@@ -91,12 +92,6 @@ std::vector<double> Decode(const std::string& text) {
     out.push_back(absl::SimpleAtod(w, &x) ? std::max(x, 1e-3) : 1e-3);
   }
   return out;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  if (v.empty()) return 0;
-  return v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
 void PrintWhy(const char* who, const std::vector<uint64_t>& sizes, const std::vector<double>& get,

@@ -7,6 +7,7 @@
 
 #include "bench-mpi/common/csv_writer.h"
 #include "bench-mpi/common/latency_recorder.h"
+#include "bench-mpi/common/median.h"
 #include "bench-mpi/common/process_memory.h"
 #include "bench-mpi/common/result_reporter.h"
 #include "bench-mpi/common/size_units.h"
@@ -74,6 +75,13 @@ TEST(LatencyRecorderTest, PerItemDividesTimesAndMultipliesCount) {
   EXPECT_EQ(s.count, 1000);
   EXPECT_DOUBLE_EQ(s.p50_us, 0.01);
   EXPECT_NEAR(s.ops_per_s(), 1e8, 1);  // 1000 items in 10 us
+}
+
+TEST(MedianTest, MiddleValueOrTheMeanOfTheTwoMiddleOnesInAnyOrder) {
+  EXPECT_DOUBLE_EQ(Median({5, 1, 3}), 3);
+  EXPECT_DOUBLE_EQ(Median({4, 1, 3, 2}), 2.5);
+  EXPECT_DOUBLE_EQ(Median({7}), 7);
+  EXPECT_DOUBLE_EQ(Median({}), 0);
 }
 
 TEST(CsvWriterTest, HeaderHasTheSharedColumnsThenTheExtraOnes) {
