@@ -31,6 +31,7 @@
 #include "client/created_object.h"
 #include "client/manager_connection_pool.h"
 #include "protocol/base/object_id.h"
+#include "protocol/forced_protocol.h"
 #include "protocol/store_messages.h"
 
 namespace rplasma {
@@ -274,7 +275,13 @@ class Client {
   // `hint_node`: the node id (its manager's, see ManagerNodeId) that probably holds the ids, e.g.
   // the producer's. The manager tries it before asking the directory, for ids it has not fetched
   // before; a wrong hint costs one attempt, never the fetch. InvalidArgument if it is not a node id.
-  absl::Status Fetch(absl::Span<const ObjectID> ids, absl::Duration timeout, absl::string_view hint_node = {});
+  // `protocol`: kNone lets the manager's --pin-threshold choose each transfer's peer protocol;
+  // kGet or kPin makes the manager use that one (Get: the owner still pins what does not fit a
+  // reply) and keeps these transfers out of its auto policy's estimates (for comparing the
+  // protocols on one node, or pinning one down). Ids another fetch is already bringing come the
+  // way that one goes.
+  absl::Status Fetch(absl::Span<const ObjectID> ids, absl::Duration timeout, absl::string_view hint_node = {},
+                     ForcedProtocol protocol = ForcedProtocol::kNone);
   // The local manager's stats document (JSON: counters, fetch timings, transport; see
   // docs/MANAGER.md). Needs options.manager_socket.
   absl::StatusOr<std::string> ManagerStats();
@@ -298,11 +305,12 @@ class Client {
   // plain way (the manager answers once they are sealed, or with the store's error). One status
   // per id.
   std::vector<absl::Status> AwaitSealed(absl::Span<const ObjectID> ids, absl::Time deadline,
-                                        absl::string_view hint_node);
+                                        absl::string_view hint_node, ForcedProtocol protocol);
   // One FetchRequest per kMaxFetchIds ids on a kept manager connection: each id's outcome as the
   // manager reports it.
   absl::StatusOr<std::vector<absl::Status>> FetchOnce(absl::Span<const ObjectID> ids, absl::Time deadline,
-                                                      absl::string_view hint_node, bool caller_waits_for_seal);
+                                                      absl::string_view hint_node, ForcedProtocol protocol,
+                                                      bool caller_waits_for_seal);
   // SealAndReleaseMany / PutInlineMany, each request sent detached (`detached`) or waited for.
   absl::StatusOr<std::vector<absl::Status>> SealAndReleaseManyImpl(absl::Span<const SealSpec> objects, bool detached);
   absl::StatusOr<std::vector<absl::Status>> PutInlineManyImpl(absl::Span<const InlineObject> objects, bool detached);

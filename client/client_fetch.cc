@@ -62,7 +62,8 @@ absl::StatusOr<ManagerFetchReply> Exchange(int fd, const ManagerRequest& request
 
 }  // namespace
 
-absl::Status Client::Fetch(absl::Span<const ObjectID> ids, absl::Duration timeout, absl::string_view hint_node) {
+absl::Status Client::Fetch(absl::Span<const ObjectID> ids, absl::Duration timeout, absl::string_view hint_node,
+                           ForcedProtocol protocol) {
   if (ids.empty()) return absl::OkStatus();
   if (!hint_node.empty() && !IsValidNodeId(hint_node)) {
     return MakeError(ErrorCode::kInvalidArgument, "fetch: the hint is not a node id ([A-Za-z0-9._:-]{1,128})");
@@ -72,7 +73,7 @@ absl::Status Client::Fetch(absl::Span<const ObjectID> ids, absl::Duration timeou
   }
   const absl::Time deadline = absl::Now() + std::max(timeout, absl::ZeroDuration());
   const bool wait_here = local_index_ != nullptr;
-  ASSIGN_OR_RETURN(std::vector<absl::Status> statuses, FetchOnce(ids, deadline, hint_node, wait_here));
+  ASSIGN_OR_RETURN(std::vector<absl::Status> statuses, FetchOnce(ids, deadline, hint_node, protocol, wait_here));
   if (wait_here) {
     std::vector<ObjectID> fetched;
     std::vector<size_t> at;
@@ -81,7 +82,7 @@ absl::Status Client::Fetch(absl::Span<const ObjectID> ids, absl::Duration timeou
       fetched.push_back(ids[i]);
       at.push_back(i);
     }
-    std::vector<absl::Status> sealed = AwaitSealed(fetched, deadline, hint_node);
+    std::vector<absl::Status> sealed = AwaitSealed(fetched, deadline, hint_node, protocol);
     for (size_t k = 0; k < at.size(); ++k) statuses[at[k]] = std::move(sealed[k]);
   }
   size_t failed = 0;
@@ -102,7 +103,8 @@ absl::Status Client::Fetch(absl::Span<const ObjectID> ids, absl::Duration timeou
 }
 
 absl::StatusOr<std::vector<absl::Status>> Client::FetchOnce(absl::Span<const ObjectID> ids, absl::Time deadline,
-                                                            absl::string_view hint_node, bool caller_waits_for_seal) {
+                                                            absl::string_view hint_node, ForcedProtocol protocol,
+                                                            bool caller_waits_for_seal) {
   // Connecting gets the grace a reply gets: a manager that stopped accepting fails the call then.
   const absl::Time connect_deadline = deadline + kReplyGrace;
   ASSIGN_OR_RETURN(ManagerConnectionPool::Lease connection, manager_connections_.Take(connect_deadline));
@@ -115,6 +117,7 @@ absl::StatusOr<std::vector<absl::Status>> Client::FetchOnce(absl::Span<const Obj
     fetch.timeout_ms = std::max<int64_t>(0, absl::ToInt64Milliseconds(deadline - absl::Now()));
     fetch.hint_node = std::string(hint_node);
     fetch.caller_waits_for_seal = caller_waits_for_seal;
+    fetch.protocol = protocol;
     ManagerRequest request{next_fetch_request_id_.fetch_add(1, std::memory_order_relaxed) + 1, std::move(fetch)};
     absl::StatusOr<ManagerFetchReply> result = Exchange(connection.fd.get(), request, n, deadline);
     if (!result.ok() && connection.reused && ErrorCodeOf(result.status()) == ErrorCode::kUnavailable) {
@@ -135,7 +138,7 @@ absl::StatusOr<std::vector<absl::Status>> Client::FetchOnce(absl::Span<const Obj
 }
 
 std::vector<absl::Status> Client::AwaitSealed(absl::Span<const ObjectID> ids, absl::Time deadline,
-                                              absl::string_view hint_node) {
+                                              absl::string_view hint_node, ForcedProtocol protocol) {
   std::vector<absl::Status> out(ids.size());
   std::vector<size_t> waiting;
   for (size_t i = 0; i < ids.size(); ++i) waiting.push_back(i);
@@ -171,7 +174,7 @@ std::vector<absl::Status> Client::AwaitSealed(absl::Span<const ObjectID> ids, ab
   std::vector<ObjectID> again;
   for (size_t i : waiting) again.push_back(ids[i]);
   absl::StatusOr<std::vector<absl::Status>> fetched =
-      FetchOnce(again, deadline, hint_node, /*caller_waits_for_seal=*/false);
+      FetchOnce(again, deadline, hint_node, protocol, /*caller_waits_for_seal=*/false);
   for (size_t k = 0; k < waiting.size(); ++k) out[waiting[k]] = fetched.ok() ? (*fetched)[k] : fetched.status();
   return out;
 }

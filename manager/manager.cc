@@ -141,15 +141,21 @@ absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler, const Tr
     server_options.max_connections = options_.max_client_connections;
     server_options.request_deadline = options_.client_request_deadline;
     fetch::FetchEngine* engine = fetch_engine_.get();
-    ASSIGN_OR_RETURN(client_server_, ClientSocketServer::Start(
-                                         options_.client_socket, server_options,
-                                         [engine](const ManagerFetchRequest& request) {
-                                           return engine->Fetch(request.ids, absl::Milliseconds(request.timeout_ms),
-                                                                request.hint_node, request.caller_waits_for_seal);
-                                         },
-                                         [this] {
-                                           return ManagerStatsReply{StatsJson(), node_id_};
-                                         }));
+    ASSIGN_OR_RETURN(client_server_,
+                     ClientSocketServer::Start(
+                         options_.client_socket, server_options,
+                         [engine](const ManagerFetchRequest& request) {
+                           fetch::FetchCall call{request.hint_node, request.caller_waits_for_seal, std::nullopt};
+                           if (request.protocol == ForcedProtocol::kGet) {
+                             call.protocol = peer::PeerProtocol::kGet;
+                           } else if (request.protocol == ForcedProtocol::kPin) {
+                             call.protocol = peer::PeerProtocol::kPin;
+                           }
+                           return engine->Fetch(request.ids, absl::Milliseconds(request.timeout_ms), call);
+                         },
+                         [this] {
+                           return ManagerStatsReply{StatsJson(), node_id_};
+                         }));
     client_server_for_stats_.store(client_server_.get(), std::memory_order_release);
   }
   ASSIGN_OR_RETURN(metrics_exporter_, MetricsExporter::Start(

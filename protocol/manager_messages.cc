@@ -23,7 +23,8 @@ std::string EncodeManagerRequest(const ManagerRequest& request) {
   if (const auto* fetch = std::get_if<ManagerFetchRequest>(&request.body)) {
     auto ids = ObjectIdVectorToFb(b, fetch->ids);
     auto hint = fetch->hint_node.empty() ? 0 : b.CreateString(fetch->hint_node);
-    auto body = mfb::CreateFetchRequest(b, ids, fetch->timeout_ms, hint, fetch->caller_waits_for_seal);
+    auto body = mfb::CreateFetchRequest(b, ids, fetch->timeout_ms, hint, fetch->caller_waits_for_seal,
+                                        static_cast<mfb::ForcedProtocolFb>(fetch->protocol));
     b.Finish(mfb::CreateManagerRequest(b, request.request_id, mfb::ManagerRequestBody::FetchRequest, body.Union()));
   } else {
     auto body = mfb::CreateManagerStatsRequest(b);
@@ -50,6 +51,12 @@ absl::StatusOr<ManagerRequest> DecodeManagerRequest(absl::string_view payload) {
       ManagerFetchRequest fetch;
       fetch.timeout_ms = r->timeout_ms();
       fetch.caller_waits_for_seal = r->caller_waits_for_seal();
+      if (r->protocol() > mfb::ForcedProtocolFb::MAX) {
+        return MakeError(
+            ErrorCode::kInvalidArgument,
+            absl::StrCat("fetch: unknown protocol ", static_cast<int>(r->protocol()), " (none, get or pin)"));
+      }
+      fetch.protocol = static_cast<ForcedProtocol>(r->protocol());
       if (r->hint_node() != nullptr && r->hint_node()->size() > 0) {
         fetch.hint_node = r->hint_node()->str();
         if (!IsValidNodeId(fetch.hint_node)) {

@@ -15,6 +15,7 @@
 
 #include "protocol/base/object_id.h"
 #include "protocol/base/status.h"
+#include "protocol/forced_protocol.h"
 
 namespace rplasma {
 
@@ -29,6 +30,7 @@ struct ManagerFetchRequest {
   std::string hint_node;      // "" or a node id (protocol/base/node_id.h) that probably holds the ids
   // The caller waits for the objects to show sealed in the shared index itself (manager.fbs).
   bool caller_waits_for_seal = false;
+  ForcedProtocol protocol = ForcedProtocol::kNone;
 };
 struct ManagerStatsRequest {};
 using ManagerRequestBody = std::variant<ManagerFetchRequest, ManagerStatsRequest>;

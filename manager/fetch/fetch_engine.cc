@@ -64,7 +64,7 @@ FetchEngine::FetchEngine(FetchEngineOptions options, Directory* directory, peer:
       pool_(options_.worker_threads) {}
 
 std::vector<absl::Status> FetchEngine::Fetch(absl::Span<const ObjectID> ids, absl::Duration timeout,
-                                             const std::string& hint, bool caller_waits_for_seal) {
+                                             const FetchCall& call) {
   const absl::Time deadline = clock_->Now() + std::max(timeout, absl::ZeroDuration());
   stats_->fetch_requests.fetch_add(ids.size(), std::memory_order_relaxed);
   // Each distinct id has a slot in `distinct` and `statuses`; a duplicate shares its first
@@ -108,7 +108,7 @@ std::vector<absl::Status> FetchEngine::Fetch(absl::Span<const ObjectID> ids, abs
       std::vector<ObjectID> part;
       part.reserve(end - begin);
       for (size_t k = begin; k < end; ++k) part.push_back(distinct[led[k]]);
-      std::vector<absl::Status> done = FetchLed(part, deadline, hint, caller_waits_for_seal);
+      std::vector<absl::Status> done = FetchLed(part, deadline, call);
       Finish(*flight, part, done);
       for (size_t k = begin; k < end; ++k) statuses[led[k]] = std::move(done[k - begin]);
     });
@@ -135,10 +135,12 @@ std::vector<absl::Status> FetchEngine::Fetch(absl::Span<const ObjectID> ids, abs
     }
   }
   if (!retry.empty()) {
-    std::vector<absl::Status> again = Fetch(retry, deadline - clock_->Now(), hint, /*caller_waits_for_seal=*/true);
+    FetchCall waiting = call;
+    waiting.caller_waits_for_seal = true;
+    std::vector<absl::Status> again = Fetch(retry, deadline - clock_->Now(), waiting);
     for (size_t i = 0; i < retry.size(); ++i) statuses[retry_slots[i]] = std::move(again[i]);
   }
-  if (options_.batch.seal_detached && !caller_waits_for_seal) ConfirmSealed(distinct, statuses);
+  if (options_.batch.seal_detached && !call.caller_waits_for_seal) ConfirmSealed(distinct, statuses);
 
   for (const absl::Status& s : statuses) {
     if (!s.ok()) stats_->fetch_failures.fetch_add(1, std::memory_order_relaxed);
@@ -192,7 +194,7 @@ void FetchEngine::Finish(Flight& flight, absl::Span<const ObjectID> ids, const s
 }
 
 std::vector<absl::Status> FetchEngine::FetchLed(const std::vector<ObjectID>& ids, absl::Time deadline,
-                                                const std::string& hint, bool seal_detached) {
+                                                const FetchCall& call) {
   std::vector<LedId> led(ids.size());
   std::vector<LedId*> pending;
   pending.reserve(ids.size());
@@ -200,14 +202,14 @@ std::vector<absl::Status> FetchEngine::FetchLed(const std::vector<ObjectID>& ids
     led[i].transfer.id = ids[i];
     pending.push_back(&led[i]);
   }
-  const std::string shortcut = hint != options_.self_node_id ? hint : "";
+  const std::string shortcut = call.hint != options_.self_node_id ? call.hint : "";
   absl::Duration backoff = options_.poll_initial;
   bool guessed = false;  // some id went to the guessed owner: lookups here ask about the rest only
   while (true) {
     for (LedId* l : pending) l->NewRound();
     guessed |= RouteByShortcut(pending, shortcut);
     const absl::Duration lookup_time = RouteByDirectory(pending, /*learn_owner=*/!guessed);
-    TransferRound(pending, deadline, lookup_time, seal_detached);
+    TransferRound(pending, deadline, lookup_time, call);
     const bool reroute = Settle(pending, deadline);
     if (pending.empty()) break;
     if (stopping_.load()) {
@@ -364,7 +366,7 @@ absl::Duration FetchEngine::RouteByDirectory(const std::vector<LedId*>& pending,
 }
 
 void FetchEngine::TransferRound(const std::vector<LedId*>& pending, absl::Time deadline, absl::Duration lookup_time,
-                                bool seal_detached) {
+                                const FetchCall& call) {
   std::vector<LedId*> moving;
   std::vector<Transfer> transfers;
   moving.reserve(pending.size());
@@ -373,7 +375,8 @@ void FetchEngine::TransferRound(const std::vector<LedId*>& pending, absl::Time d
     if (l->settled.has_value() || l->transfer.sources.empty()) continue;
     moving.push_back(l);
     transfers.push_back(std::move(l->transfer));
-    transfers.back().seal_detached = seal_detached && options_.batch.seal_detached;
+    transfers.back().seal_detached = call.caller_waits_for_seal && options_.batch.seal_detached;
+    transfers.back().forced = call.protocol;
   }
   if (moving.empty()) return;
   TransferAll(transfers, deadline, lookup_time);

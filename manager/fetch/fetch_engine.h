@@ -103,6 +103,24 @@ struct FetchEngineOptions {
   absl::Status Validate() const;
 };
 
+// How one Fetch call wants its ids brought.
+struct FetchCall {
+  // The node that probably holds the ids ("" = none; this node's own id is ignored), tried for
+  // those the location cache does not know before the directory is asked.
+  std::string hint;
+  // A client that reads the shared index and waits there for the objects to show sealed: with
+  // batch.seal_detached, the store requests that make the fetched objects visible are sent
+  // without waiting for the store's answers. Without it, Fetch returns once they are sealed: a
+  // caller merged into a transfer that did not wait gets them confirmed with one Contains (for
+  // those the index does not show yet).
+  bool caller_waits_for_seal = false;
+  // Set: every transfer this call leads goes by this protocol, whatever the policy would choose
+  // (Get still has the owner pin what does not fit a reply), and teaches the policy nothing: for
+  // callers comparing the protocols with the policy on the same node, or pinning one down. Ids
+  // merged into another call's transfer come the way that one goes.
+  std::optional<PeerProtocol> protocol;
+};
+
 class FetchEngine {
  public:
   // All pointers are borrowed and must outlive the engine. `clock` times deadlines, back-off
@@ -110,15 +128,12 @@ class FetchEngine {
   FetchEngine(FetchEngineOptions options, Directory* directory, peer::LocalStore* store, PeerConnector* connector,
               ThresholdPolicy* policy, manager::ManagerStats* stats, Clock* clock);
 
-  // One status per id, in order (duplicates share the outcome). `hint`: the node that probably
-  // holds the ids ("" = none; this node's own id is ignored), tried for those the location cache
-  // does not know before the directory is asked. `caller_waits_for_seal` (a client that reads the
-  // shared index and waits there for the objects to show sealed) with batch.seal_detached: the
-  // store requests that make the fetched objects visible are sent without waiting for the store's
-  // answers. Without it, Fetch returns once they are sealed: a caller merged into a transfer that
-  // did not wait gets them confirmed with one Contains (for those the index does not show yet).
+  // One status per id, in order (duplicates share the outcome); `call` as FetchCall says.
+  std::vector<absl::Status> Fetch(absl::Span<const ObjectID> ids, absl::Duration timeout, const FetchCall& call);
   std::vector<absl::Status> Fetch(absl::Span<const ObjectID> ids, absl::Duration timeout, const std::string& hint = "",
-                                  bool caller_waits_for_seal = false);
+                                  bool caller_waits_for_seal = false) {
+    return Fetch(ids, timeout, FetchCall{hint, caller_waits_for_seal, std::nullopt});
+  }
   // Makes fetches still waiting for an object give up with kUnavailable (manager shutdown).
   void Shutdown() { stopping_.store(true); }
 
@@ -150,8 +165,9 @@ class FetchEngine {
     absl::InlinedVector<ObjectLocation, 1> sources;  // usually one: no allocation per id
     size_t source = 0;                               // the one tried now
     absl::Status status = NotAttempted();
-    ObjectDescription owner;     // the owner's description, once it served the object
-    bool seal_detached = false;  // its store requests are not waited for (batch.seal_detached)
+    ObjectDescription owner;             // the owner's description, once it served the object
+    bool seal_detached = false;          // its store requests are not waited for (batch.seal_detached)
+    std::optional<PeerProtocol> forced;  // the protocol its call asked for (FetchCall::protocol)
 
     const ObjectLocation& current() const { return sources[source]; }
   };
@@ -170,11 +186,9 @@ class FetchEngine {
     void NewRound();
   };
 
-  // Fetches `ids` (led by this call) until `deadline`; one status per id. Each round: the
+  // Fetches `ids` (led by `call`) until `deadline`; one status per id. Each round: the
   // shortcuts, the directory, the transfers, then each id's outcome (steps 2-5 above).
-  // `seal_detached`: the caller waits for the seals itself (Fetch's caller_waits_for_seal).
-  std::vector<absl::Status> FetchLed(const std::vector<ObjectID>& ids, absl::Time deadline, const std::string& hint,
-                                     bool seal_detached);
+  std::vector<absl::Status> FetchLed(const std::vector<ObjectID>& ids, absl::Time deadline, const FetchCall& call);
   // Step 2, first part: an id not routed before goes to its cached location, else to `hint` (""
   // = none), else to the guessed owner; one the shared index shows sealed here is settled OK.
   // True if it sent an id to the guessed owner.
@@ -186,7 +200,7 @@ class FetchEngine {
   absl::Duration RouteByDirectory(const std::vector<LedId*>& pending, bool learn_owner);
   // Step 3: every id with a source and no outcome yet is transferred (TransferAll).
   void TransferRound(const std::vector<LedId*>& pending, absl::Time deadline, absl::Duration lookup_time,
-                     bool seal_detached);
+                     const FetchCall& call);
   // Steps 4-5: each id's outcome, or it stays in `pending` for another round. True if a shortcut
   // failed (its ids go to the directory at once).
   bool Settle(std::vector<LedId*>& pending, absl::Time deadline);

@@ -98,6 +98,11 @@ void FetchEngine::TransferFrom(const std::string& node, std::vector<Transfer>& t
       t.status = DeadlineError(t.id, absl::OkStatus());
       return;
     }
+    if (t.forced.has_value()) {  // the caller's choice: nothing decided, nothing learnt
+      TransferBatchFrom(node, transfers, *t.forced == PeerProtocol::kGet ? ~uint64_t{0} : 0, which, deadline,
+                        lookup_time, absl::StrCat("the caller asked for ", PeerProtocolName(*t.forced)));
+      return;
+    }
     const uint64_t hinted = t.current().object.total_size();
     if (hinted == 0) {
       const uint64_t threshold = policy_->BatchThreshold(node, 1);
@@ -127,15 +132,24 @@ void FetchEngine::TransferFrom(const std::string& node, std::vector<Transfer>& t
   // get_batch_bytes expected inline (the owner pins what would not fit its reply) and
   // pin_batch_bytes expected pinned (created here at once), by hinted sizes. An unknown size (a
   // hinted source) counts as 0. They teach the policy together: the choice was for all of them
-  // (the objects of several Get replies against those of one Pin batch).
-  uint64_t min_size = ~uint64_t{0};
-  uint64_t max_size = 0;
-  for (size_t i : which) {
-    const uint64_t hinted = transfers[i].current().object.total_size();
-    min_size = std::min(min_size, hinted);
-    max_size = std::max(max_size, hinted);
+  // (the objects of several Get replies against those of one Pin batch). A protocol the caller
+  // forced is all of them's limit (Get: every object inline that fits the reply's budget), and
+  // teaches nothing.
+  const std::optional<PeerProtocol> forced = transfers[which[0]].forced;
+  ThresholdPolicy::Choice choice;
+  if (forced.has_value()) {
+    choice.protocol = *forced;
+    choice.threshold = *forced == PeerProtocol::kGet ? ~uint64_t{0} : 0;
+  } else {
+    uint64_t min_size = ~uint64_t{0};
+    uint64_t max_size = 0;
+    for (size_t i : which) {
+      const uint64_t hinted = transfers[i].current().object.total_size();
+      min_size = std::min(min_size, hinted);
+      max_size = std::max(max_size, hinted);
+    }
+    choice = policy_->DecideBatch(node, which.size(), min_size, max_size);
   }
-  const ThresholdPolicy::Choice choice = policy_->DecideBatch(node, which.size(), min_size, max_size);
   const uint64_t inline_max = choice.threshold;
   if (choice.explored) stats_->explored_transfers.fetch_add(1, std::memory_order_relaxed);
   std::vector<std::vector<size_t>> batches(1);
@@ -162,8 +176,11 @@ void FetchEngine::TransferFrom(const std::string& node, std::vector<Transfer>& t
       continue;
     }
     std::string why =
-        absl::StrCat("batch of ", at.size(), ": inline up to the threshold ", FormatByteSize(choice.threshold),
-                     " and within the reply's budget, pinned above, by each object's true size");
+        forced.has_value()
+            ? absl::StrCat("batch of ", at.size(), ": by ", PeerProtocolName(*forced), ", as the caller asked",
+                           *forced == PeerProtocol::kGet ? " (pinned where the reply's budget ends)" : "")
+            : absl::StrCat("batch of ", at.size(), ": inline up to the threshold ", FormatByteSize(choice.threshold),
+                           " and within the reply's budget, pinned above, by each object's true size");
     if (batches.size() > 1) {
       absl::StrAppend(&why, " (", which.size(), " objects from this peer, in ", batches.size(), " batches)");
     }
@@ -176,7 +193,7 @@ void FetchEngine::TransferFrom(const std::string& node, std::vector<Transfer>& t
     pinned_objects += result.pinned_objects;
     transfer_time += result.total;
   }
-  LearnFrom(node, transfers, which, pinned_objects, transfer_time);
+  if (!forced.has_value()) LearnFrom(node, transfers, which, pinned_objects, transfer_time);
 }
 
 void FetchEngine::NoteOutcome(const std::string& node, Transfer& transfer) {
@@ -217,6 +234,7 @@ peer::BatchTransferResult FetchEngine::TransferBatchFrom(const std::string& node
                                                          std::string why) {
   manager::FetchRecord record;
   record.why = std::move(why);
+  record.forced = transfers[at[0]].forced.has_value();
   record.id = transfers[at[0]].id;
   record.peer = node;
   record.phases.lookup = lookup_time;

@@ -34,6 +34,7 @@ void ManagerStats::RecordFetch(const FetchRecord& record) {
   ProtocolTotals& t = totals_[Index(record.protocol)];
   ++t.fetches;
   t.objects += record.objects;
+  if (record.forced) t.forced_objects += record.objects;
   t.bytes += record.bytes;
   Add(t.phases, record.phases);
   recent_.push_back(record);
@@ -47,6 +48,7 @@ ManagerStats::ProtocolSnapshot ManagerStats::ByProtocol(peer::PeerProtocol proto
   const ProtocolTotals& t = totals_[Index(protocol)];
   s.transfers = t.fetches;
   s.objects = t.objects;
+  s.forced_objects = t.forced_objects;
   s.bytes = t.bytes;
   s.phases = t.phases;
   return s;
@@ -66,6 +68,7 @@ std::string ManagerStats::ToJson(const JsonObject& extra) const {
       by_protocol.Object(p == 0 ? "get" : "pin", JsonObject()
                                                      .Number("fetches", t.fetches)
                                                      .Number("objects", t.objects)
+                                                     .Number("forced_objects", t.forced_objects)
                                                      .Number("bytes", t.bytes)
                                                      .Object("mean_phases", PhasesJson(t.phases, t.fetches)));
     }

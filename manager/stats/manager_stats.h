@@ -42,7 +42,8 @@ struct FetchRecord {
   uint64_t objects = 1;
   std::string peer;
   peer::PeerProtocol protocol = peer::PeerProtocol::kGet;
-  std::string why;  // why this protocol, in words (the threshold, exploration, the owner's choice)
+  std::string why;      // why this protocol, in words (the threshold, exploration, the owner's choice)
+  bool forced = false;  // by the protocol its caller asked for, not the policy's choice
   uint64_t bytes = 0;
   FetchPhases phases;
 };
@@ -123,6 +124,7 @@ class ManagerStats : public CounterSet {
   struct ProtocolSnapshot {
     uint64_t transfers = 0;
     uint64_t objects = 0;
+    uint64_t forced_objects = 0;  // of `objects`, moved by this protocol because the caller asked
     uint64_t bytes = 0;
     HistogramSnapshot latency;  // seconds, lookup to seal
     FetchPhases phases;         // summed over the transfers
@@ -133,6 +135,7 @@ class ManagerStats : public CounterSet {
   struct ProtocolTotals {
     uint64_t fetches = 0;  // transfers (a batch counts once)
     uint64_t objects = 0;
+    uint64_t forced_objects = 0;
     uint64_t bytes = 0;
     FetchPhases phases;
   };

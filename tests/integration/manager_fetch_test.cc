@@ -1,5 +1,6 @@
 // Two real nodes (rplasma-store + rplasma-manager each, one redis-server): fetches of several
-// sizes by both peer protocols with every byte checked, and an integrity sweep.
+// sizes by both peer protocols with every byte checked, the protocol a caller forces, and an
+// integrity sweep.
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
@@ -65,6 +66,32 @@ TEST_F(ManagerFetchTest, ObjectsOfSeveralSizesArriveIntactByBothProtocols) {
   ASSERT_OK_AND_ASSIGN(stats, ParsedStatsVia(b_->client_socket));
   EXPECT_EQ(stats.at("fetch_local").get<uint64_t>(), sizes.size()) << stats;
   // And the owner holds no leases after all of it.
+  ASSERT_OK_AND_ASSIGN(nlohmann::json owner_stats, ParsedStatsVia(a_->client_socket));
+  EXPECT_EQ(owner_stats.at("peer_service").at("leases_live").get<uint64_t>(), 0u) << owner_stats;
+}
+
+// Client::Fetch's ForcedProtocol overrides the 64 KiB threshold both ways, and the stats tell
+// the forced objects apart.
+TEST_F(ManagerFetchTest, TheProtocolACallerForcesMovesItsObjectsWhateverTheirSize) {
+  const ObjectID small_by_pin = ObjectID::FromLabel("small by pin");
+  const ObjectID large_by_get = ObjectID::FromLabel("large by get");
+  const ObjectID left_to_the_threshold = ObjectID::FromLabel("left to the threshold");
+  ASSERT_OK(PutTestObject(*a_->client, small_by_pin, 1, 1000, ""));
+  ASSERT_OK(PutTestObject(*a_->client, large_by_get, 2, 1u << 20, ""));
+  ASSERT_OK(PutTestObject(*a_->client, left_to_the_threshold, 3, 1000, ""));
+  // The directory learns of them asynchronously: the first fetch waits for it.
+  ASSERT_OK(b_->client->Fetch({&small_by_pin, 1}, absl::Seconds(30), {}, ForcedProtocol::kPin));
+  ASSERT_OK(b_->client->Fetch({&large_by_get, 1}, absl::Seconds(30), {}, ForcedProtocol::kGet));
+  ASSERT_OK(b_->client->Fetch({&left_to_the_threshold, 1}, absl::Seconds(30)));
+  EXPECT_OK(CheckTestObject(*b_->client, small_by_pin, 1, 1000, ""));
+  EXPECT_OK(CheckTestObject(*b_->client, large_by_get, 2, 1u << 20, ""));
+  EXPECT_OK(CheckTestObject(*b_->client, left_to_the_threshold, 3, 1000, ""));
+  ASSERT_OK_AND_ASSIGN(nlohmann::json stats, ParsedStatsVia(b_->client_socket));
+  const nlohmann::json& by = stats.at("by_protocol");
+  EXPECT_EQ(by.at("pin").at("objects").get<uint64_t>(), 1u) << stats;
+  EXPECT_EQ(by.at("pin").at("forced_objects").get<uint64_t>(), 1u) << stats;
+  EXPECT_EQ(by.at("get").at("objects").get<uint64_t>(), 2u) << stats;
+  EXPECT_EQ(by.at("get").at("forced_objects").get<uint64_t>(), 1u) << "the third went by the threshold: " << stats;
   ASSERT_OK_AND_ASSIGN(nlohmann::json owner_stats, ParsedStatsVia(a_->client_socket));
   EXPECT_EQ(owner_stats.at("peer_service").at("leases_live").get<uint64_t>(), 0u) << owner_stats;
 }

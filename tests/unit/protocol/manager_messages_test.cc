@@ -1,12 +1,16 @@
 // The manager's client protocol: a fetch reply carries one code and one message per id, the
-// messages of OK outcomes (empty) sharing one string on the wire.
+// messages of OK outcomes (empty) sharing one string on the wire; a fetch request carries the
+// protocol its caller forces, and one it does not know is refused.
 #include "protocol/manager_messages.h"
 
 #include <string>
 
+#include "flatbuffers/flatbuffers.h"
 #include <gtest/gtest.h>
 
 #include "protocol/base/status.h"
+#include "protocol/manager_generated.h"
+#include "protocol/object_id_fb.h"
 #include "tests/support/status_matchers.h"
 
 namespace rplasma {
@@ -48,6 +52,31 @@ TEST(ManagerMessagesTest, ALongMessageIsCutToTheLimit) {
   const auto& got = std::get<ManagerFetchReply>(decoded.body);
   EXPECT_EQ(got.messages[0], std::string(kMaxFetchMessageBytes, 'x'));
   EXPECT_EQ(got.messages[1], "");
+}
+
+TEST(ManagerMessagesTest, AFetchRequestCarriesTheProtocolItsCallerForces) {
+  for (ForcedProtocol protocol : {ForcedProtocol::kNone, ForcedProtocol::kGet, ForcedProtocol::kPin}) {
+    ManagerFetchRequest fetch;
+    fetch.ids = {ObjectID::Random(), ObjectID::Random()};
+    fetch.timeout_ms = 5000;
+    fetch.hint_node = "rank1.3fa9c2d1";
+    fetch.protocol = protocol;
+    ASSERT_OK_AND_ASSIGN(ManagerRequest decoded, DecodeManagerRequest(EncodeManagerRequest({7, fetch})));
+    const auto& got = std::get<ManagerFetchRequest>(decoded.body);
+    EXPECT_EQ(got.protocol, protocol) << ForcedProtocolName(protocol);
+    EXPECT_EQ(got.ids, fetch.ids);
+    EXPECT_EQ(got.hint_node, fetch.hint_node);
+  }
+}
+
+TEST(ManagerMessagesTest, AFetchRequestForcingAnUnknownProtocolIsRefused) {
+  flatbuffers::FlatBufferBuilder b;
+  const std::vector<ObjectID> ids = {ObjectID::Random()};
+  auto body =
+      mfb::CreateFetchRequest(b, ObjectIdVectorToFb(b, ids), 1000, 0, false, static_cast<mfb::ForcedProtocolFb>(3));
+  b.Finish(mfb::CreateManagerRequest(b, 1, mfb::ManagerRequestBody::FetchRequest, body.Union()));
+  const std::string wire(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+  EXPECT_THAT(DecodeManagerRequest(wire), HasErrorCode(ErrorCode::kInvalidArgument));
 }
 
 TEST(ManagerMessagesTest, GarbageIsAProtocolError) {
