@@ -55,10 +55,11 @@ AutoMix ReadAutoMix(const std::string& manager_socket) {
   }
   const auto by = stats->find("by_protocol");
   if (by == stats->end() || !by->is_object()) return mix;
+  // The objects auto's choices moved: the get and pin lanes' forced ones do not count.
   const std::pair<const char*, double*> counts[] = {{"get", &mix.get_objects}, {"pin", &mix.pin_objects}};
   for (const auto& [protocol, objects] : counts) {
     const auto p = by->find(protocol);
-    if (p != by->end() && p->is_object()) *objects = number(*p, "objects");
+    if (p != by->end() && p->is_object()) *objects = number(*p, "objects") - number(*p, "forced_objects");
   }
   return mix;
 }
@@ -87,6 +88,9 @@ uint64_t BenchMpi::StoreMemory() const {
   // The tuner only moves its own sizes (one object per pair at a time).
   const uint64_t largest = options_.tune ? options_.tune_max_size : *std::max_element(sizes.begin(), sizes.end());
   if (options_.tune) most = 2;
+  // A shared node holds every lane's objects at once (each lane's puts; the copies are deleted
+  // after each batch).
+  if (!options_.tune && !options_.node_per_protocol) most *= options_.protocols.size();
   const uint64_t bytes = most * (largest + 4096) + most * largest / 8 + (64u << 20);
   return (bytes + (1u << 20) - 1) & ~uint64_t{(1u << 20) - 1};
 }
@@ -155,6 +159,9 @@ absl::Status BenchMpi::Setup() {
   std::vector<FetchProtocol> protocols = options_.protocols;
   // The tuner forces get and pin, then runs auto with the file it wrote.
   if (options_.tune) protocols = {FetchProtocol::kGet, FetchProtocol::kPin, FetchProtocol::kAuto};
+  // The sweep runs every protocol on one node (the auto node) unless asked not to.
+  shared_node_ = !options_.tune && (options_.attach || !options_.node_per_protocol);
+  if (shared_node_) protocols = {FetchProtocol::kAuto};
   RETURN_IF_ERROR(StartNodes(protocols));
   if (!options_.tune) {
     // The sweep's managers run for the whole run; the tuner starts its own per phase.
@@ -213,6 +220,7 @@ absl::Status BenchMpi::StartNodes(const std::vector<FetchProtocol>& protocols) {
 }
 
 const BenchMpi::ProtocolNode* BenchMpi::Find(FetchProtocol protocol) const {
+  if (shared_node_) return nodes_.empty() ? nullptr : &nodes_[0];
   for (const ProtocolNode& n : nodes_) {
     if (n.protocol == protocol) return &n;
   }
@@ -259,8 +267,14 @@ absl::Status BenchMpi::SweepPoint(FetchPattern pattern, int concurrency, uint64_
     const std::string phase = absl::StrCat(nonce_, "/", FetchProtocolName(protocol), "/", FetchPatternName(pattern),
                                            "/", concurrency, "/", size);
     protocols.push_back(protocol);
+    // On a shared node, get and pin force their protocol and auto leaves it to the manager; on a
+    // node of its own, the manager's threshold forces it.
+    ForcedProtocol forced = ForcedProtocol::kNone;
+    if (shared_node_ && protocol == FetchProtocol::kGet) forced = ForcedProtocol::kGet;
+    if (shared_node_ && protocol == FetchProtocol::kPin) forced = ForcedProtocol::kPin;
     lanes.push_back({&clients(protocol),
-                     MakeFetchPlan(pattern, world_.size(), world_.rank(), concurrency * options_.batch, phase)});
+                     MakeFetchPlan(pattern, world_.size(), world_.rank(), concurrency * options_.batch, phase),
+                     forced});
   }
   if (lanes.empty()) return absl::OkStatus();
   if (world_.root()) {

@@ -1,15 +1,18 @@
 // BenchMpi: one rplasma-bench-mpi run on one rank. Setup (collective): rank 0 picks the run's
 // nonce, starts redis-server (--start-redis) and writes the shared secret, and broadcasts all
-// three; every rank starts one node per protocol (its own store and a manager whose
-// --pin-threshold forces that protocol) and connects that node's clients. The protocol of a
-// fetch is chosen by the node whose client asks, so the protocols can be measured interleaved,
-// round by round, with no manager restart in between. Then either the measurement sweep
-// (patterns x concurrency x sizes, the protocols interleaved at each point, and the TCP stream
-// peer) or the tuner (tuner.h). Rank 0 prints, writes the CSV and plots.
+// three; every rank starts its node (a store, a manager with --auto-threshold, and clients) and
+// connects its clients. The sweep's get and pin lanes force their protocol per fetch
+// (Client::Fetch's ForcedProtocol), the auto lane leaves it to the manager, so the protocols are
+// measured interleaved, round by round, in the same processes: two nodes that ran the very same
+// protocol differed by up to 12% for a whole run (the VM's memory and scheduling), more than
+// auto's 5% margin. --node_per_protocol, and the tuner, run one node per protocol instead (its
+// own store, and a manager whose --pin-threshold forces that protocol). Then either the
+// measurement sweep (patterns x concurrency x sizes, the protocols interleaved at each point,
+// and the TCP stream peer) or the tuner (tuner.h). Rank 0 prints, writes the CSV and plots.
 //
-// Node names: the `auto` node is --node_name (rank0, ...: the name a tuned file's peer lines
-// use); the `get` and `pin` nodes are <name>-get and <name>-pin. With --attach there is one
-// node (the running one) for the one protocol.
+// Node names: the shared node and the `auto` node are --node_name (rank0, ...: the name a tuned
+// file's peer lines use); the `get` and `pin` nodes are <name>-get and <name>-pin. With --attach
+// there is one node (the running one), shared.
 //
 // Thread-safety: main thread only.
 #ifndef RPLASMA_BENCH_MPI_MPI_BENCH_MPI_H_
@@ -41,7 +44,8 @@ class BenchMpi {
   // For the tuner: the pieces of a run it drives.
   const MpiWorld& world() const { return world_; }
   const BenchMpiOptions& options() const { return options_; }
-  // The node (and its clients) that runs `protocol`. REQUIRES: HasNode(protocol).
+  // The node (and its clients) that runs `protocol` (the shared one, when shared). REQUIRES:
+  // HasNode(protocol).
   bool HasNode(FetchProtocol protocol) const;
   RankNode& node(FetchProtocol protocol);
   const std::vector<std::unique_ptr<Client>>& clients(FetchProtocol protocol) const;
@@ -57,7 +61,8 @@ class BenchMpi {
   absl::Status Report(const std::vector<ResultRow>& rows);
 
  private:
-  // One node per protocol: its store and manager, and the clients that fetch through it.
+  // A node: its store and manager, and the clients that fetch through it; for `protocol`, or for
+  // every protocol when shared_node_.
   struct ProtocolNode {
     FetchProtocol protocol;
     std::unique_ptr<RankNode> node;
@@ -80,6 +85,7 @@ class BenchMpi {
   ScratchDir scratch_;
   std::string node_name_;
   std::vector<ProtocolNode> nodes_;
+  bool shared_node_ = false;  // nodes_ is one node (kAuto's) that runs every protocol
 };
 
 }  // namespace rplasma::bench

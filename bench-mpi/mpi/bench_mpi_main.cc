@@ -30,6 +30,9 @@ ABSL_FLAG(int, warmup, 2, "unmeasured rounds per point");
 ABSL_FLAG(int, repeat, 10, "measured rounds per point");
 ABSL_FLAG(bool, verify, true, "verify every fetched byte (--noverify for pure speed runs)");
 ABSL_FLAG(bool, tcp_baseline, true, "also measure a raw TCP stream between the pairs");
+ABSL_FLAG(bool, node_per_protocol, false,
+          "sweep: each protocol on its own store and manager (default: all on one node, get and pin forced per "
+          "fetch, auto chosen by its manager)");
 // A string, not absl::Duration: Debian's absl reads >8-byte flags with a fence TSan rejects.
 ABSL_FLAG(std::string, fetch_timeout, "60s", "bound on one fetch (e.g. 20s, 500ms)");
 ABSL_FLAG(std::string, transport, "tcp", "manager --transport: tcp | verbs | auto");
@@ -85,6 +88,7 @@ absl::Status ParseOptions(const rplasma::CommandLine& command_line, rplasma::ben
   o->repeat = absl::GetFlag(FLAGS_repeat);
   o->verify = absl::GetFlag(FLAGS_verify);
   o->tcp_baseline = absl::GetFlag(FLAGS_tcp_baseline);
+  o->node_per_protocol = absl::GetFlag(FLAGS_node_per_protocol);
   RETURN_IF_ERROR(set(command_line.Duration("fetch_timeout", absl::GetFlag(FLAGS_fetch_timeout)), &o->fetch_timeout));
   o->transport = absl::GetFlag(FLAGS_transport);
   o->listen_host = absl::GetFlag(FLAGS_listen_host);

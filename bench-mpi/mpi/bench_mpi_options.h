@@ -50,6 +50,9 @@ struct BenchMpiOptions {
   int repeat = 10;                     // measured rounds
   bool verify = true;                  // check every fetched byte against its pattern
   bool tcp_baseline = true;            // raw TCP stream between the pairs, same sizes
+  // The sweep's protocols each on a node of their own (a store and a manager forcing it), instead
+  // of all on one node (get and pin forced per fetch, auto the manager's choice).
+  bool node_per_protocol = false;
   absl::Duration fetch_timeout = absl::Seconds(60);
 
   // How each rank runs its node.

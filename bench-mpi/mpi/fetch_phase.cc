@@ -27,7 +27,7 @@ absl::Status PutObjects(Client& client, const std::vector<ObjectID>& ids, uint64
 // One round's fetches in Fetch calls of `batch` consecutive ids (call j: ids j*B .. j*B+B-1);
 // thread t makes calls t, t+C, t+2C, ... one at a time. One sample per call.
 absl::Status FetchRound(const std::vector<std::unique_ptr<Client>>& clients, const FetchPlan& plan,
-                        const FetchPhaseOptions& options, std::vector<int64_t>* samples_ns) {
+                        ForcedProtocol protocol, const FetchPhaseOptions& options, std::vector<int64_t>* samples_ns) {
   const size_t batch = static_cast<size_t>(std::max(options.batch, 1));
   const size_t calls = (plan.fetches.size() + batch - 1) / batch;
   const int threads = std::min<int>(options.concurrency, std::max<size_t>(calls, 1));
@@ -41,7 +41,7 @@ absl::Status FetchRound(const std::vector<std::unique_ptr<Client>>& clients, con
         const size_t first = call * batch;
         const size_t n = std::min(batch, plan.fetches.size() - first);
         const absl::Time start = absl::Now();
-        absl::Status status = clients[t]->Fetch({&plan.fetches[first], n}, options.fetch_timeout);
+        absl::Status status = clients[t]->Fetch({&plan.fetches[first], n}, options.fetch_timeout, {}, protocol);
         per_thread[t].push_back(absl::ToInt64Nanoseconds(absl::Now() - start));
         if (!status.ok()) {
           rplasma::MutexLock lock(&mu);
@@ -120,7 +120,7 @@ absl::Status RunInterleavedFetchPhases(const MpiWorld& world, const std::vector<
     world.Barrier();
     std::vector<int64_t> samples;
     const absl::Time start = absl::Now();
-    absl::Status round_status = FetchRound(*lane.clients, lane.plan, options, &samples);
+    absl::Status round_status = FetchRound(*lane.clients, lane.plan, lane.protocol, options, &samples);
     const absl::Duration wall = absl::Now() - start;
     if (round_status.ok()) {
       round_status = VerifyAndDelete(*(*lane.clients)[0], lane.plan, options.verify, &result.verified_bytes);

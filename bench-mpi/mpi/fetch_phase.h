@@ -4,12 +4,12 @@
 // every fetched byte is verified (unless disabled) and the local copies deleted so the next round
 // moves bytes again.
 //
-// RunInterleavedFetchPhases does the same for several lanes at once (one lane per protocol: each
-// has its own node's clients and its own objects). Every lane gets its warm-up rounds first; then
-// measured round k runs one batch of every lane, starting with lane k mod n (lane order rotates
-// so that none is always first, and reverses every n rounds so that none always follows the same
-// other lane). So every lane sees the same machine conditions, give or take one batch, and a
-// drift in machine speed shows up in all of them alike.
+// RunInterleavedFetchPhases does the same for several lanes at once (one lane per protocol, each
+// with its own objects, the protocol forced per fetch or chosen by the lane's node). Every lane
+// gets its warm-up rounds first; then measured round k runs one batch of every lane, starting
+// with lane k mod n (lane order rotates so that none is always first, and reverses every n rounds
+// so that none always follows the same other lane). So every lane sees the same machine
+// conditions, give or take one batch, and a drift in machine speed shows up in all of them alike.
 //
 // Collective: every rank calls it with the same arguments except its own plan, in the same order.
 // Any rank's failure ends the phase on every rank (an AllTrue after each round), with the failing
@@ -63,11 +63,13 @@ absl::Status AgreeAcrossRanks(const MpiWorld& world, const absl::Status& status)
 absl::Status RunFetchPhase(const MpiWorld& world, const std::vector<std::unique_ptr<Client>>& clients,
                            const FetchPlan& plan, const FetchPhaseOptions& options, RankPhaseResult* result);
 
-// One lane of an interleaved run: the clients of the node that runs this lane's protocol, and the
-// lane's plan (its own object ids). REQUIRES: clients outlive the call.
+// One lane of an interleaved run: the clients it fetches through, the protocol its fetches force
+// (kNone: the manager's choice), and the lane's plan (its own object ids). Lanes may share
+// clients. REQUIRES: clients outlive the call.
 struct FetchLane {
   const std::vector<std::unique_ptr<Client>>* clients = nullptr;
   FetchPlan plan;
+  ForcedProtocol protocol = ForcedProtocol::kNone;
 };
 
 // Collective. `results` gets one RankPhaseResult per lane, in lane order.
