@@ -5,6 +5,7 @@
 #define RPLASMA_PROTOCOL_FORCED_PROTOCOL_H_
 
 #include <cstdint>
+#include <optional>
 
 #include "absl/strings/string_view.h"
 
@@ -24,6 +25,14 @@ inline absl::string_view ForcedProtocolName(ForcedProtocol protocol) {
     case ForcedProtocol::kPin: return "pin";
   }
   return "unknown";
+}
+
+// The protocol of a name ForcedProtocolName gives; nullopt for any other text.
+inline std::optional<ForcedProtocol> ForcedProtocolFromName(absl::string_view name) {
+  for (ForcedProtocol p : {ForcedProtocol::kNone, ForcedProtocol::kGet, ForcedProtocol::kPin}) {
+    if (name == ForcedProtocolName(p)) return p;
+  }
+  return std::nullopt;
 }
 
 }  // namespace rplasma

@@ -1,5 +1,6 @@
 // fetch: ask the local manager to bring objects from other nodes into this store. Built only
 // when the client library has Client::Fetch (client/client_fetch.cc).
+#include <optional>
 #include <string>
 
 #include "absl/strings/numbers.h"
@@ -11,12 +12,20 @@
 namespace rplasma::cli {
 namespace {
 
-// fetch ID|--label L... [--timeout MS] [--hint NODE]
+// fetch ID|--label L... [--timeout MS] [--hint NODE] [--protocol get|pin]
 absl::Status RunFetch(CliContext& context, absl::Span<const std::string> args) {
   std::vector<ObjectID> ids;
   absl::Duration timeout = absl::Seconds(30);
   std::string hint;
+  ForcedProtocol protocol = ForcedProtocol::kNone;
   while (!args.empty()) {
+    if (args[0] == "--protocol") {
+      const std::optional<ForcedProtocol> p = args.size() < 2 ? std::nullopt : ForcedProtocolFromName(args[1]);
+      if (!p.has_value()) return UsageError("--protocol needs get, pin or none (the manager's choice)");
+      protocol = *p;
+      args.remove_prefix(2);
+      continue;
+    }
     if (args[0] == "--hint") {
       if (args.size() < 2 || args[1].empty())
         return UsageError("--hint needs a node id (rplasma node-id on that node)");
@@ -38,7 +47,7 @@ absl::Status RunFetch(CliContext& context, absl::Span<const std::string> args) {
   if (ids.empty()) return UsageError("missing object id");
   if (context.options().manager_socket.empty()) return UsageError("fetch needs --manager-socket PATH");
   ASSIGN_OR_RETURN(Client * client, context.client());
-  return client->Fetch(ids, timeout, hint);
+  return client->Fetch(ids, timeout, hint, protocol);
 }
 
 // node-id: the local manager's node id, what a fetch elsewhere names with --hint.
@@ -55,8 +64,10 @@ absl::Status RunNodeId(CliContext& context, absl::Span<const std::string> args) 
 
 std::vector<Command> FetchCommands() {
   return {
-      {"fetch", "ID|--label L... [--timeout MS] [--hint NODE]",
-       "bring objects from other nodes here, trying node NODE first (needs --manager-socket)", RunFetch},
+      {"fetch", "ID|--label L... [--timeout MS] [--hint NODE] [--protocol get|pin]",
+       "bring objects from other nodes here, trying node NODE first, by the peer protocol the manager "
+       "chooses or the one given (needs --manager-socket)",
+       RunFetch},
       {"node-id", "", "the local manager's node id, for --hint elsewhere (needs --manager-socket)", RunNodeId},
   };
 }

@@ -221,12 +221,16 @@ class PyClient {
     return out;
   }
 
-  void Fetch(const std::vector<ObjectID>& ids, int64_t timeout_ms, const std::optional<std::string>& hint) {
+  void Fetch(const std::vector<ObjectID>& ids, int64_t timeout_ms, const std::optional<std::string>& hint,
+             const std::optional<std::string>& protocol) {
+    const std::optional<ForcedProtocol> forced = ForcedProtocolFromName(protocol.value_or("none"));
+    if (!forced.has_value()) throw py::value_error("protocol: None, 'get' or 'pin'");
     ClientHandle state = this->state();
     absl::Status status;
     {
       py::gil_scoped_release nogil;
-      status = state->client->Fetch(ids, absl::Milliseconds(std::max<int64_t>(timeout_ms, 0)), hint.value_or(""));
+      status =
+          state->client->Fetch(ids, absl::Milliseconds(std::max<int64_t>(timeout_ms, 0)), hint.value_or(""), *forced);
     }
     ThrowIfError(status);
   }
@@ -239,6 +243,16 @@ class PyClient {
       node_id = state->client->ManagerNodeId();
     }
     return ValueOrThrow(std::move(node_id));
+  }
+
+  std::string ManagerStats() {
+    ClientHandle state = this->state();
+    absl::StatusOr<std::string> json;
+    {
+      py::gil_scoped_release nogil;
+      json = state->client->ManagerStats();
+    }
+    return ValueOrThrow(std::move(json));
   }
 
   std::unique_ptr<PySubscription> Subscribe(bool include_existing) {
@@ -300,16 +314,19 @@ void RegisterClient(py::module_& module) {
       .def("evict", &PyClient::Evict, py::arg("bytes"))
       .def(
           "fetch",
-          [](PyClient& c, const ObjectID& id, int64_t timeout_ms, const std::optional<std::string>& hint) {
-            c.Fetch({id}, timeout_ms, hint);
-          },
+          [](PyClient& c, const ObjectID& id, int64_t timeout_ms, const std::optional<std::string>& hint,
+             const std::optional<std::string>& protocol) { c.Fetch({id}, timeout_ms, hint, protocol); },
           py::arg("object_id"), py::arg("timeout_ms") = 10000, py::arg("hint") = py::none(),
+          py::arg("protocol") = py::none(),
           "Asks the local manager (connect's manager_socket) to bring the object from another node; "
-          "hint: the node id (manager_node_id() there) that probably holds it, tried first.")
+          "hint: the node id (manager_node_id() there) that probably holds it, tried first; protocol: "
+          "None (the manager's choice), 'get' or 'pin'.")
       .def("fetch", &PyClient::Fetch, py::arg("object_ids"), py::arg("timeout_ms") = 10000,
-           py::arg("hint") = py::none())
+           py::arg("hint") = py::none(), py::arg("protocol") = py::none())
       .def("manager_node_id", &PyClient::ManagerNodeId,
            "The local manager's node id: what a fetch on another node passes as hint.")
+      .def("manager_stats", &PyClient::ManagerStats,
+           "The local manager's stats document, as JSON text (docs/MANAGER.md).")
       .def("subscribe", &PyClient::Subscribe, py::arg("include_existing") = true,
            "A Subscription (its own connection): an iterator of ObjectEvents.")
       .def_property_readonly("store_name", [](const PyClient& c) { return c.state()->client->store_name(); })

@@ -220,7 +220,7 @@ TEST_F(ManagerRoutingTest, AKeptCopyIsPublishedWithinASecondAndServesOthers) {
   for (TestNode* node : {b_, c_}) ASSERT_OK(node->client->Delete({id}));
 }
 
-TEST_F(ManagerRoutingTest, TheCliSaysItsNodeIdAndFetchesWithAHint) {
+TEST_F(ManagerRoutingTest, TheCliSaysItsNodeIdAndFetchesWithAHintAndAForcedProtocol) {
   const std::string out = cluster_->dir() + "/cli.out";
   auto cli = [&](const TestNode& node, const std::string& args) {
     const std::string command = absl::StrCat(RPLASMA_BIN_DIR, "/rplasma --store-socket ", node.store->socket_path(),
@@ -237,6 +237,15 @@ TEST_F(ManagerRoutingTest, TheCliSaysItsNodeIdAndFetchesWithAHint) {
   EXPECT_EQ(Counter(*b_, "hinted_fetches"), 1u);
   EXPECT_NE(cli(*b_, absl::StrCat("fetch ", id.Hex(), " --hint 'bad/hint'")), 0);
   EXPECT_THAT(bench::ReadWholeFile(out), ::testing::HasSubstr("node id"));
+  ASSERT_OK(b_->client->Delete({id}));
+  // --protocol forces the peer protocol: 1500 bytes go by Pin.
+  ASSERT_EQ(cli(*b_, absl::StrCat("fetch ", id.Hex(), " --hint ", a_->node_id, " --protocol pin")), 0)
+      << bench::ReadWholeFile(out);
+  EXPECT_OK(CheckTestObject(*b_->client, id, 9, 1500));
+  ASSERT_OK_AND_ASSIGN(nlohmann::json stats, ParsedStatsVia(b_->client_socket));
+  EXPECT_EQ(stats.at("by_protocol").at("pin").at("forced_objects").get<uint64_t>(), 1u) << stats;
+  EXPECT_NE(cli(*b_, absl::StrCat("fetch ", id.Hex(), " --protocol rdma")), 0);
+  EXPECT_THAT(bench::ReadWholeFile(out), ::testing::HasSubstr("--protocol needs get, pin or none"));
   ASSERT_OK(b_->client->Delete({id}));
   ASSERT_OK(a_->client->Delete({id}));
 }

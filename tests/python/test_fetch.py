@@ -1,5 +1,6 @@
 """A two-node fetch from Python: two stores, two managers over tcp, and a private redis-server."""
 
+import json
 import os
 
 import numpy as np
@@ -83,5 +84,20 @@ def test_a_hinted_fetch_names_the_producer_and_a_bad_hint_is_refused(two_nodes):
     assert b.contains(object_id)
     with pytest.raises(rplasma.InvalidArgument, match="node id"):
         b.fetch(object_id, hint="not a node id!")
+    for c in (a, b):
+        c.delete([object_id])
+
+
+def test_a_fetch_may_force_the_peer_protocol_and_an_unknown_one_is_refused(two_nodes):
+    a, b = two_nodes
+    producer = a.manager_node_id()
+    payload = b"small enough to go inline, read by Pin instead"
+    object_id = a.put(payload)
+    b.fetch(object_id, timeout_ms=10_000, hint=producer, protocol="pin")
+    assert bytes(memoryview(b.get(object_id))) == payload
+    pin = json.loads(b.manager_stats())["by_protocol"]["pin"]
+    assert pin["objects"] == 1 and pin["forced_objects"] == 1
+    with pytest.raises(ValueError, match="protocol"):
+        b.fetch(object_id, protocol="rdma")
     for c in (a, b):
         c.delete([object_id])

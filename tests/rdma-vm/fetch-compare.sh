@@ -4,7 +4,11 @@
 # (RDMA READ) and `auto`, next to
 # perftest (ib_send_lat, ib_read_lat, ib_read_bw) at the same sizes on the same rxe0, then a summary
 # (fetch-summary.py): per-size p50 of each protocol, the measured crossover, where auto put its
-# threshold, auto / better fixed, and the ratios to perftest. From the host:
+# threshold, auto / better fixed, and the ratios to perftest. Then auto against the fixed
+# protocols the way the host measures it: rplasma-bench-mpi, two ranks over verbs, get, pin and
+# auto interleaved round by round on one node per rank (auto/best paired by round; its CSV is
+# bench-mpi.csv, for scripts/auto-vs-best.py). FETCH_COMPARE_ROUNDS sets its rounds (60).
+# From the host:
 #   tests/rdma-vm/run-in-guest.sh -d "$PWD" -t 1500 -- tests/rdma-vm/fetch-compare.sh build build/fetch-compare
 set -u
 B=$(readlink -f "${1:-build}")
@@ -40,3 +44,13 @@ for s in ${SIZES//,/ }; do
   fi
 done
 python3 "$HERE/fetch-summary.py" "$OUT" | tee "$OUT/summary.txt"
+
+echo "### rplasma-bench-mpi over verbs: get, pin and auto interleaved on one node per rank"
+# Rank-to-rank MPI traffic over shared memory only: rxe0 belongs to the managers.
+[ "$(hostname)" = "(none)" ] && hostname rplasma-rdma-vm
+OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader,tcp OMPI_MCA_pml=ob1 \
+  mpirun -np 2 --oversubscribe "$B/bin/rplasma-bench-mpi" --start-redis --transport=verbs --listen_host="$IP" \
+  --patterns=pairs --protocols=get,pin,auto --sizes="$SIZES" --repeat="${FETCH_COMPARE_ROUNDS:-60}" \
+  --tcp_baseline=false --png= --csv="$OUT/bench-mpi.csv" > "$OUT/bench-mpi.txt" 2>&1 ||
+  echo "(rplasma-bench-mpi failed: $OUT/bench-mpi.txt)"
+sed -n '/^auto vs the better/,/^auto\/best worst/p' "$OUT/bench-mpi.txt"
