@@ -157,10 +157,22 @@ bool ThresholdPolicy::ExploreLocked(ClassState& state, uint64_t size, PeerProtoc
   // 1 in 4 for 256 decisions after a change, a quarter of auto's transfers went the dearer way).
   // At 1 in explore_every only, a probe that misjudged the bucket above the threshold sent about
   // 100 transfers the slower way before the third sample of the other moved it.
-  if ((next_to_threshold && !Usable(state, bucket, other)) || refresh) {
+  // A single object's size not yet measured the other way, wherever it is: the threshold is the
+  // probes' guess, and one that put T a few buckets off (the guest's noisy probes: 16 KiB went
+  // 61 of 62 transfers by Pin, 25% dearer) is otherwise found out after ~100 transfers. A few
+  // tries each, unless the first already cost far more than the way in use.
+  // (At most kColdExplorations tries: a way whose transfers teach nothing, failing, is not tried
+  // one in 4 for ever.)
+  const Estimate& used = state.estimates[bucket][1 - other];
+  const bool learning =
+      !batch && other_estimate.samples < options_.min_samples && state.cold_explored[bucket] < kColdExplorations &&
+      !(other_estimate.samples > 0 && used.samples > 0 && other_estimate.seconds >= kLearnedDearer * used.seconds);
+  if ((next_to_threshold && !Usable(state, bucket, other)) || refresh || learning) {
     every = std::min<uint64_t>(every, kBoostedExploreEvery);
   }
-  return ++state.explore_counts[bucket] % every == 0;
+  const bool explore = ++state.explore_counts[bucket] % every == 0;
+  if (explore && learning) ++state.cold_explored[bucket];
+  return explore;
 }
 
 ThresholdPolicy::Choice ThresholdPolicy::Decide(const std::string& peer, uint64_t size) {

@@ -27,10 +27,14 @@
 //     since the link changed), and so does one in `explore_every` of any bucket whose
 //     estimate of the other protocol is missing or stale (one in 4 for a while after the link
 //     changed: see Ageing); a batch class tries it at once there
-//     (up to kColdExplorations times), having no probe of its own; a class of 17+ objects per
-//     transfer first runs kOwnBatchesFirst (2) batches its own way (the first of new objects pays
-//     the owner's first touch of their pages), and stops trying once the two ways' estimates, of
-//     one sample or more, differ by kDecisiveRatio (a batch's cost is an average over its objects).
+//     (up to kColdExplorations times), having no probe of its own, and a single object's bucket
+//     anywhere learns it one transfer in 4 until it has min_samples (or one sample of it cost
+//     kLearnedDearer times the way in use: the probes set no estimate, and a probe that put T a
+//     few buckets off left sizes there going the dearer way for ~100 transfers); a class of 17+
+//     objects per transfer first runs kOwnBatchesFirst (2) batches its own way (the first of new
+//     objects pays the owner's first touch of their pages), and stops trying once the two ways'
+//     estimates, of one sample or more, differ by kDecisiveRatio (a batch's cost is an average
+//     over its objects).
 //   * Ageing: away from T only one protocol runs, so the other's estimate keeps an old link's
 //     cost. An estimate not updated in kStaleObservations transfers of its bucket, or since the
 //     link changed, is stale: it counts for no move, is explored one in `explore_every`, and its
@@ -196,8 +200,9 @@ class ThresholdPolicy {
     uint32_t refresh_boost = 0;
     std::array<uint64_t, kBuckets> refresh_from{};
     // Batches per size bucket sent the other way at once because that way had fewer than
-    // min_samples (a class with no estimate there learns it on its first transfers of the size);
-    // at most kColdExplorations each.
+    // min_samples (a class with no estimate there learns it on its first transfers of the size),
+    // or, for single objects, tried one in kBoostedExploreEvery while learning it; at most
+    // kColdExplorations each.
     std::array<uint8_t, kBuckets> cold_explored{};
     // Observations per size bucket: the clock estimates age by (Estimate::seen_at).
     std::array<uint64_t, kBuckets> bucket_observations{};
@@ -217,9 +222,13 @@ class ThresholdPolicy {
   // A change of the link makes buckets away from the threshold refresh their stale estimates for
   // this many decisions.
   static constexpr uint32_t kBoostDecisions = 256;
-  // A bucket next to the threshold without min_samples of the other way (or refreshing) explores
-  // one transfer in this many.
+  // A bucket next to the threshold without min_samples of the other way (or refreshing), and a
+  // single object's bucket anywhere still learning the other way (ExploreLocked), explores one
+  // transfer in this many.
   static constexpr uint64_t kBoostedExploreEvery = 4;
+  // A single object's bucket stops learning the other way quickly once a sample of it costs this
+  // many times the way in use (it is far from crossing: 16 MiB by Get 15x Pin on loopback).
+  static constexpr double kLearnedDearer = 2.0;
   // A batch class's bucket with fewer than min_samples of the other way tries it at once, at most
   // this many times.
   static constexpr uint8_t kColdExplorations = 6;

@@ -293,11 +293,14 @@ TEST(ThresholdPolicyTest, ABatchClassTriesTheOtherWayWhereItHasNoEstimateAndMove
   // A class of 2-16 objects (a sample is a few objects' cost, as noisy as one's) tries it at once.
   ThresholdPolicy small_batches(Exploring(1u << 20));
   EXPECT_TRUE(small_batches.DecideBatch("q", 8, 4096, 4096).explored);
-  // Single objects (their class starts from the probes' crossover) try it one in explore_every.
+  // Single objects (their class starts from the probes' crossover, which set no estimate) learn
+  // it one in 4, six tries at most where the tries teach nothing, then one in explore_every.
   ThresholdPolicy single(Exploring(1u << 20));
   int single_tried = 0;
-  for (int i = 0; i < 6 + 32 * 6; ++i) single_tried += single.Decide("s", 4096).explored;
+  for (int i = 0; i < 24; ++i) single_tried += single.Decide("s", 4096).explored;
   EXPECT_EQ(single_tried, 6);
+  for (int i = 24; i < 6 + 32 * 6; ++i) single_tried += single.Decide("s", 4096).explored;
+  EXPECT_EQ(single_tried, 6 + 6);
   // And with exploration off, nothing explores.
   ThresholdPolicy off(Options(ThresholdSetting::Mode::kAuto, 1u << 20));
   for (int i = 0; i < 200; ++i) EXPECT_FALSE(off.DecideBatch("q", 100, 4096, 4096).explored);
