@@ -89,8 +89,8 @@ uint64_t BenchMpi::StoreMemory() const {
   const uint64_t largest = options_.tune ? options_.tune_max_size : *std::max_element(sizes.begin(), sizes.end());
   if (options_.tune) most = 2;
   // A shared node holds every lane's objects at once (each lane's puts; the copies are deleted
-  // after each batch).
-  if (!options_.tune && !options_.node_per_protocol) most *= options_.protocols.size();
+  // after each batch): the tuner's check runs three lanes.
+  if (!options_.node_per_protocol) most *= options_.tune ? 3 : options_.protocols.size();
   const uint64_t bytes = most * (largest + 4096) + most * largest / 8 + (64u << 20);
   return (bytes + (1u << 20) - 1) & ~uint64_t{(1u << 20) - 1};
 }
@@ -159,8 +159,8 @@ absl::Status BenchMpi::Setup() {
   std::vector<FetchProtocol> protocols = options_.protocols;
   // The tuner forces get and pin, then runs auto with the file it wrote.
   if (options_.tune) protocols = {FetchProtocol::kGet, FetchProtocol::kPin, FetchProtocol::kAuto};
-  // The sweep runs every protocol on one node (the auto node) unless asked not to.
-  shared_node_ = !options_.tune && (options_.attach || !options_.node_per_protocol);
+  // Every protocol runs on one node (the auto node) unless asked not to.
+  shared_node_ = options_.attach || !options_.node_per_protocol;
   if (shared_node_) protocols = {FetchProtocol::kAuto};
   RETURN_IF_ERROR(StartNodes(protocols));
   if (!options_.tune) {
@@ -227,6 +227,16 @@ const BenchMpi::ProtocolNode* BenchMpi::Find(FetchProtocol protocol) const {
   return nullptr;
 }
 
+ForcedProtocol BenchMpi::ForcedFor(FetchProtocol protocol) const {
+  if (!shared_node_) return ForcedProtocol::kNone;  // the node's threshold forces it
+  switch (protocol) {
+    case FetchProtocol::kGet: return ForcedProtocol::kGet;
+    case FetchProtocol::kPin: return ForcedProtocol::kPin;
+    case FetchProtocol::kAuto: return ForcedProtocol::kNone;
+  }
+  return ForcedProtocol::kNone;
+}
+
 bool BenchMpi::HasNode(FetchProtocol protocol) const { return Find(protocol) != nullptr; }
 
 RankNode& BenchMpi::node(FetchProtocol protocol) {
@@ -267,14 +277,9 @@ absl::Status BenchMpi::SweepPoint(FetchPattern pattern, int concurrency, uint64_
     const std::string phase = absl::StrCat(nonce_, "/", FetchProtocolName(protocol), "/", FetchPatternName(pattern),
                                            "/", concurrency, "/", size);
     protocols.push_back(protocol);
-    // On a shared node, get and pin force their protocol and auto leaves it to the manager; on a
-    // node of its own, the manager's threshold forces it.
-    ForcedProtocol forced = ForcedProtocol::kNone;
-    if (shared_node_ && protocol == FetchProtocol::kGet) forced = ForcedProtocol::kGet;
-    if (shared_node_ && protocol == FetchProtocol::kPin) forced = ForcedProtocol::kPin;
     lanes.push_back({&clients(protocol),
                      MakeFetchPlan(pattern, world_.size(), world_.rank(), concurrency * options_.batch, phase),
-                     forced});
+                     ForcedFor(protocol)});
   }
   if (lanes.empty()) return absl::OkStatus();
   if (world_.root()) {
@@ -305,7 +310,11 @@ absl::Status BenchMpi::SweepPoint(FetchPattern pattern, int concurrency, uint64_
     mix.get_objects = world_.SumAll(after.get_objects - before.get_objects);
     mix.pin_objects = world_.SumAll(after.pin_objects - before.pin_objects);
     mix.explored = world_.SumAll(after.explored - before.explored);
-    mix.why = after.why;
+    // Every fetching rank's reasons (rank 0 fetches nothing in some patterns: pairs of two).
+    const std::vector<std::string> whys = world_.AllGather(after.why);
+    for (size_t r = 0; r < whys.size(); ++r) {
+      if (!whys[r].empty()) absl::StrAppend(&mix.why, "    rank ", r, "'s auto manager:\n", whys[r]);
+    }
   }
   double p50[3] = {0, 0, 0};          // by FetchProtocol
   std::vector<int64_t> rounds_ns[3];  // every rank's round times, rank by rank (rank 0 only)
@@ -342,7 +351,7 @@ absl::Status BenchMpi::SweepPoint(FetchPattern pattern, int concurrency, uint64_
           "    auto/best %.3f paired by round, %.3f of medians  (auto moved %.0f objects by get, %.0f by pin; %.0f "
           "transfers explored)\n",
           ratio, medians, mix.get_objects, mix.pin_objects, mix.explored);
-      if (ratio < kAutoVsBestTarget) std::printf("%s", mix.why.c_str());  // rank 0's auto manager says why
+      if (ratio < kAutoVsBestTarget) std::printf("%s", mix.why.c_str());  // the auto managers say why
     }
   }
   if (world_.root()) std::fflush(stdout);

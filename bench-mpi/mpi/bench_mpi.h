@@ -5,8 +5,9 @@
 // (Client::Fetch's ForcedProtocol), the auto lane leaves it to the manager, so the protocols are
 // measured interleaved, round by round, in the same processes: two nodes that ran the very same
 // protocol differed by up to 12% for a whole run (the VM's memory and scheduling), more than
-// auto's 5% margin. --node_per_protocol, and the tuner, run one node per protocol instead (its
-// own store, and a manager whose --pin-threshold forces that protocol). Then either the
+// auto's 5% margin. The tuner does the same, restarting that manager with the file it wrote for
+// its check. --node_per_protocol runs one node per protocol instead (its own store, and a manager
+// whose --pin-threshold forces that protocol). Then either the
 // measurement sweep (patterns x concurrency x sizes, the protocols interleaved at each point,
 // and the TCP stream peer) or the tuner (tuner.h). Rank 0 prints, writes the CSV and plots.
 //
@@ -52,6 +53,11 @@ class BenchMpi {
   // This rank's --node_name (the `auto` node's name; the key of a tuned file's peer lines).
   const std::string& node_name() const { return node_name_; }
   const std::string& nonce() const { return nonce_; }
+  // What a lane of `protocol` forces on its fetches: get and pin on a shared node; nothing where
+  // the node's own threshold decides (its own node, or auto).
+  ForcedProtocol ForcedFor(FetchProtocol protocol) const;
+  // Every protocol runs on one node (not --node_per_protocol).
+  bool shared_node() const { return shared_node_; }
   // Restarts every rank's manager of the `protocol` node with `threshold` (collective).
   absl::Status StartManagers(FetchProtocol protocol, const std::string& threshold);
   // The --pin-threshold value for a protocol.

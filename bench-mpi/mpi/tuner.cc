@@ -51,7 +51,8 @@ absl::Status MeasureInterleaved(BenchMpi& bench, const std::vector<FetchProtocol
       for (FetchProtocol protocol : protocols) {
         const std::string phase =
             absl::StrCat(bench.nonce(), "/", benchmark, "/", FetchProtocolName(protocol), "/", shift, "/", sizes[i]);
-        lanes.push_back({&bench.clients(protocol), MakeShiftPlan(shift, world.size(), world.rank(), 1, phase)});
+        lanes.push_back({&bench.clients(protocol), MakeShiftPlan(shift, world.size(), world.rank(), 1, phase),
+                         bench.ForcedFor(protocol)});
       }
       FetchPhaseOptions options;
       options.object_size = sizes[i];
@@ -120,9 +121,14 @@ absl::Status RunTuner(BenchMpi& bench, std::vector<ResultRow>* rows) {
   for (uint64_t s = options.tune_min_size; s <= options.tune_max_size; s *= 2) sizes.push_back(s);
   if (sizes.size() < 3) return MakeError(ErrorCode::kInvalidArgument, "--tune needs at least 3 sizes");
 
-  // 1. get and pin, interleaved, for the fit (rows: benchmark `tune`).
-  for (FetchProtocol p : {FetchProtocol::kGet, FetchProtocol::kPin}) {
-    RETURN_IF_ERROR(bench.StartManagers(p, bench.ThresholdFor(p)));
+  // 1. get and pin, interleaved, for the fit (rows: benchmark `tune`). On a shared node both lanes
+  // force their protocol, and its manager's threshold (fixed: no probes) decides nothing.
+  if (bench.shared_node()) {
+    RETURN_IF_ERROR(bench.StartManagers(FetchProtocol::kGet, bench.ThresholdFor(FetchProtocol::kGet)));
+  } else {
+    for (FetchProtocol p : {FetchProtocol::kGet, FetchProtocol::kPin}) {
+      RETURN_IF_ERROR(bench.StartManagers(p, bench.ThresholdFor(p)));
+    }
   }
   std::vector<Sweep> fixed;
   RETURN_IF_ERROR(MeasureInterleaved(bench, {FetchProtocol::kGet, FetchProtocol::kPin}, sizes, "tune", &fixed, rows));

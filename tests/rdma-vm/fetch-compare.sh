@@ -7,7 +7,9 @@
 # threshold, auto / better fixed, and the ratios to perftest. Then auto against the fixed
 # protocols the way the host measures it: rplasma-bench-mpi, two ranks over verbs, get, pin and
 # auto interleaved round by round on one node per rank (auto/best paired by round; its CSV is
-# bench-mpi.csv, for scripts/auto-vs-best.py). FETCH_COMPARE_ROUNDS sets its rounds (60).
+# bench-mpi.csv, for scripts/auto-vs-best.py), then the same with batches of 100 ids per Fetch
+# (bench-mpi-batch.csv). FETCH_COMPARE_ROUNDS sets their rounds (60; 30 for the batches),
+# FETCH_COMPARE_BATCH_SIZES the batches' sizes.
 # From the host:
 #   tests/rdma-vm/run-in-guest.sh -d "$PWD" -t 1500 -- tests/rdma-vm/fetch-compare.sh build build/fetch-compare
 set -u
@@ -48,9 +50,15 @@ python3 "$HERE/fetch-summary.py" "$OUT" | tee "$OUT/summary.txt"
 echo "### rplasma-bench-mpi over verbs: get, pin and auto interleaved on one node per rank"
 # Rank-to-rank MPI traffic over shared memory only: rxe0 belongs to the managers.
 [ "$(hostname)" = "(none)" ] && hostname rplasma-rdma-vm
-OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader,tcp OMPI_MCA_pml=ob1 \
-  mpirun -np 2 --oversubscribe "$B/bin/rplasma-bench-mpi" --start-redis --transport=verbs --listen_host="$IP" \
-  --patterns=pairs --protocols=get,pin,auto --sizes="$SIZES" --repeat="${FETCH_COMPARE_ROUNDS:-60}" \
-  --tcp_baseline=false --png= --csv="$OUT/bench-mpi.csv" > "$OUT/bench-mpi.txt" 2>&1 ||
-  echo "(rplasma-bench-mpi failed: $OUT/bench-mpi.txt)"
-sed -n '/^auto vs the better/,/^auto\/best worst/p' "$OUT/bench-mpi.txt"
+sweep() {  # NAME ARGS...: rplasma-bench-mpi over verbs, its auto/best summary printed
+  local name=$1; shift
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader,tcp OMPI_MCA_pml=ob1 \
+    mpirun -np 2 --oversubscribe "$B/bin/rplasma-bench-mpi" --start-redis --transport=verbs --listen_host="$IP" \
+    --patterns=pairs --protocols=get,pin,auto --tcp_baseline=false --png= --csv="$OUT/$name.csv" "$@" \
+    > "$OUT/$name.txt" 2>&1 || echo "(rplasma-bench-mpi failed: $OUT/$name.txt)"
+  sed -n '/^auto vs the better/,/^auto\/best worst/p' "$OUT/$name.txt"
+}
+sweep bench-mpi --sizes="$SIZES" --repeat="${FETCH_COMPARE_ROUNDS:-60}"
+echo "### the same, batches of 100 ids per Fetch call"
+sweep bench-mpi-batch --batch=100 --sizes="${FETCH_COMPARE_BATCH_SIZES:-1K,16K,64K,256K}" \
+  --repeat="${FETCH_COMPARE_ROUNDS:-30}"
