@@ -11,7 +11,7 @@
 # (bench-mpi-batch.csv). FETCH_COMPARE_ROUNDS sets their rounds (60; 30 for the batches),
 # FETCH_COMPARE_BATCH_SIZES the batches' sizes.
 # From the host:
-#   tests/rdma-vm/run-in-guest.sh -d "$PWD" -t 1500 -- tests/rdma-vm/fetch-compare.sh build build/fetch-compare
+#   tests/rdma-vm/run-in-guest.sh -d "$PWD" -t 1800 -- tests/rdma-vm/fetch-compare.sh build build/fetch-compare
 set -u
 B=$(readlink -f "${1:-build}")
 OUT=$(mkdir -p "${2:-$B/fetch-compare}" && readlink -f "${2:-$B/fetch-compare}")
