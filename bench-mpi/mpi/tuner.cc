@@ -25,6 +25,8 @@ namespace {
 struct Sweep {
   std::vector<std::vector<double>> mine;
   std::vector<double> aggregate_shift1;
+  // Per size, every rank's shift-1 round times, rank by rank (rank 0 only; PairedAutoVsBest).
+  std::vector<std::vector<int64_t>> rounds_shift1;
 };
 
 // Measures `protocols` interleaved (fetch_phase.h) at every shift and size, on the nodes that run
@@ -37,6 +39,7 @@ absl::Status MeasureInterleaved(BenchMpi& bench, const std::vector<FetchProtocol
   for (Sweep& sweep : *sweeps) {
     sweep.mine.assign(world.size(), std::vector<double>(sizes.size(), 0));
     sweep.aggregate_shift1.assign(sizes.size(), 0);
+    sweep.rounds_shift1.assign(sizes.size(), {});
   }
   std::string names;
   for (FetchProtocol p : protocols) absl::StrAppend(&names, names.empty() ? "" : ",", FetchProtocolName(p));
@@ -72,6 +75,7 @@ absl::Status MeasureInterleaved(BenchMpi& bench, const std::vector<FetchProtocol
         labels.object_size = sizes[i];
         labels.ranks = world.size();
         std::vector<ResultRow> got = SummarizeRanks(world, results[l], labels, bench.options().per_rank_rows);
+        if (shift == 1) (*sweeps)[l].rounds_shift1[i] = world.GatherToRoot(results[l].round_ns);
         if (world.root() && shift == 1 && !got.empty()) (*sweeps)[l].aggregate_shift1[i] = got.back().p50_us;
         rows->insert(rows->end(), got.begin(), got.end());
       }
@@ -216,21 +220,25 @@ absl::Status RunTuner(BenchMpi& bench, std::vector<ResultRow>* rows) {
   const std::vector<std::string> reports = world.AllGather(report);
   if (world.root()) {
     for (int r = 0; r < world.size(); ++r) std::printf("manager stats rank %d: %s\n", r, reports[r].c_str());
-    // The ratio goes on the aggregate shift-1 auto rows of the check (the CSV's auto_vs_best).
+    // The ratio, paired by round as in the sweep, goes on the aggregate shift-1 auto rows of the
+    // check (the CSV's auto_vs_best).
+    std::vector<double> paired;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      paired.push_back(
+          PairedAutoVsBest(check[0].rounds_shift1[i], check[1].rounds_shift1[i], check[2].rounds_shift1[i]));
+    }
     for (ResultRow& row : *rows) {
       if (row.benchmark != "tune_check" || row.protocol != "auto" || row.rank >= 0 || row.pattern != "shift1") continue;
       for (size_t i = 0; i < sizes.size(); ++i) {
-        if (sizes[i] != row.object_size) continue;
-        row.auto_vs_best =
-            AutoVsBest(check[0].aggregate_shift1[i], check[1].aggregate_shift1[i], check[2].aggregate_shift1[i]);
+        if (sizes[i] == row.object_size) row.auto_vs_best = paired[i];
       }
     }
     std::vector<AutoRatioPoint> points;
     for (size_t i = 0; i < sizes.size(); ++i) {
       points.push_back({"shift1", sizes[i], check[0].aggregate_shift1[i], check[1].aggregate_shift1[i],
-                        check[2].aggregate_shift1[i]});
+                        check[2].aggregate_shift1[i], paired[i]});
     }
-    std::printf("auto (tuned file) vs the better fixed protocol, shift-1 pairs, p50, measured interleaved:\n%s",
+    std::printf("auto (tuned file) vs the better fixed protocol, shift-1 pairs, paired by round:\n%s",
                 AutoRatioSummary(points).c_str());
     std::fflush(stdout);
   }
