@@ -7,9 +7,9 @@
 // protocol differed by up to 12% for a whole run (the VM's memory and scheduling), more than
 // auto's 5% margin. The tuner does the same, restarting that manager with the file it wrote for
 // its check. --node_per_protocol runs one node per protocol instead (its own store, and a manager
-// whose --pin-threshold forces that protocol). Then either the
-// measurement sweep (patterns x concurrency x sizes, the protocols interleaved at each point,
-// and the TCP stream peer) or the tuner (tuner.h). Rank 0 prints, writes the CSV and plots.
+// whose --pin-threshold forces that protocol). Then either the measurement sweep (patterns x
+// concurrency x sizes, the protocols interleaved at each point, and the TCP stream peer) or the
+// tuner (tuner.h). Rank 0 prints, writes the CSV and plots.
 //
 // Node names: the shared node and the `auto` node are --node_name (rank0, ...: the name a tuned
 // file's peer lines use); the `get` and `pin` nodes are <name>-get and <name>-pin. With --attach

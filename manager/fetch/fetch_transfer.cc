@@ -22,6 +22,10 @@ bool TransportFailure(const absl::Status& status) {
   return code == ErrorCode::kUnavailable || code == ErrorCode::kProtocolError || code == ErrorCode::kDeadlineExceeded;
 }
 
+// The inline limit that sends every object of a transfer by `protocol` (Get: all that fit the
+// reply's budget; the owner pins the rest).
+uint64_t InlineLimitFor(PeerProtocol protocol) { return protocol == PeerProtocol::kGet ? ~uint64_t{0} : 0; }
+
 }  // namespace
 
 void FetchEngine::TransferAll(std::vector<Transfer>& transfers, absl::Time deadline, absl::Duration lookup_time) {
@@ -99,8 +103,8 @@ void FetchEngine::TransferFrom(const std::string& node, std::vector<Transfer>& t
       return;
     }
     if (t.forced.has_value()) {  // the caller's choice: nothing decided, nothing learnt
-      TransferBatchFrom(node, transfers, *t.forced == PeerProtocol::kGet ? ~uint64_t{0} : 0, which, deadline,
-                        lookup_time, absl::StrCat("the caller asked for ", PeerProtocolName(*t.forced)));
+      TransferBatchFrom(node, transfers, InlineLimitFor(*t.forced), which, deadline, lookup_time,
+                        absl::StrCat("the caller asked for ", PeerProtocolName(*t.forced)));
       return;
     }
     const uint64_t hinted = t.current().object.total_size();
@@ -119,9 +123,8 @@ void FetchEngine::TransferFrom(const std::string& node, std::vector<Transfer>& t
       absl::StrAppend(&why, ", but exploring the other protocol near the threshold");
       stats_->explored_transfers.fetch_add(1, std::memory_order_relaxed);
     }
-    const peer::BatchTransferResult result =
-        TransferBatchFrom(node, transfers, choice.protocol == PeerProtocol::kGet ? ~uint64_t{0} : 0, which, deadline,
-                          lookup_time, std::move(why));
+    const peer::BatchTransferResult result = TransferBatchFrom(node, transfers, InlineLimitFor(choice.protocol), which,
+                                                               deadline, lookup_time, std::move(why));
     LearnFrom(node, transfers, which, result.pinned_objects, result.total);
     return;
   }
@@ -139,7 +142,7 @@ void FetchEngine::TransferFrom(const std::string& node, std::vector<Transfer>& t
   ThresholdPolicy::Choice choice;
   if (forced.has_value()) {
     choice.protocol = *forced;
-    choice.threshold = *forced == PeerProtocol::kGet ? ~uint64_t{0} : 0;
+    choice.threshold = InlineLimitFor(*forced);
   } else {
     uint64_t min_size = ~uint64_t{0};
     uint64_t max_size = 0;
