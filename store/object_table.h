@@ -120,6 +120,12 @@ class ObjectTable {
   // Visible objects with ids > start_after (all if nullopt), in id order, at most `limit`.
   // `more` is set when further objects follow.
   std::vector<ObjectInfo> List(const std::optional<ObjectID>& start_after, uint32_t limit, bool* more) const;
+  // Starts loading what a request about `id` touches (its row, its shared-index entry), so that a
+  // batch handling it a few objects later does not wait for those cache lines.
+  void Prefetch(const ObjectID& id) const {
+    objects_.prefetch(id);
+    if (index_ != nullptr) index_->Prefetch(id);
+  }
   // Info of a visible object (no reference taken).
   std::optional<ObjectInfo> Find(const ObjectID& id) const;
 

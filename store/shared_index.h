@@ -53,6 +53,8 @@ class SharedIndex {
   // Publishes a sealed object; its entry, or kNotIndexed (window full, metadata too large: the
   // object is then served through the socket only).
   uint64_t Publish(const ObjectID& id, const shm::IndexedPlacement& placement);
+  // The entry `id` is published at (or would be), loaded ahead of a batch's Publish or Hide.
+  void Prefetch(const ObjectID& id) const { writer_.Prefetch(id); }
   // Hides `entry` from new gets (kReclaiming), then says whether a client holds `generation`
   // through a slot. Not held: nobody holds it or can take it, and it may be freed (Remove).
   bool Hide(uint64_t entry, uint64_t generation);
