@@ -183,11 +183,19 @@ namespace {
 template <typename Accept>
 std::optional<IndexedObject> FindIn(const IndexEntry* entries, uint64_t capacity, const ObjectID& id, Accept accept) {
   const uint64_t home = IndexHome(id, capacity);
+  uint64_t low = 0;
+  std::memcpy(&low, id.data(), sizeof(low));
   for (size_t i = 0; i < kIndexProbeWindow; ++i) {
     const uint64_t at = (home + i) & (capacity - 1);
+    const IndexEntry& entry = entries[at];
+    // Never used: nothing was ever placed beyond it.
+    if (entry.words[kSeq].load(std::memory_order_acquire) == 0) break;
+    // Most entries of a window hold other ids (or tombstones of them): the id's first word tells,
+    // without the whole read. An entry the writer is changing to or from `id` right now may be
+    // passed over: the lookup then ran just before the insert or just after the delete.
+    if (entry.words[kIdLow].load(std::memory_order_relaxed) != low) continue;
     uint64_t words[8];
-    if (!ReadEntry(entries[at], words, std::memory_order_acquire)) continue;  // busy: not this lookup's
-    if (words[kSeq] == 0) break;  // never used: nothing was ever placed beyond it
+    if (!ReadEntry(entry, words, std::memory_order_acquire)) continue;  // busy: not this lookup's
     IndexedObject object = Decode(at, words);
     if (accept(object.state) && object.id == id) return object;
   }

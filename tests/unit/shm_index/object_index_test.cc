@@ -97,6 +97,30 @@ TEST(ObjectIndexTest, AFullWindowRefusesAndATombstoneIsReused) {
   }
 }
 
+// A lookup passes over entries by the first word of their id: ids that share it (and a window:
+// the index holds kIndexProbeWindow entries) are still told apart by the rest.
+TEST(ObjectIndexTest, IdsSharingTheirFirstWordAreToldApart) {
+  Index index(kIndexProbeWindow);
+  std::vector<ObjectID> ids;
+  for (uint8_t i = 0; i < 4; ++i) {
+    ObjectID id = ObjectID::FromLabel("shared first word");
+    id.mutable_data()[ObjectID::kSize - 1] = i;
+    ids.push_back(id);
+  }
+  std::vector<uint64_t> entries;
+  for (size_t i = 0; i < 3; ++i) entries.push_back(*index.writer->Insert(ids[i], PlacementFor(10 + i)));
+  for (size_t i = 0; i < 3; ++i) {
+    const std::optional<IndexedObject> found = index.reader->FindSealed(ids[i]);
+    ASSERT_TRUE(found.has_value()) << i;
+    EXPECT_EQ(found->id, ids[i]);
+    EXPECT_EQ(found->placement.generation, 10 + i);
+  }
+  EXPECT_FALSE(index.reader->FindSealed(ids[3]).has_value());
+  index.writer->SetState(entries[1], IndexState::kTombstone);
+  EXPECT_FALSE(index.reader->FindSealed(ids[1]).has_value());
+  EXPECT_EQ(index.reader->FindSealed(ids[2])->placement.generation, 12u);
+}
+
 // At half load a few random ids can meet a full window (they stay on the socket path); every id
 // that was indexed is found with its own placement.
 TEST(ObjectIndexTest, AtHalfLoadAlmostEveryObjectIsIndexedAndEachIsFound) {
