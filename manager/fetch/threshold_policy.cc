@@ -101,6 +101,13 @@ bool ThresholdPolicy::Decisive(const ClassState& state, int bucket) const {
   return std::max(get.seconds, pin.seconds) >= kDecisiveRatio * std::min(get.seconds, pin.seconds);
 }
 
+bool ThresholdPolicy::FarDearer(const ClassState& state, int bucket, int other) const {
+  const Estimate& o = state.estimates[bucket][other];
+  const Estimate& used = state.estimates[bucket][1 - other];
+  return o.samples > 0 && used.samples > 0 && !Stale(state, bucket, other) && !Stale(state, bucket, 1 - other) &&
+         o.seconds >= kFarDearer * used.seconds;
+}
+
 bool ThresholdPolicy::ClearlyFaster(double seconds, double than) const {
   return seconds < than * (1 - options_.hysteresis);
 }
@@ -147,9 +154,12 @@ bool ThresholdPolicy::ExploreLocked(ClassState& state, uint64_t size, PeerProtoc
   bool refresh = false;
   if (state.refresh_boost > 0) {
     --state.refresh_boost;
-    refresh = !next_to_threshold && !Usable(state, bucket, other) && !Decisive(state, bucket);
+    refresh = !next_to_threshold && !Usable(state, bucket, other) && !Decisive(state, bucket) &&
+              !FarDearer(state, bucket, other);
   }
-  if (!next_to_threshold && !refresh && Usable(state, bucket, other)) return false;
+  if (!next_to_threshold && !refresh && (Usable(state, bucket, other) || FarDearer(state, bucket, other))) {
+    return false;
+  }
   uint64_t every = options_.explore_every;
   // Next to the threshold, quickly until the other way has min_samples costs here (never measured
   // yet: the threshold is the probes' guess; or stale: the link changed), then at the usual rate.
@@ -286,9 +296,10 @@ void ThresholdPolicy::Observe(const std::string& peer, PeerProtocol protocol, ui
   }
   // So did it when this estimate moved kDriftRatio away from what it was when the other way's was
   // last measured: a change this way feels less than 2x (no surprise) may have changed the other
-  // way's cost many times over, and away from the threshold nothing else would measure it again.
+  // way's cost many times over, and away from the threshold nothing else would measure it again
+  // (one that was far dearer has a sample only: FarDearer left it at that).
   const Estimate& other = state.estimates[b][1 - p];
-  if (estimated && other.partner_then > 0 && Usable(state, b, 1 - p) &&
+  if (estimated && other.partner_then > 0 && (Usable(state, b, 1 - p) || FarDearer(state, b, 1 - p)) &&
       (e.seconds >= kDriftRatio * other.partner_then || kDriftRatio * e.seconds <= other.partner_then)) {
     changed = true;
   }

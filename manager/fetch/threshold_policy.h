@@ -34,7 +34,9 @@
 //     objects per transfer first runs kOwnBatchesFirst (2) batches its own way (the first of new
 //     objects pays the owner's first touch of their pages), and stops trying once the two ways'
 //     estimates, of one sample or more, differ by kDecisiveRatio (a batch's cost is an average
-//     over its objects).
+//     over its objects). Away from T, a bucket whose fresh cost of the other way is kFarDearer (4)
+//     times the fresh cost of the way in use is not tried again until one of them goes stale (or
+//     the link changes): one sample says the choice is right there, and each try costs that much.
 //   * Ageing: away from T only one protocol runs, so the other's estimate keeps an old link's
 //     cost. An estimate not updated in kStaleObservations transfers of its bucket, or since the
 //     link changed, is stale: it counts for no move, is explored one in `explore_every`, and its
@@ -229,6 +231,10 @@ class ThresholdPolicy {
   // A single object's bucket stops learning the other way quickly once a sample of it costs this
   // many times the way in use (it is far from crossing: 16 MiB by Get 15x Pin on loopback).
   static constexpr double kLearnedDearer = 2.0;
+  // Away from the threshold, a bucket whose fresh cost of the other way is this many times the
+  // fresh cost of the way in use is not explored again until one of them goes stale (FarDearer):
+  // one sample says enough there (16 MiB by Get 15x Pin on loopback; each try costs that much).
+  static constexpr double kFarDearer = 4.0;
   // A batch class's bucket with fewer than min_samples of the other way tries it at once, at most
   // this many times.
   static constexpr uint8_t kColdExplorations = 6;
@@ -253,6 +259,9 @@ class ThresholdPolicy {
   // sample or more each, differ by kDecisiveRatio or more (Decisive).
   bool Ready(const ClassState& state, int bucket) const;
   bool Decisive(const ClassState& state, int bucket) const;
+  // The other way's estimate of `bucket`, of a sample or more, costs kFarDearer times the used
+  // way's; both fresh.
+  bool FarDearer(const ClassState& state, int bucket, int other) const;
   // `seconds` beats `than` by more than the hysteresis.
   bool ClearlyFaster(double seconds, double than) const;
   // Whether a bucket of ready estimates between T's bucket and `to` (exclusive of T's, inclusive of

@@ -273,6 +273,36 @@ TEST(ThresholdPolicyTest, ExplorationAfterALinkChangeStopsOnceTheOtherWayIsMeasu
   EXPECT_GE(explored, 2 * 3) << "each bucket re-measures the other way";
 }
 
+// Far above the threshold, where Get costs 15x Pin (16 MiB on loopback TCP: 66 ms against 4 ms),
+// one fresh sample of Get says enough: the bucket tries it again only once that goes stale or the
+// link changes, and then once, not min_samples times (bench-mpi pairs 16 MiB: 9 Gets in 202
+// transfers, two detected link changes, auto 0.947 of Pin).
+TEST(ThresholdPolicyTest, AFarBucketDoesNotReMeasureAWayThatIsFarDearer) {
+  ThresholdPolicy policy(Exploring(1u << 20));
+  const SimulatedLink before{20, 4.0, 80, 0.25};
+  const SimulatedLink after{60, 12.0, 240, 0.75};  // everything 3x dearer
+  const uint64_t size = 16u << 20;
+  ASSERT_GE(before.Cost(PeerProtocol::kGet, size), 15 * before.Cost(PeerProtocol::kPin, size));
+  const auto run = [&](const SimulatedLink& link, int decisions) {
+    int explored = 0;
+    for (int i = 0; i < decisions; ++i) {
+      const ThresholdPolicy::Choice choice = policy.Decide("link", size);
+      explored += choice.explored;
+      policy.Observe("link", choice.protocol, size, link.Cost(choice.protocol, size));
+    }
+    return explored;
+  };
+  const int explored_before = run(before, 2048);
+  EXPECT_LE(explored_before, 2048 / 256 + 2) << "one Get per 256 transfers (its sample going stale), no more";
+  ASSERT_EQ(policy.Explain().at("link").link_changes, 0u);
+  const int explored_after = run(after, 200);
+  const PeerExplanation e = policy.Explain().at("link");
+  EXPECT_GE(e.link_changes, 1u) << "every cost 3x its estimate is a change of the link";
+  EXPECT_GE(explored_after, 1) << "the change makes the bucket measure Get again";
+  EXPECT_LE(explored_after, 2) << "once is enough where Get costs 15 Pins";
+  EXPECT_EQ(policy.ThresholdFor("link"), 1u << 20) << e.reason;
+}
+
 // A threshold the probes set one class too low (Pin won a 1 MiB probe by noise) is corrected on
 // the first transfers of the class above it: with no Get cost measured there yet, that bucket tries
 // Get one transfer in 4, not one in explore_every (the third Get sample, which moves it, then came
