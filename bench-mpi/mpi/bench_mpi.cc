@@ -32,10 +32,35 @@ struct AutoMix {
   double get_objects = 0;
   double pin_objects = 0;
   double explored = 0;
-  std::string why;  // per peer: the single-object threshold, its flips and link changes, and why
+  // Per peer and per concurrency class (single objects, then each batch class used): the
+  // threshold, its flips and link changes, why, and the class's estimates at the point's size.
+  std::string why;
 };
 
-AutoMix ReadAutoMix(const std::string& manager_socket) {
+// One concurrency class of a peer_policy entry of the manager's stats, as AutoMix::why shows it.
+std::string ClassWhy(const nlohmann::json& c, uint64_t size) {
+  const auto number = [](const nlohmann::json& doc, const char* key) {
+    const auto it = doc.find(key);
+    return it != doc.end() && it->is_number() ? it->get<double>() : 0.0;
+  };
+  std::string at;
+  const auto estimates = c.find("estimates");
+  if (estimates != c.end() && estimates->is_array()) {
+    // The size bucket holding `size`: the first whose top is at least `size`.
+    for (const nlohmann::json& e : *estimates) {
+      if (!e.is_object() || number(e, "bytes") < static_cast<double>(size)) continue;
+      at =
+          absl::StrFormat(" [at %s: Get %.1f us (%.0f), Pin %.1f us (%.0f)]", FormatByteSize(size), number(e, "get_us"),
+                          number(e, "get_samples"), number(e, "pin_us"), number(e, "pin_samples"));
+      break;
+    }
+  }
+  return absl::StrFormat("threshold %s, %.0f flips, %.0f link changes%s: %s",
+                         FormatByteSize(static_cast<uint64_t>(number(c, "threshold"))), number(c, "flips"),
+                         number(c, "link_changes"), at, MemberText(c, "reason"));
+}
+
+AutoMix ReadAutoMix(const std::string& manager_socket, uint64_t size) {
   AutoMix mix;
   absl::StatusOr<nlohmann::json> stats = QueryManagerStats(manager_socket);
   if (!stats.ok() || !stats->is_object()) return mix;
@@ -48,9 +73,13 @@ AutoMix ReadAutoMix(const std::string& manager_socket) {
   if (policy != stats->end() && policy->is_object()) {
     for (const auto& [peer, p] : policy->items()) {
       if (!p.is_object()) continue;
-      absl::StrAppendFormat(&mix.why, "      %s: threshold %s, %.0f flips, %.0f link changes: %s\n", peer,
-                            FormatByteSize(static_cast<uint64_t>(number(p, "threshold"))), number(p, "flips"),
-                            number(p, "link_changes"), MemberText(p, "reason"));
+      absl::StrAppend(&mix.why, "      ", peer, ": ", ClassWhy(p, size), "\n");
+      const auto batches = p.find("batches");
+      if (batches == p.end() || !batches->is_array()) continue;
+      for (const nlohmann::json& b : *batches) {
+        if (b.is_object())
+          absl::StrAppend(&mix.why, "        batches of ", MemberText(b, "objects"), ": ", ClassWhy(b, size), "\n");
+      }
     }
   }
   const auto by = stats->find("by_protocol");
@@ -301,12 +330,12 @@ absl::Status BenchMpi::SweepPoint(FetchPattern pattern, int concurrency, uint64_
   // Every protocol of the point has its node (its lane's clients are that node's).
   const bool explain = std::find(protocols.begin(), protocols.end(), FetchProtocol::kAuto) != protocols.end();
   const std::string auto_socket = explain ? node(FetchProtocol::kAuto).manager_socket() : "";
-  const AutoMix before = explain ? ReadAutoMix(auto_socket) : AutoMix{};
+  const AutoMix before = explain ? ReadAutoMix(auto_socket, size) : AutoMix{};
   std::vector<RankPhaseResult> results;
   RETURN_IF_ERROR(RunInterleavedFetchPhases(world_, lanes, phase_options, &results));
   AutoMix mix;
   if (explain) {
-    const AutoMix after = ReadAutoMix(auto_socket);
+    const AutoMix after = ReadAutoMix(auto_socket, size);
     mix.get_objects = world_.SumAll(after.get_objects - before.get_objects);
     mix.pin_objects = world_.SumAll(after.pin_objects - before.pin_objects);
     mix.explored = world_.SumAll(after.explored - before.explored);
