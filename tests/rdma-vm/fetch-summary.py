@@ -4,7 +4,9 @@
 Per size: the full-stack fetch p50 with Get forced (bytes inline, SEND/RECV), Pin forced (RDMA READ)
 and auto; the measured crossover (the smallest size from which Pin stays faster); the threshold auto used
 (node B manager's stats); auto / better fixed protocol (throughput ratio of medians: best p50 /
-auto p50); and the perftest peers at the same size: ib_send_lat (one-way, so x2 for a round trip),
+auto p50, from three runs one after another, each with its own processes: a rough look, as the
+guest's speed drifts between them; fetch-compare.sh's verdict on auto is the interleaved
+rplasma-bench-mpi sweep after it); and the perftest peers at the same size: ib_send_lat (one-way, so x2 for a round trip),
 ib_read_lat (a round trip) and ib_read_bw.
 """
 import csv
@@ -79,7 +81,7 @@ def main(out_dir):
     print(f"measured crossover (Pin faster from here on): {human(crossover) if crossover else 'none in range'}")
     print(f"auto's threshold (node B, per peer): {threshold}")
     if worst is not None:
-        print(f"auto / better fixed protocol, worst size: {worst:.2f}")
+        print(f"auto / better fixed protocol, worst size: {worst:.2f} (separate runs; the interleaved verdict follows)")
 
 
 if __name__ == "__main__":
