@@ -8,6 +8,7 @@
 #include "absl/time/clock.h"
 
 #include "bench-mpi/common/object_pattern.h"
+#include "bench-mpi/mpi/lane_order.h"
 #include "protocol/base/mutex_lock.h"
 #include "protocol/base/status.h"
 
@@ -139,15 +140,11 @@ absl::Status RunInterleavedFetchPhases(const MpiWorld& world, const std::vector<
   for (size_t l = 0; l < n && status.ok(); ++l) {
     for (int round = 0; round < options.warmup && status.ok(); ++round) batch(l, /*measured=*/false);
   }
-  // Round r starts with lane r mod n; every other block of n rounds runs the lanes in reverse, so
-  // each lane also follows each other lane about equally often (S R A, R A S, A S R, then
-  // A R S, S A R, R S A): a batch that leaves the machine slower or faster for the next one (a
-  // cold cache, a sleeping peer thread) does not always hit the same lane.
+  // Round r runs the lanes in InterleavedLaneOrders(n)[r mod its size].
+  const std::vector<std::vector<size_t>> orders = InterleavedLaneOrders(n);
   for (int round = 0; round < options.repeat && status.ok(); ++round) {
-    const bool reverse = (round / static_cast<int>(n)) % 2 == 1;
-    for (size_t k = 0; k < n && status.ok(); ++k) {
-      const size_t first = static_cast<size_t>(round) % n;
-      batch(reverse ? (first + n - k) % n : (first + k) % n, /*measured=*/true);
+    for (size_t l : orders[static_cast<size_t>(round) % orders.size()]) {
+      if (status.ok()) batch(l, /*measured=*/true);
     }
   }
   // Owners drop their objects whatever happened, so the next phase starts with empty stores.

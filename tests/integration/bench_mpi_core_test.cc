@@ -11,6 +11,7 @@
 #include "bench-mpi/mpi/bench_mpi_options.h"
 #include "bench-mpi/mpi/cost_fit.h"
 #include "bench-mpi/mpi/fetch_plan.h"
+#include "bench-mpi/mpi/lane_order.h"
 #include "manager/fetch/threshold_file.h"
 #include "tests/support/status_matchers.h"
 
@@ -139,6 +140,43 @@ TEST(FetchPlanTest, PatternsMoveTheExpectedNumberOfObjects) {
   EXPECT_EQ(shift.fetch_owner[0], 0);
   EXPECT_NE(MakeFetchPlan(FetchPattern::kPairs, 2, 0, 1, "a").puts,
             MakeFetchPlan(FetchPattern::kPairs, 2, 0, 1, "b").puts);
+}
+
+// The interleaved lanes' orders: each round runs every lane once; over the cycle (its wrap-around
+// included) every lane holds each place equally often and, for 2 and 3 lanes, comes right after
+// each other lane equally often (3 lanes: never right after itself), so no lane pays more for the
+// batch before it than another.
+TEST(InterleavedLaneOrdersTest, EveryLaneFollowsEveryOtherEquallyOften) {
+  for (size_t n = 1; n <= 4; ++n) {
+    const std::vector<std::vector<size_t>> orders = InterleavedLaneOrders(n);
+    std::vector<size_t> sequence;
+    std::vector<std::vector<int>> place(n, std::vector<int>(n, 0));
+    for (const std::vector<size_t>& order : orders) {
+      ASSERT_EQ(std::set<size_t>(order.begin(), order.end()).size(), n) << "n=" << n;
+      ASSERT_EQ(order.size(), n);
+      for (size_t k = 0; k < n; ++k) {
+        ASSERT_LT(order[k], n);
+        ++place[order[k]][k];
+        sequence.push_back(order[k]);
+      }
+    }
+    for (size_t l = 0; l < n; ++l) {
+      for (size_t k = 0; k < n; ++k) EXPECT_EQ(place[l][k], place[0][0]) << "n=" << n << " lane " << l;
+    }
+    if (n < 2 || n > 3) continue;
+    std::vector<std::vector<int>> after(n, std::vector<int>(n, 0));  // after[lane][predecessor]
+    for (size_t i = 0; i < sequence.size(); ++i) {
+      ++after[sequence[i]][sequence[(i + sequence.size() - 1) % sequence.size()]];
+    }
+    for (size_t l = 0; l < n; ++l) {
+      for (size_t m = 0; m < n; ++m) {
+        if (m != l) {
+          EXPECT_EQ(after[l][m], after[0][1]) << "n=" << n << ": lane " << l << " after " << m;
+        }
+      }
+      EXPECT_EQ(after[l][l], n == 3 ? 0 : after[0][0]) << "n=" << n << ": lane " << l << " after itself";
+    }
+  }
 }
 
 TEST(ObjectPatternTest, FilledBytesVerifyAndAnyFlippedByteIsCaught) {
