@@ -39,36 +39,28 @@ struct AutoMix {
 
 // One concurrency class of a peer_policy entry of the manager's stats, as AutoMix::why shows it.
 std::string ClassWhy(const nlohmann::json& c, uint64_t size) {
-  const auto number = [](const nlohmann::json& doc, const char* key) {
-    const auto it = doc.find(key);
-    return it != doc.end() && it->is_number() ? it->get<double>() : 0.0;
-  };
   std::string at;
   const auto estimates = c.find("estimates");
   if (estimates != c.end() && estimates->is_array()) {
     // The size bucket holding `size`: the first whose top is at least `size`.
     for (const nlohmann::json& e : *estimates) {
-      if (!e.is_object() || number(e, "bytes") < static_cast<double>(size)) continue;
-      at =
-          absl::StrFormat(" [at %s: Get %.1f us (%.0f), Pin %.1f us (%.0f)]", FormatByteSize(size), number(e, "get_us"),
-                          number(e, "get_samples"), number(e, "pin_us"), number(e, "pin_samples"));
+      if (!e.is_object() || MemberNumber(e, "bytes") < static_cast<double>(size)) continue;
+      at = absl::StrFormat(" [at %s: Get %.1f us (%.0f), Pin %.1f us (%.0f)]", FormatByteSize(size),
+                           MemberNumber(e, "get_us"), MemberNumber(e, "get_samples"), MemberNumber(e, "pin_us"),
+                           MemberNumber(e, "pin_samples"));
       break;
     }
   }
   return absl::StrFormat("threshold %s, %.0f flips, %.0f link changes%s: %s",
-                         FormatByteSize(static_cast<uint64_t>(number(c, "threshold"))), number(c, "flips"),
-                         number(c, "link_changes"), at, MemberText(c, "reason"));
+                         FormatByteSize(static_cast<uint64_t>(MemberNumber(c, "threshold"))), MemberNumber(c, "flips"),
+                         MemberNumber(c, "link_changes"), at, MemberText(c, "reason"));
 }
 
 AutoMix ReadAutoMix(const std::string& manager_socket, uint64_t size) {
   AutoMix mix;
   absl::StatusOr<nlohmann::json> stats = QueryManagerStats(manager_socket);
   if (!stats.ok() || !stats->is_object()) return mix;
-  const auto number = [](const nlohmann::json& doc, const char* key) {
-    const auto it = doc.find(key);
-    return it != doc.end() && it->is_number() ? it->get<double>() : 0.0;
-  };
-  mix.explored = number(*stats, "explored_transfers");
+  mix.explored = MemberNumber(*stats, "explored_transfers");
   const auto policy = stats->find("peer_policy");
   if (policy != stats->end() && policy->is_object()) {
     for (const auto& [peer, p] : policy->items()) {
@@ -88,7 +80,7 @@ AutoMix ReadAutoMix(const std::string& manager_socket, uint64_t size) {
   const std::pair<const char*, double*> counts[] = {{"get", &mix.get_objects}, {"pin", &mix.pin_objects}};
   for (const auto& [protocol, objects] : counts) {
     const auto p = by->find(protocol);
-    if (p != by->end() && p->is_object()) *objects = number(*p, "objects") - number(*p, "forced_objects");
+    if (p != by->end() && p->is_object()) *objects = MemberNumber(*p, "objects") - MemberNumber(*p, "forced_objects");
   }
   return mix;
 }

@@ -97,4 +97,9 @@ std::string MemberText(const nlohmann::json& doc, const std::string& key) {
   return it->is_string() ? it->get<std::string>() : it->dump();
 }
 
+double MemberNumber(const nlohmann::json& doc, const std::string& key) {
+  const auto it = doc.find(key);
+  return it != doc.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+
 }  // namespace rplasma::bench

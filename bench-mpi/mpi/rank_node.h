@@ -74,6 +74,8 @@ absl::StatusOr<nlohmann::json> QueryManagerStats(const std::string& manager_sock
 
 // Top-level member `key` of `doc` as text: a string's value, any other value as JSON; "" if absent.
 std::string MemberText(const nlohmann::json& doc, const std::string& key);
+// Top-level member `key` of `doc` as a number; 0 if absent or not a number.
+double MemberNumber(const nlohmann::json& doc, const std::string& key);
 
 }  // namespace rplasma::bench
 

@@ -151,15 +151,13 @@ bool ThresholdPolicy::ExploreLocked(ClassState& state, uint64_t size, PeerProtoc
   const int t = BucketOf(state.threshold);
   const bool next_to_threshold = bucket == t || bucket == t + 1;
   // The link changed, and this bucket's cost of the other way is from before: find it out soon.
+  const bool far_dearer = FarDearer(state, bucket, other);
   bool refresh = false;
   if (state.refresh_boost > 0) {
     --state.refresh_boost;
-    refresh = !next_to_threshold && !Usable(state, bucket, other) && !Decisive(state, bucket) &&
-              !FarDearer(state, bucket, other);
+    refresh = !next_to_threshold && !Usable(state, bucket, other) && !Decisive(state, bucket) && !far_dearer;
   }
-  if (!next_to_threshold && !refresh && (Usable(state, bucket, other) || FarDearer(state, bucket, other))) {
-    return false;
-  }
+  if (!next_to_threshold && !refresh && (Usable(state, bucket, other) || far_dearer)) return false;
   uint64_t every = options_.explore_every;
   // Next to the threshold, quickly until the other way has min_samples costs here (never measured
   // yet: the threshold is the probes' guess; or stale: the link changed), then at the usual rate.
