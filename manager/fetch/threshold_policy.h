@@ -37,11 +37,15 @@
 //     over its objects). Away from T, a bucket whose fresh cost of the other way is kFarDearer (4)
 //     times the fresh cost of the way in use is not tried again until one of them goes stale (or
 //     the link changes): one sample says the choice is right there, and each try costs that much.
+//     For a while after the link changed, a bucket tries the other way at once (its first decision,
+//     not its fourth) and then at every decision while that way's first fresh costs are clearly
+//     below the way in use, until it has min_samples (at most min_samples such tries a bucket).
 //   * Ageing: away from T only one protocol runs, so the other's estimate keeps an old link's
 //     cost. An estimate not updated in kStaleObservations transfers of its bucket, or since the
 //     link changed, is stale: it counts for no move, is explored one in `explore_every`, and its
-//     next sample starts it afresh. The link changed when kChangeSurprises costs in a row were at
-//     least 2x away from their estimate, or when an estimate moved kDriftRatio away from what it
+//     next sample starts it afresh. The link changed when kChangeSurprises costs in a row, of one
+//     size bucket or of any of the class's, were at least 2x away from their estimate (a link that
+//     changed surprises every size at once), or when an estimate moved kDriftRatio away from what it
 //     was when the other protocol's estimate of its bucket was last measured (a change one way
 //     feels less than 2x can change the other way's cost many times over).
 // Concurrency: a transfer of n objects at once (a batch) costs each object differently from a
@@ -198,6 +202,9 @@ class ThresholdPolicy {
     // moved far is found at once, and no cost of the old link moves the threshold meanwhile.
     std::array<uint8_t, kBuckets> surprises{};
     std::array<double, kBuckets> surprise_base{};  // the estimate the first of them met
+    // Far costs in a row across the class's buckets: a link that changed surprises every size at
+    // once, and a workload cycling over three sizes took three times as long to show six in one.
+    uint8_t class_surprises = 0;
     uint64_t link_changes = 0;
     uint32_t refresh_boost = 0;
     std::array<uint64_t, kBuckets> refresh_from{};
@@ -206,6 +213,11 @@ class ThresholdPolicy {
     // or, for single objects, tried one in kBoostedExploreEvery while learning it; at most
     // kColdExplorations each.
     std::array<uint8_t, kBuckets> cold_explored{};
+    // Tries per size bucket taken at once rather than one in kBoostedExploreEvery (ExploreLocked:
+    // the first after a change of the link, and those of a way whose first fresh costs are clearly
+    // cheaper than the way in use); fewer than min_samples each since the link last changed or the
+    // bucket's other estimate last started afresh.
+    std::array<uint8_t, kBuckets> quick_tries{};
     // Observations per size bucket: the clock estimates age by (Estimate::seen_at).
     std::array<uint64_t, kBuckets> bucket_observations{};
     uint64_t flips = 0;
