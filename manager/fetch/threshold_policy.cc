@@ -112,7 +112,7 @@ bool ThresholdPolicy::ClearlyFaster(double seconds, double than) const {
   return seconds < than * (1 - options_.hysteresis);
 }
 
-bool ThresholdPolicy::Contradicted(const ClassState& state, int to, bool up) const {
+bool ThresholdPolicy::Contradicted(const ClassState& state, int to, bool up, double margin) const {
   const int t = BucketOf(state.threshold);
   // The buckets the move would switch: up, (t, to] from Pin to Get; down, (to, t] from Get to Pin.
   const int first = up ? t + 1 : to + 1;
@@ -121,7 +121,7 @@ bool ThresholdPolicy::Contradicted(const ClassState& state, int to, bool up) con
     if (!Ready(state, b)) continue;
     const double get = state.estimates[b][0].seconds;
     const double pin = state.estimates[b][1].seconds;
-    if (up ? ClearlyFaster(pin, get) : ClearlyFaster(get, pin)) return true;
+    if (up ? pin < get * (1 - margin) : get < pin * (1 - margin)) return true;
   }
   return false;
 }
@@ -402,10 +402,13 @@ std::optional<uint64_t> ThresholdPolicy::FittedCrossover(const ClassState& state
 void ThresholdPolicy::MoveToward(ClassState& state, uint64_t step, bool up, std::string why) {
   // The evidence next to T said which way; the costs fitted over every size class say how far (a
   // link that changed a lot is followed in one move, not a class at a time). Fitted only here,
-  // when a move is due, not on every observation.
+  // when a move is due, not on every observation. A line is a guess between the sizes it was fitted
+  // to: a bucket on the way whose own ready estimates say the other way, by any margin, stops it
+  // (bench-mpi broadcast 1 MiB: Get 462 us against Pin 492 us there, but lines through 1, 4 and
+  // 16 MiB crossed at 512 KiB, and the lowering from 4 MiB went past it; auto 0.942 of Get).
   const std::optional<uint64_t> fitted = FittedCrossover(state);
-  const bool farther =
-      fitted.has_value() && (up ? *fitted > step : *fitted < step) && !Contradicted(state, BucketOf(*fitted), up);
+  const bool farther = fitted.has_value() && (up ? *fitted > step : *fitted < step) &&
+                       !Contradicted(state, BucketOf(*fitted), up, /*margin=*/0);
   if (farther) absl::StrAppend(&why, "; the costs fitted over all sizes cross at ", FormatByteSize(*fitted));
   MoveTo(state, Clamp(farther ? *fitted : step), std::move(why));
 }
@@ -439,14 +442,14 @@ void ThresholdPolicy::AdaptLocked(ClassState& state, int bucket) {
   if (bucket == t || bucket == t + 1 || !Ready(state, bucket)) return;
   const auto& e = state.estimates[bucket];
   if (bucket > 0 && bucket < t && ClearlyFaster(e[1].seconds, e[0].seconds) &&
-      !Contradicted(state, bucket - 1, /*up=*/false)) {  // Pin clearly faster well below T
+      !Contradicted(state, bucket - 1, /*up=*/false, options_.hysteresis)) {  // Pin clearly faster well below T
     MoveToward(state, uint64_t{1} << (bucket - 1), /*up=*/false,
                absl::StrFormat("lowered: Pin %.1f us against Get %.1f us per object of up to %s (below the "
                                "threshold %s), more than %.0f%% faster",
                                e[1].seconds * 1e6, e[0].seconds * 1e6, FormatByteSize(uint64_t{1} << bucket),
                                FormatByteSize(state.threshold), h * 100));
   } else if (bucket > t + 1 && ClearlyFaster(e[0].seconds, e[1].seconds) &&
-             !Contradicted(state, bucket, /*up=*/true)) {  // Get clearly faster well above T
+             !Contradicted(state, bucket, /*up=*/true, options_.hysteresis)) {  // Get clearly faster well above T
     MoveToward(state, uint64_t{1} << bucket, /*up=*/true,
                absl::StrFormat("raised: Get %.1f us against Pin %.1f us per object of up to %s (above the "
                                "threshold %s), more than %.0f%% faster",

@@ -278,8 +278,8 @@ class ThresholdPolicy {
   bool ClearlyFaster(double seconds, double than) const;
   // Whether a bucket of ready estimates between T's bucket and `to` (exclusive of T's, inclusive of
   // `to`) says the other way than a move there would: moving up across a bucket where Pin is
-  // clearly faster, or down across one where Get is.
-  bool Contradicted(const ClassState& state, int to, bool up) const;
+  // faster by more than `margin` (relative), or down across one where Get is.
+  bool Contradicted(const ClassState& state, int to, bool up, double margin) const;
   // Whether this decision explores the other protocol than `chosen` (counts the decisions).
   // `batch`: a batch class's decision (tries an unknown way at once).
   bool ExploreLocked(ClassState& state, uint64_t size, PeerProtocol chosen, bool batch)

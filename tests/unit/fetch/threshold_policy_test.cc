@@ -1,5 +1,6 @@
 #include "manager/fetch/threshold_policy.h"
 
+#include <string>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -410,6 +411,29 @@ TEST(ThresholdPolicyTest, AFarBucketDoesNotMoveTheThresholdAcrossOneThatSaysTheO
   }
   EXPECT_EQ(policy.ThresholdFor("p"), 2u << 20) << policy.Explain().at("p").reason;
   EXPECT_EQ(policy.Explain().at("p").flips, 0u) << policy.Explain().at("p").reason;
+}
+
+// Lines fitted through the sizes measured both ways (1 KiB to 4 MiB; Get's copy makes its line
+// steep) cross at 256 KiB, below 1 MiB, where Get measured a little (6%, inside the hysteresis)
+// faster than Pin: the lowering that Pin's clear win at the threshold's 4 MiB calls for stops above
+// that bucket, not at the lines' crossing (bench-mpi broadcast 1 MiB, auto 0.942 of Get).
+TEST(ThresholdPolicyTest, AFittedCrossoverDoesNotOverruleABucketThatMeasuredTheOtherWay) {
+  ThresholdPolicy policy(Options(ThresholdSetting::Mode::kAuto, 4u << 20));
+  const auto observe = [&](uint64_t bytes, double get_us, double pin_us) {
+    for (int i = 0; i < 5; ++i) {
+      policy.Observe("p", PeerProtocol::kGet, bytes, absl::Microseconds(get_us));
+      policy.Observe("p", PeerProtocol::kPin, bytes, absl::Microseconds(pin_us));
+    }
+  };
+  observe(1024, 40, 80);
+  observe(64u << 10, 80, 120);
+  observe(1u << 20, 462, 492);
+  ASSERT_EQ(policy.ThresholdFor("p"), 4u << 20) << policy.Explain().at("p").reason;
+  observe(4u << 20, 2730, 1654);  // Pin clearly faster at the threshold: lower it
+  const PeerExplanation e = policy.Explain().at("p");
+  EXPECT_EQ(e.threshold, 2u << 20) << e.reason;
+  EXPECT_EQ(e.reason.find("fitted"), std::string::npos) << e.reason;
+  EXPECT_EQ(policy.Choose("p", 1u << 20), PeerProtocol::kGet);
 }
 
 TEST(ThresholdPolicyTest, BucketsAreCeilLog2) {
