@@ -102,13 +102,14 @@ absl::StatusOr<std::unique_ptr<RedisConnection>> RedisConnection::Connect(absl::
                      absl::StrFormat("connect(redis %s): cannot set timeout: %s", address, raw->errstr));
   }
   connection->socket_timeout_ = timeout;
+  LimitRedisArrays(raw->reader);
   if (parsed.unix_path.empty()) redisEnableKeepAlive(raw);  // best effort; a failure is harmless
   return connection;
 }
 
 absl::Status RedisConnection::Fail(absl::string_view what) {
   broken_ = true;
-  const char* detail = context_->err != 0 ? context_->errstr : "no detail";
+  const std::string detail = context_->err != 0 ? RedisReadErrorText(context_->errstr) : "no detail";
   return MakeError(ErrorCode::kUnavailable, absl::StrFormat("redis %s: %s: %s", address_, what, detail));
 }
 

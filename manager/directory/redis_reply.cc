@@ -11,6 +11,51 @@
 #include "protocol/base/status.h"
 
 namespace rplasma {
+namespace {
+
+// Whether LimitRedisArrays' createArray refused an array on this thread (RedisReadErrorText).
+thread_local int refused_elements = 0;
+
+void* CreateLimitedArray(const redisReadTask* task, int elements);
+
+// hiredis' own reply functions, and the same with createArray limited. Every reader starts with
+// the same (static) defaults, so the first one to be limited sets them.
+struct LimitedFunctions {
+  const redisReplyObjectFunctions* defaults;
+  redisReplyObjectFunctions limited;
+};
+// Not const: hiredis' reader points to its functions as mutable (never written after this).
+LimitedFunctions& Limited(const redisReplyObjectFunctions* defaults) {
+  static LimitedFunctions functions = [defaults] {
+    LimitedFunctions f{defaults, *defaults};
+    f.limited.createArray = &CreateLimitedArray;
+    return f;
+  }();
+  return functions;
+}
+
+void* CreateLimitedArray(const redisReadTask* task, int elements) {
+  if (elements > kMaxRedisArrayElements) {
+    refused_elements = elements;
+    return nullptr;  // hiredis: an out-of-memory error, the read fails
+  }
+  return Limited(nullptr).defaults->createArray(task, elements);
+}
+
+}  // namespace
+
+void LimitRedisArrays(redisReader* reader) {
+  if (reader == nullptr || reader->fn == nullptr || reader->fn->createArray == nullptr) return;
+  LimitedFunctions& functions = Limited(reader->fn);
+  if (reader->fn == functions.defaults) reader->fn = &functions.limited;  // else limited already
+}
+
+std::string RedisReadErrorText(const char* errstr) {
+  if (refused_elements == 0) return errstr != nullptr ? errstr : "no detail";
+  const int elements = refused_elements;
+  refused_elements = 0;
+  return absl::StrFormat("an array reply of %d elements (more than the %d allowed)", elements, kMaxRedisArrayElements);
+}
 
 RedisReplyView::Type RedisReplyView::type() const {
   switch (reply_->type) {
@@ -77,12 +122,13 @@ void RedisReply::Deleter::operator()(redisReply* reply) const { freeReplyObject(
 absl::StatusOr<RedisReply> RedisReply::Parse(absl::string_view resp) {
   std::unique_ptr<redisReader, void (*)(redisReader*)> reader(redisReaderCreate(), redisReaderFree);
   if (reader == nullptr) return MakeError(ErrorCode::kInternal, "redisReaderCreate: out of memory");
+  LimitRedisArrays(reader.get());
   if (redisReaderFeed(reader.get(), resp.data(), resp.size()) != REDIS_OK) {
-    return ProtocolError(absl::StrFormat("RESP: %s", reader->errstr));
+    return ProtocolError(absl::StrFormat("RESP: %s", RedisReadErrorText(reader->errstr)));
   }
   void* first = nullptr;
   if (redisReaderGetReply(reader.get(), &first) != REDIS_OK) {
-    return ProtocolError(absl::StrFormat("RESP: %s", reader->errstr));
+    return ProtocolError(absl::StrFormat("RESP: %s", RedisReadErrorText(reader->errstr)));
   }
   if (first == nullptr) return ProtocolError("RESP: incomplete reply");
   RedisReply reply(static_cast<redisReply*>(first));

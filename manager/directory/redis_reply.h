@@ -15,9 +15,25 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-struct redisReply;  // hiredis
+struct redisReply;   // hiredis
+struct redisReader;  // hiredis
 
 namespace rplasma {
+
+// The most elements an array reply may have. hiredis allocates an array's table of element
+// pointers when it reads the header "*N", before any element arrives: from outside the process,
+// N can be anything up to INT_MAX, 16 GiB of table for a few bytes of input (the fuzzer's
+// "*488888888" asked for 3.9 GB). No reply the directory reads comes near this many: its arrays are
+// SSCAN pages, node sets, object hashes and CLUSTER SLOTS.
+inline constexpr int kMaxRedisArrayElements = 1 << 20;
+
+// Makes `reader` refuse an array reply of more than kMaxRedisArrayElements elements: the read fails
+// (hiredis reports it as running out of memory; RedisReadErrorText says what it was).
+void LimitRedisArrays(redisReader* reader);
+
+// The text for a failed hiredis read on this thread whose error string is `errstr`: what the limit
+// refused, if it refused an array since the last call here, else `errstr`.
+std::string RedisReadErrorText(const char* errstr);
 
 class RedisReplyView {
  public:
