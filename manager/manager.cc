@@ -114,6 +114,8 @@ absl::Status Manager::Init(const PeerHandlerWrapper& wrap_peer_handler, const Tr
   fetch_options.location_cache.node_ttl = options_.directory.node_ttl;
   expected_copies_ = std::make_unique<fetch::ExpectedCopies>(clock_);
   fetch_options.expected_copies = expected_copies_.get();
+  lease_ender_ = std::make_unique<peer::LeaseEnder>(peer::LeaseEnderOptions{}, *clock_);
+  fetch_options.lease_ender = lease_ender_.get();
   RETURN_IF_ERROR(fetch_options.Validate());
   fetch_engine_ = std::make_unique<fetch::FetchEngine>(fetch_options, lookups_.get(), store_.get(), channels_.get(),
                                                        policy_.get(), &stats_, clock_);
@@ -194,6 +196,7 @@ void Manager::Shutdown() {
   metrics_exporter_.reset();                     // its threads render from everything below
   if (fetch_engine_) fetch_engine_->Shutdown();  // waiting fetches give up, so connections end
   if (client_server_) client_server_->Shutdown();
+  if (lease_ender_) lease_ender_->Stop();  // the last fetches' leases end while the channels stand
   {
     MutexLock lock(&heartbeat_mu_);
     stopping_ = true;
@@ -259,6 +262,8 @@ std::string Manager::StatsJson() const {
       .Object("peer_policy", policy)
       .Object("peer_service", peer_service_->stats().ToJson())
       .Object("peer_thresholds", thresholds)
+      .Object("peer_unpins",
+              JsonObject().Number("ended", lease_ender_->ended()).Number("failed", lease_ender_->failed()))
       .String("threshold_mode", threshold_mode_)
       .Object("client_socket", ClientSocketJson())
       .String("transport", transport_->name())

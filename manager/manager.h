@@ -41,6 +41,7 @@
 #include "manager/fetch/threshold_policy.h"
 #include "manager/manager_options.h"
 #include "manager/object_publisher.h"
+#include "manager/peer/lease_ender.h"
 #include "manager/peer/peer_service.h"
 #include "manager/stats/manager_stats.h"
 #include "manager/transport/transport.h"
@@ -103,6 +104,7 @@ class Manager {
   std::unique_ptr<transport::RequestHandler> peer_handler_;  // the wrapper, if Start was given one
   std::unique_ptr<fetch::ChannelCache> channels_;
   std::unique_ptr<fetch::ExpectedCopies> expected_copies_;  // the engine announces, the publisher takes
+  std::unique_ptr<peer::LeaseEnder> lease_ender_;           // the engine's Unpins, off its fetches
   std::unique_ptr<fetch::FetchEngine> fetch_engine_;
   std::unique_ptr<ObjectPublisher> publisher_;
   std::unique_ptr<ClientSocketServer> client_server_;

@@ -60,6 +60,7 @@
 #include "manager/fetch/peer_connector.h"
 #include "manager/fetch/threshold_policy.h"
 #include "manager/peer/batch_transfer.h"
+#include "manager/peer/lease_ender.h"
 #include "manager/peer/local_store.h"
 #include "manager/stats/manager_stats.h"
 #include "protocol/base/clock.h"
@@ -99,6 +100,9 @@ struct FetchEngineOptions {
   // Told every id before its transfer creates it here (borrowed; nullptr = nobody): the publisher
   // then publishes the copy lazily.
   ExpectedCopies* expected_copies = nullptr;
+  // Ends the leases of pinned objects once they are read, on its own thread (borrowed; nullptr: each
+  // transfer sends its UnpinBatch before it returns, and the fetch waits for the answer).
+  peer::LeaseEnder* lease_ender = nullptr;
 
   absl::Status Validate() const;
 };

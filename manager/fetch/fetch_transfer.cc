@@ -262,8 +262,10 @@ peer::BatchTransferResult FetchEngine::TransferBatchFrom(const std::string& node
   batch_options.seal_detached = transfers[at[0]].seal_detached;  // the same for every id of a round
   // A single object may come inline up to the largest Call.
   if (at.size() == 1) batch_options.inline_budget_bytes = peer::kMaxInlineObjectBytes;
+  batch_options.leave_leases = options_.lease_ender != nullptr;
   peer::BatchTransferResult result =
       peer::TransferBatch(**channel, *store_, batch_ids, inline_max, deadline, batch_options, *clock_, expected);
+  if (!result.leases.empty()) options_.lease_ender->End(*channel, std::move(result.leases));
   if (at.size() > 1) stats_->batch_transfers.fetch_add(1, std::memory_order_relaxed);
   bool transport_failed = false;
   std::vector<std::pair<ObjectID, ObjectDescription>> served;

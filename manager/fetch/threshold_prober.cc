@@ -30,10 +30,12 @@ absl::StatusOr<absl::Duration> TimePin(transport::Channel& channel, uint64_t byt
   if (pin == nullptr || pin->region.length != bytes) return ProtocolError("probe pin: unexpected reply");
   const peer::PinReply lease = *pin;
   absl::Status read = channel.Read(lease.region, dst, deadline);
+  // The Unpin is not timed: a fetch does not wait for it (the manager's LeaseEnder sends it).
+  const absl::Time read_done = clock.Now();
   ASSIGN_OR_RETURN(std::string unpin, channel.Call(peer::EncodeRequest(peer::UnpinRequest{lease.lease_id}), deadline));
   RETURN_IF_ERROR(read);
   RETURN_IF_ERROR(peer::DecodeReply(unpin).status());
-  return clock.Now() - t0;
+  return read_done - t0;
 }
 
 }  // namespace

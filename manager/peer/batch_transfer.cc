@@ -17,7 +17,7 @@ namespace rplasma::peer {
 namespace {
 
 // One Call for the whole batch, and the landing of its objects around it (batch_landing.h has
-// the steps), then one Unpin for every lease.
+// the steps), then one Unpin for every lease (or the leases left to the caller).
 void ByFetchBatch(transport::Channel& channel, LocalStore& store, Outcomes& out, uint64_t inline_max,
                   absl::Span<const ObjectDescription> expected, absl::Time deadline,
                   const BatchTransferOptions& options, const Clock& clock) {
@@ -59,6 +59,11 @@ void ByFetchBatch(transport::Channel& channel, LocalStore& store, Outcomes& out,
   // Every lease ends now, sealed or not; the seal did not wait for this. Within the fetch's
   // deadline: one lost or too late only costs the owner leases until their TTL.
   std::vector<uint64_t> leases = landing.TakeLeases();
+  if (options.leave_leases) {
+    result.total = clock.Now() - t0;
+    result.leases = std::move(leases);
+    return;
+  }
   if (!leases.empty()) {
     const size_t count = leases.size();
     std::string unpin_wire;

@@ -13,7 +13,7 @@
 //             -> the verified ones sealed with one store request
 //   (with seal_detached the store requests that make objects visible are not waited for)
 //   -> one UnpinBatch for every lease, after the seal (a lost Unpin costs the owner a lease until
-//      its TTL, never a wait here)
+//      its TTL, never a wait here), or, with leave_leases, the leases handed back to the caller
 //
 // inline_max 0 moves every object with bytes by Pin + Read; ~0 inlines every object that fits.
 //
@@ -77,6 +77,9 @@ struct BatchTransferOptions {
   // store got to them. A refusal by the store (the arena full) is not seen here: the object is
   // reported fetched and then not found.
   bool seal_detached = false;
+  // The leases are left open, in the result's `leases`, for the caller to end (LeaseEnder, off the
+  // fetch's path); false: one UnpinBatch ends them before TransferBatch returns.
+  bool leave_leases = false;
 };
 
 struct BatchTransferResult {
@@ -88,9 +91,11 @@ struct BatchTransferResult {
   absl::Duration transfer;  // first request to last byte in place
   absl::Duration verify;    // checksums not overlapped with the transfer
   absl::Duration seal;      // the store requests that made them visible
-  // Everything the caller waited for, first request to the last lease ended (the Unpin round trip
-  // included): what the threshold policy compares. Zero if the batch failed as a whole.
+  // Everything the caller waited for, first request to the last object sealed (and, unless
+  // leave_leases, the Unpin round trip): what the threshold policy compares. Zero if the batch
+  // failed as a whole.
   absl::Duration total;
+  std::vector<uint64_t> leases;  // leave_leases: the leases still open, the caller's to end
 };
 
 // `expected`: what the caller believes each id is (the directory's or the location cache's

@@ -6,7 +6,8 @@
 // protocol choice is visible. Manager::StatsJson adds, as `extra` members: node_id, transport,
 // threshold_mode ("fixed" | "auto" | "file"), default_threshold (bytes; for auto, the value before
 // a peer is calibrated), peer_thresholds (node id -> bytes in force, for every peer fetched from),
-// transport_stats and peer_service. Each transfer's total time (the sum of its phases) also goes
+// peer_unpins (leases on peers ended off the fetch's path: ended, failed), transport_stats and
+// peer_service. Each transfer's total time (the sum of its phases) also goes
 // into a latency histogram per protocol, which manager_metrics.h renders for Prometheus.
 // Thread-safety: thread-safe.
 #ifndef RPLASMA_MANAGER_STATS_MANAGER_STATS_H_
