@@ -60,9 +60,7 @@ class FakeTransport : public transport::Transport {
 class ChannelCacheTest : public ::testing::Test {
  protected:
   ChannelCacheTest() : owner_(64u << 20), local_(64u << 20) {
-    service_ = *peer::PeerService::Create(peer::PeerServiceOptions{}, &owner_, [](uint64_t offset, uint64_t length) {
-      return transport::RemoteRegion{offset, length, 0};
-    });
+    service_ = *peer::PeerService::Create(peer::PeerServiceOptions{}, &owner_, testing::ArenaRegion);
     transport_ = std::make_unique<FakeTransport>(service_.get(), &owner_);
   }
   ~ChannelCacheTest() override {

@@ -139,9 +139,7 @@ TEST_F(FetchEngineTest, IdsOnTwoSourcesComeFromBothInOneFetch) {
   FakeLocalStore other(16 << 20);
   peer::PeerServiceOptions service_options;
   std::unique_ptr<peer::PeerService> other_service =
-      *peer::PeerService::Create(service_options, &other, [](uint64_t offset, uint64_t length) {
-        return transport::RemoteRegion{offset, length, 0};
-      });
+      *peer::PeerService::Create(service_options, &other, testing::ArenaRegion);
   auto other_channel = std::make_shared<FakeChannel>(other_service.get(), &other, 2);
   connector_.Add("c", other_channel);
   std::vector<ObjectID> ids;

@@ -28,9 +28,7 @@ using ::rplasma::testing::HasErrorCode;
 // A second owner, reachable as `name`.
 struct OtherNode {
   OtherNode(FakeConnector& connector, const std::string& name) : connector(connector), name(name) {
-    service = *peer::PeerService::Create(peer::PeerServiceOptions{}, &store, [](uint64_t offset, uint64_t length) {
-      return transport::RemoteRegion{offset, length, 0};
-    });
+    service = *peer::PeerService::Create(peer::PeerServiceOptions{}, &store, testing::ArenaRegion);
     channel = std::make_shared<FakeChannel>(service.get(), &store, 2);
     connector.Add(name, channel);
   }
@@ -51,9 +49,7 @@ class FetchEngineTest : public ::testing::Test {
   FetchEngineTest() : owner_(64 << 20), local_(64 << 20) {
     peer::PeerServiceOptions service_options;
     service_options.leases.ttl = absl::Seconds(30);
-    service_ = *peer::PeerService::Create(service_options, &owner_, [](uint64_t offset, uint64_t length) {
-      return transport::RemoteRegion{offset, length, 0};
-    });
+    service_ = *peer::PeerService::Create(service_options, &owner_, testing::ArenaRegion);
     channel_ = std::make_shared<FakeChannel>(service_.get(), &owner_, 1);
     connector_.Add("b", channel_);
     ThresholdPolicyOptions policy_options;
@@ -69,6 +65,7 @@ class FetchEngineTest : public ::testing::Test {
     options.self_node_id = "a";
     options.read_chunk_bytes = 64 << 10;
     options.guess_owner = guess_owner;
+    options.lease_ender = lease_ender_;
     engine_ =
         std::make_unique<FetchEngine>(options, &directory_, &local_, &connector_, policy_.get(), &stats_, &clock_);
   }
@@ -94,6 +91,7 @@ class FetchEngineTest : public ::testing::Test {
   std::unique_ptr<peer::PeerService> service_;
   std::shared_ptr<FakeChannel> channel_;
   std::unique_ptr<ThresholdPolicy> policy_;
+  peer::LeaseEnder* lease_ender_ = nullptr;  // the next UsePolicy's; nullptr: transfers unpin themselves
   std::unique_ptr<FetchEngine> engine_;
 };
 

@@ -40,6 +40,32 @@ TEST_F(FetchEngineTest, SmallObjectsComeByGetAndLargeByPinWithEveryByteIntact) {
   EXPECT_EQ(json.at("by_protocol").at("pin").at("fetches"), 1) << json;
 }
 
+// With a LeaseEnder a Pin fetch answers its caller while its Unpin is still unanswered; the lease
+// then ends on the ender's thread.
+TEST_F(FetchEngineTest, APinFetchAnswersBeforeItsUnpinDoesAndTheLeaseEndsAfter) {
+  peer::LeaseEnder ender(peer::LeaseEnderOptions{}, Clock::Real());
+  lease_ender_ = &ender;
+  ThresholdPolicyOptions policy_options;
+  policy_options.setting.table.default_bytes = 4096;
+  UsePolicy(policy_options);
+  const ObjectID large = ObjectID::FromLabel("unpinned later");
+  PutRemote(large, testing::TestBytes(3, 300000));
+  Notification open;
+  channel_->before_call = [&] {  // the FetchBatch goes through, the UnpinBatch after it waits
+    if (channel_->calls.load() >= 2) (void)open.WaitForNotificationWithTimeout(absl::Seconds(10));
+  };
+  ASSERT_OK(engine_->Fetch({large}, absl::Seconds(5))[0]);
+  EXPECT_EQ(local_.Bytes(large), testing::TestBytes(3, 300000));
+  EXPECT_EQ(service_->stats()["pins"], 1u);
+  EXPECT_EQ(service_->stats()["leases_live"], 1u) << "the Unpin is held: the fetch did not wait for it";
+  open.Notify();
+  EXPECT_TRUE(::rplasma::testing::WaitFor([&] { return service_->stats()["leases_live"] == 0; }, absl::Seconds(5)));
+  EXPECT_EQ(owner_.total_refs(), 0) << "no lease left behind";
+  EXPECT_EQ(ender.ended(), 1u);
+  EXPECT_EQ(ender.failed(), 0u);
+  engine_.reset();  // before the ender it borrows
+}
+
 // Each fetch's record says which protocol moved it and why (issue 25).
 TEST_F(FetchEngineTest, EachFetchRecordSaysWhyItsProtocolWasChosen) {
   const ObjectID small = ObjectID::FromLabel("why small");
@@ -314,10 +340,7 @@ TEST_F(FetchEngineTest, ReadsFinishingAfterTheLeaseExpiredAreDiscardedAndTheFetc
   peer::PeerServiceOptions short_lease;
   short_lease.leases.ttl = absl::Milliseconds(100);
   short_lease.clock = &clock_;  // the owner's leases run on the same clock as the reader
-  std::unique_ptr<peer::PeerService> service =
-      *peer::PeerService::Create(short_lease, &owner_, [](uint64_t offset, uint64_t length) {
-        return transport::RemoteRegion{offset, length, 0};
-      });
+  std::unique_ptr<peer::PeerService> service = *peer::PeerService::Create(short_lease, &owner_, testing::ArenaRegion);
   auto channel = std::make_shared<FakeChannel>(service.get(), &owner_, 2);
   connector_.Add("b", channel);
   // The reader is stalled after its first READ until its lease is over (a stopped process; the

@@ -32,9 +32,7 @@ class LeaseEnderTest : public ::testing::Test {
   LeaseEnderTest() : owner_(16 << 20) {
     PeerServiceOptions options;
     options.leases.ttl = absl::Seconds(30);
-    service_ = *PeerService::Create(options, &owner_, [](uint64_t offset, uint64_t length) {
-      return transport::RemoteRegion{offset, length, 0};
-    });
+    service_ = *PeerService::Create(options, &owner_, testing::ArenaRegion);
     channel_ = std::make_shared<testing::FakeChannel>(service_.get(), &owner_, kConn);
   }
   ~LeaseEnderTest() override {

@@ -30,6 +30,9 @@
 
 namespace rplasma::testing {
 
+// A PeerService's RegionFor for FakeChannel, which reads the arena at the offset itself.
+inline transport::RemoteRegion ArenaRegion(uint64_t offset, uint64_t length) { return {offset, length, 0}; }
+
 class FakeLocalStore : public peer::LocalStore {
  public:
   // `capacity` bytes of arena, their objects kept by the store's own ObjectTable (lifecycle,

@@ -23,9 +23,7 @@ class PeerServiceTest : public ::testing::Test {
   PeerServiceTest() : owner_(64 << 20) {
     PeerServiceOptions options;
     options.leases.ttl = absl::Seconds(30);
-    service_ = *PeerService::Create(options, &owner_, [](uint64_t offset, uint64_t length) {
-      return transport::RemoteRegion{offset, length, 0};
-    });
+    service_ = *PeerService::Create(options, &owner_, testing::ArenaRegion);
   }
   ~PeerServiceTest() override { service_->Shutdown(); }
 
@@ -39,9 +37,7 @@ TEST_F(PeerServiceTest, APinNobodyUnpinsIsReleasedWhenItsLeaseRunsOutOnTheServic
   options.leases.ttl = absl::Seconds(30);
   options.reap_interval = absl::Milliseconds(5);
   options.clock = &clock_;
-  std::unique_ptr<PeerService> service = *PeerService::Create(options, &owner_, [](uint64_t offset, uint64_t length) {
-    return transport::RemoteRegion{offset, length, 0};
-  });
+  std::unique_ptr<PeerService> service = *PeerService::Create(options, &owner_, testing::ArenaRegion);
   const ObjectID id = ObjectID::FromLabel("pinned, never unpinned");
   owner_.Put(id, testing::TestBytes(11, 5000));
   const std::string wire = service->HandleCall(3, EncodeRequest(PinRequest{id})).Flatten();
