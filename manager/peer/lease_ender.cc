@@ -8,6 +8,7 @@
 #include "manager/peer/peer_call.h"
 #include "manager/peer/peer_messages.h"
 #include "protocol/base/logging.h"
+#include "protocol/base/mutex_lock.h"
 #include "protocol/base/status.h"
 
 namespace rplasma::peer {
@@ -19,7 +20,7 @@ LeaseEnder::~LeaseEnder() { Stop(); }
 
 void LeaseEnder::Stop() {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (!stopping_) drain_deadline_ = clock_.Now() + options_.drain_timeout;
     stopping_ = true;
     wake_.Signal();
@@ -32,7 +33,7 @@ void LeaseEnder::End(std::shared_ptr<transport::Channel> channel, std::vector<ui
     const auto first = leases.begin() + static_cast<std::ptrdiff_t>(at);
     std::vector<uint64_t> part(first, first + static_cast<std::ptrdiff_t>(std::min(kMaxBatchIds, leases.size() - at)));
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       if (!stopping_ && queued_ + part.size() <= options_.max_queued) {
         queued_ += part.size();
         queue_.push_back(Pending{channel, std::move(part)});
@@ -64,8 +65,8 @@ void LeaseEnder::Loop() {
     Pending next;
     absl::Time deadline;
     {
-      absl::MutexLock lock(&mu_);
-      while (queue_.empty() && !stopping_) wake_.Wait(&mu_);
+      MutexLock lock(&mu_);
+      while (queue_.empty() && !stopping_) lock.Wait(&wake_);
       if (queue_.empty()) return;
       next = TakeLocked();
       deadline = std::min(drain_deadline_, clock_.Now() + options_.call_timeout);

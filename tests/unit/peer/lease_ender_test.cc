@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
 #include <gtest/gtest.h>
 
 #include "manager/peer/peer_messages.h"
 #include "manager/peer/peer_service.h"
+#include "protocol/base/notification.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/test_bytes.h"
 #include "tests/support/wait_for.h"
@@ -64,7 +64,7 @@ class LeaseEnderTest : public ::testing::Test {
 
   int pinned_ = 0;
   std::atomic<int> held_calls_{0};
-  absl::Notification open_;
+  Notification open_;
   testing::FakeLocalStore owner_;
   std::unique_ptr<PeerService> service_;
   std::shared_ptr<testing::FakeChannel> channel_;
